@@ -1,0 +1,143 @@
+// Package db owns the connection to PostgreSQL: where its address comes from
+// (a URL, or an AWS Secrets Manager secret), the pool every handler shares,
+// the dedicated listener connection, and applying migrations.
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Config says where the database is. Exactly one of URL and SecretARN is set.
+type Config struct {
+	// URL is a libpq connection string (DB_URL).
+	URL string
+	// SecretARN names a Secrets Manager secret holding the RDS-style JSON
+	// {"username","password","host","port","dbname"} (DB_SECRET_ARN). It is
+	// read once at cold start: a {{resolve:secretsmanager}} reference in an
+	// environment variable would leave the password readable in the
+	// function's configuration.
+	SecretARN string
+	// MaxConns caps the pool (DB_MAX_CONNS); 0 keeps the URL's or pgx's default.
+	MaxConns int32
+}
+
+// SecretGetter is the part of the Secrets Manager client that Resolve uses.
+type SecretGetter interface {
+	GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, opts ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
+}
+
+// ConnString returns the connection string: the URL, or one built from the
+// secret (fetched with sm, which may be nil when SecretARN is empty).
+func (c Config) ConnString(ctx context.Context, sm SecretGetter) (string, error) {
+	switch {
+	case c.URL != "" && c.SecretARN != "":
+		return "", errors.New("set DB_URL or DB_SECRET_ARN, not both")
+	case c.URL != "":
+		return c.URL, nil
+	case c.SecretARN == "":
+		return "", errors.New("no database configured: set DB_URL or DB_SECRET_ARN")
+	case sm == nil:
+		return "", errors.New("DB_SECRET_ARN is set but no Secrets Manager client was given")
+	}
+	out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &c.SecretARN})
+	if err != nil {
+		return "", fmt.Errorf("read database secret: %w", err)
+	}
+	if out.SecretString == nil {
+		return "", errors.New("database secret has no SecretString")
+	}
+	return secretURL(*out.SecretString)
+}
+
+// secretURL turns an RDS-style secret into a connection URL.
+func secretURL(secret string) (string, error) {
+	var s struct {
+		Username string          `json:"username"`
+		Password string          `json:"password"`
+		Host     string          `json:"host"`
+		Port     json.RawMessage `json:"port"` // RDS writes a number, people write strings
+		DBName   string          `json:"dbname"`
+	}
+	if err := json.Unmarshal([]byte(secret), &s); err != nil {
+		return "", fmt.Errorf("database secret is not JSON: %w", err)
+	}
+	if s.Username == "" || s.Host == "" {
+		return "", errors.New("database secret needs username and host")
+	}
+	port := "5432"
+	if len(s.Port) > 0 {
+		var n int
+		if err := json.Unmarshal(s.Port, &n); err != nil {
+			var str string
+			if err := json.Unmarshal(s.Port, &str); err != nil {
+				return "", errors.New("database secret port is neither a number nor a string")
+			}
+			if n, err = strconv.Atoi(str); err != nil {
+				return "", fmt.Errorf("database secret port %q is not a number", str)
+			}
+		}
+		port = strconv.Itoa(n)
+	}
+	if s.DBName == "" {
+		s.DBName = "postgres"
+	}
+	u := url.URL{
+		Scheme:   "postgres",
+		User:     url.UserPassword(s.Username, s.Password),
+		Host:     net.JoinHostPort(s.Host, port),
+		Path:     "/" + s.DBName,
+		RawQuery: "sslmode=require",
+	}
+	return u.String(), nil
+}
+
+// Open builds the pool and pings it, so a wrong address fails at start and
+// not on the first request.
+func Open(ctx context.Context, connString string, maxConns int32) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		return nil, fmt.Errorf("parse database URL: %w", err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open pool: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ping database: %w", err)
+	}
+	return pool, nil
+}
+
+// Connector returns a function that opens a fresh dedicated connection with
+// the pool's settings. The listener needs one of its own: LISTEN state lives
+// on a session, which a pool (or PgBouncer in transaction mode) would share.
+func Connector(pool *pgxpool.Pool) func(context.Context) (*pgx.Conn, error) {
+	cfg := pool.Config().ConnConfig
+	return func(ctx context.Context) (*pgx.Conn, error) {
+		return pgx.ConnectConfig(ctx, cfg.Copy())
+	}
+}
+
+// Schema returns the schema a pool's connections use (their search_path
+// setting), "public" by default. It namespaces NOTIFY channels, which are
+// database-wide, so deployments or tests sharing a database stay apart.
+func Schema(pool *pgxpool.Pool) string {
+	if s := pool.Config().ConnConfig.RuntimeParams["search_path"]; s != "" {
+		return s
+	}
+	return "public"
+}

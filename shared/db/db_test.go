@@ -1,0 +1,198 @@
+package db_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/letagents/letagents-go/migrations"
+	"github.com/letagents/letagents-go/shared/db"
+	"github.com/letagents/letagents-go/shared/pgtest"
+)
+
+func TestMigrateAppliesOnceUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	d := pgtest.NewEmpty(t)
+	ctx := context.Background()
+
+	var wg sync.WaitGroup
+	counts := make([]int, 6)
+	errs := make([]error, 6)
+	for i := range counts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			counts[i], errs[i] = db.Migrate(ctx, d.Pool, migrations.FS)
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("migrator %d: %v", i, err)
+		}
+		total += counts[i]
+	}
+	files, _ := migrations.FS.ReadDir(".")
+	want := 0
+	for _, f := range files {
+		if strings.HasSuffix(f.Name(), ".sql") {
+			want++
+		}
+	}
+	if total != want {
+		t.Errorf("migrations applied across 6 concurrent migrators = %d, want %d (each once)", total, want)
+	}
+	var recorded int
+	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&recorded); err != nil {
+		t.Fatal(err)
+	}
+	if recorded != want {
+		t.Errorf("schema_migrations rows = %d, want %d", recorded, want)
+	}
+	if n, err := db.Migrate(ctx, d.Pool, migrations.FS); err != nil || n != 0 {
+		t.Errorf("second Migrate = %d, %v; want 0, nil", n, err)
+	}
+}
+
+func TestMigrateRejectsBadSets(t *testing.T) {
+	t.Parallel()
+	ok := &fstest.MapFile{Data: []byte(`CREATE TABLE a (id int);`)}
+	tests := []struct {
+		name string
+		fsys fstest.MapFS
+		want string
+	}{
+		{"gap", fstest.MapFS{"0001_a.sql": ok, "0003_c.sql": ok}, "expected migration 0002"},
+		{"duplicate", fstest.MapFS{"0001_a.sql": ok, "0001_b.sql": ok}, "two migrations numbered 1"},
+		{"starts at two", fstest.MapFS{"0002_a.sql": ok}, "expected migration 0001"},
+		{"bad name", fstest.MapFS{"1_a.sql": ok}, "not named NNNN_name.sql"},
+		{"bad sql", fstest.MapFS{"0001_a.sql": {Data: []byte(`CREATE TABLEX`)}}, "0001_a.sql"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := pgtest.NewEmpty(t)
+			_, err := db.Migrate(context.Background(), d.Pool, tt.fsys)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Migrate error = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestMigrateRejectsRenamedMigration(t *testing.T) {
+	t.Parallel()
+	d := pgtest.NewEmpty(t)
+	ctx := context.Background()
+	sql := &fstest.MapFile{Data: []byte(`CREATE TABLE a (id int);`)}
+	if _, err := db.Migrate(ctx, d.Pool, fstest.MapFS{"0001_a.sql": sql}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := db.Migrate(ctx, d.Pool, fstest.MapFS{"0001_renamed.sql": sql})
+	if err == nil || !strings.Contains(err.Error(), "was applied as 0001_a.sql") {
+		t.Fatalf("Migrate after rename error = %v", err)
+	}
+}
+
+func TestMigrateFailedMigrationLeavesNoTrace(t *testing.T) {
+	t.Parallel()
+	d := pgtest.NewEmpty(t)
+	ctx := context.Background()
+	fsys := fstest.MapFS{
+		"0001_a.sql": {Data: []byte(`CREATE TABLE a (id int);`)},
+		"0002_b.sql": {Data: []byte(`CREATE TABLE b (id int); SELECT 1/0;`)},
+	}
+	n, err := db.Migrate(ctx, d.Pool, fsys)
+	if err == nil || n != 1 {
+		t.Fatalf("Migrate = %d, %v; want 1 applied and an error", n, err)
+	}
+	var exists bool
+	if err := d.Pool.QueryRow(ctx, `SELECT to_regclass('b') IS NOT NULL`).Scan(&exists); err != nil {
+		t.Fatal(err)
+	}
+	if exists {
+		t.Error("table b of the failed migration exists; its transaction should have rolled back")
+	}
+}
+
+type fakeSecrets struct {
+	secret *string
+	err    error
+}
+
+func (f fakeSecrets) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &secretsmanager.GetSecretValueOutput{ARN: in.SecretId, SecretString: f.secret}, nil
+}
+
+func ptr(s string) *string { return &s }
+
+func TestConnString(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		cfg     db.Config
+		sm      db.SecretGetter
+		want    string
+		wantErr string
+	}{
+		{"url", db.Config{URL: "postgres://x@h/db"}, nil, "postgres://x@h/db", ""},
+		{"none", db.Config{}, nil, "", "set DB_URL or DB_SECRET_ARN"},
+		{"both", db.Config{URL: "u", SecretARN: "arn"}, nil, "", "not both"},
+		{"rds secret", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"app","password":"p@ss/w:rd","host":"db.example","port":5433,"dbname":"letagents"}`)},
+			"postgres://app:p%40ss%2Fw%3Ard@db.example:5433/letagents?sslmode=require", ""},
+		{"string port, default db", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"app","password":"p","host":"h","port":"6000"}`)},
+			"postgres://app:p@h:6000/postgres?sslmode=require", ""},
+		{"no port", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"app","password":"p","host":"h","dbname":"d"}`)},
+			"postgres://app:p@h:5432/d?sslmode=require", ""},
+		{"not json", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`nope`)}, "", "not JSON"},
+		{"no host", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"a"}`)}, "", "needs username and host"},
+		{"bad port", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"a","host":"h","port":"x"}`)}, "", "not a number"},
+		{"binary secret", db.Config{SecretARN: "arn"}, fakeSecrets{}, "", "no SecretString"},
+		{"aws error", db.Config{SecretARN: "arn"}, fakeSecrets{err: errors.New("denied")}, "", "read database secret: denied"},
+		{"no client", db.Config{SecretARN: "arn"}, nil, "", "no Secrets Manager client"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := tt.cfg.ConnString(context.Background(), tt.sm)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ConnString error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ConnString = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSchemaAndConnector(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	if got := db.Schema(d.Pool); got != d.Schema {
+		t.Errorf("Schema = %q, want %q", got, d.Schema)
+	}
+	conn, err := db.Connector(d.Pool)(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var schema string
+	if err := conn.QueryRow(context.Background(), `SELECT current_schema()`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	if schema != d.Schema {
+		t.Errorf("dedicated connection schema = %q, want %q", schema, d.Schema)
+	}
+}

@@ -1,0 +1,131 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+var migrationName = regexp.MustCompile(`^(\d{4})_[a-z0-9_]+\.sql$`)
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// Migrate applies, in order, every migration in fsys not yet recorded in
+// schema_migrations, each in its own transaction. A session advisory lock
+// (keyed by the schema) makes instances that start together take turns, so
+// each migration runs exactly once. Numbers must run 1, 2, 3… without gaps or
+// duplicates, and an applied migration must not have been renamed.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS) (applied int, err error) {
+	all, err := readMigrations(fsys)
+	if err != nil {
+		return 0, err
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("migrate: acquire connection: %w", err)
+	}
+	defer conn.Release()
+
+	const lockKey = `hashtext('letagents.migrate:' || current_schema())`
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(`+lockKey+`)`); err != nil {
+		return 0, fmt.Errorf("migrate: take lock: %w", err)
+	}
+	defer func() {
+		// Unlock even when ctx is cancelled, or the pooled session keeps the lock.
+		if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(`+lockKey+`)`); uerr != nil && err == nil {
+			err = fmt.Errorf("migrate: release lock: %w", uerr)
+		}
+	}()
+
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    integer PRIMARY KEY,
+		name       text NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return 0, fmt.Errorf("migrate: create schema_migrations: %w", err)
+	}
+	done := map[int]string{}
+	rows, err := conn.Query(ctx, `SELECT version, name FROM schema_migrations`)
+	if err != nil {
+		return 0, fmt.Errorf("migrate: read schema_migrations: %w", err)
+	}
+	for rows.Next() {
+		var v int
+		var name string
+		if err := rows.Scan(&v, &name); err != nil {
+			return 0, fmt.Errorf("migrate: read schema_migrations: %w", err)
+		}
+		done[v] = name
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("migrate: read schema_migrations: %w", err)
+	}
+
+	for _, m := range all {
+		if name, ok := done[m.version]; ok {
+			if name != m.name {
+				return applied, fmt.Errorf("migrate: version %d was applied as %s but is now %s", m.version, name, m.name)
+			}
+			continue
+		}
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			return applied, fmt.Errorf("migrate %s: begin: %w", m.name, err)
+		}
+		if _, err := tx.Exec(ctx, m.sql); err != nil {
+			_ = tx.Rollback(ctx)
+			return applied, fmt.Errorf("migrate %s: %w", m.name, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+			_ = tx.Rollback(ctx)
+			return applied, fmt.Errorf("migrate %s: record: %w", m.name, err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return applied, fmt.Errorf("migrate %s: commit: %w", m.name, err)
+		}
+		applied++
+	}
+	return applied, nil
+}
+
+func readMigrations(fsys fs.FS) ([]migration, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("migrate: list migrations: %w", err)
+	}
+	var all []migration
+	for _, e := range entries {
+		if e.IsDir() || path.Ext(e.Name()) != ".sql" {
+			continue
+		}
+		m := migrationName.FindStringSubmatch(e.Name())
+		if m == nil {
+			return nil, fmt.Errorf("migrate: %s is not named NNNN_name.sql", e.Name())
+		}
+		v, _ := strconv.Atoi(m[1]) // four digits always parse
+		body, err := fs.ReadFile(fsys, e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("migrate: read %s: %w", e.Name(), err)
+		}
+		all = append(all, migration{version: v, name: e.Name(), sql: string(body)})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].version < all[j].version })
+	for i, m := range all {
+		if m.version != i+1 {
+			if i > 0 && all[i-1].version == m.version {
+				return nil, fmt.Errorf("migrate: two migrations numbered %d", m.version)
+			}
+			return nil, fmt.Errorf("migrate: expected migration %04d, found %s", i+1, m.name)
+		}
+	}
+	return all, nil
+}

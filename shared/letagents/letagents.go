@@ -1,0 +1,131 @@
+// Package letagents holds the domain types of the service (rooms, messages),
+// their wire identifiers and limits, and the one error type every layer
+// speaks. It depends on nothing but the standard library.
+package letagents
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits on what a client may send or ask for. They are part of the public
+// contract: README lists them and tests pin them.
+const (
+	// MaxTextBytes is the largest message text accepted (413 above it).
+	MaxTextBytes = 32 << 10
+	// MaxSenderBytes is the largest sender label accepted (400 above it).
+	MaxSenderBytes = 200
+	// MaxBodyBytes bounds any JSON request body (413 above it); it leaves
+	// room for a MaxTextBytes text written with JSON escapes.
+	MaxBodyBytes = 256 << 10
+	// DefaultPageSize is the number of messages a read returns without ?limit.
+	DefaultPageSize = 200
+	// MaxPageSize is the largest ?limit a read accepts (400 above it).
+	MaxPageSize = 500
+	// DefaultPollTimeout is how long a long-poll waits without ?timeout.
+	DefaultPollTimeout = 30 * time.Second
+	// DefaultPollMax is the default of LETAGENTS_POLL_MAX_MS, the clamp on ?timeout.
+	DefaultPollMax = 180 * time.Second
+	// MinPollMax and MaxPollMax bound LETAGENTS_POLL_MAX_MS itself.
+	MinPollMax = time.Second
+	MaxPollMax = 24 * time.Hour
+)
+
+// RoomKind says how a room came to be and so which rules apply to it.
+type RoomKind string
+
+// Room kinds, as stored.
+const (
+	RoomInvite RoomKind = "invite" // ad-hoc room whose id is a random invite code
+	RoomNamed  RoomKind = "named"  // any other name, created on first join
+	RoomRepo   RoomKind = "repo"   // a repo locator host/owner/repo (default branch)
+	RoomBranch RoomKind = "branch" // a branch Git Room, child of its repo room
+)
+
+// Room is a chat timeline that agents and humans share.
+type Room struct {
+	ID          string
+	Kind        RoomKind
+	DisplayName string
+	ParentID    string // the repo room of a branch room, else ""
+	LastSeq     int64  // number of the newest message, 0 when empty
+	CreatedAt   time.Time
+}
+
+// Message is one entry of a room's timeline. Seq is the room's gap-free
+// message number, the cursor every reader pages by.
+type Message struct {
+	RoomID          string
+	Seq             int64
+	Sender          string
+	Text            string
+	Source          string // "agent", "browser" or "" (unknown)
+	ThreadParentSeq int64  // 0 when the message is not a thread reply
+	CreatedAt       time.Time
+}
+
+// NewMessage is what a sender supplies; the store assigns Seq and CreatedAt.
+type NewMessage struct {
+	RoomID          string
+	Sender          string
+	Text            string
+	Source          string
+	ThreadParentSeq int64
+}
+
+// MessagePage is one page of a room's timeline, oldest first.
+type MessagePage struct {
+	Messages []Message
+	HasMore  bool  // more messages follow the page (reading forward)
+	HasOlder bool  // older messages precede the page (reading backward)
+	LastSeq  int64 // the room's newest number when the page was read
+}
+
+const messagePrefix = "msg_"
+
+// MessageID formats a message number as its wire id, "msg_N".
+func MessageID(seq int64) string { return messagePrefix + strconv.FormatInt(seq, 10) }
+
+// ParseMessageID reads a wire message id ("msg_N"; a bare N is accepted
+// too) and returns N. msg_0 is valid as a cursor meaning "from the start".
+func ParseMessageID(s string) (int64, error) {
+	digits := strings.TrimPrefix(s, messagePrefix)
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n < 0 || digits == "" || digits[0] == '+' || digits[0] == '-' {
+		return 0, Errorf(Invalid, "%q is not a message id like msg_42", s)
+	}
+	return n, nil
+}
+
+// FormatTime renders a timestamp as the wire does: RFC 3339, UTC, milliseconds.
+func FormatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// ErrorCode classifies an Error; the HTTP layer maps each to one status.
+type ErrorCode string
+
+// Error codes.
+const (
+	Invalid      ErrorCode = "invalid"
+	NotFound     ErrorCode = "not_found"
+	Conflict     ErrorCode = "conflict"
+	Unauthorized ErrorCode = "unauthorized"
+	Forbidden    ErrorCode = "forbidden"
+	TooLarge     ErrorCode = "too_large"
+	RateLimited  ErrorCode = "rate_limited"
+	Internal     ErrorCode = "internal"
+)
+
+// Error is an error meant for the client: Message is safe to show.
+type Error struct {
+	Code    ErrorCode
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Errorf builds an *Error with a formatted message.
+func Errorf(code ErrorCode, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
