@@ -1,0 +1,277 @@
+// Package rooms owns the room-id rules shared by the LetAgents server and
+// MCP client, so both sides agree on what names the same room.
+package rooms
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Kind of room id, so callers can decide how to treat a room (for example
+// whether it is tied to a repository) without re-parsing the id.
+type Kind int
+
+const (
+	// KindNamed is a free-form room name chosen by a user.
+	KindNamed Kind = iota
+	// KindInvite is a room addressed by an invite code.
+	KindInvite
+	// KindRepo is a room tied to a host/owner/repo locator.
+	KindRepo
+	// KindBranch is a Git Room tied to one branch of a GitHub repository.
+	KindBranch
+)
+
+// String returns the lower-case name used for the kind in logs and APIs.
+func (k Kind) String() string {
+	switch k {
+	case KindNamed:
+		return "named"
+	case KindInvite:
+		return "invite"
+	case KindRepo:
+		return "repo"
+	case KindBranch:
+		return "branch"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// MaxIDLength bounds a canonical id in bytes so it fits comfortably in
+// database keys and URL paths.
+const MaxIDLength = 512
+
+// MaxSegments bounds the '/'-separated segments of a canonical id because
+// the API Gateway routes enumerate one to three path segments.
+const MaxSegments = 3
+
+// ErrInvalid is wrapped by every validation error so callers can map any
+// of them to a single client error with errors.Is.
+var ErrInvalid = errors.New("invalid room id")
+
+func invalid(msg string) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, msg)
+}
+
+// Hosts whose case is folded: GitHub treats the whole locator
+// case-insensitively, GitLab and Bitbucket only the host name.
+const (
+	hostGitHub    = "github.com"
+	hostGitLab    = "gitlab.com"
+	hostBitbucket = "bitbucket.org"
+)
+
+// Normalize returns the canonical room id for what a user or client typed,
+// or an error wrapping ErrInvalid. Clone URLs of the same repository
+// (https, ssh, scp-like "git@host:path", with or without ".git") map to one
+// id so agents that cloned it different ways still meet in the same room;
+// invite codes are upper-cased, github.com ids lower-cased, gitlab.com and
+// bitbucket.org ids get a lower-case host, and other ids keep their case.
+// Normalize is idempotent: a canonical id normalizes to itself.
+func Normalize(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if !utf8.ValidString(s) {
+		return "", invalid("room id is not valid UTF-8")
+	}
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		return "", invalid("room id contains a control character")
+	}
+	s = stripPrefixes(s)
+	s = scpToPath(s)
+	s = stripSuffixes(s)
+	s = foldCase(s)
+	if hasPrefixFold(s, branchPrefix) {
+		// Any casing of the prefix is routed here so that look-alikes
+		// such as "GIT-ROOM:..." cannot be created as named rooms.
+		locator, branch, ok := ParseBranchRoom(s)
+		if !ok {
+			return "", invalid("malformed branch room id")
+		}
+		return BranchRoomID(locator, branch)
+	}
+	if err := check(s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// stripPrefixes removes URL schemes (and the user of an ssh URL). It repeats
+// until nothing changes, because one pass could leave a further scheme or
+// white space in front, and Normalize must reach a fixed point in one call.
+func stripPrefixes(s string) string {
+	for {
+		before := s
+		s = strings.TrimLeftFunc(s, unicode.IsSpace)
+		switch {
+		case hasPrefixFold(s, "https://"):
+			s = s[len("https://"):]
+		case hasPrefixFold(s, "http://"):
+			s = s[len("http://"):]
+		case hasPrefixFold(s, "ssh://"):
+			s = s[len("ssh://"):]
+			// Only the authority (before the first '/') can hold a user.
+			authority := s
+			if slash := strings.IndexByte(s, '/'); slash >= 0 {
+				authority = s[:slash]
+			}
+			if at := strings.IndexByte(authority, '@'); at >= 0 {
+				s = s[at+1:]
+			}
+		}
+		if s == before {
+			return s
+		}
+	}
+}
+
+// scpToPath turns scp-like "user@host:path" into "host/path". The user may
+// not contain '/' or ':' so that ids which merely contain an '@' (such as a
+// branch room id whose owner has one) are not mistaken for scp syntax.
+func scpToPath(s string) string {
+	at := strings.IndexByte(s, '@')
+	if at <= 0 || strings.ContainsAny(s[:at], "/:") {
+		return s
+	}
+	host, path, ok := strings.Cut(s[at+1:], ":")
+	if !ok || !isHostName(host) || path == "" || path[0] == '/' {
+		return s
+	}
+	return host + "/" + path
+}
+
+// stripSuffixes removes trailing slashes, white space and ".git". It
+// repeats until nothing changes because removing one can expose another
+// ("r.git/", "r/.git", "r.git.git"), and Normalize must be idempotent.
+func stripSuffixes(s string) string {
+	for {
+		before := s
+		s = strings.TrimRightFunc(s, unicode.IsSpace)
+		s = strings.TrimRight(s, "/")
+		if hasSuffixFold(s, ".git") {
+			s = s[:len(s)-len(".git")]
+		}
+		if s == before {
+			return s
+		}
+	}
+}
+
+// foldCase applies the case rules. Folding is ASCII-only: host names and
+// GitHub owner/repo names are ASCII, and ASCII folding never changes the
+// byte length or creates a new match for the case-insensitive rules above,
+// which keeps Normalize idempotent.
+func foldCase(s string) string {
+	if IsInviteCode(s) {
+		return upperASCII(s)
+	}
+	host, _, _ := strings.Cut(s, "/")
+	switch lowerASCII(host) {
+	case hostGitHub:
+		return lowerASCII(s)
+	case hostGitLab, hostBitbucket:
+		return lowerASCII(host) + s[len(host):]
+	}
+	return s
+}
+
+// check enforces the limits every canonical id must satisfy.
+func check(id string) error {
+	if id == "" {
+		return invalid("room id is empty")
+	}
+	if len(id) > MaxIDLength {
+		return invalid(fmt.Sprintf("room id is longer than %d bytes", MaxIDLength))
+	}
+	if strings.Count(id, "/") >= MaxSegments {
+		return invalid(fmt.Sprintf("room id has more than %d path segments", MaxSegments))
+	}
+	for seg := range strings.SplitSeq(id, "/") {
+		switch seg {
+		case "":
+			return invalid("room id has an empty path segment")
+		case ".", "..":
+			return invalid(`room id has a "." or ".." path segment`)
+		}
+	}
+	return nil
+}
+
+// KindOf classifies a canonical id. Ids that are not canonical are still
+// classified, by shape only.
+func KindOf(id string) Kind {
+	if _, _, ok := ParseBranchRoom(id); ok {
+		return KindBranch
+	}
+	if IsInviteCode(id) {
+		return KindInvite
+	}
+	if IsRepoLocator(id) {
+		return KindRepo
+	}
+	return KindNamed
+}
+
+// IsRepoLocator reports whether id is exactly three non-empty '/'-separated
+// segments whose first is a host name ([A-Za-z0-9.-]+ containing a dot), the
+// host/owner/repo shape that ties a room to a repository.
+func IsRepoLocator(id string) bool {
+	parts := strings.Split(id, "/")
+	if len(parts) != 3 || !isHostName(parts[0]) {
+		return false
+	}
+	return parts[1] != "" && parts[2] != ""
+}
+
+// isHostName reports whether s looks like a DNS host name; the dot is what
+// tells "github.com/o/r" apart from a named room such as "team/a/b".
+func isHostName(s string) bool {
+	if !strings.Contains(s, ".") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !isAlnumASCII(c) && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnumASCII(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// lowerASCII works byte-wise, which is safe on UTF-8 because every byte of
+// a multi-byte sequence is >= 0x80.
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func upperASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - ('a' - 'A')
+		}
+	}
+	return string(b)
+}
+
+// hasPrefixFold compares ASCII-case-insensitively; prefix must be lower-case.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && lowerASCII(s[:len(prefix)]) == prefix
+}
+
+// hasSuffixFold compares ASCII-case-insensitively; suffix must be lower-case.
+func hasSuffixFold(s, suffix string) bool {
+	return len(s) >= len(suffix) && lowerASCII(s[len(s)-len(suffix):]) == suffix
+}
