@@ -22,6 +22,9 @@ CREATE TABLE messages (
     thread_parent_seq bigint,
     created_at        timestamptz NOT NULL,
     PRIMARY KEY (room_id, seq),
+    -- A reply comes after its parent; this also stops a message naming its
+    -- own number, which the foreign key alone would accept.
+    CHECK (thread_parent_seq < seq),
     FOREIGN KEY (room_id, thread_parent_seq) REFERENCES messages (room_id, seq)
         ON DELETE CASCADE ON UPDATE CASCADE
 );

@@ -129,3 +129,24 @@ func (e *Error) Error() string { return e.Message }
 func Errorf(code ErrorCode, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
+
+// Validate checks a message before it is stored. The messages are what a
+// client reads back, so they name the wire fields.
+func (m NewMessage) Validate() error {
+	switch {
+	case strings.TrimSpace(m.Sender) == "" || strings.TrimSpace(m.Text) == "":
+		return Errorf(Invalid, "sender and text are required")
+	case len(m.Sender) > MaxSenderBytes:
+		return Errorf(Invalid, "sender is longer than %d bytes", MaxSenderBytes)
+	case len(m.Text) > MaxTextBytes:
+		return Errorf(TooLarge, "text is longer than %d bytes", MaxTextBytes)
+	case strings.ContainsRune(m.Sender, 0) || strings.ContainsRune(m.Text, 0):
+		// PostgreSQL text cannot hold NUL; refuse it here rather than fail there.
+		return Errorf(Invalid, "sender and text must not contain NUL characters")
+	case m.Source != "" && m.Source != "agent" && m.Source != "browser":
+		return Errorf(Invalid, "source must be agent or browser")
+	case m.ThreadParentSeq < 0:
+		return Errorf(Invalid, "thread_parent_id must be a message id like msg_42")
+	}
+	return nil
+}

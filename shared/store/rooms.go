@@ -1,0 +1,121 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/rooms"
+)
+
+const roomColumns = `id, kind, display_name, coalesce(parent_room_id, ''), last_seq, created_at`
+
+func scanRoom(row pgx.Row) (letagents.Room, error) {
+	var r letagents.Room
+	err := row.Scan(&r.ID, &r.Kind, &r.DisplayName, &r.ParentID, &r.LastSeq, &r.CreatedAt)
+	return r, err
+}
+
+// CreateInviteRoom creates an ad-hoc room named by a fresh invite code.
+func (s *Store) CreateInviteRoom(ctx context.Context) (letagents.Room, error) {
+	// 36^12 codes make a collision all but impossible; retrying a few times
+	// turns "all but" into "never" without looping forever on a broken table.
+	for range 5 {
+		code, err := rooms.NewInviteCode()
+		if err != nil {
+			return letagents.Room{}, fmt.Errorf("create invite room: %w", err)
+		}
+		r, err := scanRoom(s.pool.QueryRow(ctx,
+			`INSERT INTO rooms (id, kind, display_name) VALUES ($1, $2, $3) RETURNING `+roomColumns,
+			code, letagents.RoomInvite, rooms.DisplayName(code)))
+		if pgCode(err) == uniqueViolation {
+			continue
+		}
+		if err != nil {
+			return letagents.Room{}, fmt.Errorf("create invite room: %w", err)
+		}
+		return r, nil
+	}
+	return letagents.Room{}, fmt.Errorf("create invite room: no free code after 5 tries")
+}
+
+// Room returns the room with a canonical id.
+func (s *Store) Room(ctx context.Context, id string) (letagents.Room, error) {
+	r, err := scanRoom(s.pool.QueryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE id = $1`, id))
+	if isNoRows(err) {
+		return r, letagents.Errorf(letagents.NotFound, "Room not found")
+	}
+	if err != nil {
+		return r, fmt.Errorf("read room: %w", err)
+	}
+	return r, nil
+}
+
+// EnsureRoom returns the room with a canonical id, creating it (and, for a
+// branch room, its repo room) if it does not exist yet. Invite rooms are
+// never created here: their codes are only ever minted by CreateInviteRoom.
+func (s *Store) EnsureRoom(ctx context.Context, id string) (room letagents.Room, created bool, err error) {
+	kind := rooms.KindOf(id)
+	if kind == rooms.KindInvite {
+		r, err := s.Room(ctx, id)
+		return r, false, err
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return room, false, fmt.Errorf("ensure room: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+
+	parent := ""
+	if locator, _, ok := rooms.ParseBranchRoom(id); ok {
+		if _, _, err := ensureRoom(ctx, tx, locator, letagents.RoomRepo, ""); err != nil {
+			return room, false, err
+		}
+		parent = locator
+	}
+	room, created, err = ensureRoom(ctx, tx, id, roomKind(kind), parent)
+	if err != nil {
+		return room, false, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return room, false, fmt.Errorf("ensure room: commit: %w", err)
+	}
+	return room, created, nil
+}
+
+func ensureRoom(ctx context.Context, tx pgx.Tx, id string, kind letagents.RoomKind, parent string) (letagents.Room, bool, error) {
+	var parentArg any
+	if parent != "" {
+		parentArg = parent
+	}
+	r, err := scanRoom(tx.QueryRow(ctx,
+		`INSERT INTO rooms (id, kind, display_name, parent_room_id) VALUES ($1, $2, $3, $4)
+		 ON CONFLICT (id) DO NOTHING RETURNING `+roomColumns,
+		id, kind, rooms.DisplayName(id), parentArg))
+	if err == nil {
+		return r, true, nil
+	}
+	if !isNoRows(err) {
+		return r, false, fmt.Errorf("ensure room %s: %w", id, err)
+	}
+	r, err = scanRoom(tx.QueryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE id = $1`, id))
+	if err != nil {
+		return r, false, fmt.Errorf("ensure room %s: read: %w", id, err)
+	}
+	return r, false, nil
+}
+
+func roomKind(k rooms.Kind) letagents.RoomKind {
+	switch k {
+	case rooms.KindInvite:
+		return letagents.RoomInvite
+	case rooms.KindRepo:
+		return letagents.RoomRepo
+	case rooms.KindBranch:
+		return letagents.RoomBranch
+	default:
+		return letagents.RoomNamed
+	}
+}

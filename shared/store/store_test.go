@@ -1,0 +1,246 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/pgtest"
+	"github.com/letagents/letagents-go/shared/rooms"
+	"github.com/letagents/letagents-go/shared/store"
+)
+
+func newStore(t *testing.T) *store.Store {
+	t.Helper()
+	return store.New(pgtest.New(t).Pool)
+}
+
+func codeOf(err error) letagents.ErrorCode {
+	var e *letagents.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+func TestConcurrentSendersGetConsecutiveNumbers(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	room, _, err := s.EnsureRoom(ctx, "racing senders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const senders = 50
+	seqs := make([]int64, senders)
+	errs := make([]error, senders)
+	var wg sync.WaitGroup
+	for i := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: fmt.Sprintf("agent-%d", i), Text: "hello"})
+			seqs[i], errs[i] = m.Seq, err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("sender %d: %v", i, err)
+		}
+	}
+	slices.Sort(seqs)
+	for i, seq := range seqs {
+		if seq != int64(i+1) {
+			t.Fatalf("sorted numbers = %v, want 1..%d without gaps or repeats", seqs, senders)
+		}
+	}
+	page, err := s.Messages(ctx, room.ID, store.MessageQuery{Limit: letagents.MaxPageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Messages) != senders || page.LastSeq != senders || page.HasMore {
+		t.Errorf("read back %d messages, last_seq %d, has_more %v; want %d, %d, false", len(page.Messages), page.LastSeq, page.HasMore, senders, senders)
+	}
+}
+
+func TestEnsureRoom(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	branch, err := rooms.BranchRoomID("github.com/o/r", "Feature/Caps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		id       string
+		kind     letagents.RoomKind
+		parent   string
+		wantName string
+	}{
+		{"my room", letagents.RoomNamed, "", rooms.DisplayName("my room")},
+		{"github.com/a/b", letagents.RoomRepo, "", rooms.DisplayName("github.com/a/b")},
+		{branch, letagents.RoomBranch, "github.com/o/r", "Branch: Feature/Caps"},
+	}
+	for _, tt := range tests {
+		r, created, err := s.EnsureRoom(ctx, tt.id)
+		if err != nil || !created {
+			t.Fatalf("EnsureRoom(%q) first = created %v, %v", tt.id, created, err)
+		}
+		if r.ID != tt.id || r.Kind != tt.kind || r.ParentID != tt.parent || r.DisplayName != tt.wantName || r.CreatedAt.IsZero() {
+			t.Errorf("EnsureRoom(%q) = %+v, want kind %s parent %q name %q", tt.id, r, tt.kind, tt.parent, tt.wantName)
+		}
+		again, created, err := s.EnsureRoom(ctx, tt.id)
+		if err != nil || created || again != r {
+			t.Errorf("EnsureRoom(%q) again = %+v, created %v, %v; want the same room, not created", tt.id, again, created, err)
+		}
+	}
+	parent, err := s.Room(ctx, "github.com/o/r")
+	if err != nil || parent.Kind != letagents.RoomRepo {
+		t.Errorf("branch room's repo room = %+v, %v; want it created as a repo room", parent, err)
+	}
+	if _, _, err := s.EnsureRoom(ctx, "ABCD-EFGH-IJKL"); codeOf(err) != letagents.NotFound {
+		t.Errorf("EnsureRoom(unknown invite code) error = %v, want not found (invite rooms are never created by joining)", err)
+	}
+}
+
+func TestCreateInviteRoom(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	r, err := s.CreateInviteRoom(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rooms.IsInviteCode(r.ID) || r.Kind != letagents.RoomInvite || r.DisplayName != rooms.DisplayName(r.ID) {
+		t.Errorf("CreateInviteRoom = %+v", r)
+	}
+	joined, created, err := s.EnsureRoom(ctx, r.ID)
+	if err != nil || created || joined.ID != r.ID {
+		t.Errorf("EnsureRoom(existing code) = %+v, %v, %v", joined, created, err)
+	}
+}
+
+func TestMessagesPaging(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	room, _, _ := s.EnsureRoom(ctx, "paging")
+	empty, err := s.Messages(ctx, room.ID, store.MessageQuery{Limit: 10})
+	if err != nil || len(empty.Messages) != 0 || empty.HasMore || empty.LastSeq != 0 {
+		t.Fatalf("empty room page = %+v, %v", empty, err)
+	}
+	for i := 1; i <= 7; i++ {
+		if _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name              string
+		q                 store.MessageQuery
+		want              []int64
+		hasMore, hasOlder bool
+	}{
+		{"first page", store.MessageQuery{Limit: 3}, []int64{1, 2, 3}, true, false},
+		{"middle", store.MessageQuery{After: 3, Limit: 3}, []int64{4, 5, 6}, true, true},
+		{"last", store.MessageQuery{After: 6, Limit: 3}, []int64{7}, false, true},
+		{"past the end", store.MessageQuery{After: 7, Limit: 3}, nil, false, false},
+		{"far past the end", store.MessageQuery{After: 99, Limit: 3}, nil, false, false},
+		{"latest", store.MessageQuery{Before: store.BeforeLatest, Limit: 3}, []int64{5, 6, 7}, false, true},
+		{"before 5", store.MessageQuery{Before: 5, Limit: 3}, []int64{2, 3, 4}, true, true},
+		{"before 3", store.MessageQuery{Before: 3, Limit: 3}, []int64{1, 2}, true, false},
+	}
+	for _, tt := range tests {
+		page, err := s.Messages(ctx, room.ID, tt.q)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		var got []int64
+		for _, m := range page.Messages {
+			got = append(got, m.Seq)
+			if m.RoomID != room.ID || m.Sender != "a" || m.Text != fmt.Sprint(m.Seq) || m.CreatedAt.IsZero() {
+				t.Errorf("%s: message %+v has wrong fields", tt.name, m)
+			}
+		}
+		if !slices.Equal(got, tt.want) || page.HasMore != tt.hasMore || page.HasOlder != tt.hasOlder || page.LastSeq != 7 {
+			t.Errorf("%s: got %v more=%v older=%v last=%d; want %v more=%v older=%v last=7",
+				tt.name, got, page.HasMore, page.HasOlder, page.LastSeq, tt.want, tt.hasMore, tt.hasOlder)
+		}
+	}
+	if _, err := s.Messages(ctx, "nowhere", store.MessageQuery{Limit: 3}); codeOf(err) != letagents.NotFound {
+		t.Errorf("Messages(missing room) error = %v, want not found", err)
+	}
+	for _, limit := range []int{0, -1, letagents.MaxPageSize + 1} {
+		if _, err := s.Messages(ctx, room.ID, store.MessageQuery{Limit: limit}); codeOf(err) != letagents.Invalid {
+			t.Errorf("Messages(limit %d) error = %v, want invalid", limit, err)
+		}
+	}
+}
+
+func TestSendMessageValidation(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	room, _, _ := s.EnsureRoom(ctx, "valid")
+	other, _, _ := s.EnsureRoom(ctx, "other")
+	root, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "root", Source: "agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: other.ID, Sender: "a", Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "b", Text: "reply", ThreadParentSeq: root.Seq})
+	if err != nil || reply.ThreadParentSeq != root.Seq || reply.Seq != 2 {
+		t.Fatalf("reply = %+v, %v", reply, err)
+	}
+	long := make([]byte, letagents.MaxTextBytes+1)
+	for i := range long {
+		long[i] = 'x'
+	}
+	tests := []struct {
+		name string
+		m    letagents.NewMessage
+		want letagents.ErrorCode
+	}{
+		{"no sender", letagents.NewMessage{RoomID: room.ID, Text: "x"}, letagents.Invalid},
+		{"blank text", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "  "}, letagents.Invalid},
+		{"text too long", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: string(long)}, letagents.TooLarge},
+		{"text at the limit", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: string(long[1:])}, ""},
+		{"NUL", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "a\x00b"}, letagents.Invalid},
+		{"bad source", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "x", Source: "robot"}, letagents.Invalid},
+		{"parent missing", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "x", ThreadParentSeq: 99}, letagents.Invalid},
+		{"parent in other room", letagents.NewMessage{RoomID: other.ID, Sender: "a", Text: "x", ThreadParentSeq: 2}, letagents.Invalid},
+		{"parent is itself", letagents.NewMessage{RoomID: other.ID, Sender: "a", Text: "x", ThreadParentSeq: 2}, letagents.Invalid},
+		{"room missing", letagents.NewMessage{RoomID: "nowhere", Sender: "a", Text: "x"}, letagents.NotFound},
+	}
+	for _, tt := range tests {
+		_, err := s.SendMessage(ctx, tt.m)
+		if codeOf(err) != tt.want || (tt.want == "" && err != nil) {
+			t.Errorf("%s: error = %v, want code %q", tt.name, err, tt.want)
+		}
+	}
+	// Refused sends take no number: the next message is still gap-free.
+	next, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "after"})
+	if err != nil || next.Seq != 4 {
+		t.Errorf("next message = %d, %v; want 4 (refused sends must not burn numbers)", next.Seq, err)
+	}
+}
+
+func TestChannelNamespacing(t *testing.T) {
+	t.Parallel()
+	a, b := newStore(t), newStore(t)
+	if a.Channel("room") == b.Channel("room") {
+		t.Error("two schemas share a NOTIFY channel for the same room id")
+	}
+	if a.Channel("room") == a.Channel("room2") {
+		t.Error("two rooms share a channel")
+	}
+	if n := len(a.Channel(string(make([]byte, 600)))); n > 63 {
+		t.Errorf("channel name is %d bytes, PostgreSQL allows 63", n)
+	}
+}
