@@ -1,0 +1,45 @@
+// Command poll serves long-polls (GET …/messages/poll). Under Lambda it is a
+// function like the others; anywhere else (a container, a VM) it is a
+// long-running HTTP server on PORT whose one LISTEN connection serves every
+// parked waiter, and which drains them on SIGTERM.
+package main
+
+import (
+	"context"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/lambdaapi"
+	"github.com/letagents/letagents-go/shared/service"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Getenv); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(ctx context.Context, getenv func(string) string) error {
+	if lambdaapi.Detected(getenv) {
+		return lambdaapi.Run(ctx, getenv, api.GroupPoll)
+	}
+	cfg, err := service.LoadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	svc, err := service.Open(ctx, cfg, api.GroupPoll)
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	return service.Serve(ctx, cfg.Addr, svc.Handler, svc.Drain, 10*time.Second, func(a net.Addr) {
+		svc.Logger.Info("poll server listening", "url", service.Listening(a))
+	})
+}

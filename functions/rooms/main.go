@@ -1,0 +1,9 @@
+// Command rooms is the Lambda function serving the rooms routes of the API.
+package main
+
+import (
+	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/lambdaapi"
+)
+
+func main() { lambdaapi.Main(api.GroupRooms) }

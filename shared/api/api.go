@@ -1,0 +1,139 @@
+// Package api is the HTTP face of the service: the route table, JSON in and
+// out, and the thin handlers that decode a request, call the store and
+// encode the answer. Every function serves a Group of these routes.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/notify"
+	"github.com/letagents/letagents-go/shared/store"
+)
+
+// Deps are what the handlers need. Hub is used only by GroupPoll.
+type Deps struct {
+	Store  *store.Store
+	Hub    *notify.Hub
+	Logger *slog.Logger
+	// PollMax clamps ?timeout of a long-poll (LETAGENTS_POLL_MAX_MS).
+	PollMax time.Duration
+	// Draining, once closed, makes parked long-polls answer at once (with
+	// what they have, usually nothing) so a stopping server drains quickly.
+	Draining <-chan struct{}
+}
+
+type server struct {
+	Deps
+}
+
+// New returns the handler for the given groups (all groups when none are
+// named): exactly what one deployed function serves.
+func New(d Deps, groups ...Group) http.Handler {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.PollMax <= 0 {
+		d.PollMax = letagents.DefaultPollMax
+	}
+	s := &server{Deps: d}
+	var rs router
+	for _, rt := range s.routes() {
+		if len(groups) == 0 || slices.Contains(groups, rt.Group) {
+			rs = append(rs, rt)
+		}
+	}
+	return rs
+}
+
+// writeJSON writes v with status. Encoding our own types cannot fail, so
+// an error here means the client went away; there is nobody to tell.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, _ *http.Request, status int, msg string) {
+	writeJSON(w, status, errorBody{Error: msg})
+}
+
+var statusOf = map[letagents.ErrorCode]int{
+	letagents.Invalid:      http.StatusBadRequest,
+	letagents.Unauthorized: http.StatusUnauthorized,
+	letagents.Forbidden:    http.StatusForbidden,
+	letagents.NotFound:     http.StatusNotFound,
+	letagents.Conflict:     http.StatusConflict,
+	letagents.TooLarge:     http.StatusRequestEntityTooLarge,
+	letagents.RateLimited:  http.StatusTooManyRequests,
+}
+
+// fail answers with err: a client error as itself, anything else as a 500
+// whose details go to the log and never to the client.
+func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var e *letagents.Error
+	if errors.As(err, &e) {
+		if status, ok := statusOf[e.Code]; ok {
+			writeError(w, r, status, e.Message)
+			return
+		}
+	}
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return // the client left; nobody reads an answer
+	}
+	s.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	writeError(w, r, http.StatusInternalServerError, "internal error")
+}
+
+// decode reads a JSON object body into v, bounded by MaxBodyBytes. Unknown
+// fields are ignored: existing clients send fields this server does not use.
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body := http.MaxBytesReader(w, r.Body, letagents.MaxBodyBytes)
+	dec := json.NewDecoder(body)
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		var syntax *json.SyntaxError
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &tooBig):
+			return letagents.Errorf(letagents.TooLarge, "request body is larger than %d bytes", letagents.MaxBodyBytes)
+		case errors.Is(err, io.EOF):
+			return letagents.Errorf(letagents.Invalid, "request body must be a JSON object")
+		case errors.As(err, &typeErr) && typeErr.Field != "":
+			return letagents.Errorf(letagents.Invalid, "%s must be a %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
+		case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &typeErr):
+			return letagents.Errorf(letagents.Invalid, "request body is not a JSON object: %v", err)
+		default:
+			return fmt.Errorf("read request body: %w", err)
+		}
+	}
+	if dec.More() {
+		return letagents.Errorf(letagents.Invalid, "request body must be a single JSON object")
+	}
+	return nil
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "string"
+	case "int", "int64", "float64":
+		return "number"
+	case "bool":
+		return "boolean"
+	}
+	return "JSON " + goKind
+}

@@ -1,0 +1,106 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+)
+
+// holdMargin is kept free before a context deadline so that the empty
+// answer is written before whoever set the deadline gives up on us.
+const holdMargin = 500 * time.Millisecond
+
+// poll answers at once when messages exist after the cursor, and otherwise
+// waits for the room's doorbell (or the timeout) and answers with what it
+// then reads. Nothing is ever taken from the notification itself.
+func (s *server) poll(w http.ResponseWriter, r *http.Request, ps params) {
+	id, err := roomParam(ps)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q, err := pageQuery(r.URL.Query(), false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	timeout, err := pollTimeout(r.URL.Query().Get("timeout"), s.PollMax)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	if limit, ok := holdLimit(ctx); ok {
+		timeout = min(timeout, limit)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = max(0, min(timeout, time.Until(dl)-holdMargin))
+	}
+
+	page, err := s.Store.Messages(ctx, id, q) // also answers 404 for a missing room
+	if err != nil || len(page.Messages) > 0 || timeout == 0 {
+		s.answerPoll(w, r, id, page, err)
+		return
+	}
+	// A cursor past the newest message would otherwise wait for a number
+	// that may be far off and skip everything before it.
+	q.After = min(q.After, page.LastSeq)
+
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	sub, subErr := s.Hub.Subscribe(waitCtx, s.Store.Channel(id))
+	var bell <-chan struct{}
+	if subErr == nil {
+		defer sub.Close()
+		bell = sub.C()
+	}
+	for subErr == nil {
+		// Read only once subscribed: a message committed before the
+		// subscription is found here, any later one rings the bell.
+		page, err = s.Store.Messages(ctx, id, q)
+		if err != nil || len(page.Messages) > 0 {
+			s.answerPoll(w, r, id, page, err)
+			return
+		}
+		select {
+		case <-bell:
+			continue
+		case <-waitCtx.Done():
+		case <-s.Draining:
+		}
+		break
+	}
+	if ctx.Err() != nil {
+		return // the client left; its waiter is already released
+	}
+	// One last read covers a doorbell that could not ring (the listener
+	// was reconnecting): the poll then answers late, never wrong.
+	page, err = s.Store.Messages(context.WithoutCancel(ctx), id, q)
+	s.answerPoll(w, r, id, page, err)
+}
+
+func (s *server) answerPoll(w http.ResponseWriter, r *http.Request, id string, page letagents.MessagePage, err error) {
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toPage(r, id, page, false))
+}
+
+// pollTimeout reads ?timeout (milliseconds), clamped to max.
+func pollTimeout(v string, maxWait time.Duration) (time.Duration, error) {
+	if v == "" {
+		return min(letagents.DefaultPollTimeout, maxWait), nil
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms < 0 {
+		return 0, letagents.Errorf(letagents.Invalid, "timeout must be a whole number of milliseconds, at least 0")
+	}
+	if ms > maxWait.Milliseconds() {
+		return maxWait, nil
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}

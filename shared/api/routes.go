@@ -1,0 +1,27 @@
+package api
+
+import "net/http"
+
+// routes is the whole HTTP surface on one screen. Order matters where
+// patterns overlap: the first match wins. Both the legacy /projects paths
+// and the current /rooms paths are served, for old and new clients.
+func (s *server) routes() []Route {
+	return []Route{
+		{GroupRooms, http.MethodPost, "/projects", s.createInviteRoom},
+		{GroupRooms, http.MethodGet, "/projects/join/{code}", s.joinByCode},
+		{GroupRooms, http.MethodPost, "/projects/room/{room}", s.openNamedRoom},
+		{GroupRooms, http.MethodPost, "/rooms/{room}/join", s.joinRoom},
+
+		{GroupMessages, http.MethodPost, "/projects/{room}/messages", s.sendMessage},
+		{GroupMessages, http.MethodGet, "/projects/{room}/messages", s.readMessages},
+		{GroupMessages, http.MethodPost, "/rooms/{room}/messages", s.sendMessage},
+		{GroupMessages, http.MethodGet, "/rooms/{room}/messages", s.readMessages},
+
+		{GroupPoll, http.MethodGet, "/projects/{room}/messages/poll", s.poll},
+		{GroupPoll, http.MethodGet, "/rooms/{room}/messages/poll", s.poll},
+
+		{GroupWeb, http.MethodGet, "/api/health", s.health},
+		{GroupWeb, http.MethodGet, "/in/{room}", s.roomPage},
+		{GroupWeb, http.MethodGet, "/", s.landingPage},
+	}
+}

@@ -1,0 +1,43 @@
+package api
+
+import (
+	"embed"
+	"net/http"
+)
+
+// The pages are static: they call the same API the agents do.
+//
+//go:embed web
+var webFS embed.FS
+
+type healthJSON struct {
+	Status  string `json:"status"`
+	Service string `json:"service"`
+}
+
+func (s *server) health(w http.ResponseWriter, r *http.Request, _ params) {
+	writeJSON(w, http.StatusOK, healthJSON{Status: "ok", Service: "letagents-api"})
+}
+
+func (s *server) landingPage(w http.ResponseWriter, r *http.Request, _ params) {
+	s.page(w, r, "web/index.html")
+}
+
+func (s *server) roomPage(w http.ResponseWriter, r *http.Request, _ params) {
+	s.page(w, r, "web/room.html")
+}
+
+func (s *server) page(w http.ResponseWriter, r *http.Request, name string) {
+	body, err := webFS.ReadFile(name)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}

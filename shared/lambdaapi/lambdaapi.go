@@ -1,0 +1,70 @@
+// Package lambdaapi runs an HTTP handler as an AWS Lambda function behind
+// API Gateway HTTP API (payload v2) or a Function URL. It is the one place
+// outside functions/ that knows about Lambda.
+package lambdaapi
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/service"
+)
+
+// HandlerFunc is the shape of a Lambda handler for HTTP events.
+type HandlerFunc func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+
+// Handler adapts h. Requests that came through an API Gateway route (any
+// route key but a Function URL's "$default") may be held open at most
+// gatewayHold, since the gateway cuts every request at 30 s.
+func Handler(h http.Handler, gatewayHold time.Duration) HandlerFunc {
+	// The context variant: the plain Proxy passes the gateway context in
+	// request headers, which a client could forge.
+	adapter := httpadapter.NewV2(h)
+	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		if ev.RouteKey != "$default" && gatewayHold > 0 {
+			ctx = api.WithHoldLimit(ctx, gatewayHold)
+		}
+		return adapter.ProxyWithContext(ctx, ev)
+	}
+}
+
+// Detected reports whether the process runs inside the Lambda runtime.
+func Detected(getenv func(string) string) bool { return getenv("AWS_LAMBDA_RUNTIME_API") != "" }
+
+// Main is the whole main of a function serving group: configure from the
+// environment, open the pool once per instance (outside the handler), and
+// hand over to the Lambda runtime.
+func Main(group api.Group) {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := Run(ctx, os.Getenv, group); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// Run is Main with its inputs explicit.
+func Run(ctx context.Context, getenv func(string) string, group api.Group) error {
+	cfg, err := service.LoadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	svc, err := service.Open(ctx, cfg, group)
+	if err != nil {
+		return fmt.Errorf("start %s function: %w", group, err)
+	}
+	lambda.StartWithOptions(Handler(svc.Handler, cfg.GatewayHold),
+		lambda.WithContext(ctx),
+		lambda.WithEnableSIGTERM(svc.Close))
+	return nil
+}

@@ -1,0 +1,324 @@
+// Package notify owns the LISTEN side of PostgreSQL notifications for a
+// long-running process: one dedicated connection that listens on the
+// channels somebody is waiting on, and fans each notification out to them.
+//
+// A notification is only a doorbell. Subscribers re-read what they want from
+// the database when it rings, so a notification that is merged, missed or
+// lost with a dropped connection costs a re-read, never a message: after a
+// reconnect the hub rings every bell once.
+package notify
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Connector opens a fresh dedicated connection for the listener.
+type Connector func(context.Context) (*pgx.Conn, error)
+
+// Options tune a Hub; the zero value is usable.
+type Options struct {
+	// Logger receives connection errors (default: slog.Default()).
+	Logger *slog.Logger
+	// PingInterval is how long the listener may sit idle before it checks
+	// the connection is still alive (default 30 s). A dead TCP peer would
+	// otherwise go unnoticed until the next notification failed to arrive.
+	PingInterval time.Duration
+	// MinBackoff and MaxBackoff bound the wait between reconnect attempts
+	// (defaults 100 ms and 5 s); the wait doubles after each failure.
+	MinBackoff, MaxBackoff time.Duration
+}
+
+// Hub multiplexes many subscribers over one listening connection. LISTEN is
+// issued for a channel when its first subscriber arrives and UNLISTEN when
+// its last one leaves.
+type Hub struct {
+	connect Connector
+	opt     Options
+
+	mu       sync.Mutex
+	channels map[string]*channel
+	dirty    bool               // the channel set changed since the listener last looked
+	kick     context.CancelFunc // interrupts the listener's wait, nil when it is not waiting
+	listened int
+	pid      uint32
+
+	reconnects    atomic.Int64
+	notifications atomic.Int64
+}
+
+type channel struct {
+	subs      map[*Subscription]struct{}
+	ready     chan struct{} // closed once LISTEN is in effect on the current connection
+	listening bool
+}
+
+// New returns a Hub that opens its connection with connect. Call Run to start it.
+func New(connect Connector, opt Options) *Hub {
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	if opt.PingInterval <= 0 {
+		opt.PingInterval = 30 * time.Second
+	}
+	if opt.MinBackoff <= 0 {
+		opt.MinBackoff = 100 * time.Millisecond
+	}
+	if opt.MaxBackoff < opt.MinBackoff {
+		opt.MaxBackoff = max(5*time.Second, opt.MinBackoff)
+	}
+	return &Hub{connect: connect, opt: opt, channels: map[string]*channel{}}
+}
+
+// Subscription is one subscriber's doorbell on one channel.
+type Subscription struct {
+	hub  *Hub
+	name string
+	ch   *channel
+	c    chan struct{}
+	once sync.Once
+}
+
+// C receives a value (at most one pending) each time the channel is notified,
+// and once after every reconnect of the listener.
+func (s *Subscription) C() <-chan struct{} { return s.c }
+
+// Close ends the subscription; the last one on a channel makes the listener
+// UNLISTEN it. Close is idempotent.
+func (s *Subscription) Close() {
+	s.once.Do(func() {
+		h := s.hub
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(s.ch.subs, s)
+		if len(s.ch.subs) == 0 && h.channels[s.name] == s.ch {
+			delete(h.channels, s.name)
+			h.changedLocked()
+		}
+	})
+}
+
+// Subscribe registers a subscriber on channel and returns once the listener
+// is LISTENing on it, so anything committed after Subscribe returns rings
+// the bell. Read what you are waiting for only after that, or a notification
+// could fall between the read and the LISTEN. It fails only when ctx ends
+// first (for example while the listener is reconnecting).
+func (h *Hub) Subscribe(ctx context.Context, name string) (*Subscription, error) {
+	h.mu.Lock()
+	ch := h.channels[name]
+	if ch == nil {
+		ch = &channel{subs: map[*Subscription]struct{}{}, ready: make(chan struct{})}
+		h.channels[name] = ch
+		h.changedLocked()
+	}
+	s := &Subscription{hub: h, name: name, ch: ch, c: make(chan struct{}, 1)}
+	ch.subs[s] = struct{}{}
+	ready := ch.ready
+	h.mu.Unlock()
+
+	select {
+	case <-ready:
+		return s, nil
+	case <-ctx.Done():
+		s.Close()
+		return nil, ctx.Err()
+	}
+}
+
+// changedLocked tells the listener the channel set changed.
+func (h *Hub) changedLocked() {
+	h.dirty = true
+	if h.kick != nil {
+		h.kick()
+		h.kick = nil
+	}
+}
+
+// Stats is a snapshot of a Hub.
+type Stats struct {
+	Channels      int    // channels with at least one subscriber
+	Subscribers   int    // subscriptions open
+	Listening     int    // channels LISTENed on the current connection
+	BackendPID    uint32 // the listener connection's server process, 0 when down
+	Reconnects    int64  // connections opened after the first
+	Notifications int64  // notifications received
+}
+
+// Stats returns a snapshot of the hub's state.
+func (h *Hub) Stats() Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := Stats{Channels: len(h.channels), Listening: h.listened, BackendPID: h.pid,
+		Reconnects: h.reconnects.Load(), Notifications: h.notifications.Load()}
+	for _, ch := range h.channels {
+		st.Subscribers += len(ch.subs)
+	}
+	return st
+}
+
+// Run keeps the listener connected until ctx ends, reconnecting with
+// backoff after any failure. It returns ctx's error.
+func (h *Hub) Run(ctx context.Context) error {
+	backoff := h.opt.MinBackoff
+	for first := true; ctx.Err() == nil; first = false {
+		if !first {
+			h.reconnects.Add(1)
+		}
+		conn, err := h.connect(ctx)
+		if err == nil {
+			start := time.Now()
+			err = h.serve(ctx, conn)
+			closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			_ = conn.Close(closeCtx)
+			cancel()
+			h.lost()
+			if time.Since(start) > h.opt.MaxBackoff {
+				backoff = h.opt.MinBackoff // it worked for a while: retry quickly
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		h.opt.Logger.Warn("notify: listener connection failed; reconnecting", "error", err, "backoff", backoff)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+		}
+		backoff = min(2*backoff, h.opt.MaxBackoff)
+	}
+	return ctx.Err()
+}
+
+// lost forgets the LISTEN state of a dead connection, so new subscribers
+// wait for the next one.
+func (h *Hub) lost() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.listened, h.pid, h.kick = 0, 0, nil
+	for _, ch := range h.channels {
+		if ch.listening {
+			ch.listening = false
+			ch.ready = make(chan struct{})
+		}
+	}
+}
+
+// serve runs one connection until it fails or ctx ends.
+func (h *Hub) serve(ctx context.Context, conn *pgx.Conn) error {
+	listened := map[string]bool{}
+	fresh := true
+	h.mu.Lock()
+	h.pid = conn.PgConn().PID()
+	h.mu.Unlock()
+	for {
+		h.mu.Lock()
+		h.dirty = false
+		var sql strings.Builder
+		for name := range h.channels {
+			if !listened[name] {
+				sql.WriteString("LISTEN " + pgx.Identifier{name}.Sanitize() + ";")
+			}
+		}
+		var dropped []string
+		for name := range listened {
+			if h.channels[name] == nil {
+				dropped = append(dropped, name)
+				sql.WriteString("UNLISTEN " + pgx.Identifier{name}.Sanitize() + ";")
+			}
+		}
+		want := make([]string, 0, len(h.channels))
+		for name := range h.channels {
+			want = append(want, name)
+		}
+		h.mu.Unlock()
+
+		if sql.Len() > 0 {
+			// No arguments, so pgx sends this as one simple-protocol batch.
+			if _, err := conn.Exec(ctx, sql.String()); err != nil {
+				return err
+			}
+			for _, name := range want {
+				listened[name] = true
+			}
+			for _, name := range dropped {
+				delete(listened, name)
+			}
+		}
+
+		h.mu.Lock()
+		h.listened = len(listened)
+		for name, ch := range h.channels {
+			if listened[name] && !ch.listening {
+				ch.listening = true
+				close(ch.ready)
+			}
+			if fresh {
+				// Anything sent while no connection listened rang nobody:
+				// every subscriber re-reads once.
+				ring(ch)
+			}
+		}
+		fresh = false
+		if h.dirty {
+			h.mu.Unlock()
+			continue
+		}
+		waitCtx, cancel := context.WithTimeout(ctx, h.opt.PingInterval)
+		h.kick = cancel
+		h.mu.Unlock()
+
+		n, err := conn.WaitForNotification(waitCtx)
+		interrupted := waitCtx.Err() != nil
+		cancel()
+		h.mu.Lock()
+		h.kick = nil
+		h.mu.Unlock()
+		switch {
+		case err == nil:
+			h.notifications.Add(1)
+			h.dispatch(n.Channel)
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case conn.IsClosed() || !interrupted:
+			return err
+		case errorsIsDeadline(waitCtx):
+			if err := ping(ctx, conn); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func errorsIsDeadline(ctx context.Context) bool { return ctx.Err() == context.DeadlineExceeded }
+
+func ping(ctx context.Context, conn *pgx.Conn) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := conn.Exec(ctx, "SELECT 1")
+	return err
+}
+
+func (h *Hub) dispatch(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ch := h.channels[name]; ch != nil {
+		ring(ch)
+	}
+}
+
+// ring wakes every subscriber of ch without blocking: one pending wake is
+// as good as many, since the subscriber re-reads everything after its cursor.
+func ring(ch *channel) {
+	for s := range ch.subs {
+		select {
+		case s.c <- struct{}{}:
+		default:
+		}
+	}
+}
