@@ -1,0 +1,183 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+)
+
+func TestSendAndReadMessage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.join(t, "github.com/o/r")
+	sent := e.call(t, http.MethodPost, "/rooms/github.com/o/r/messages", `{"sender":"Ada | Bob's agent | Codex","text":"hello\nworld"}`).want(t, 201, "")
+	want := map[string]any{"id": "msg_1", "room_id": "github.com/o/r", "sender": "Ada | Bob's agent | Codex", "text": "hello\nworld",
+		"source": nil, "thread_parent_id": nil}
+	for k, v := range want {
+		if sent.obj[k] != v {
+			t.Errorf("sent[%q] = %v, want %v", k, sent.obj[k], v)
+		}
+	}
+	if !isTimestamp(sent.str("timestamp")) || len(sent.obj) != len(want)+1 {
+		t.Errorf("sent = %s: want exactly the keys %v and timestamp", sent.raw, want)
+	}
+
+	read := e.call(t, http.MethodGet, "/rooms/github.com/o/r/messages", "").want(t, 200, "")
+	if read.str("room_id") != "github.com/o/r" || read.obj["project_id"] != nil || read.obj["has_more"] != false || read.obj["has_older"] != nil {
+		t.Errorf("read = %s", read.raw)
+	}
+	msgs := read.messages(t)
+	if len(msgs) != 1 || msgs[0]["timestamp"] != sent.obj["timestamp"] || msgs[0]["text"] != "hello\nworld" {
+		t.Errorf("read back %v, want the sent message with the same timestamp", msgs)
+	}
+
+	// Legacy routes: the id encoded as one segment, the list under project_id.
+	legacy := e.call(t, http.MethodGet, "/projects/github.com%2Fo%2Fr/messages", "").want(t, 200, "")
+	if legacy.str("project_id") != "github.com/o/r" || legacy.obj["room_id"] != nil || len(legacy.messages(t)) != 1 {
+		t.Errorf("legacy read = %s", legacy.raw)
+	}
+	e.call(t, http.MethodPost, "/projects/github.com%2Fo%2Fr/messages", `{"sender":"b","text":"via projects"}`).want(t, 201, "")
+}
+
+func TestThreadParent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.join(t, "threads")
+	e.join(t, "elsewhere")
+	root := e.send(t, "threads", "a", "root")
+	e.send(t, "elsewhere", "a", "x")
+	e.send(t, "elsewhere", "a", "y")
+	reply := e.call(t, http.MethodPost, "/rooms/threads/messages", `{"sender":"b","text":"reply","thread_parent_id":"`+root+`"}`).want(t, 201, "")
+	if reply.str("thread_parent_id") != root {
+		t.Errorf("reply thread_parent_id = %v, want %s", reply.obj["thread_parent_id"], root)
+	}
+	e.call(t, http.MethodPost, "/rooms/threads/messages", `{"sender":"b","text":"r","thread_parent_id":null}`).want(t, 201, "")
+	e.call(t, http.MethodPost, "/rooms/threads/messages", `{"sender":"b","text":"r","thread_parent_id":"msg_99"}`).want(t, 400, "msg_99 is not a message in this room")
+	e.call(t, http.MethodPost, "/rooms/elsewhere/messages", `{"sender":"b","text":"r","thread_parent_id":"msg_2"}`).want(t, 201, "")
+	e.call(t, http.MethodPost, "/rooms/threads/messages", `{"sender":"b","text":"r","thread_parent_id":"task_1"}`).want(t, 400, "thread_parent_id must be a message id")
+	e.call(t, http.MethodPost, "/rooms/threads/messages", `{"sender":"b","text":"r","thread_parent_id":"msg_0"}`).want(t, 400, "thread_parent_id must be a message id")
+	e.call(t, http.MethodPost, "/rooms/threads/messages", `{"sender":"b","text":"r","thread_parent_id":3}`).want(t, 400, "thread_parent_id must be a string")
+	list := e.call(t, http.MethodGet, "/rooms/threads/messages", "").want(t, 200, "").messages(t)
+	if len(list) != 3 || list[1]["thread_parent_id"] != root || list[2]["thread_parent_id"] != nil {
+		t.Errorf("thread fields read back = %v", list)
+	}
+}
+
+func TestSendErrors(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.join(t, "errors")
+	long := strings.Repeat("é", letagents.MaxTextBytes/2+1) // bytes, not characters, count
+	body := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	tests := []struct {
+		name, path, body string
+		status           int
+		msg              string
+	}{
+		{"no body", "/rooms/errors/messages", "", 400, "request body must be a JSON object"},
+		{"not JSON", "/rooms/errors/messages", "{sender", 400, "not a JSON object"},
+		{"array", "/rooms/errors/messages", `[1]`, 400, "not a JSON object"},
+		{"two objects", "/rooms/errors/messages", `{"sender":"a","text":"b"}{}`, 400, "single JSON object"},
+		{"missing sender", "/rooms/errors/messages", `{"text":"hi"}`, 400, "sender and text are required"},
+		{"missing text", "/rooms/errors/messages", `{"sender":"a"}`, 400, "sender and text are required"},
+		{"blank text", "/rooms/errors/messages", `{"sender":"a","text":" \n "}`, 400, "sender and text are required"},
+		{"number text", "/rooms/errors/messages", `{"sender":"a","text":5}`, 400, "text must be a string"},
+		{"NUL", "/rooms/errors/messages", `{"sender":"a","text":"a\u0000b"}`, 400, "NUL"},
+		{"long sender", "/rooms/errors/messages", body(map[string]string{"sender": strings.Repeat("s", letagents.MaxSenderBytes+1), "text": "x"}), 400, "sender is longer than 200 bytes"},
+		{"text too large", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": long}), 413, "text is longer than 32768 bytes"},
+		{"body too large", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": strings.Repeat("\u0001", letagents.MaxBodyBytes/6+1)}), 413, "request body is larger than"},
+		{"unknown room", "/rooms/no-such-room/messages", `{"sender":"a","text":"b"}`, 404, "Room not found"},
+		{"unknown invite room", "/rooms/ZZZZ-ZZZZ/messages", `{"sender":"a","text":"b"}`, 404, "Room not found"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e.call(t, http.MethodPost, tt.path, tt.body).want(t, tt.status, tt.msg)
+		})
+	}
+	// Text exactly at the limit is accepted, and refusals took no number.
+	at := strings.Repeat("x", letagents.MaxTextBytes)
+	if id := e.call(t, http.MethodPost, "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": at})).want(t, 201, "").str("id"); id != "msg_1" {
+		t.Errorf("first accepted message is %s, want msg_1", id)
+	}
+}
+
+func TestReadPaging(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.join(t, "paging")
+	for i := 1; i <= 5; i++ {
+		e.send(t, "paging", "a", fmt.Sprint(i))
+	}
+	tests := []struct {
+		query    string
+		want     []string
+		hasMore  bool
+		hasOlder any // nil: key absent
+	}{
+		{"", []string{"msg_1", "msg_2", "msg_3", "msg_4", "msg_5"}, false, nil},
+		{"?limit=2", []string{"msg_1", "msg_2"}, true, nil},
+		{"?after=msg_2&limit=2", []string{"msg_3", "msg_4"}, true, nil},
+		{"?after=msg_4", []string{"msg_5"}, false, nil},
+		{"?after=4", []string{"msg_5"}, false, nil},
+		{"?after=msg_5", []string{}, false, nil},
+		{"?after=msg_0&limit=1", []string{"msg_1"}, true, nil},
+		{"?before=latest&limit=2", []string{"msg_4", "msg_5"}, false, true},
+		{"?before=msg_3", []string{"msg_1", "msg_2"}, true, false},
+		{"?before=latest&limit=500", []string{"msg_1", "msg_2", "msg_3", "msg_4", "msg_5"}, false, false},
+	}
+	for _, tt := range tests {
+		r := e.call(t, http.MethodGet, "/rooms/paging/messages"+tt.query, "").want(t, 200, "")
+		got := ids(r.messages(t))
+		if !slices.Equal(got, tt.want) || r.obj["has_more"] != tt.hasMore || r.obj["has_older"] != tt.hasOlder {
+			t.Errorf("%s: %v has_more=%v has_older=%v; want %v %v %v", tt.query, got, r.obj["has_more"], r.obj["has_older"], tt.want, tt.hasMore, tt.hasOlder)
+		}
+	}
+	bad := []struct{ query, msg string }{
+		{"?after=msg_x", "after:"},
+		{"?after=-1", "after:"},
+		{"?after=task_3", "after:"},
+		{"?limit=0", "limit must be a whole number from 1 to 500"},
+		{"?limit=501", "limit must be a whole number from 1 to 500"},
+		{"?limit=ten", "limit must be a whole number from 1 to 500"},
+		{"?before=msg_0", "before must be latest"},
+		{"?before=soon", "before must be latest"},
+		{"?before=latest&after=msg_1", "not both"},
+	}
+	for _, tt := range bad {
+		e.call(t, http.MethodGet, "/rooms/paging/messages"+tt.query, "").want(t, 400, tt.msg)
+	}
+	e.call(t, http.MethodGet, "/rooms/missing-room/messages", "").want(t, 404, "Room not found")
+}
+
+func TestConcurrentSendsThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.join(t, "crowd")
+	const n = 50
+	got := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = e.send(t, "crowd", fmt.Sprintf("agent-%d", i), "hi")
+		}()
+	}
+	wg.Wait()
+	want := make([]string, n)
+	for i := range n {
+		want[i] = fmt.Sprintf("msg_%d", i+1)
+	}
+	sort.Slice(got, func(i, j int) bool { return len(got[i]) < len(got[j]) || len(got[i]) == len(got[j]) && got[i] < got[j] })
+	if !slices.Equal(got, want) {
+		t.Errorf("50 concurrent senders got %v, want msg_1..msg_50 each once", got)
+	}
+}
