@@ -1,0 +1,119 @@
+package service_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/pgtest"
+	"github.com/letagents/letagents-go/shared/service"
+)
+
+func TestLoadConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		env     map[string]string
+		check   func(service.Config) bool
+		wantErr string
+	}{
+		{"defaults", nil, func(c service.Config) bool {
+			return c.PollMax == 180*time.Second && c.GatewayHold == 25*time.Second && c.Addr == ":3001" && c.DB.MaxConns == 0
+		}, ""},
+		{"all set", map[string]string{"DB_URL": "postgres://x", "DB_MAX_CONNS": "4", "LETAGENTS_POLL_MAX_MS": "1000",
+			"LETAGENTS_GATEWAY_HOLD_MS": "20000", "PORT": "8080", "LOG_LEVEL": "debug"}, func(c service.Config) bool {
+			return c.DB.URL == "postgres://x" && c.DB.MaxConns == 4 && c.PollMax == time.Second && c.GatewayHold == 20*time.Second &&
+				c.Addr == ":8080" && c.LogLevel.String() == "DEBUG"
+		}, ""},
+		{"poll max too small", map[string]string{"LETAGENTS_POLL_MAX_MS": "999"}, nil, "LETAGENTS_POLL_MAX_MS"},
+		{"poll max too large", map[string]string{"LETAGENTS_POLL_MAX_MS": "86400001"}, nil, "LETAGENTS_POLL_MAX_MS"},
+		{"poll max not a number", map[string]string{"LETAGENTS_POLL_MAX_MS": "3m"}, nil, "LETAGENTS_POLL_MAX_MS"},
+		{"gateway hold over 29 s", map[string]string{"LETAGENTS_GATEWAY_HOLD_MS": "30000"}, nil, "LETAGENTS_GATEWAY_HOLD_MS"},
+		{"bad max conns", map[string]string{"DB_MAX_CONNS": "0"}, nil, "DB_MAX_CONNS"},
+		{"bad port", map[string]string{"PORT": "http"}, nil, "PORT"},
+		{"bad log level", map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := service.LoadConfig(func(k string) string { return tt.env[k] })
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("LoadConfig error = %v, want one naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !tt.check(cfg) {
+				t.Fatalf("LoadConfig = %+v, %v", cfg, err)
+			}
+		})
+	}
+}
+
+func TestOpenMigratesAndServes(t *testing.T) {
+	t.Parallel()
+	d := pgtest.NewEmpty(t) // Open must apply the migrations itself
+	ctx := context.Background()
+	cfg, err := service.LoadConfig(func(k string) string { return map[string]string{"DB_URL": d.URL}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.Open(ctx, cfg, api.GroupRooms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	if svc.Hub != nil {
+		t.Error("a rooms-only service started a listener hub")
+	}
+	if _, err := svc.Store.CreateInviteRoom(ctx); err != nil {
+		t.Fatalf("store on the migrated schema: %v", err)
+	}
+	if _, err := service.Open(ctx, service.Config{}); err == nil || !strings.Contains(err.Error(), "DB_URL") {
+		t.Errorf("Open without a database = %v, want an error naming DB_URL", err)
+	}
+}
+
+func TestServeDrainsParkedPollsOnShutdown(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	svc := service.FromPool(context.Background(), service.Config{}, d.Pool, api.GroupPoll)
+	defer svc.Close()
+	if _, _, err := svc.Store.EnsureRoom(context.Background(), "shutdown"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	addr := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() { done <- service.Serve(ctx, "127.0.0.1:0", svc.Handler, svc.Drain, 5*time.Second, func(a net.Addr) { addr <- a }) }()
+	url := service.Listening(<-addr)
+	answered := make(chan int, 1)
+	go func() {
+		resp, err := http.Get(url + "/rooms/shutdown/messages/poll?timeout=60000")
+		if err != nil {
+			answered <- 0
+			return
+		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	for svc.Hub.Stats().Subscribers == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	select {
+	case code := <-answered:
+		if code != http.StatusOK {
+			t.Errorf("parked poll answered %d on shutdown, want 200", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("parked poll not answered on shutdown")
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Serve = %v", err)
+	}
+}
