@@ -1,8 +1,11 @@
 package api
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,31 +38,57 @@ func toMessage(m letagents.Message) messageJSON {
 	return j
 }
 
+// maxPageJSON bounds the encoded messages of one page, well under the 6 MB
+// Lambda allows a response: 500 messages of 32 KiB would be 16 MB. A page
+// that would pass it is cut at a message boundary (never below one
+// message) and says so with has_more, or has_older when read backward.
+const maxPageJSON = 4 << 20
+
 // pageJSON is a list of messages. The room's id goes under project_id on
 // the legacy routes and under room_id on the current ones, as each kind of
 // client expects; the other key is left out.
 type pageJSON struct {
-	RoomID    string        `json:"room_id,omitempty"`
-	ProjectID string        `json:"project_id,omitempty"`
-	Messages  []messageJSON `json:"messages"`
-	HasMore   bool          `json:"has_more"`
-	HasOlder  *bool         `json:"has_older,omitempty"`
+	RoomID    string            `json:"room_id,omitempty"`
+	ProjectID string            `json:"project_id,omitempty"`
+	Messages  []json.RawMessage `json:"messages"`
+	HasMore   bool              `json:"has_more"`
+	HasOlder  *bool             `json:"has_older,omitempty"`
 }
 
-func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward bool) pageJSON {
-	j := pageJSON{Messages: make([]messageJSON, len(p.Messages)), HasMore: p.HasMore}
+func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward bool) (pageJSON, error) {
+	j := pageJSON{Messages: make([]json.RawMessage, 0, len(p.Messages)), HasMore: p.HasMore}
 	if strings.HasPrefix(r.URL.Path, "/projects/") {
 		j.ProjectID = roomID
 	} else {
 		j.RoomID = roomID
 	}
-	for i, m := range p.Messages {
-		j.Messages[i] = toMessage(m)
+	msgs := p.Messages
+	if backward {
+		// Keep the newest when cutting a page read backward.
+		msgs = slices.Clone(msgs)
+		slices.Reverse(msgs)
+	}
+	size := 0
+	for _, m := range msgs {
+		b, err := json.Marshal(toMessage(m))
+		if err != nil {
+			return j, fmt.Errorf("encode message: %w", err)
+		}
+		if size += len(b) + 1; size > maxPageJSON && len(j.Messages) > 0 {
+			if backward {
+				p.HasOlder = true
+			} else {
+				j.HasMore = true
+			}
+			break
+		}
+		j.Messages = append(j.Messages, b)
 	}
 	if backward {
+		slices.Reverse(j.Messages)
 		j.HasOlder = &p.HasOlder
 	}
-	return j
+	return j, nil
 }
 
 type sendRequest struct {
@@ -110,7 +139,16 @@ func (s *server) readMessages(w http.ResponseWriter, r *http.Request, ps params)
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toPage(r, id, page, q.Before > 0))
+	s.writePage(w, r, id, page, q.Before > 0)
+}
+
+func (s *server) writePage(w http.ResponseWriter, r *http.Request, id string, page letagents.MessagePage, backward bool) {
+	j, err := toPage(r, id, page, backward)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, j)
 }
 
 // pageQuery reads ?after, ?before (when allowed) and ?limit.

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -179,5 +180,45 @@ func TestConcurrentSendsThroughTheAPI(t *testing.T) {
 	sort.Slice(got, func(i, j int) bool { return len(got[i]) < len(got[j]) || len(got[i]) == len(got[j]) && got[i] < got[j] })
 	if !slices.Equal(got, want) {
 		t.Errorf("50 concurrent senders got %v, want msg_1..msg_50 each once", got)
+	}
+}
+
+func TestPagesStayUnderTheLambdaResponseLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.join(t, "big")
+	big := strings.Repeat("x", letagents.MaxTextBytes)
+	const n = 200 // 6.5 MB of text: more than one Lambda response may carry
+	for range n {
+		if _, err := e.svc.Store.SendMessage(context.Background(), letagents.NewMessage{RoomID: "big", Sender: "a", Text: big}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen []string
+	after := "msg_0"
+	for len(seen) < n {
+		r := e.call(t, http.MethodGet, "/rooms/big/messages?limit=500&after="+after, "").want(t, 200, "")
+		if len(r.raw) > 5<<20 {
+			t.Fatalf("page of %d bytes, want under 5 MiB", len(r.raw))
+		}
+		page := ids(r.messages(t))
+		if len(page) == 0 {
+			t.Fatalf("empty page after %s with %d of %d read", after, len(seen), n)
+		}
+		seen = append(seen, page...)
+		after = page[len(page)-1]
+		if more := len(seen) < n; r.obj["has_more"] != more {
+			t.Fatalf("has_more = %v after %d of %d", r.obj["has_more"], len(seen), n)
+		}
+	}
+	for i, id := range seen {
+		if id != fmt.Sprintf("msg_%d", i+1) {
+			t.Fatalf("paging through cut pages gave %v..., want msg_1..msg_%d in order", seen[:i+1], n)
+		}
+	}
+	latest := e.call(t, http.MethodGet, "/rooms/big/messages?before=latest&limit=500", "").want(t, 200, "")
+	got := ids(latest.messages(t))
+	if len(got) == 0 || len(got) == n || got[len(got)-1] != fmt.Sprintf("msg_%d", n) || latest.obj["has_older"] != true {
+		t.Errorf("cut newest page = %d messages ending %v, has_older %v; want the newest, cut, has_older true", len(got), got[len(got)-1:], latest.obj["has_older"])
 	}
 }

@@ -87,7 +87,7 @@ func (s *server) answerPoll(w http.ResponseWriter, r *http.Request, id string, p
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toPage(r, id, page, false))
+	s.writePage(w, r, id, page, false)
 }
 
 // pollTimeout reads ?timeout (milliseconds), clamped to max.
