@@ -1,0 +1,454 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/lambdaapi"
+	"github.com/letagents/letagents-go/shared/rooms"
+)
+
+// Limits of API Gateway HTTP API and of a synchronous Lambda invocation.
+const (
+	// maxRequestBody is API Gateway's request payload limit (hard, 10 MB).
+	maxRequestBody = 10 << 20
+	// maxInvokePayload and maxInvokeResponse are Lambda's synchronous
+	// invocation limits on the event and on the function's answer (6 MB;
+	// measured, the answer may be 100 bytes longer). A body that passes the
+	// gateway can still be too big for Lambda once it is wrapped in an event.
+	maxInvokePayload  = 6 << 20
+	maxInvokeResponse = 6<<20 + 100
+	// functionTimeout is the Timeout of every function (template.yaml
+	// Globals), which is also API Gateway's integration timeout.
+	functionTimeout = 30 * time.Second
+)
+
+// catchAllRoute is the route key of the template's `ANY /{proxy+}` route,
+// which sends every request no other route claims to the web function.
+const catchAllRoute = "ANY /{proxy+}"
+
+// Fixed parts of the request context: a made-up account and the $default
+// stage, so paths carry no stage prefix, as with the deployed HTTP API.
+const (
+	accountID = "123456789012"
+	apiID     = "localdev"
+	stage     = "$default"
+)
+
+// gateway plays API Gateway HTTP API: it routes each request to the function
+// of its group, turning it into the payload v2 event the function would get
+// and the function's answer back into HTTP. Long-polls skip the conversion:
+// in AWS the poll container is a plain HTTP server of its own.
+type gateway struct {
+	functions map[api.Group]lambda.Handler
+	poll      http.Handler
+	timeout   time.Duration
+	logger    *slog.Logger
+}
+
+// newGateway builds the Lambda handler of each function once, as one cold
+// start of each would: through lambdaapi.Handler and lambda.NewHandler, the
+// same path the deployed runtime takes. poll serves GroupPoll directly.
+func newGateway(functions map[api.Group]http.Handler, poll http.Handler, gatewayHold time.Duration, logger *slog.Logger) *gateway {
+	g := &gateway{functions: map[api.Group]lambda.Handler{}, poll: poll, timeout: functionTimeout, logger: logger}
+	for group, h := range functions {
+		g.functions[group] = lambda.NewHandler(lambdaapi.Handler(h, gatewayHold))
+	}
+	return g
+}
+
+func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	path := r.URL.EscapedPath()
+	group, claimed := api.Lookup(r.Method, path)
+	// API Gateway matches methods exactly: a HEAD finds no GET route and,
+	// like any request no route claims, ends at ANY /{proxy+}: the web
+	// function, which answers it (or a JSON 404).
+	if !claimed || r.Method == http.MethodHead {
+		claimed, group = false, api.GroupWeb
+	}
+	fn := string(group)
+	if group == api.GroupPoll {
+		g.poll.ServeHTTP(sw, r)
+	} else {
+		reqID := rand.Text()[:16] + "="
+		sw.Header().Set("Apigw-Requestid", reqID)
+		if !claimed && path == "/" {
+			// /{proxy+} needs a segment: nothing claims /, the gateway answers.
+			fn = "gateway"
+			writeGatewayError(sw, http.StatusNotFound, "Not Found")
+		} else {
+			g.invoke(sw, r, group, path, reqID)
+		}
+	}
+	g.logger.Info("request", "method", r.Method, "path", path, "status", sw.status(),
+		"function", fn, "duration", time.Since(start).Round(time.Microsecond))
+}
+
+// invoke runs one request through the function of group as API Gateway and
+// the Lambda service would, including their limits and their answers when
+// something fails.
+func (g *gateway) invoke(w http.ResponseWriter, r *http.Request, group api.Group, path, reqID string) {
+	fn, ok := g.functions[group]
+	if !ok {
+		g.logger.Error("no function for group", "group", group)
+		writeGatewayError(w, http.StatusInternalServerError, "Internal Server Error")
+		return
+	}
+	if r.ContentLength > maxRequestBody {
+		writeTooLarge(w)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeTooLarge(w)
+			return
+		}
+		g.logger.Warn("read request body", "error", err)
+		writeGatewayError(w, http.StatusBadRequest, "Bad Request")
+		return
+	}
+
+	now := time.Now()
+	ev := toEvent(r, body, reqID, now)
+	ev.RouteKey, ev.PathParameters = gatewayRoute(r.Method, path)
+	ev.RequestContext.RouteKey = ev.RouteKey
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		g.logger.Error("marshal event", "error", err)
+		writeGatewayError(w, http.StatusInternalServerError, "Internal Server Error")
+		return
+	}
+	// API Gateway answers 500 when the Lambda service refuses the invocation.
+	if len(payload) > maxInvokePayload {
+		g.logger.Error("Lambda refuses the invocation: event over 6 MB", "function", group, "bytes", len(payload))
+		writeGatewayError(w, http.StatusInternalServerError, "Internal Server Error")
+		return
+	}
+
+	// The client leaving does not stop a Lambda invocation; the timeout does.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.timeout)
+	defer cancel()
+	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{
+		AwsRequestID:       newUUID(),
+		InvokedFunctionArn: "arn:aws:lambda:us-east-1:" + accountID + ":function:letagents-" + string(group),
+	})
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := invokeSafely(ctx, fn, payload)
+		done <- result{out, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		// The gateway's integration timeout equals the function's, and it
+		// answers first.
+		g.logger.Error("function timed out", "function", group, "timeout", g.timeout)
+		writeGatewayError(w, http.StatusServiceUnavailable, "Service Unavailable")
+		return
+	}
+	// A function error, an oversized answer or one the gateway cannot read
+	// are all a 502 with the same body; the details are only in the log.
+	if res.err != nil {
+		g.logger.Error("function error", "function", group, "error", res.err)
+		writeGatewayError(w, http.StatusBadGateway, "Internal Server Error")
+		return
+	}
+	if len(res.out) > maxInvokeResponse {
+		g.logger.Error("function answer over Lambda's 6 MB limit", "function", group, "bytes", len(res.out))
+		writeGatewayError(w, http.StatusBadGateway, "Internal Server Error")
+		return
+	}
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(res.out, &resp); err != nil || resp.StatusCode < 100 || resp.StatusCode > 599 {
+		g.logger.Error("malformed function answer", "function", group, "error", err, "status", resp.StatusCode)
+		writeGatewayError(w, http.StatusBadGateway, "Internal Server Error")
+		return
+	}
+	if len(resp.MultiValueHeaders) > 0 {
+		// Payload format 2.0 has no multiValueHeaders: the gateway drops
+		// them, so we do too rather than hide a bug that AWS would show.
+		g.logger.Warn("multiValueHeaders ignored (payload format 2.0 has none)", "function", group)
+	}
+	writeResponse(w, resp, g.logger)
+}
+
+// invokeSafely turns a panic into an error, as the Lambda runtime reports a
+// panicking handler as a function error.
+func invokeSafely(ctx context.Context, fn lambda.Handler, payload []byte) (out []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("handler panicked: %v", p)
+		}
+	}()
+	return fn.Invoke(ctx, payload)
+}
+
+// toEvent builds the payload v2 event API Gateway HTTP API sends for r,
+// all but the route key and path parameters (see gatewayRoute).
+func toEvent(r *http.Request, body []byte, reqID string, now time.Time) events.APIGatewayV2HTTPRequest {
+	headers := make(map[string]string, len(r.Header)+4)
+	var cookies []string
+	for k, vs := range r.Header {
+		k = strings.ToLower(k)
+		if k == "cookie" {
+			for _, v := range vs {
+				for c := range strings.SplitSeq(v, ";") {
+					if c = strings.TrimSpace(c); c != "" {
+						cookies = append(cookies, c)
+					}
+				}
+			}
+			continue
+		}
+		headers[k] = strings.Join(vs, ",")
+	}
+	ip := clientIP(r.RemoteAddr)
+	headers["host"] = r.Host
+	if xff := headers["x-forwarded-for"]; xff != "" {
+		headers["x-forwarded-for"] = xff + ", " + ip
+	} else {
+		headers["x-forwarded-for"] = ip
+	}
+	headers["x-forwarded-proto"] = "http"
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if _, port, err := net.SplitHostPort(a.String()); err == nil {
+			headers["x-forwarded-port"] = port
+		}
+	}
+	headers["x-amzn-trace-id"] = fmt.Sprintf("Root=1-%08x-%s", now.Unix(), randomHex(12))
+
+	var query map[string]string
+	if q := r.URL.Query(); len(q) > 0 {
+		query = make(map[string]string, len(q))
+		for k, vs := range q {
+			query[k] = strings.Join(vs, ",")
+		}
+	}
+
+	ev := events.APIGatewayV2HTTPRequest{
+		Version:               "2.0",
+		RawPath:               r.URL.EscapedPath(),
+		RawQueryString:        r.URL.RawQuery,
+		Cookies:               cookies,
+		Headers:               headers,
+		QueryStringParameters: query,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			AccountID:    accountID,
+			Stage:        stage,
+			RequestID:    reqID,
+			APIID:        apiID,
+			DomainName:   r.Host,
+			DomainPrefix: strings.SplitN(r.Host, ".", 2)[0],
+			Time:         now.UTC().Format("02/Jan/2006:15:04:05 -0700"),
+			TimeEpoch:    now.UnixMilli(),
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
+				Method:    r.Method,
+				Path:      r.URL.Path,
+				Protocol:  r.Proto,
+				SourceIP:  ip,
+				UserAgent: r.UserAgent(),
+			},
+		},
+	}
+	if utf8.Valid(body) {
+		ev.Body = string(body)
+	} else {
+		ev.Body = base64.StdEncoding.EncodeToString(body)
+		ev.IsBase64Encoded = true
+	}
+	return ev
+}
+
+// writeResponse writes a function's answer as the gateway would.
+func writeResponse(w http.ResponseWriter, resp events.APIGatewayV2HTTPResponse, logger *slog.Logger) {
+	body := []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(resp.Body)
+		if err != nil {
+			logger.Error("malformed function answer: body is not base64", "error", err)
+			writeGatewayError(w, http.StatusBadGateway, "Internal Server Error")
+			return
+		}
+		body = b
+	}
+	h := w.Header()
+	for k, v := range resp.Headers {
+		h.Set(k, v)
+	}
+	for _, c := range resp.Cookies {
+		h.Add("Set-Cookie", c)
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(body)
+}
+
+// gatewayRoute returns the route key and path parameters API Gateway gives
+// the event of a request. Methods match exactly (template.yaml has no HEAD
+// routes, so a HEAD gets the catch-all's). template.yaml
+// spells {room} out as one route per segment count, /rooms/{r1}/messages to
+// /rooms/{r1}/{r2}/{r3}/messages; everything else is the catch-all's.
+func gatewayRoute(method, escapedPath string) (key string, params map[string]string) {
+	group, ok := api.Lookup(method, escapedPath)
+	if ok {
+		segs := strings.Split(strings.TrimPrefix(escapedPath, "/"), "/")
+		for _, rt := range api.Routes() {
+			if rt.Group != group || rt.Method != method {
+				continue
+			}
+			if path, params, ok := expandRoute(rt.Pattern, segs); ok {
+				return method + " " + path, params
+			}
+		}
+	}
+	return catchAllRoute, map[string]string{"proxy": unescape(strings.TrimPrefix(escapedPath, "/"))}
+}
+
+// expandRoute matches segs against pattern ({room} spanning 1 to
+// rooms.MaxSegments segments, any other {name} one) and returns the
+// template's spelling of the route and the path parameters. api.Lookup has
+// already decided that a route of the group serves the path; this only
+// finds which one, to name it.
+func expandRoute(pattern string, segs []string) (string, map[string]string, bool) {
+	pat := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
+	roomLen := len(segs) - len(pat) + 1
+	var path []string
+	params := map[string]string{}
+	si := 0
+	for _, p := range pat {
+		switch {
+		case p == "{room}":
+			if roomLen < 1 || roomLen > rooms.MaxSegments || si+roomLen > len(segs) {
+				return "", nil, false
+			}
+			for k := range roomLen {
+				name := fmt.Sprintf("r%d", k+1)
+				path = append(path, "{"+name+"}")
+				params[name] = unescape(segs[si+k])
+			}
+			si += roomLen
+		case si >= len(segs):
+			return "", nil, false
+		case strings.HasPrefix(p, "{"):
+			path = append(path, p)
+			params[strings.Trim(p, "{}")] = unescape(segs[si])
+			si++
+		case segs[si] != p:
+			return "", nil, false
+		default:
+			path = append(path, p)
+			si++
+		}
+	}
+	if si != len(segs) {
+		return "", nil, false
+	}
+	if len(params) == 0 {
+		params = nil
+	}
+	return "/" + strings.Join(path, "/"), params, true
+}
+
+func unescape(s string) string {
+	if u, err := url.PathUnescape(s); err == nil {
+		return u
+	}
+	return s
+}
+
+// writeGatewayError answers as API Gateway does for its own errors.
+func writeGatewayError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"message": msg})
+}
+
+// writeTooLarge answers a body over the gateway's limit in the API's own
+// error shape, which is what clients of this service read.
+func writeTooLarge(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Connection", "close")
+	w.WriteHeader(http.StatusRequestEntityTooLarge)
+	_ = json.NewEncoder(w).Encode(map[string]string{
+		"error": fmt.Sprintf("request body is larger than API Gateway's limit of %d bytes", maxRequestBody)})
+}
+
+// clientIP is the address of the client without its port.
+func clientIP(remoteAddr string) string {
+	if host, _, err := net.SplitHostPort(remoteAddr); err == nil {
+		return host
+	}
+	return remoteAddr
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// newUUID returns a random (version 4) UUID, the shape of a Lambda request id.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// statusWriter remembers the status written, for the request log.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.code == 0 {
+		s.code = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.code == 0 {
+		s.code = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+func (s *statusWriter) status() int {
+	if s.code == 0 {
+		return http.StatusOK
+	}
+	return s.code
+}

@@ -1,0 +1,380 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/pgtest"
+)
+
+// stdoutWatch is run's stdout: it keeps what was written and hands over the
+// URL of the export line once it appears.
+type stdoutWatch struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	once sync.Once
+	url  chan string
+}
+
+func (s *stdoutWatch) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf.Write(p)
+	for line := range strings.SplitSeq(s.buf.String(), "\n") {
+		if u, ok := strings.CutPrefix(line, "export LETAGENTS_API_URL="); ok && strings.Contains(s.buf.String(), "\ndatabase: ") {
+			s.once.Do(func() { s.url <- u })
+		}
+	}
+	return len(p), nil
+}
+
+func (s *stdoutWatch) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// instance is one `run` serving in the background.
+type instance struct {
+	URL    string
+	stdout *stdoutWatch
+	stop   context.CancelFunc
+	done   chan error
+}
+
+// start runs run with env until the test ends (or stop is called).
+func start(t *testing.T, env map[string]string) *instance {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &instance{stdout: &stdoutWatch{url: make(chan string, 1)}, stop: cancel, done: make(chan error, 1)}
+	go func() { in.done <- run(ctx, func(k string) string { return env[k] }, in.stdout) }()
+	select {
+	case in.URL = <-in.stdout.url:
+	case err := <-in.done:
+		cancel()
+		t.Fatalf("run returned before listening: %v\nstdout:\n%s", err, in.stdout)
+	case <-time.After(60 * time.Second):
+		cancel()
+		t.Fatalf("run did not print its URL within 60s; stdout:\n%s", in.stdout)
+	}
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-in.done:
+		case <-time.After(30 * time.Second):
+			t.Errorf("run did not return within 30s of cancel")
+		}
+	})
+	return in
+}
+
+// dbEnv is the environment of a run on a fresh test schema.
+func dbEnv(t *testing.T) map[string]string {
+	t.Helper()
+	return map[string]string{"DB_URL": pgtest.New(t).URL, "PORT": "0", "LETAGENTS_LOCALDEV_DIR": t.TempDir()}
+}
+
+var client = &http.Client{Timeout: 30 * time.Second}
+
+// call sends a request and returns the status, content type and body.
+func call(t *testing.T, method, url string, body io.Reader) (int, string, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read body: %v", method, url, err)
+	}
+	return resp.StatusCode, resp.Header.Get("Content-Type"), b
+}
+
+func decodeJSON(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v: %s", err, b)
+	}
+	return m
+}
+
+type pollPage struct {
+	RoomID   string `json:"room_id"`
+	Messages []struct {
+		ID   string `json:"id"`
+		Text string `json:"text"`
+	} `json:"messages"`
+}
+
+type pollResult struct {
+	status int
+	page   pollPage
+	err    error
+	after  time.Duration
+}
+
+// parkPoll starts a long-poll in the background.
+func parkPoll(url string) <-chan pollResult {
+	ch := make(chan pollResult, 1)
+	go func() {
+		begin := time.Now()
+		resp, err := client.Get(url)
+		if err != nil {
+			ch <- pollResult{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		var p pollPage
+		err = json.NewDecoder(resp.Body).Decode(&p)
+		ch <- pollResult{status: resp.StatusCode, page: p, err: err, after: time.Since(begin)}
+	}()
+	return ch
+}
+
+func TestServesEveryRoute(t *testing.T) {
+	t.Parallel()
+	in := start(t, dbEnv(t))
+	out := in.stdout.String()
+	for _, want := range []string{"export LETAGENTS_API_URL=http://127.0.0.1:", "database: DB_URL postgres://postgres@127.0.0.1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		contentType              string
+		check                    func(t *testing.T, b []byte)
+	}{
+		{"create ad-hoc room", "POST", "/projects", "", 201, "application/json", func(t *testing.T, b []byte) {
+			m := decodeJSON(t, b)
+			if id, _ := m["id"].(string); id == "" || m["code"] != id {
+				t.Errorf("want id and code equal and set, got %s", b)
+			}
+		}},
+		{"join named room", "POST", "/rooms/localdev%20test%20room/join", "", 200, "application/json", func(t *testing.T, b []byte) {
+			if m := decodeJSON(t, b); m["room_id"] != "localdev test room" {
+				t.Errorf("room_id = %v, want %q", m["room_id"], "localdev test room")
+			}
+		}},
+		{"join repo room", "POST", "/rooms/github.com/o/r/join", "", 200, "application/json", func(t *testing.T, b []byte) {
+			if m := decodeJSON(t, b); m["room_id"] != "github.com/o/r" || m["git_room"] == nil {
+				t.Errorf("want room github.com/o/r with git_room, got %s", b)
+			}
+		}},
+		{"send with slashes in path", "POST", "/rooms/github.com/o/r/messages", `{"sender":"t","text":"hello from localdev"}`, 201, "application/json", func(t *testing.T, b []byte) {
+			if m := decodeJSON(t, b); m["id"] != "msg_1" || m["room_id"] != "github.com/o/r" {
+				t.Errorf("want msg_1 in github.com/o/r, got %s", b)
+			}
+		}},
+		{"read with slashes in path", "GET", "/rooms/github.com/o/r/messages?after=0", "", 200, "application/json", func(t *testing.T, b []byte) {
+			var p pollPage
+			if err := json.Unmarshal(b, &p); err != nil || len(p.Messages) != 1 || p.Messages[0].Text != "hello from localdev" {
+				t.Errorf("want the one message, got %s (%v)", b, err)
+			}
+		}},
+		{"poll with a message waiting", "GET", "/rooms/github.com/o/r/messages/poll?after=0&timeout=5000", "", 200, "application/json", func(t *testing.T, b []byte) {
+			var p pollPage
+			if err := json.Unmarshal(b, &p); err != nil || len(p.Messages) != 1 {
+				t.Errorf("want the one message at once, got %s (%v)", b, err)
+			}
+		}},
+		{"health", "GET", "/api/health", "", 200, "application/json", nil},
+		{"room page", "GET", "/in/github.com/o/r", "", 200, "text/html", func(t *testing.T, b []byte) {
+			if !bytes.Contains(bytes.ToLower(b), []byte("<html")) {
+				t.Errorf("room page is not HTML: %.200s", b)
+			}
+		}},
+		{"unknown path", "GET", "/no/such/route", "", 404, "application/json", func(t *testing.T, b []byte) {
+			if m := decodeJSON(t, b); m["error"] == nil {
+				t.Errorf("want an error field, got %s", b)
+			}
+		}},
+		{"unknown method", "DELETE", "/rooms/github.com/o/r/messages", "", 404, "application/json", func(t *testing.T, b []byte) {
+			if m := decodeJSON(t, b); m["error"] == nil {
+				t.Errorf("want an error field, got %s", b)
+			}
+		}},
+		{"body over 10 MB", "POST", "/rooms/github.com/o/r/messages", strings.Repeat("x", maxRequestBody+1), 413, "application/json", func(t *testing.T, b []byte) {
+			if m := decodeJSON(t, b); m["error"] == nil {
+				t.Errorf("want an error field, got %s", b)
+			}
+		}},
+	}
+	// In order: the reads expect the message sent before them.
+	for _, tt := range tests {
+		var body io.Reader
+		if tt.body != "" {
+			body = strings.NewReader(tt.body)
+		}
+		status, ct, b := call(t, tt.method, in.URL+tt.path, body)
+		if status != tt.status || !strings.HasPrefix(ct, tt.contentType) {
+			t.Errorf("%s: %s %s = %d %q, want %d %q: %.300s", tt.name, tt.method, tt.path, status, ct, tt.status, tt.contentType, b)
+			continue
+		}
+		if tt.check != nil {
+			t.Run(tt.name, func(t *testing.T) { tt.check(t, b) })
+		}
+	}
+}
+
+func TestPollWokenBySend(t *testing.T) {
+	t.Parallel()
+	in := start(t, dbEnv(t))
+	room := in.URL + "/rooms/github.com/o/r"
+	if status, _, b := call(t, "POST", room+"/join", nil); status != 200 {
+		t.Fatalf("join: %d %s", status, b)
+	}
+	polled := parkPoll(room + "/messages/poll?after=0&timeout=20000")
+	select {
+	case r := <-polled:
+		t.Fatalf("poll answered before any send: %+v", r)
+	case <-time.After(500 * time.Millisecond):
+	}
+	sent := time.Now()
+	if status, _, b := call(t, "POST", room+"/messages", strings.NewReader(`{"sender":"t","text":"wake up"}`)); status != 201 {
+		t.Fatalf("send: %d %s", status, b)
+	}
+	select {
+	case r := <-polled:
+		if r.err != nil || r.status != 200 || len(r.page.Messages) != 1 || r.page.Messages[0].Text != "wake up" {
+			t.Fatalf("poll got %+v, want 200 with the message", r)
+		}
+		if d := time.Since(sent); d > 3*time.Second {
+			t.Errorf("poll answered %v after the send; want it woken at once", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("poll not woken within 10s of the send")
+	}
+}
+
+func TestShutdownAnswersParkedPoll(t *testing.T) {
+	t.Parallel()
+	in := start(t, dbEnv(t))
+	room := in.URL + "/rooms/localdev%20test%20room"
+	if status, _, b := call(t, "POST", room+"/join", nil); status != 200 {
+		t.Fatalf("join: %d %s", status, b)
+	}
+	polled := parkPoll(room + "/messages/poll?after=0&timeout=60000")
+	time.Sleep(500 * time.Millisecond)
+
+	stopped := time.Now()
+	in.stop()
+	select {
+	case err := <-in.done:
+		if err != nil {
+			t.Errorf("run returned %v, want nil", err)
+		}
+		if d := time.Since(stopped); d > 5*time.Second {
+			t.Errorf("run took %v to return after cancel", d)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("run did not return within 15s of cancel")
+	}
+	in.done <- nil // for the cleanup in start
+	select {
+	case r := <-polled:
+		if r.err != nil || r.status != 200 || r.page.Messages == nil || len(r.page.Messages) != 0 {
+			t.Errorf("parked poll got %+v, want 200 with no messages", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("parked poll got no answer on shutdown")
+	}
+}
+
+// TestEmbeddedDatabase runs with DB_URL unset: run starts a private
+// PostgreSQL in LETAGENTS_LOCALDEV_DIR and stops it on the way out.
+func TestEmbeddedDatabase(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if os.Geteuid() == 0 {
+		// PostgreSQL runs as the postgres user then, who must reach dir
+		// (t.TempDir makes 0700 folders), or the cluster would move to a
+		// folder of its own outside dir that nobody cleans up.
+		for _, p := range []string{filepath.Dir(dir), dir} {
+			if err := os.Chmod(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	in := start(t, map[string]string{"PORT": "0", "LETAGENTS_LOCALDEV_DIR": dir})
+	if want := "database: embedded PostgreSQL, data in " + dir; !strings.Contains(in.stdout.String(), want) {
+		t.Errorf("stdout lacks %q:\n%s", want, in.stdout)
+	}
+	status, _, b := call(t, "POST", in.URL+"/projects", nil)
+	if status != 201 {
+		t.Fatalf("POST /projects = %d %s, want 201", status, b)
+	}
+	in.stop()
+	select {
+	case err := <-in.done:
+		if err != nil {
+			t.Fatalf("run returned %v, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return within 30s of cancel")
+	}
+	in.done <- nil
+	if _, err := os.Stat(filepath.Join(dir, "embeddedpg.log")); err != nil {
+		t.Errorf("no embedded database log: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pgdata", "PG_VERSION")); err != nil {
+		t.Errorf("no cluster in %s: %v", dir, err)
+	}
+	// Stopped means pg_ctl removed the pid file.
+	if _, err := os.Stat(filepath.Join(dir, "pgdata", "postmaster.pid")); err == nil {
+		t.Errorf("embedded database still running after run returned")
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"postgres://u:secret@db:5432/x?sslmode=disable", "postgres://u:xxxxx@db:5432/x?sslmode=disable"},
+		{"postgres://u@db/x", "postgres://u@db/x"},
+		{"postgres://u@db/x?password=secret", "postgres://u@db/x?password=xxxxx"},
+		{"host=db user=u password=secret dbname=x", "host=db user=u password=xxxxx dbname=x"},
+		{"host=db password='a b\\' c' dbname=x", "host=db password=xxxxx dbname=x"},
+	}
+	for _, tt := range tests {
+		if got := redactURL(tt.in); got != tt.want || strings.Contains(got, "secret") {
+			t.Errorf("redactURL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"PORT": "nope"}, "PORT"},
+		{map[string]string{"DB_SECRET_ARN": "arn:aws:secretsmanager:x"}, "DB_URL"},
+	}
+	for _, tt := range tests {
+		err := run(context.Background(), func(k string) string { return tt.env[k] }, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("run with %v = %v, want an error naming %s", tt.env, err, tt.want)
+		}
+	}
+}
