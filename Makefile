@@ -22,3 +22,22 @@ bench:
 	go run ./localdev/bench
 
 # --- SAM build targets (build-<LogicalId>) below this line ---
+#
+# `sam build` runs build-<LogicalId> for each function of template.yaml
+# (Metadata: BuildMethod: makefile, CodeUri: .) with ARTIFACTS_DIR set; the
+# Lambda runtime provided.al2023 starts the binary named bootstrap.
+# infra/template_test.go checks that every function has its target.
+
+.PHONY: build-RoomsFunction build-MessagesFunction build-PollFunction build-WebFunction
+
+build-RoomsFunction:
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -o $(ARTIFACTS_DIR)/bootstrap ./functions/rooms
+
+build-MessagesFunction:
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -o $(ARTIFACTS_DIR)/bootstrap ./functions/messages
+
+build-PollFunction:
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -o $(ARTIFACTS_DIR)/bootstrap ./functions/poll
+
+build-WebFunction:
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -o $(ARTIFACTS_DIR)/bootstrap ./functions/web

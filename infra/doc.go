@@ -1,0 +1,7 @@
+// Package infra holds the deployment description's checks: its tests hold
+// template.yaml, the SAM build targets of the Makefile, infra/env.json (for
+// `sam local start-api --env-vars infra/env.json`) and the sample events
+// functions/*/event.json to the code they deploy, and invoke each function's
+// Lambda handler with its event on a real PostgreSQL. The package has no
+// code outside its tests.
+package infra

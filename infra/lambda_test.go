@@ -1,0 +1,297 @@
+package infra
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/lambdaapi"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/pgtest"
+	"github.com/letagents/letagents-go/shared/service"
+)
+
+// fixtureRoom is the room of every functions/*/event.json. A named room:
+// an id shaped like XXXX-XXXX would be an invite code, which must exist.
+const fixtureRoom = "lambda-fixture"
+
+// function is one group's Lambda handler, as lambdaapi.Run builds it, on a
+// private schema of the test server.
+type function struct {
+	svc     *service.Service
+	handler lambda.Handler
+}
+
+// newFunction configures group from env (on top of a DB_URL) the way
+// lambdaapi.Run does, but on the test's pool.
+func newFunction(t *testing.T, group api.Group, env map[string]string) function {
+	t.Helper()
+	db := pgtest.New(t)
+	vars := map[string]string{"DB_URL": db.URL, "LOG_LEVEL": "warn"}
+	maps.Copy(vars, env)
+	cfg, err := service.LoadConfig(getenv(vars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.FromPool(t.Context(), cfg, db.Pool, group)
+	t.Cleanup(svc.Close)
+	return function{svc: svc, handler: lambda.NewHandler(lambdaapi.Handler(svc.Handler, cfg.GatewayHold))}
+}
+
+// invoke runs payload through the runtime's own decoding, the handler and
+// encoding, as the Lambda runtime loop does.
+func (f function) invoke(t *testing.T, payload []byte) (status int, header map[string]string, body []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	out, err := f.handler.Invoke(ctx, payload)
+	if err != nil {
+		t.Fatalf("invoke: %v", err)
+	}
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatalf("invoke answered %s, not an HTTP API v2 response: %v", out, err)
+	}
+	body = []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		if body, err = base64.StdEncoding.DecodeString(resp.Body); err != nil {
+			t.Fatalf("response body is not base64: %v", err)
+		}
+	}
+	return resp.StatusCode, resp.Headers, body
+}
+
+// event reads functions/<group>/event.json.
+func event(t *testing.T, group api.Group) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "functions", string(group), "event.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatalf("functions/%s/event.json: %v", group, err)
+	}
+	if ev.Version != "2.0" || ev.RouteKey == "" || ev.RequestContext.HTTP.Method == "" || ev.RawPath != ev.RequestContext.HTTP.Path ||
+		ev.RequestContext.RouteKey != ev.RouteKey || !strings.HasPrefix(ev.RouteKey, ev.RequestContext.HTTP.Method+" ") {
+		t.Fatalf("functions/%s/event.json is not a consistent HTTP API v2 event (version, routeKey, rawPath, requestContext)", group)
+	}
+	for k := range ev.Headers {
+		if k != strings.ToLower(k) {
+			t.Errorf("functions/%s/event.json: header %q: HTTP API sends header names lower-cased", group, k)
+		}
+	}
+	if g, ok := api.Lookup(ev.RequestContext.HTTP.Method, ev.RawPath); !ok || g != group {
+		t.Fatalf("functions/%s/event.json: %s %s is served by group %q, want %q", group, ev.RequestContext.HTTP.Method, ev.RawPath, g, group)
+	}
+	return b
+}
+
+// withChanges returns the event with its route key and query replaced.
+func withChanges(t *testing.T, payload []byte, routeKey, query string) []byte {
+	t.Helper()
+	var ev map[string]any
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev["routeKey"] = routeKey
+	ev["requestContext"].(map[string]any)["routeKey"] = routeKey
+	ev["rawQueryString"] = query
+	qs := map[string]any{}
+	for kv := range strings.SplitSeq(query, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		qs[k] = v
+	}
+	ev["queryStringParameters"] = qs
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func decodeJSON[T any](t *testing.T, header map[string]string, body []byte) T {
+	t.Helper()
+	var v T
+	if ct := header["Content-Type"]; !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type = %q, want application/json", ct)
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("body %s: %v", body, err)
+	}
+	return v
+}
+
+type message struct {
+	ID     string `json:"id"`
+	RoomID string `json:"room_id"`
+	Sender string `json:"sender"`
+	Text   string `json:"text"`
+}
+
+type page struct {
+	RoomID   string    `json:"room_id"`
+	Messages []message `json:"messages"`
+	HasMore  bool      `json:"has_more"`
+}
+
+func ensureRoom(t *testing.T, f function) {
+	t.Helper()
+	if _, _, err := f.svc.Store.EnsureRoom(t.Context(), fixtureRoom); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func send(t *testing.T, f function, text string) {
+	t.Helper()
+	if _, err := f.svc.Store.SendMessage(t.Context(), letagents.NewMessage{RoomID: fixtureRoom, Sender: "infra-test", Text: text}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLambdaPath invokes each function's real handler with its sample event.
+func TestLambdaPath(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		group      api.Group
+		setup      func(t *testing.T, f function)
+		wantStatus int
+		check      func(t *testing.T, f function, header map[string]string, body []byte)
+	}{{
+		group:      api.GroupRooms,
+		wantStatus: 200,
+		// No setup: joining a named room creates it.
+		check: func(t *testing.T, f function, header map[string]string, body []byte) {
+			got := decodeJSON[struct {
+				RoomID string  `json:"room_id"`
+				Name   *string `json:"name"`
+				Code   *string `json:"code"`
+			}](t, header, body)
+			if got.RoomID != fixtureRoom || got.Name == nil || *got.Name != fixtureRoom || got.Code != nil {
+				t.Errorf("join answered %s, want room_id and name %q, code null", body, fixtureRoom)
+			}
+			if _, err := f.svc.Store.Room(t.Context(), fixtureRoom); err != nil {
+				t.Errorf("after the join: %v", err)
+			}
+		},
+	}, {
+		group:      api.GroupMessages,
+		setup:      ensureRoom,
+		wantStatus: 201,
+		check: func(t *testing.T, f function, header map[string]string, body []byte) {
+			got := decodeJSON[message](t, header, body)
+			want := message{ID: "msg_1", RoomID: fixtureRoom, Sender: "lambda-fixture-agent", Text: "hello from a Lambda event"}
+			if got != want {
+				t.Errorf("send answered %+v, want %+v", got, want)
+			}
+		},
+	}, {
+		group: api.GroupPoll,
+		setup: func(t *testing.T, f function) {
+			ensureRoom(t, f)
+			send(t, f, "already there") // so the poll answers at once
+		},
+		wantStatus: 200,
+		check: func(t *testing.T, f function, header map[string]string, body []byte) {
+			got := decodeJSON[page](t, header, body)
+			if got.RoomID != fixtureRoom || len(got.Messages) != 1 || got.Messages[0].ID != "msg_1" || got.Messages[0].Text != "already there" || got.HasMore {
+				t.Errorf("poll answered %s, want room %q with msg_1 \"already there\" only", body, fixtureRoom)
+			}
+		},
+	}, {
+		group:      api.GroupWeb,
+		wantStatus: 200,
+		check: func(t *testing.T, f function, header map[string]string, body []byte) {
+			got := decodeJSON[map[string]any](t, header, body)
+			want := map[string]any{"status": "ok", "service": "letagents-api"}
+			if !maps.Equal(got, want) {
+				t.Errorf("health answered %s, want %v", body, want)
+			}
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(string(tt.group), func(t *testing.T) {
+			t.Parallel()
+			payload := event(t, tt.group)
+			f := newFunction(t, tt.group, nil)
+			if tt.setup != nil {
+				tt.setup(t, f)
+			}
+			status, header, body := f.invoke(t, payload)
+			if status != tt.wantStatus {
+				t.Fatalf("status %d (%s), want %d", status, body, tt.wantStatus)
+			}
+			tt.check(t, f, header, body)
+		})
+	}
+
+	// A poll through an API Gateway route is held at most the gateway hold;
+	// one through the Function URL (route key "$default") up to its timeout.
+	const hold, timeout = time.Second, 5 * time.Second
+	holdEnv := map[string]string{"LETAGENTS_GATEWAY_HOLD_MS": "1000"}
+	query := "after=msg_0&timeout=5000"
+	t.Run("poll/gateway-route-holds-at-most-the-gateway-hold", func(t *testing.T) {
+		t.Parallel()
+		base := event(t, api.GroupPoll)
+		var ev events.APIGatewayV2HTTPRequest
+		_ = json.Unmarshal(base, &ev)
+		f := newFunction(t, api.GroupPoll, holdEnv)
+		ensureRoom(t, f)
+		start := time.Now()
+		status, header, body := f.invoke(t, withChanges(t, base, ev.RouteKey, query))
+		elapsed := time.Since(start)
+		if got := decodeJSON[page](t, header, body); status != 200 || len(got.Messages) != 0 {
+			t.Errorf("status %d, body %s; want 200 with no messages", status, body)
+		}
+		if elapsed >= timeout-time.Second || elapsed < hold/2 {
+			t.Errorf("answered after %v; want about the gateway hold %v, well under the timeout %v", elapsed.Round(time.Millisecond), hold, timeout)
+		}
+	})
+	t.Run("poll/function-url-holds-past-the-gateway-hold", func(t *testing.T) {
+		t.Parallel()
+		f := newFunction(t, api.GroupPoll, holdEnv)
+		ensureRoom(t, f)
+		payload := withChanges(t, event(t, api.GroupPoll), "$default", query)
+		type result struct {
+			status int
+			header map[string]string
+			body   []byte
+		}
+		done := make(chan result, 1)
+		go func() {
+			// invoke's t.Fatal must not run off the test goroutine.
+			out, err := f.handler.Invoke(t.Context(), payload)
+			var resp events.APIGatewayV2HTTPResponse
+			if err == nil {
+				err = json.Unmarshal(out, &resp)
+			}
+			if err != nil {
+				resp = events.APIGatewayV2HTTPResponse{StatusCode: -1, Body: err.Error()}
+			}
+			done <- result{resp.StatusCode, resp.Headers, []byte(resp.Body)}
+		}()
+		// Send once the gateway hold is well past: only a poll still parked
+		// gets the message.
+		select {
+		case r := <-done:
+			t.Fatalf("answered before 2×the gateway hold (status %d, %s): a Function URL poll was clamped like a gateway one", r.status, r.body)
+		case <-time.After(2 * hold):
+		}
+		send(t, f, "sent after the gateway hold")
+		r := <-done
+		got := decodeJSON[page](t, r.header, r.body)
+		if r.status != 200 || len(got.Messages) != 1 || got.Messages[0].Text != "sent after the gateway hold" {
+			t.Errorf("status %d, body %s; want 200 with the message sent after the gateway hold", r.status, r.body)
+		}
+	})
+}

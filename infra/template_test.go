@@ -1,0 +1,691 @@
+package infra
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/awslabs/goformation/v7"
+	"github.com/awslabs/goformation/v7/cloudformation"
+	"github.com/awslabs/goformation/v7/cloudformation/global"
+	"github.com/awslabs/goformation/v7/cloudformation/serverless"
+	"github.com/awslabs/goformation/v7/intrinsics"
+
+	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/rooms"
+	"github.com/letagents/letagents-go/shared/service"
+)
+
+// root is the module root, where template.yaml and the Makefile live.
+const root = ".."
+
+// Settings every function must end up with, from Globals or itself.
+const (
+	wantRuntime      = "provided.al2023"
+	wantHandler      = "bootstrap"
+	wantArchitecture = "arm64"
+	wantCodeURI      = "."
+	wantBuildMethod  = "makefile"
+	// secretParam is the parameter naming the database secret: DB_SECRET_ARN
+	// and the one policy of every function refer to it.
+	secretParam = "DatabaseSecretArn"
+	// catchAll is the one route the template has beyond api.Routes(): it
+	// sends every other path to the web function and its JSON 404.
+	catchAll = "ANY /{proxy+}"
+	// makeMarker starts the Makefile section holding the SAM build targets.
+	makeMarker = "# --- SAM build targets (build-<LogicalId>) below this line ---"
+)
+
+// What the Ref, Fn::GetAtt and Fn::Sub handlers put in place of a
+// reference: a marker naming its target, so the checks can see what a
+// property refers to. (goformation's own Ref resolves a parameter to its
+// Default and anything else to null, which would hide, say, which secret a
+// policy grants.)
+func refTo(name string) string    { return "Ref:" + name }
+func getAttOf(path string) string { return "GetAtt:" + path }
+
+// references records what the template's intrinsic functions point at
+// while goformation processes them.
+type references struct {
+	refs       map[string][]string // Ref and ${Name} targets → where (function kind)
+	getAtts    map[string]bool     // resources of Fn::GetAtt and ${Res.Attr}
+	conditions map[string]bool     // conditions of Fn::If
+	problems   []string
+}
+
+var subVar = regexp.MustCompile(`\$\{([^!}][^}]*)\}`)
+
+// handlers overrides goformation's intrinsic handlers with recording ones.
+// Fn::If takes its true branch, so the checks see a conditional part (the
+// VPC) as it is deployed when its condition holds.
+func (r *references) handlers() map[string]intrinsics.IntrinsicHandler {
+	return map[string]intrinsics.IntrinsicHandler{
+		"Ref": func(_ string, input, tmpl any) any {
+			name, ok := input.(string)
+			if !ok {
+				r.problems = append(r.problems, fmt.Sprintf("Ref of a %T (%v), want a name", input, input))
+				return nil
+			}
+			r.refs[name] = append(r.refs[name], "Ref")
+			if name == "AWS::NoValue" {
+				return nil
+			}
+			if isListParameter(tmpl, name) {
+				return []any{refTo(name)}
+			}
+			return refTo(name)
+		},
+		"Fn::GetAtt": func(_ string, input, _ any) any {
+			var path string
+			switch v := input.(type) {
+			case string:
+				path = v
+			case []any:
+				parts := make([]string, len(v))
+				for i, p := range v {
+					parts[i] = fmt.Sprint(p)
+				}
+				path = strings.Join(parts, ".")
+			}
+			res, _, ok := strings.Cut(path, ".")
+			if !ok {
+				r.problems = append(r.problems, fmt.Sprintf("Fn::GetAtt %v: want Resource.Attribute", input))
+				return nil
+			}
+			r.getAtts[res] = true
+			return getAttOf(path)
+		},
+		"Fn::Sub": func(_ string, input, _ any) any {
+			tmplStr, local := "", map[string]any{}
+			switch v := input.(type) {
+			case string:
+				tmplStr = v
+			case []any:
+				if len(v) == 2 {
+					tmplStr, _ = v[0].(string)
+					local, _ = v[1].(map[string]any)
+				}
+			}
+			for _, m := range subVar.FindAllStringSubmatch(tmplStr, -1) {
+				name := m[1]
+				if _, ok := local[name]; ok {
+					continue
+				}
+				if res, _, ok := strings.Cut(name, "."); ok {
+					r.getAtts[res] = true
+				} else {
+					r.refs[name] = append(r.refs[name], "Fn::Sub")
+				}
+			}
+			return tmplStr
+		},
+		"Fn::If": func(_ string, input, _ any) any {
+			arr, ok := input.([]any)
+			if !ok || len(arr) != 3 {
+				r.problems = append(r.problems, fmt.Sprintf("Fn::If %v: want [condition, then, else]", input))
+				return nil
+			}
+			name, _ := arr[0].(string)
+			r.conditions[name] = true
+			return arr[1]
+		},
+	}
+}
+
+// isListParameter reports whether the raw template declares name as a
+// list parameter, whose Ref is a list.
+func isListParameter(tmpl any, name string) bool {
+	m, _ := tmpl.(map[string]any)
+	params, _ := m["Parameters"].(map[string]any)
+	p, _ := params[name].(map[string]any)
+	typ, _ := p["Type"].(string)
+	return typ == "CommaDelimitedList" || strings.HasPrefix(typ, "List<")
+}
+
+// parsed is template.yaml as the checks see it.
+type parsed struct {
+	tmpl   *cloudformation.Template
+	global *global.Function
+	fns    map[string]*serverless.Function
+	refs   *references
+}
+
+func parseTemplate(t *testing.T) parsed {
+	t.Helper()
+	refs := &references{refs: map[string][]string{}, getAtts: map[string]bool{}, conditions: map[string]bool{}}
+	tmpl, err := goformation.OpenWithOptions(filepath.Join(root, "template.yaml"),
+		&intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: refs.handlers()})
+	if err != nil {
+		t.Fatalf("parse template.yaml: %v", err)
+	}
+	for _, p := range refs.problems {
+		t.Errorf("template.yaml: %s", p)
+	}
+	g, err := tmpl.GetServerlessGlobalFunction()
+	if err != nil {
+		t.Fatalf("template.yaml: Globals.Function: %v", err)
+	}
+	fns := tmpl.GetAllServerlessFunctionResources()
+	if len(fns) == 0 {
+		t.Fatal("template.yaml has no AWS::Serverless::Function")
+	}
+	return parsed{tmpl: tmpl, global: g, fns: fns, refs: refs}
+}
+
+// env is a function's environment: Globals' variables overlaid with its own,
+// as SAM merges them.
+func (p parsed) env(fn *serverless.Function) map[string]string {
+	vars := map[string]string{}
+	if p.global.Environment != nil {
+		maps.Copy(vars, p.global.Environment.Variables)
+	}
+	if fn.Environment != nil {
+		maps.Copy(vars, fn.Environment.Variables)
+	}
+	return vars
+}
+
+// resolved replaces parameter references in vars by the parameters'
+// defaults (a placeholder for required ones), as a deploy without
+// overrides would set them.
+func (p parsed) resolved(vars map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range vars {
+		if name, ok := strings.CutPrefix(v, "Ref:"); ok {
+			v = "value-given-at-deploy"
+			if param, ok := p.tmpl.Parameters[name]; ok && param.Default != nil {
+				v = fmt.Sprint(param.Default)
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// getenv makes a LoadConfig input of a variable map.
+func getenv(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+func TestTemplate(t *testing.T) {
+	t.Parallel()
+	p := parseTemplate(t)
+	if tr := p.tmpl.Transform; tr == nil || tr.String == nil || *tr.String != "AWS::Serverless-2016-10-31" {
+		t.Errorf("Transform = %v, want AWS::Serverless-2016-10-31", tr)
+	}
+	targets := makeTargets(t)
+	groupOf := checkFunctions(t, p, targets)
+	fnOf := map[api.Group]string{}
+	for name, g := range groupOf {
+		if other, dup := fnOf[g]; dup {
+			t.Errorf("functions %s and %s both build ./functions/%s", other, name, g)
+		}
+		fnOf[g] = name
+	}
+	for _, rt := range api.Routes() {
+		if _, ok := fnOf[rt.Group]; !ok {
+			t.Errorf("route group %q (%s %s) has no function in template.yaml", rt.Group, rt.Method, rt.Pattern)
+			fnOf[rt.Group] = "<missing " + string(rt.Group) + " function>"
+		}
+	}
+	checkRoutes(t, p, fnOf)
+	checkEnvironment(t, p)
+	checkReferences(t, p)
+	checkPoll(t, p, fnOf[api.GroupPoll])
+	checkOutputs(t, p, fnOf[api.GroupPoll])
+	checkEnvJSON(t, p)
+
+	// A function without a usable build target is reported above.
+	for _, name := range slices.Sorted(maps.Keys(groupOf)) {
+		pkg := "./functions/" + string(groupOf[name])
+		t.Run("build/"+name, func(t *testing.T) {
+			t.Parallel()
+			goBuild(t, pkg)
+		})
+	}
+}
+
+// checkFunctions checks every function's runtime settings and build target,
+// and returns the route group each one builds (its ./functions/<group>).
+func checkFunctions(t *testing.T, p parsed, targets map[string][]string) map[string]api.Group {
+	pkgRe := regexp.MustCompile(`(?:^|\s)\./functions/([A-Za-z0-9_-]+)(?:\s|$)`)
+	groupOf := map[string]api.Group{}
+	for name, fn := range p.fns {
+		runtime := firstString(fn.Runtime, p.global.Runtime)
+		handler := firstString(fn.Handler, p.global.Handler)
+		arch := fn.Architectures
+		if arch == nil && p.global.Architectures != nil {
+			arch = *p.global.Architectures
+		}
+		if runtime != wantRuntime {
+			t.Errorf("%s: Runtime = %q, want %q (in Globals.Function)", name, runtime, wantRuntime)
+		}
+		if handler != wantHandler {
+			t.Errorf("%s: Handler = %q, want %q", name, handler, wantHandler)
+		}
+		if !slices.Equal(arch, []string{wantArchitecture}) {
+			t.Errorf("%s: Architectures = %v, want [%s]", name, arch, wantArchitecture)
+		}
+		if fn.CodeUri == nil || fn.CodeUri.String == nil || *fn.CodeUri.String != wantCodeURI {
+			t.Errorf("%s: CodeUri is not %q (the module has one go.mod; the Makefile picks the package)", name, wantCodeURI)
+		}
+		if bm, _ := fn.AWSCloudFormationMetadata["BuildMethod"].(string); bm != wantBuildMethod {
+			t.Errorf("%s: Metadata.BuildMethod = %q, want %q", name, bm, wantBuildMethod)
+		}
+		checkPolicies(t, name, fn)
+
+		target := "build-" + name
+		recipe, ok := targets[target]
+		if !ok {
+			t.Errorf("%s: the Makefile has no target %s below %q", name, target, makeMarker)
+			continue
+		}
+		cmd := strings.Join(recipe, "\n")
+		for _, want := range []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "go build", "-tags lambda.norpc", "-o $(ARTIFACTS_DIR)/bootstrap"} {
+			if !strings.Contains(cmd, want) {
+				t.Errorf("Makefile %s: recipe %q lacks %q", target, cmd, want)
+			}
+		}
+		m := pkgRe.FindAllStringSubmatch(cmd, -1)
+		if len(m) != 1 {
+			t.Errorf("Makefile %s: recipe %q should name exactly one ./functions/<dir>", target, cmd)
+			continue
+		}
+		dir := m[0][1]
+		if st, err := os.Stat(filepath.Join(root, "functions", dir)); err != nil || !st.IsDir() {
+			t.Errorf("Makefile %s builds ./functions/%s, which is not a directory", target, dir)
+			continue
+		}
+		groupOf[name] = api.Group(dir)
+	}
+	for target := range targets {
+		if name, ok := strings.CutPrefix(target, "build-"); ok && p.fns[name] == nil {
+			t.Errorf("Makefile target %s builds no function of template.yaml", target)
+		}
+	}
+	return groupOf
+}
+
+// checkPolicies wants exactly secretsmanager:GetSecretValue on the
+// database secret, through the SAM policy template.
+func checkPolicies(t *testing.T, name string, fn *serverless.Function) {
+	if fn.Policies == nil || fn.Policies.SAMPolicyTemplateArray == nil {
+		t.Errorf("%s: Policies should be [AWSSecretsManagerGetSecretValuePolicy: {SecretArn: !Ref %s}]", name, secretParam)
+		return
+	}
+	pols := *fn.Policies.SAMPolicyTemplateArray
+	if len(pols) != 1 || pols[0].AWSSecretsManagerGetSecretValuePolicy == nil ||
+		pols[0].AWSSecretsManagerGetSecretValuePolicy.SecretArn != refTo(secretParam) {
+		b, _ := json.Marshal(pols)
+		t.Errorf("%s: Policies = %s, want only AWSSecretsManagerGetSecretValuePolicy with SecretArn !Ref %s", name, b, secretParam)
+	}
+}
+
+// expand turns a route pattern into the gateway paths it stands for: each
+// {room} becomes {r1} up to {r1}/…/{rN} for N = rooms.MaxSegments.
+func expand(pattern string) []string {
+	before, after, ok := strings.Cut(pattern, "{room}")
+	if !ok {
+		return []string{pattern}
+	}
+	var out []string
+	seg := ""
+	for i := 1; i <= rooms.MaxSegments; i++ {
+		if i > 1 {
+			seg += "/"
+		}
+		seg += fmt.Sprintf("{r%d}", i)
+		for _, rest := range expand(after) {
+			out = append(out, before+seg+rest)
+		}
+	}
+	return out
+}
+
+// eventName is the logical name an event for method and path should have:
+// both in CamelCase, "/" as Root ("POST /rooms/{r1}/join" → PostRoomsR1Join).
+func eventName(method, path string) string {
+	var b strings.Builder
+	word := func(s string) {
+		for _, w := range strings.FieldsFunc(s, func(r rune) bool {
+			return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+		}) {
+			b.WriteString(strings.ToUpper(w[:1]) + strings.ToLower(w[1:]))
+		}
+	}
+	word(method)
+	if path == "/" {
+		b.WriteString("Root")
+	}
+	word(path)
+	return b.String()
+}
+
+// checkRoutes holds the HttpApi events to api.Routes(), expanded.
+func checkRoutes(t *testing.T, p parsed, fnOf map[api.Group]string) {
+	want := map[string]string{} // "METHOD path" → function
+	for _, rt := range api.Routes() {
+		for _, path := range expand(rt.Pattern) {
+			want[rt.Method+" "+path] = fnOf[rt.Group]
+		}
+	}
+	want[catchAll] = fnOf[api.GroupWeb]
+
+	apis := slices.Sorted(maps.Keys(p.tmpl.GetAllServerlessHttpApiResources()))
+	if len(apis) != 1 {
+		t.Errorf("template.yaml has HttpApi resources %v, want exactly one", apis)
+	}
+	got := map[string][]string{} // "METHOD path" → function.event
+	for fnName, fn := range p.fns {
+		for evName, ev := range fn.Events {
+			where := fnName + "." + evName
+			if ev.Type != "HttpApi" || ev.Properties == nil || ev.Properties.HttpApiEvent == nil {
+				t.Errorf("event %s: Type %q, want an HttpApi event", where, ev.Type)
+				continue
+			}
+			h := ev.Properties.HttpApiEvent
+			method, path := strings.ToUpper(firstString(h.Method)), firstString(h.Path)
+			key := method + " " + path
+			got[key] = append(got[key], where)
+			if want := eventName(method, path); evName != want {
+				t.Errorf("event %s (%s) should be named %s", where, key, want)
+			}
+			if len(apis) == 1 && firstString(h.ApiId) != refTo(apis[0]) {
+				t.Errorf("event %s: ApiId = %q, want !Ref %s (else SAM makes a second, implicit API)", where, firstString(h.ApiId), apis[0])
+			}
+			if v := firstString(h.PayloadFormatVersion); v != "" && v != "2.0" {
+				t.Errorf("event %s: PayloadFormatVersion %q, want 2.0 (lambdaapi speaks v2 only)", where, v)
+			}
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(want)) {
+		fn := want[key]
+		method, path, _ := strings.Cut(key, " ")
+		at := got[key]
+		switch {
+		case len(at) == 0:
+			t.Errorf("missing route %s: add event %s to %s", key, eventName(method, path), fn)
+		case len(at) > 1:
+			t.Errorf("route %s has several events: %v", key, at)
+		case !strings.HasPrefix(at[0], fn+"."):
+			t.Errorf("route %s is served by %s, want %s (its group's function)", key, at[0], fn)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(got)) {
+		if _, ok := want[key]; !ok {
+			t.Errorf("extra event %v: %s is no route of api.Routes() (nor the catch-all %s)", got[key], key, catchAll)
+		}
+	}
+}
+
+// checkEnvironment holds the template's variables to service.Variables, and
+// checks that each function's environment (with parameter defaults) loads.
+func checkEnvironment(t *testing.T, p parsed) {
+	known := map[string]bool{}
+	for _, v := range service.Variables {
+		known[v] = true
+	}
+	used := map[string]bool{}
+	check := func(where string, vars map[string]string) {
+		for k := range vars {
+			used[k] = true
+			if !known[k] {
+				t.Errorf("%s sets %s, which the code never reads (not in service.Variables)", where, k)
+			}
+		}
+	}
+	if p.global.Environment != nil {
+		check("Globals.Function", p.global.Environment.Variables)
+	}
+	for name, fn := range p.fns {
+		if fn.Environment != nil {
+			check(name, fn.Environment.Variables)
+		}
+		if _, err := service.LoadConfig(getenv(p.resolved(p.env(fn)))); err != nil {
+			t.Errorf("%s: its environment with the parameters' defaults does not load: %v", name, err)
+		}
+	}
+	if p.global.Environment == nil || p.global.Environment.Variables["DB_SECRET_ARN"] != refTo(secretParam) {
+		t.Errorf("Globals.Function: DB_SECRET_ARN should be !Ref %s, the secret the policies grant", secretParam)
+	}
+	for _, v := range service.Variables {
+		if v != "PORT" && !used[v] {
+			t.Errorf("service.Variables has %s, which template.yaml never sets", v)
+		}
+	}
+	if vpc := p.global.VpcConfig; vpc == nil ||
+		!slices.Equal(vpc.SubnetIds, []string{refTo("SubnetIds")}) ||
+		!slices.Equal(vpc.SecurityGroupIds, []string{refTo("SecurityGroupIds")}) {
+		t.Errorf("Globals.Function.VpcConfig = %+v, want SubnetIds and SecurityGroupIds from the parameters", vpc)
+	}
+}
+
+// pseudo parameters of CloudFormation.
+var pseudo = []string{"AWS::AccountId", "AWS::NotificationARNs", "AWS::NoValue", "AWS::Partition",
+	"AWS::Region", "AWS::StackId", "AWS::StackName", "AWS::URLSuffix"}
+
+// checkReferences: every Ref names a parameter, resource or pseudo
+// parameter; every parameter and condition is used.
+func checkReferences(t *testing.T, p parsed) {
+	// SAM makes <Function>Url for a function with FunctionUrlConfig.
+	generated := map[string]bool{}
+	for name, fn := range p.fns {
+		if fn.FunctionUrlConfig != nil {
+			generated[name+"Url"] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.refs.refs)) {
+		_, isParam := p.tmpl.Parameters[name]
+		_, isRes := p.tmpl.Resources[name]
+		if !isParam && !isRes && !slices.Contains(pseudo, name) {
+			t.Errorf("%s refers to %q, which is no parameter, resource or pseudo parameter", p.refs.refs[name][0], name)
+		}
+	}
+	for _, res := range slices.Sorted(maps.Keys(p.refs.getAtts)) {
+		if _, ok := p.tmpl.Resources[res]; !ok && !generated[res] {
+			t.Errorf("Fn::GetAtt refers to %q, which is no resource (nor one SAM generates)", res)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.tmpl.Parameters)) {
+		if len(p.refs.refs[name]) == 0 {
+			t.Errorf("parameter %s is never used", name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.refs.conditions)) {
+		if _, ok := p.tmpl.Conditions[name]; !ok {
+			t.Errorf("Fn::If uses condition %q, which Conditions does not define", name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.tmpl.Conditions)) {
+		if !p.refs.conditions[name] {
+			t.Errorf("condition %s is never used", name)
+		}
+	}
+	if param, ok := p.tmpl.Parameters["DatabaseUrl"]; !ok || param.NoEcho == nil || !*param.NoEcho || param.Default != "" {
+		t.Errorf("parameter DatabaseUrl should exist with Default \"\" and NoEcho (it may carry a password)")
+	}
+}
+
+// checkPoll: the poll function holds long-polls, through the gateway at most
+// its hold, through its Function URL up to the poll maximum.
+func checkPoll(t *testing.T, p parsed, name string) {
+	fn := p.fns[name]
+	if fn == nil {
+		return
+	}
+	for other, f := range p.fns {
+		if other != name && f.FunctionUrlConfig != nil {
+			t.Errorf("%s has a FunctionUrlConfig; only the poll function %s needs one", other, name)
+		}
+	}
+	if u := fn.FunctionUrlConfig; u == nil {
+		t.Errorf("%s: no FunctionUrlConfig: long-polls could not outlast the gateway's 30 s", name)
+	} else if u.AuthType != "NONE" || firstString(u.InvokeMode) != "BUFFERED" {
+		t.Errorf("%s: FunctionUrlConfig has AuthType %q, InvokeMode %q; want NONE and BUFFERED (the adapter buffers whole responses)", name, u.AuthType, firstString(u.InvokeMode))
+	}
+	env := p.env(fn)
+	if env["LETAGENTS_GATEWAY_HOLD_MS"] == "" {
+		t.Errorf("%s: sets no LETAGENTS_GATEWAY_HOLD_MS", name)
+	}
+	cfg, err := service.LoadConfig(getenv(p.resolved(env)))
+	if err != nil {
+		return // reported by checkEnvironment
+	}
+	timeout := time.Duration(firstInt(fn.Timeout, p.global.Timeout)) * time.Second
+	if timeout <= cfg.PollMax {
+		t.Errorf("%s: Timeout %v does not exceed the default poll maximum %v: long-polls through the URL would be cut", name, timeout, cfg.PollMax)
+	}
+	if param, ok := strings.CutPrefix(env["LETAGENTS_POLL_MAX_MS"], "Ref:"); ok {
+		if hi := p.tmpl.Parameters[param].MaxValue; hi == nil || time.Duration(*hi)*time.Millisecond > timeout {
+			t.Errorf("parameter %s (LETAGENTS_POLL_MAX_MS) should have a MaxValue of at most %s's Timeout, %d ms", param, name, timeout.Milliseconds())
+		}
+	}
+	if cfg.GatewayHold >= 30*time.Second {
+		t.Errorf("%s: gateway hold %v, want under API Gateway's 30 s", name, cfg.GatewayHold)
+	}
+}
+
+// checkOutputs wants the API's URL and the poll function's URL.
+func checkOutputs(t *testing.T, p parsed, pollFn string) {
+	apiURL, ok := p.tmpl.Outputs["ApiUrl"]
+	if s, _ := apiURL.Value.(string); !ok || !strings.Contains(s, "${") {
+		t.Errorf("output ApiUrl = %v, want the HTTP API's URL", apiURL.Value)
+	}
+	poll, ok := p.tmpl.Outputs["PollUrl"]
+	if want := getAttOf(pollFn + "Url.FunctionUrl"); !ok || poll.Value != want {
+		t.Errorf("output PollUrl = %v, want !GetAtt %sUrl.FunctionUrl", poll.Value, pollFn)
+	}
+}
+
+// checkEnvJSON holds infra/env.json to the template: `sam local` only
+// overrides variables a function declares, and the code refuses DB_URL and
+// DB_SECRET_ARN together.
+func checkEnvJSON(t *testing.T, p parsed) {
+	b, err := os.ReadFile("env.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env map[string]map[string]string
+	if err := json.Unmarshal(b, &env); err != nil {
+		t.Fatalf("infra/env.json: want {\"Parameters\": {...}, \"<LogicalId>\": {...}} of strings: %v", err)
+	}
+	known := map[string]bool{}
+	for _, v := range service.Variables {
+		known[v] = true
+	}
+	shared := env["Parameters"]
+	if shared == nil {
+		t.Error("infra/env.json has no Parameters object")
+	}
+	for key, vars := range env {
+		fn := p.fns[key]
+		if key != "Parameters" && fn == nil {
+			t.Errorf("infra/env.json has an object %q, which is no function of template.yaml", key)
+			continue
+		}
+		declared := map[string]string{}
+		if p.global.Environment != nil {
+			maps.Copy(declared, p.global.Environment.Variables)
+		}
+		if fn != nil {
+			declared = p.env(fn)
+		}
+		for k := range vars {
+			if !known[k] {
+				t.Errorf("infra/env.json %s sets %s, which is not in service.Variables", key, k)
+			} else if _, ok := declared[k]; !ok {
+				t.Errorf("infra/env.json %s sets %s, which template.yaml does not declare there: sam local would ignore it", key, k)
+			}
+		}
+	}
+	for name, fn := range p.fns {
+		vars, ok := env[name]
+		if !ok {
+			t.Errorf("infra/env.json has no object for %s", name)
+			continue
+		}
+		eff := p.resolved(p.env(fn))
+		maps.Copy(eff, shared)
+		maps.Copy(eff, vars)
+		if eff["DB_URL"] == "" {
+			t.Errorf("infra/env.json: %s gets no DB_URL", name)
+		}
+		if eff["DB_SECRET_ARN"] != "" {
+			t.Errorf("infra/env.json: %s would get DB_URL and DB_SECRET_ARN %q; set DB_SECRET_ARN to \"\"", name, eff["DB_SECRET_ARN"])
+		}
+		if _, err := service.LoadConfig(getenv(eff)); err != nil {
+			t.Errorf("infra/env.json: %s: %v", name, err)
+		}
+	}
+}
+
+// makeTargets returns the recipe lines of each target below makeMarker.
+func makeTargets(t *testing.T) map[string][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), makeMarker)
+	if !ok {
+		t.Fatalf("Makefile has no line %q", makeMarker)
+	}
+	targetRe := regexp.MustCompile(`^([A-Za-z0-9_.-]+)\s*:`)
+	targets := map[string][]string{}
+	current := ""
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "\t") {
+			if current != "" {
+				targets[current] = append(targets[current], strings.TrimSpace(line))
+			}
+			continue
+		}
+		current = ""
+		if m := targetRe.FindStringSubmatch(line); m != nil && !strings.HasPrefix(m[1], ".") {
+			current = m[1]
+			targets[current] = nil
+		}
+	}
+	return targets
+}
+
+// goBuild builds pkg as `sam build` does, for the Lambda runtime.
+func goBuild(t *testing.T, pkg string) {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go tool to build %s: %v", pkg, err)
+	}
+	cmd := exec.CommandContext(t.Context(), goTool, "build", "-tags", "lambda.norpc", "-trimpath", "-o", os.DevNull, pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc %s: %v\n%s", pkg, err, out)
+	}
+}
+
+func firstString(ps ...*string) string {
+	for _, p := range ps {
+		if p != nil {
+			return *p
+		}
+	}
+	return ""
+}
+
+func firstInt(ps ...*int) int {
+	for _, p := range ps {
+		if p != nil {
+			return *p
+		}
+	}
+	return 0
+}
