@@ -91,8 +91,12 @@ func event(t *testing.T, group api.Group) []byte {
 			t.Errorf("functions/%s/event.json: header %q: HTTP API sends header names lower-cased", group, k)
 		}
 	}
-	if g, ok := api.Lookup(ev.RequestContext.HTTP.Method, ev.RawPath); !ok || g != group {
-		t.Fatalf("functions/%s/event.json: %s %s is served by group %q, want %q", group, ev.RequestContext.HTTP.Method, ev.RawPath, g, group)
+	rt, ok := api.Match(ev.RequestContext.HTTP.Method, ev.RawPath)
+	if !ok || rt.Group != group {
+		t.Fatalf("functions/%s/event.json: %s %s is served by group %q, want %q", group, ev.RequestContext.HTTP.Method, ev.RawPath, rt.Group, group)
+	}
+	if key, _, _ := rt.GatewayRoute(ev.RawPath); key != ev.RouteKey {
+		t.Errorf("functions/%s/event.json: routeKey %q, but the gateway would send %q", group, ev.RouteKey, key)
 	}
 	return b
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/awslabs/goformation/v7/intrinsics"
 
 	"github.com/letagents/letagents-go/shared/api"
-	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/service"
 )
 
@@ -329,27 +328,6 @@ func checkPolicies(t *testing.T, name string, fn *serverless.Function) {
 	}
 }
 
-// expand turns a route pattern into the gateway paths it stands for: each
-// {room} becomes {r1} up to {r1}/…/{rN} for N = rooms.MaxSegments.
-func expand(pattern string) []string {
-	before, after, ok := strings.Cut(pattern, "{room}")
-	if !ok {
-		return []string{pattern}
-	}
-	var out []string
-	seg := ""
-	for i := 1; i <= rooms.MaxSegments; i++ {
-		if i > 1 {
-			seg += "/"
-		}
-		seg += fmt.Sprintf("{r%d}", i)
-		for _, rest := range expand(after) {
-			out = append(out, before+seg+rest)
-		}
-	}
-	return out
-}
-
 // eventName is the logical name an event for method and path should have:
 // both in CamelCase, "/" as Root ("POST /rooms/{r1}/join" → PostRoomsR1Join).
 func eventName(method, path string) string {
@@ -373,7 +351,7 @@ func eventName(method, path string) string {
 func checkRoutes(t *testing.T, p parsed, fnOf map[api.Group]string) {
 	want := map[string]string{} // "METHOD path" → function
 	for _, rt := range api.Routes() {
-		for _, path := range expand(rt.Pattern) {
+		for _, path := range rt.GatewayPaths() {
 			want[rt.Method+" "+path] = fnOf[rt.Group]
 		}
 	}

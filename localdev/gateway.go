@@ -23,7 +23,6 @@ import (
 
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/lambdaapi"
-	"github.com/letagents/letagents-go/shared/rooms"
 )
 
 // Limits of API Gateway HTTP API and of a synchronous Lambda invocation.
@@ -79,12 +78,13 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
 	path := r.URL.EscapedPath()
-	group, claimed := api.Lookup(r.Method, path)
+	rt, claimed := api.Match(r.Method, path)
 	// API Gateway matches methods exactly: a HEAD finds no GET route and,
 	// like any request no route claims, ends at ANY /{proxy+}: the web
 	// function, which answers it (or a JSON 404).
-	if !claimed || r.Method == http.MethodHead {
-		claimed, group = false, api.GroupWeb
+	group := rt.Group
+	if !claimed {
+		group = api.GroupWeb
 	}
 	fn := string(group)
 	if group == api.GroupPoll {
@@ -310,76 +310,19 @@ func writeResponse(w http.ResponseWriter, resp events.APIGatewayV2HTTPResponse, 
 }
 
 // gatewayRoute returns the route key and path parameters API Gateway gives
-// the event of a request. Methods match exactly (template.yaml has no HEAD
-// routes, so a HEAD gets the catch-all's). template.yaml
-// spells {room} out as one route per segment count, /rooms/{r1}/messages to
-// /rooms/{r1}/{r2}/{r3}/messages; everything else is the catch-all's.
+// the event of a request: the template's spelling of the matching route,
+// else the catch-all's.
 func gatewayRoute(method, escapedPath string) (key string, params map[string]string) {
-	group, ok := api.Lookup(method, escapedPath)
-	if ok {
-		segs := strings.Split(strings.TrimPrefix(escapedPath, "/"), "/")
-		for _, rt := range api.Routes() {
-			if rt.Group != group || rt.Method != method {
-				continue
-			}
-			if path, params, ok := expandRoute(rt.Pattern, segs); ok {
-				return method + " " + path, params
-			}
+	if rt, ok := api.Match(method, escapedPath); ok {
+		if key, params, ok := rt.GatewayRoute(escapedPath); ok {
+			return key, params
 		}
 	}
-	return catchAllRoute, map[string]string{"proxy": unescape(strings.TrimPrefix(escapedPath, "/"))}
-}
-
-// expandRoute matches segs against pattern ({room} spanning 1 to
-// rooms.MaxSegments segments, any other {name} one) and returns the
-// template's spelling of the route and the path parameters. api.Lookup has
-// already decided that a route of the group serves the path; this only
-// finds which one, to name it.
-func expandRoute(pattern string, segs []string) (string, map[string]string, bool) {
-	pat := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
-	roomLen := len(segs) - len(pat) + 1
-	var path []string
-	params := map[string]string{}
-	si := 0
-	for _, p := range pat {
-		switch {
-		case p == "{room}":
-			if roomLen < 1 || roomLen > rooms.MaxSegments || si+roomLen > len(segs) {
-				return "", nil, false
-			}
-			for k := range roomLen {
-				name := fmt.Sprintf("r%d", k+1)
-				path = append(path, "{"+name+"}")
-				params[name] = unescape(segs[si+k])
-			}
-			si += roomLen
-		case si >= len(segs):
-			return "", nil, false
-		case strings.HasPrefix(p, "{"):
-			path = append(path, p)
-			params[strings.Trim(p, "{}")] = unescape(segs[si])
-			si++
-		case segs[si] != p:
-			return "", nil, false
-		default:
-			path = append(path, p)
-			si++
-		}
+	proxy := strings.TrimPrefix(escapedPath, "/")
+	if u, err := url.PathUnescape(proxy); err == nil {
+		proxy = u
 	}
-	if si != len(segs) {
-		return "", nil, false
-	}
-	if len(params) == 0 {
-		params = nil
-	}
-	return "/" + strings.Join(path, "/"), params, true
-}
-
-func unescape(s string) string {
-	if u, err := url.PathUnescape(s); err == nil {
-		return u
-	}
-	return s
+	return catchAllRoute, map[string]string{"proxy": proxy}
 }
 
 // writeGatewayError answers as API Gateway does for its own errors.

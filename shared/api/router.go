@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,49 +41,94 @@ type params map[string]string
 // Segments are compared escaped, so a room id sent with its slashes
 // percent-encoded as one segment (as the old web page does) still works.
 func (rt Route) match(escapedPath string) (params, bool) {
+	m, ok := rt.matchSegments(escapedPath)
+	return m.params, ok
+}
+
+// segmentMatch is what a path gave a pattern: the captured values, and for
+// API Gateway each path segment's parameter name and value.
+type segmentMatch struct {
+	params   params
+	gateway  []string          // the pattern as the gateway route of this path
+	gwParams map[string]string // its path parameters: r1…rN for {room}
+}
+
+func (rt Route) matchSegments(escapedPath string) (segmentMatch, bool) {
 	pat := strings.Split(strings.TrimPrefix(rt.Pattern, "/"), "/")
 	segs := strings.Split(strings.TrimPrefix(escapedPath, "/"), "/")
-	roomAt := -1
-	for i, p := range pat {
-		if p == "{room}" {
-			roomAt = i
-		}
-	}
 	roomLen := 1
-	if roomAt >= 0 {
+	if slices.Contains(pat, "{room}") {
 		roomLen = len(segs) - (len(pat) - 1)
 		if roomLen < 1 || roomLen > rooms.MaxSegments {
-			return nil, false
+			return segmentMatch{}, false
 		}
 	} else if len(segs) != len(pat) {
-		return nil, false
+		return segmentMatch{}, false
 	}
-	ps := params{}
+	m := segmentMatch{params: params{}, gwParams: map[string]string{}}
 	si := 0
-	for i, p := range pat {
+	for _, p := range pat {
 		if !strings.HasPrefix(p, "{") {
 			if segs[si] != p {
-				return nil, false
+				return segmentMatch{}, false
 			}
+			m.gateway = append(m.gateway, p)
 			si++
 			continue
 		}
+		name := strings.Trim(p, "{}")
 		n := 1
-		if i == roomAt {
+		if name == "room" {
 			n = roomLen
 		}
 		parts := make([]string, n)
 		for k := range n {
 			v, err := url.PathUnescape(segs[si+k])
 			if err != nil || v == "" {
-				return nil, false
+				return segmentMatch{}, false
 			}
 			parts[k] = v
+			gwName := name
+			if name == "room" {
+				gwName = fmt.Sprintf("r%d", k+1)
+			}
+			m.gateway = append(m.gateway, "{"+gwName+"}")
+			m.gwParams[gwName] = v
 		}
 		si += n
-		ps[strings.Trim(p, "{}")] = strings.Join(parts, "/")
+		m.params[name] = strings.Join(parts, "/")
 	}
-	return ps, true
+	return m, true
+}
+
+// GatewayPaths spells the pattern as API Gateway routes must: a greedy
+// path variable may only end a route, so {room} is written out once per
+// segment count, /rooms/{r1}/join up to /rooms/{r1}/{r2}/{r3}/join.
+func (rt Route) GatewayPaths() []string {
+	before, after, ok := strings.Cut(rt.Pattern, "{room}")
+	if !ok {
+		return []string{rt.Pattern}
+	}
+	out := make([]string, 0, rooms.MaxSegments)
+	vars := make([]string, 0, rooms.MaxSegments)
+	for i := 1; i <= rooms.MaxSegments; i++ {
+		vars = append(vars, fmt.Sprintf("{r%d}", i))
+		out = append(out, before+strings.Join(vars, "/")+after)
+	}
+	return out
+}
+
+// GatewayRoute returns the route key and path parameters API Gateway gives
+// the event of a request to this route, as the local runner must too.
+func (rt Route) GatewayRoute(escapedPath string) (key string, pathParams map[string]string, ok bool) {
+	m, ok := rt.matchSegments(escapedPath)
+	if !ok {
+		return "", nil, false
+	}
+	if len(m.gwParams) == 0 {
+		m.gwParams = nil
+	}
+	return rt.Method + " /" + strings.Join(m.gateway, "/"), m.gwParams, true
 }
 
 // router dispatches to the first route that matches, in table order.
@@ -110,19 +157,23 @@ func (rs router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeError(w, r, http.StatusNotFound, "Not Found")
 }
 
-// Lookup returns the group serving method and path, as the gateway would
-// route it; the local runner uses it to pick the function to invoke.
-func Lookup(method, escapedPath string) (Group, bool) {
-	for _, rt := range (&server{}).routes() {
-		if _, ok := rt.match(escapedPath); ok && (rt.Method == method || method == http.MethodHead && rt.Method == http.MethodGet) {
-			return rt.Group, true
+// table is the route table without handlers, for lookups from outside.
+var table = (&server{}).routes()
+
+// Match returns the route serving method and path, as the gateway would
+// route it; the local runner uses it to pick the function to invoke. HEAD
+// is not GET here: API Gateway matches methods exactly.
+func Match(method, escapedPath string) (Route, bool) {
+	for _, rt := range table {
+		if _, ok := rt.match(escapedPath); ok && rt.Method == method {
+			return rt, true
 		}
 	}
-	return "", false
+	return Route{}, false
 }
 
 // Routes lists every route the service serves, for the template check.
-func Routes() []Route { return (&server{}).routes() }
+func Routes() []Route { return slices.Clone(table) }
 
 type ctxKey int
 

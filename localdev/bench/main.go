@@ -1,0 +1,505 @@
+// Command bench measures the message path of the service against floors
+// measured in the same run, on the real database, and prints one Markdown
+// table:
+//
+//	go run ./localdev/bench           # full run, well under 2 minutes on 2 cores
+//	go run ./localdev/bench -quick    # about 20 s
+//
+// Floors: a bare INSERT+NOTIFY on pgx waking a bare LISTEN connection (the
+// least a send→wake can cost), a bare loopback HTTP round trip (what HTTP
+// alone adds), bare INSERT+NOTIFY statements per second, and the memory of a
+// bare net/http request parked on its context. Ours: send→wake latency with
+// W parked long-polls over R rooms, sustained sends per second, and the
+// server's memory per parked long-poll (measured in a child process, so the
+// client's share is not counted).
+//
+// It works in a private schema bench_<random> on DB_URL (default the test
+// server) and drops it at the end, also on Ctrl-C.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/letagents/letagents-go/migrations"
+	"github.com/letagents/letagents-go/shared/db"
+	"github.com/letagents/letagents-go/shared/service"
+)
+
+const defaultDBURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+type options struct {
+	quick      bool
+	cases      []latCase
+	memWaiters int
+	maxConns   int
+	senders    int
+	tpDur      time.Duration
+	floorA     int
+	floorB     int
+	cpuProfile string
+	noProto    bool
+}
+
+type latCase struct{ W, R, iters int }
+
+func main() {
+	if mode := os.Getenv(childEnv); mode != "" {
+		os.Exit(childMain(mode))
+	}
+	var (
+		opt     options
+		waiters string
+		iters   int
+	)
+	flag.BoolVar(&opt.quick, "quick", false, "a ~20 s run: fewer samples and iterations, 2 s throughput runs")
+	flag.StringVar(&waiters, "waiters", "", "comma-separated parked-waiter counts W (default 1,100,1000); each W>1 runs with R=1 and R=min(W,100) rooms")
+	flag.IntVar(&iters, "iters", 0, "send→wake iterations per case (default: by case, fewer with -quick)")
+	flag.IntVar(&opt.memWaiters, "mem-waiters", 1000, "parked waiters for the memory rows")
+	flag.IntVar(&opt.maxConns, "maxconns", 16, "pgxpool MaxConns of the service's pool")
+	flag.IntVar(&opt.senders, "senders", 8, "concurrent senders (and rooms) for the throughput rows")
+	flag.StringVar(&opt.cpuProfile, "cpuprofile", "", "write a CPU profile of the largest one-room send→wake case to this file")
+	flag.BoolVar(&opt.noProto, "no-prototype", false, "skip the rows of the bench-only coalescing poll handler")
+	flag.Parse()
+
+	opt.tpDur, opt.floorA, opt.floorB = 5*time.Second, 300, 1000
+	if opt.quick {
+		opt.tpDur, opt.floorA, opt.floorB = 2*time.Second, 150, 500
+	}
+	ws := []int{1, 100, 1000}
+	if waiters != "" {
+		ws = nil
+		for _, f := range strings.Split(waiters, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				fmt.Fprintf(os.Stderr, "bench: -waiters %q: want positive whole numbers\n", waiters)
+				os.Exit(2)
+			}
+			ws = append(ws, n)
+		}
+	}
+	for _, w := range ws {
+		rs := []int{1}
+		if w > 1 {
+			rs = append(rs, min(w, 100))
+		}
+		for _, r := range rs {
+			opt.cases = append(opt.cases, latCase{W: w, R: r, iters: defaultIters(w, r, opt.quick, iters)})
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	b := &bench{opt: opt, dbURL: os.Getenv("DB_URL")}
+	if b.dbURL == "" {
+		b.dbURL = defaultDBURL
+	}
+	go func() {
+		// After Ctrl-C the run unwinds through its contexts; should anything
+		// hang, clean up anyway and leave.
+		<-ctx.Done()
+		time.Sleep(15 * time.Second)
+		fmt.Fprintln(os.Stderr, "bench: still stopping after 15 s; dropping the schema and exiting")
+		b.cleanup()
+		os.Exit(130)
+	}()
+	err := b.run(ctx)
+	interrupted := ctx.Err() != nil
+	stop()
+	b.cleanup()
+	switch {
+	case interrupted:
+		fmt.Fprintln(os.Stderr, "bench: interrupted")
+		os.Exit(130)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// defaultIters keeps each case short while giving enough samples: a case
+// wakes W/R waiters per iteration.
+func defaultIters(w, r int, quick bool, override int) int {
+	if override > 0 {
+		return override
+	}
+	n := 30
+	switch {
+	case w/r >= 1000:
+		n = 10
+	case w/r <= 10:
+		n = 60 // cheap iterations, and few samples each
+	}
+	if quick {
+		n = max(5, n/3)
+	}
+	return n
+}
+
+type bench struct {
+	opt    options
+	dbURL  string
+	schema string
+	url    string // dbURL with search_path=schema
+
+	pool   *pgxpool.Pool
+	trace  *tracer
+	svc    *service.Service
+	srv    *httptest.Server
+	coSrv  *httptest.Server // the coalescing prototype's poll handler
+	client *http.Client
+	pgVer  string
+	pgConf string
+	load0  string
+
+	rows   []rowAt
+	fa     dist         // floor A, pooled over blocks spread through the run
+	fsend  dist         // store.SendMessage → bare LISTEN wake, interleaved with floor A
+	fb     dist         // floor B
+	fanout map[int]dist // floor C by waiters woken at once
+
+	mu       sync.Mutex
+	children []*child
+	once     sync.Once
+}
+
+type row struct{ name, p50, p99, r50, r99, notes string }
+
+// rowAt is a row built when the table is printed (so ratios can use the
+// floors pooled over the whole run), in order of its section.
+type rowAt struct {
+	section int
+	mk      func() row
+}
+
+const (
+	secFloorA = iota * 10
+	secFloorB
+	secSend
+	secFloorC
+	secLatency
+	secProto
+	secStorm
+	secThroughput
+	secMemory
+)
+
+func (b *bench) add(section int, mk func() row) {
+	b.rows = append(b.rows, rowAt{section, mk})
+}
+
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+func (b *bench) run(ctx context.Context) error {
+	start := time.Now()
+	b.load0 = loadAvg()
+	need := 0
+	for _, c := range b.opt.cases {
+		need = max(need, c.W)
+	}
+	need = max(need, b.opt.memWaiters)
+	if err := raiseFileLimit(uint64(2*need + 1024)); err != nil {
+		return err
+	}
+	if err := b.setup(ctx); err != nil {
+		return err
+	}
+
+	// Floor A is sampled in blocks, one before the send→wake cases and
+	// one after each, so it sees the same moments of the run (and of
+	// whatever else this machine is doing) as the cases it is a floor for.
+	blocks := len(b.opt.cases) + 1
+	floorBlock := func() error {
+		fa, fs, err := b.floorA(ctx, max(10, b.opt.floorA/blocks))
+		if err != nil {
+			return fmt.Errorf("floor A: %w", err)
+		}
+		b.fa, b.fsend = append(b.fa, fa...), append(b.fsend, fs...)
+		return nil
+	}
+	if err := floorBlock(); err != nil {
+		return err
+	}
+	progress("floor A p50 %s (first block)", ms(b.fa.pct(.5)))
+	b.add(secFloorA, func() row {
+		return row{name: "**Floor A**: INSERT+NOTIFY → LISTEN wake (bare pgx, sequential)",
+			p50: ms(b.fa.pct(.5)), p99: ms(b.fa.pct(.99)), r50: "1×", r99: "1×",
+			notes: fmt.Sprintf("n=%d in %d blocks spread through the run; one statement `WITH ins AS (INSERT …) SELECT pg_notify(…)` on a dedicated conn, time from before Exec to WaitForNotification returning on a second, LISTENing conn", len(b.fa), blocks)}
+	})
+	b.add(secSend, func() row {
+		return row{name: "diag: store.SendMessage → bare LISTEN wake (no HTTP, no hub)",
+			p50: ms(b.fsend.pct(.5)), p99: ms(b.fsend.pct(.99)),
+			r50: ratio(b.fsend.pct(.5), b.fa.pct(.5)), r99: ratio(b.fsend.pct(.99), b.fa.pct(.99)),
+			notes: fmt.Sprintf("n=%d, each sample right after a floor A sample, same listener conn: what our send statement (room counter UPDATE + INSERT with FK checks + NOTIFY) costs over the bare one", len(b.fsend))}
+	})
+
+	fb, err := b.floorB(ctx, b.opt.floorB)
+	if err != nil {
+		return fmt.Errorf("floor B: %w", err)
+	}
+	b.fb = fb
+	b.add(secFloorB, func() row {
+		return row{name: "**Floor B**: loopback HTTP GET → `{}` (keep-alive)",
+			p50: ms(b.fb.pct(.5)), p99: ms(b.fb.pct(.99)),
+			r50: ratio(b.fb.pct(.5), b.fa.pct(.5)), r99: ratio(b.fb.pct(.99), b.fa.pct(.99)),
+			notes: fmt.Sprintf("n=%d; what HTTP alone costs; ratios vs floor A; A+B p50 = %s", len(b.fb), ms(b.fa.pct(.5)+b.fb.pct(.5)))}
+	})
+
+	b.fanout = map[int]dist{}
+	for _, c := range b.opt.cases {
+		if err := b.latencyCase(ctx, c, false); err != nil {
+			return fmt.Errorf("send→wake W=%d R=%d: %w", c.W, c.R, err)
+		}
+		if err := floorBlock(); err != nil {
+			return err
+		}
+	}
+	if !b.opt.noProto {
+		for _, c := range b.opt.cases {
+			if c.R == 1 && c.W > 1 {
+				if err := b.latencyCase(ctx, c, true); err != nil {
+					return fmt.Errorf("prototype send→wake W=%d R=%d: %w", c.W, c.R, err)
+				}
+			}
+		}
+	}
+	if err := b.readStorm(ctx, b.opt.cases); err != nil {
+		return fmt.Errorf("re-read storm: %w", err)
+	}
+
+	if err := b.throughput(ctx); err != nil {
+		return fmt.Errorf("throughput: %w", err)
+	}
+	// The memory rows measure servers in child processes; the in-process
+	// service, idle by then, only makes rooms for them.
+	if err := b.memory(ctx); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	b.print(time.Since(start))
+	return nil
+}
+
+// setup creates the schema, the pool, the service and its HTTP server.
+func (b *bench) setup(ctx context.Context) error {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	schema := "bench_" + hex.EncodeToString(rnd[:])
+	u, err := url.Parse(b.dbURL)
+	if err != nil {
+		return fmt.Errorf("parse DB_URL: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	admin, err := pgx.Connect(cctx, b.dbURL)
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", b.dbURL, err)
+	}
+	defer admin.Close(context.WithoutCancel(ctx))
+	if err := admin.QueryRow(cctx, `SELECT version()`).Scan(&b.pgVer); err != nil {
+		return fmt.Errorf("select version(): %w", err)
+	}
+	if err := admin.QueryRow(cctx, `SELECT string_agg(name || '=' || setting, ', ' ORDER BY name) FROM pg_settings
+		WHERE name IN ('fsync', 'synchronous_commit', 'max_connections', 'shared_buffers')`).Scan(&b.pgConf); err != nil {
+		return fmt.Errorf("read settings: %w", err)
+	}
+	if _, err := admin.Exec(cctx, `CREATE SCHEMA `+schema); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	b.mu.Lock()
+	b.schema, b.url = schema, u.String()
+	b.mu.Unlock()
+	fmt.Fprintf(os.Stderr, "bench: schema %s\n", schema)
+
+	cfg, err := pgxpool.ParseConfig(b.url)
+	if err != nil {
+		return err
+	}
+	cfg.MaxConns = int32(b.opt.maxConns)
+	b.trace = &tracer{}
+	cfg.ConnConfig.Tracer = b.trace
+	if b.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return fmt.Errorf("open pool: %w", err)
+	}
+	// Open every connection now, so no case pays for connecting.
+	var held []*pgxpool.Conn
+	for range b.opt.maxConns {
+		c, err := b.pool.Acquire(cctx)
+		if err != nil {
+			return fmt.Errorf("warm pool: %w", err)
+		}
+		held = append(held, c)
+	}
+	for _, c := range held {
+		c.Release()
+	}
+	if _, err := db.Migrate(cctx, b.pool, migrations.FS); err != nil {
+		return err
+	}
+	if _, err := b.pool.Exec(cctx, `CREATE TABLE bench_floor (id bigserial PRIMARY KEY, v bigint NOT NULL)`); err != nil {
+		return fmt.Errorf("create bench_floor: %w", err)
+	}
+
+	scfg, err := service.LoadConfig(b.getenv)
+	if err != nil {
+		return err
+	}
+	b.svc = service.FromPool(ctx, scfg, b.pool)
+	b.srv = httptest.NewServer(traceHandler(b.trace, b.svc.Handler))
+	b.client = &http.Client{Transport: newTransport()}
+	mux := http.NewServeMux()
+	mux.Handle("GET /rooms/{room}/messages/poll", newCoalescer(b.svc.Hub, b.svc.Store))
+	b.coSrv = httptest.NewServer(traceHandler(b.trace, mux))
+	return nil
+}
+
+// getenv is the service's environment: ours, with the schema's URL and
+// warnings only unless LOG_LEVEL says otherwise.
+func (b *bench) getenv(k string) string {
+	switch k {
+	case "DB_URL":
+		return b.url
+	case "DB_SECRET_ARN", "DB_MAX_CONNS":
+		return ""
+	case "LOG_LEVEL":
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+		return "warn"
+	}
+	return os.Getenv(k)
+}
+
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:               nil,
+		MaxIdleConns:        0, // no limit
+		MaxIdleConnsPerHost: 8192,
+		MaxConnsPerHost:     0,
+		IdleConnTimeout:     2 * time.Minute,
+		DisableCompression:  true,
+	}
+}
+
+func (b *bench) stopService() {
+	if b.svc != nil {
+		b.svc.Drain() // parked polls answer, so the server can close
+	}
+	for _, srv := range []**httptest.Server{&b.srv, &b.coSrv} {
+		if *srv != nil {
+			(*srv).CloseClientConnections()
+			(*srv).Close()
+			*srv = nil
+		}
+	}
+	if b.svc != nil {
+		b.svc.Close()
+		b.svc = nil
+	}
+	if b.client != nil {
+		b.client.CloseIdleConnections()
+	}
+}
+
+// cleanup stops everything and drops the schema; it runs once.
+func (b *bench) cleanup() {
+	b.once.Do(func() {
+		b.mu.Lock()
+		children := b.children
+		schema := b.schema
+		b.mu.Unlock()
+		for _, c := range children {
+			stopChild(c)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			b.stopService()
+			if b.pool != nil {
+				b.pool.Close()
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			fmt.Fprintln(os.Stderr, "bench: service did not stop within 5 s")
+		}
+		if schema == "" {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		admin, err := pgx.Connect(ctx, b.dbURL)
+		if err == nil {
+			_, err = admin.Exec(ctx, `DROP SCHEMA IF EXISTS `+schema+` CASCADE`)
+			_ = admin.Close(ctx)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: drop schema %s: %v\n", schema, err)
+			return
+		}
+		fmt.Fprintf(os.Stderr, "bench: dropped schema %s\n", schema)
+	})
+}
+
+func (b *bench) print(elapsed time.Duration) {
+	host, _ := os.Hostname()
+	fmt.Printf("## letagents-go benchmark\n\n")
+	fmt.Printf("- date: %s (run took %s)\n", time.Now().Format(time.RFC3339), elapsed.Round(time.Second))
+	fmt.Printf("- Go: %s %s/%s, GOMAXPROCS=%d, NumCPU=%d, host %s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU(), host)
+	fmt.Printf("- PostgreSQL: %s (%s)\n", b.pgVer, b.pgConf)
+	if l := loadAvg(); l != "" {
+		fmt.Printf("- load average (1/5/15 min) at start %s, at end %s: anything else running here shares the cores with client, server and database\n", b.load0, l)
+	}
+	fmt.Printf("- service: in process (`service.FromPool`, all groups, hub running) on an httptest loopback server; its pgxpool MaxConns=%d (made here), the hub's LISTEN connection is separate; client and server share the process and its cores\n", b.opt.maxConns)
+	mode := "full"
+	if b.opt.quick {
+		mode = "quick"
+	}
+	fmt.Printf("- mode: %s\n\n", mode)
+	fmt.Println("| measurement | p50 | p99 | ratio p50 | ratio p99 | notes |")
+	fmt.Println("|---|---|---|---|---|---|")
+	slices.SortStableFunc(b.rows, func(x, y rowAt) int { return x.section - y.section })
+	for _, ra := range b.rows {
+		r := ra.mk()
+		fmt.Printf("| %s | %s | %s | %s | %s | %s |\n", r.name, r.p50, r.p99, r.r50, r.r99, strings.ReplaceAll(r.notes, "|", "\\|"))
+	}
+}
+
+var errTimeout = errors.New("timed out")
+
+// loadAvg is /proc/loadavg's first three fields, or "" off Linux.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}

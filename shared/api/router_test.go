@@ -1,0 +1,69 @@
+package api_test
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/letagents/letagents-go/shared/api"
+)
+
+func TestMatchAndGatewayRoute(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		method, path string
+		group        api.Group
+		key          string
+		params       map[string]string
+	}{
+		{"POST", "/projects", api.GroupRooms, "POST /projects", nil},
+		{"GET", "/projects/join/ABCD-EFGH", api.GroupRooms, "GET /projects/join/{code}", map[string]string{"code": "ABCD-EFGH"}},
+		{"POST", "/rooms/solo/join", api.GroupRooms, "POST /rooms/{r1}/join", map[string]string{"r1": "solo"}},
+		{"POST", "/rooms/github.com/o/r/join", api.GroupRooms, "POST /rooms/{r1}/{r2}/{r3}/join", map[string]string{"r1": "github.com", "r2": "o", "r3": "r"}},
+		{"GET", "/projects/github.com%2Fo%2Fr/messages", api.GroupMessages, "GET /projects/{r1}/messages", map[string]string{"r1": "github.com/o/r"}},
+		{"GET", "/rooms/a%20b/c/messages/poll", api.GroupPoll, "GET /rooms/{r1}/{r2}/messages/poll", map[string]string{"r1": "a b", "r2": "c"}},
+		// A room may be named like a route's suffix: the room takes what
+		// the suffix leaves, as the original's greedy regex does.
+		{"GET", "/rooms/a/messages/messages", api.GroupMessages, "GET /rooms/{r1}/{r2}/messages", map[string]string{"r1": "a", "r2": "messages"}},
+		{"GET", "/in/github.com/o/r", api.GroupWeb, "GET /in/{r1}/{r2}/{r3}", map[string]string{"r1": "github.com", "r2": "o", "r3": "r"}},
+		{"GET", "/", api.GroupWeb, "GET /", nil},
+	}
+	for _, tt := range tests {
+		rt, ok := api.Match(tt.method, tt.path)
+		if !ok || rt.Group != tt.group {
+			t.Errorf("Match(%s %s) = %v, %v; want group %s", tt.method, tt.path, rt.Group, ok, tt.group)
+			continue
+		}
+		key, params, ok := rt.GatewayRoute(tt.path)
+		if !ok || key != tt.key || !maps.Equal(params, tt.params) {
+			t.Errorf("GatewayRoute(%s) = %q %v; want %q %v", tt.path, key, params, tt.key, tt.params)
+		}
+		if !slices.Contains(rt.GatewayPaths(), key[len(tt.method)+1:]) {
+			t.Errorf("%s is not among GatewayPaths %v", key, rt.GatewayPaths())
+		}
+	}
+	for _, miss := range []struct{ method, path string }{
+		{"HEAD", "/api/health"}, // the gateway matches methods exactly
+		{"GET", "/rooms/a/b/c/d/messages"},
+		{"GET", "/rooms//messages"},
+		{"GET", "/rooms/x/messages/"},
+		{"PUT", "/rooms/x/messages"},
+		{"GET", "/favicon.ico"},
+	} {
+		if rt, ok := api.Match(miss.method, miss.path); ok {
+			t.Errorf("Match(%s %s) = %s %s, want no route", miss.method, miss.path, rt.Method, rt.Pattern)
+		}
+	}
+}
+
+func TestGatewayPaths(t *testing.T) {
+	t.Parallel()
+	got := api.Route{Pattern: "/rooms/{room}/messages"}.GatewayPaths()
+	want := []string{"/rooms/{r1}/messages", "/rooms/{r1}/{r2}/messages", "/rooms/{r1}/{r2}/{r3}/messages"}
+	if !slices.Equal(got, want) {
+		t.Errorf("GatewayPaths = %v, want %v", got, want)
+	}
+	if got := (api.Route{Pattern: "/projects/join/{code}"}).GatewayPaths(); !slices.Equal(got, []string{"/projects/join/{code}"}) {
+		t.Errorf("GatewayPaths without {room} = %v", got)
+	}
+}
