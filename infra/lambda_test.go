@@ -101,6 +101,21 @@ func event(t *testing.T, group api.Group) []byte {
 	return b
 }
 
+// asFunctionURL makes an event look as a Function URL sends it.
+func asFunctionURL(t *testing.T, payload []byte) []byte {
+	t.Helper()
+	var ev map[string]any
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev["requestContext"].(map[string]any)["domainName"] = "abcdefghij.lambda-url.eu-west-1.on.aws"
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // withChanges returns the event with its route key and query replaced.
 func withChanges(t *testing.T, payload []byte, routeKey, query string) []byte {
 	t.Helper()
@@ -240,7 +255,7 @@ func TestLambdaPath(t *testing.T) {
 	}
 
 	// A poll through an API Gateway route is held at most the gateway hold;
-	// one through the Function URL (route key "$default") up to its timeout.
+	// one through the Function URL (a lambda-url domain) up to its timeout.
 	const hold, timeout = time.Second, 5 * time.Second
 	holdEnv := map[string]string{"LETAGENTS_GATEWAY_HOLD_MS": "1000"}
 	query := "after=msg_0&timeout=5000"
@@ -265,7 +280,7 @@ func TestLambdaPath(t *testing.T) {
 		t.Parallel()
 		f := newFunction(t, api.GroupPoll, holdEnv)
 		ensureRoom(t, f)
-		payload := withChanges(t, event(t, api.GroupPoll), "$default", query)
+		payload := asFunctionURL(t, withChanges(t, event(t, api.GroupPoll), "$default", query))
 		type result struct {
 			status int
 			header map[string]string

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -24,15 +25,16 @@ import (
 // HandlerFunc is the shape of a Lambda handler for HTTP events.
 type HandlerFunc func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 
-// Handler adapts h. Requests that came through an API Gateway route (any
-// route key but a Function URL's "$default") may be held open at most
-// gatewayHold, since the gateway cuts every request at 30 s.
+// Handler adapts h. Requests that came through API Gateway may be held
+// open at most gatewayHold, since the gateway cuts every request at 30 s;
+// those through a Function URL (its domain says so: an HTTP API's own
+// $default route sends the same route key) only by the function's timeout.
 func Handler(h http.Handler, gatewayHold time.Duration) HandlerFunc {
 	// The context variant: the plain Proxy passes the gateway context in
 	// request headers, which a client could forge.
 	adapter := httpadapter.NewV2(h)
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		if ev.RouteKey != "$default" && gatewayHold > 0 {
+		if gatewayHold > 0 && !strings.Contains(ev.RequestContext.DomainName, ".lambda-url.") {
 			ctx = api.WithHoldLimit(ctx, gatewayHold)
 		}
 		return adapter.ProxyWithContext(ctx, ev)

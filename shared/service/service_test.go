@@ -89,7 +89,9 @@ func TestServeDrainsParkedPollsOnShutdown(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	addr := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	go func() { done <- service.Serve(ctx, "127.0.0.1:0", svc.Handler, svc.Drain, 5*time.Second, func(a net.Addr) { addr <- a }) }()
+	go func() {
+		done <- service.Serve(ctx, "127.0.0.1:0", svc.Handler, svc.Drain, 5*time.Second, func(a net.Addr) { addr <- a })
+	}()
 	url := service.Listening(<-addr)
 	answered := make(chan int, 1)
 	go func() {
