@@ -67,7 +67,7 @@ type errorBody struct {
 	Error string `json:"error"`
 }
 
-func writeError(w http.ResponseWriter, _ *http.Request, status int, msg string) {
+func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody{Error: msg})
 }
 
@@ -87,7 +87,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var e *letagents.Error
 	if errors.As(err, &e) {
 		if status, ok := statusOf[e.Code]; ok {
-			writeError(w, r, status, e.Message)
+			writeError(w, status, e.Message)
 			return
 		}
 	}
@@ -95,7 +95,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		return // the client left; nobody reads an answer
 	}
 	s.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-	writeError(w, r, http.StatusInternalServerError, "internal error")
+	writeError(w, http.StatusInternalServerError, "internal error")
 }
 
 // decode reads a JSON object body into v, bounded by MaxBodyBytes. Unknown

@@ -151,10 +151,10 @@ func (rs router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(allowed) > 0 {
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		writeError(w, r, http.StatusMethodNotAllowed, "Method Not Allowed")
+		writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
 		return
 	}
-	writeError(w, r, http.StatusNotFound, "Not Found")
+	writeError(w, http.StatusNotFound, "Not Found")
 }
 
 // table is the route table without handlers, for lookups from outside.

@@ -109,6 +109,7 @@ type Service struct {
 	Hub     *notify.Hub // nil unless long-polls are served
 	Handler http.Handler
 
+	ownsPool bool
 	draining chan struct{}
 	stop     context.CancelFunc
 	hubDone  chan struct{}
@@ -138,16 +139,16 @@ func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error
 		pool.Close()
 		return nil, err
 	}
-	return assemble(ctx, cfg, logger, pool, groups), nil
+	s := assemble(ctx, cfg, logger, pool, groups)
+	s.ownsPool = true
+	return s, nil
 }
 
 // FromPool is Open for a pool the caller made and migrated (tests, the
 // local runner); Close leaves the pool open.
 func FromPool(ctx context.Context, cfg Config, pool *pgxpool.Pool, groups ...api.Group) *Service {
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	s := assemble(ctx, cfg, logger, pool, groups)
-	s.Pool = nil
-	return s
+	return assemble(ctx, cfg, logger, pool, groups)
 }
 
 func assemble(ctx context.Context, cfg Config, logger *slog.Logger, pool *pgxpool.Pool, groups []api.Group) *Service {
@@ -181,7 +182,7 @@ func (s *Service) Close() {
 	s.Drain()
 	s.stop()
 	<-s.hubDone
-	if s.Pool != nil {
+	if s.ownsPool {
 		s.Pool.Close()
 	}
 }
