@@ -33,6 +33,7 @@ type Deps struct {
 
 type server struct {
 	Deps
+	reads readGroup
 }
 
 // New returns the handler for the given groups (all groups when none are

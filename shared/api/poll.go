@@ -40,7 +40,13 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, ps params) {
 		timeout = max(0, min(timeout, time.Until(dl)-holdMargin))
 	}
 
-	page, err := s.Store.Messages(ctx, id, q) // also answers 404 for a missing room
+	read := func(ctx context.Context) (letagents.MessagePage, error) {
+		since := s.reads.ticket()
+		return s.reads.read(ctx, readKey{id, q}, since, func(ctx context.Context) (letagents.MessagePage, error) {
+			return s.Store.Messages(ctx, id, q)
+		})
+	}
+	page, err := read(ctx) // also answers 404 for a missing room
 	if err != nil || len(page.Messages) > 0 || timeout == 0 {
 		s.answerPoll(w, r, id, page, err)
 		return
@@ -60,7 +66,7 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, ps params) {
 	for subErr == nil {
 		// Read only once subscribed: a message committed before the
 		// subscription is found here, any later one rings the bell.
-		page, err = s.Store.Messages(ctx, id, q)
+		page, err = read(ctx)
 		if err != nil || len(page.Messages) > 0 {
 			s.answerPoll(w, r, id, page, err)
 			return
@@ -78,7 +84,7 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, ps params) {
 	}
 	// One last read covers a doorbell that could not ring (the listener
 	// was reconnecting): the poll then answers late, never wrong.
-	page, err = s.Store.Messages(context.WithoutCancel(ctx), id, q)
+	page, err = read(context.WithoutCancel(ctx))
 	s.answerPoll(w, r, id, page, err)
 }
 
