@@ -55,74 +55,54 @@ func TestReadGroupSharesOneRead(t *testing.T) {
 	}
 }
 
-func TestReadGroupNeverReusesAStaleEmptyRead(t *testing.T) {
+// A reader woken after a read began may take that read's page only if it
+// has messages: an empty one may predate the commit that woke the reader.
+func TestReadGroupReadsAgainAfterAStaleEmptyRead(t *testing.T) {
 	t.Parallel()
-	var g readGroup
-	key := readKey{room: "r"}
-	started, release := make(chan struct{}), make(chan struct{})
-	var calls atomic.Int32
-	fn := func(context.Context) (letagents.MessagePage, error) {
-		if calls.Add(1) == 1 {
-			close(started)
-			<-release
-			return pageOf(), nil // read before the commit: empty
-		}
-		return pageOf(1), nil // read after it
+	tests := []struct {
+		name        string
+		first, next letagents.MessagePage // what the read under way and a later read find
+		want        int64                 // the woken reader's first message, 0 for none
+	}{
+		{"stale and empty: read again", pageOf(), pageOf(1), 1},
+		{"stale with messages: keep it", pageOf(3), pageOf(4), 3},
 	}
-	first := make(chan letagents.MessagePage, 1)
-	go func() {
-		p, _ := g.read(context.Background(), key, g.ticket(), fn)
-		first <- p
-	}()
-	<-started
-	// Woken now, after that read began: its empty answer may predate the
-	// commit that woke us, so it must not be ours.
-	since := g.ticket()
-	second := make(chan letagents.MessagePage, 1)
-	go func() {
-		p, _ := g.read(context.Background(), key, since, fn)
-		second <- p
-	}()
-	time.Sleep(20 * time.Millisecond)
-	close(release)
-	if p := <-first; len(p.Messages) != 0 {
-		t.Errorf("first reader got %+v, want its own empty read", p)
-	}
-	if p := <-second; len(p.Messages) != 1 {
-		t.Errorf("reader woken after a read began got %+v, want a fresh read with the message", p)
-	}
-}
-
-func TestReadGroupKeepsAStaleReadWithMessages(t *testing.T) {
-	t.Parallel()
-	var g readGroup
-	key := readKey{room: "r"}
-	started, release := make(chan struct{}), make(chan struct{})
-	var calls atomic.Int32
-	fn := func(context.Context) (letagents.MessagePage, error) {
-		if calls.Add(1) == 1 {
-			close(started)
-			<-release
-		}
-		return pageOf(3), nil
-	}
-	done := make(chan struct{})
-	go func() {
-		_, _ = g.read(context.Background(), key, g.ticket(), fn)
-		close(done)
-	}()
-	<-started
-	since := g.ticket()
-	res := make(chan letagents.MessagePage, 1)
-	go func() {
-		p, _ := g.read(context.Background(), key, since, fn)
-		res <- p
-	}()
-	time.Sleep(20 * time.Millisecond)
-	close(release)
-	<-done
-	if p := <-res; len(p.Messages) != 1 || p.Messages[0].Seq != 3 {
-		t.Errorf("got %+v, want the shared page with its message", p)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var g readGroup
+			key := readKey{room: "r"}
+			started, release := make(chan struct{}), make(chan struct{})
+			var calls atomic.Int32
+			fn := func(context.Context) (letagents.MessagePage, error) {
+				if calls.Add(1) == 1 {
+					close(started)
+					<-release
+					return tt.first, nil
+				}
+				return tt.next, nil
+			}
+			first := make(chan letagents.MessagePage, 1)
+			go func() {
+				p, _ := g.read(context.Background(), key, g.ticket(), fn)
+				first <- p
+			}()
+			<-started
+			since := g.ticket() // woken now, after that read began
+			woken := make(chan letagents.MessagePage, 1)
+			go func() {
+				p, _ := g.read(context.Background(), key, since, fn)
+				woken <- p
+			}()
+			time.Sleep(20 * time.Millisecond)
+			close(release)
+			if p := <-first; len(p.Messages) != len(tt.first.Messages) {
+				t.Errorf("first reader got %+v, want its own read %+v", p, tt.first)
+			}
+			if p := <-woken; len(p.Messages) == 0 || p.Messages[0].Seq != tt.want {
+				t.Errorf("woken reader got %+v, want message %d", p, tt.want)
+			}
+		})
 	}
 }
 
