@@ -27,24 +27,31 @@ func (b *bench) floorChannel(i int) string { return fmt.Sprintf("%s_floor_%d", b
 // LISTENing, returns from WaitForNotification. Each sample is followed by
 // one of store.SendMessage to a room whose channel the same connection
 // LISTENs on: our send statement against the bare one, at the same moment.
-func (b *bench) floorA(ctx context.Context, n int) (floor, sends dist, err error) {
+//
+// Every sample except hot follows idleGap of quiet, as every send of the
+// send→wake cases does (they wait for all waiters to be parked, polling
+// every 2 ms until three checks in a row agree): on this kind of machine a
+// statement after a few idle milliseconds is measurably slower than one
+// right after another, and the floor must not be measured hotter than
+// what it is a floor for. hot is the same statement back to back.
+func (b *bench) floorA(ctx context.Context, n int) (floor, sends, hot dist, err error) {
 	const room = "bench-room-floor"
 	if _, _, err := b.svc.Store.EnsureRoom(ctx, room); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	lst, err := pgx.Connect(ctx, b.url)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer lst.Close(context.WithoutCancel(ctx))
 	snd, err := pgx.Connect(ctx, b.url)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer snd.Close(context.WithoutCancel(ctx))
 	ch := b.floorChannel(0)
 	if _, err := lst.Exec(ctx, `LISTEN `+pgx.Identifier{ch}.Sanitize()+`; LISTEN `+pgx.Identifier{b.svc.Store.Channel(room)}.Sanitize()); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 
 	lctx, cancel := context.WithCancel(ctx)
@@ -71,30 +78,47 @@ func (b *bench) floorA(ctx context.Context, n int) (floor, sends dist, err error
 		}
 	}
 
-	const warm = 5
-	for i := range warm + n {
+	bare := func(i int) (time.Duration, error) {
 		t0 := time.Now()
 		if _, err := snd.Exec(ctx, floorSQL, i, ch); err != nil {
-			return nil, nil, err
+			return 0, err
 		}
-		d, err := wait(t0)
+		return wait(t0)
+	}
+	const warm = 5
+	for i := range warm + n {
+		if err := sleepCtx(ctx, idleGap); err != nil {
+			return nil, nil, nil, err
+		}
+		d, err := bare(i)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		t0 = time.Now()
+		dh, err := bare(i)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if err := sleepCtx(ctx, idleGap); err != nil {
+			return nil, nil, nil, err
+		}
+		t0 := time.Now()
 		if _, err := b.svc.Store.SendMessage(ctx, letagents.NewMessage{RoomID: room, Sender: "bench", Text: "floor"}); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		ds, err := wait(t0)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if i >= warm {
-			floor, sends = append(floor, d), append(sends, ds)
+			floor, sends, hot = append(floor, d), append(sends, ds), append(hot, dh)
 		}
 	}
-	return floor, sends, nil
+	return floor, sends, hot, nil
 }
+
+// idleGap is the quiet before each floor sample: about what the send→wake
+// cases leave before each send.
+const idleGap = 6 * time.Millisecond
 
 // floorB times a keep-alive GET of a handler that answers {} at once.
 func (b *bench) floorB(ctx context.Context, n int) (dist, error) {
@@ -110,6 +134,9 @@ func (b *bench) floorB(ctx context.Context, n int) (dist, error) {
 	const warm = 50
 	var d dist
 	for i := range warm + n {
+		if err := sleepCtx(ctx, idleGap); err != nil {
+			return nil, err
+		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/", nil)
 		t0 := time.Now()
 		resp, err := client.Do(req)

@@ -12,44 +12,51 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/letagents/letagents-go/shared/letagents"
-	"github.com/letagents/letagents-go/shared/store"
 )
 
 const iterationTimeout = 30 * time.Second
+
+// caseRun is one send→wake case under way: its rooms, its parked waiters
+// and what its sends measured.
+type caseRun struct {
+	names  []string
+	byRoom [][]int
+	cr     *crowd
+
+	all                        dist
+	posts, firstRead, lastRead dist
+	lastHandler, lastAnswer    dist
+	reads, acquires            dist
+	readsPerSend, maxInFlight  []int
+	poolWaits, poolAcquires    int64
+	poolWaitTime               time.Duration
+	totalConnsMax              int32
+}
 
 // latencyCase parks c.W long-polls spread evenly over c.R rooms, then
 // c.iters times sends one message (rooms taken round-robin) and times every
 // waiter of that room from just before the POST to its answer being read.
 // Woken waiters park again only once the iteration is over, so each wake
-// storm is the woken waiters' own re-reads and nothing else.
-func (b *bench) latencyCase(ctx context.Context, c latCase, proto bool) error {
-	pollBase := b.srv.URL
-	if proto {
-		pollBase = b.coSrv.URL
-	}
-	names := make([]string, c.R)
+// storm is the woken waiters' own re-reads and nothing else. Floor C, for
+// c.W/c.R > 1, is released after each send.
+func (b *bench) latencyCase(ctx context.Context, c latCase) error {
+	run := &caseRun{names: make([]string, c.R), byRoom: make([][]int, c.R)}
 	cursors := make([]int64, c.R)
 	for i := range c.R {
-		names[i] = fmt.Sprintf("bench-room-w%d-r%d-%d", c.W, c.R, i)
-		if proto {
-			names[i] = fmt.Sprintf("bench-room-proto-w%d-r%d-%d", c.W, c.R, i)
-		}
-		room, _, err := b.svc.Store.EnsureRoom(ctx, names[i])
+		run.names[i] = fmt.Sprintf("bench-room-w%d-r%d-%d", c.W, c.R, i)
+		room, _, err := b.svc.Store.EnsureRoom(ctx, run.names[i])
 		if err != nil {
 			return err
 		}
 		cursors[i] = room.LastSeq
 	}
-	byRoom := make([][]int, c.R)
-	cr := startCrowd(ctx, c.W, func(i int) pollFunc {
+	run.cr = startCrowd(ctx, c.W, func(i int) pollFunc {
 		r := i % c.R
-		byRoom[r] = append(byRoom[r], i)
-		return pollRoom(b.client, pollBase, names[r], cursors[r])
+		run.byRoom[r] = append(run.byRoom[r], i)
+		return pollRoom(b.client, b.srv.URL, run.names[r], cursors[r])
 	})
 	defer func() {
-		cr.stop()
+		run.cr.stop()
 		b.client.CloseIdleConnections()
 		_ = waitFor(context.WithoutCancel(ctx), "waiters gone", 30*time.Second, func() (bool, string, error) {
 			st := b.svc.Hub.Stats()
@@ -66,7 +73,7 @@ func (b *bench) latencyCase(ctx context.Context, c latCase, proto bool) error {
 		return err
 	}
 	var fan *bareFanout
-	if k := c.W / c.R; k > 1 && !proto {
+	if k := c.W / c.R; k > 1 {
 		fan = newBareFanout(ctx, k)
 		defer fan.close()
 		if _, seen := b.fanout[k]; !seen {
@@ -81,7 +88,7 @@ func (b *bench) latencyCase(ctx context.Context, c latCase, proto bool) error {
 		}
 	}
 
-	if b.opt.cpuProfile != "" && c.R == 1 && c.W == b.largestOneRoom() && !proto {
+	if b.opt.cpuProfile != "" && c.R == 1 && c.W == b.largestOneRoom() {
 		f, err := os.Create(b.opt.cpuProfile)
 		if err != nil {
 			return err
@@ -96,82 +103,12 @@ func (b *bench) latencyCase(ctx context.Context, c latCase, proto bool) error {
 		}()
 	}
 
-	var (
-		all                        dist
-		posts, firstRead, lastRead dist
-		lastHandler, lastAnswer    dist
-		reads, acquires            dist
-		readsPerSend, maxInFlight  []int
-		poolWaits, poolAcquires    int64
-		poolWaitTime               time.Duration
-		totalConnsMax              int32
-		perIterationCount          = c.W / c.R
-		iterationStart             = time.Now()
-	)
+	start := time.Now()
 	// One unmeasured send first (to the last room) warms the path.
 	for it := -1; it < c.iters; it++ {
-		r := (it + c.R) % c.R
-		want := len(byRoom[r])
-		s0 := b.pool.Stat()
-		b.trace.start()
-		t0 := time.Now()
-		if err := send(ctx, b.client, b.srv.URL, names[r], fmt.Sprintf("iteration %d", it)); err != nil {
-			b.trace.stop()
+		if err := b.wake(ctx, run, (it+c.R)%c.R, it, it >= 0); err != nil {
 			return err
 		}
-		posts = append(posts, time.Since(t0))
-		lat, ids, err := cr.collect(ctx, want, t0, iterationTimeout)
-		qs, acq, hs := b.trace.stop()
-		s1 := b.pool.Stat()
-		if err != nil {
-			return err
-		}
-		if it < 0 {
-			cr.release(ids)
-			if err := waitFor(ctx, "all waiters parked again", time.Minute, parked); err != nil {
-				return err
-			}
-			if fan != nil {
-				if _, err := fan.once(ctx); err != nil {
-					return fmt.Errorf("floor C: %w", err)
-				}
-			}
-			continue
-		}
-		all = append(all, lat...)
-		lastAnswer = append(lastAnswer, slices.Max(lat))
-		poolAcquires += s1.AcquireCount() - s0.AcquireCount()
-		poolWaits += s1.EmptyAcquireCount() - s0.EmptyAcquireCount()
-		poolWaitTime += s1.EmptyAcquireWaitTime() - s0.EmptyAcquireWaitTime()
-		totalConnsMax = max(totalConnsMax, s1.TotalConns())
-		acquires = append(acquires, acq...)
-
-		var rs []queryEvent
-		for _, q := range qs {
-			if q.kind == kindRead {
-				rs = append(rs, q)
-			}
-		}
-		readsPerSend = append(readsPerSend, len(rs))
-		if len(rs) > 0 {
-			fr, lr := rs[0].start, rs[0].end
-			for _, q := range rs {
-				reads = append(reads, q.end.Sub(q.start))
-				if q.start.Before(fr) {
-					fr = q.start
-				}
-				if q.end.After(lr) {
-					lr = q.end
-				}
-			}
-			firstRead = append(firstRead, fr.Sub(t0))
-			lastRead = append(lastRead, lr.Sub(t0))
-			maxInFlight = append(maxInFlight, inFlight(rs))
-		}
-		if len(hs) > 0 {
-			lastHandler = append(lastHandler, slices.MaxFunc(hs, func(a, b time.Time) int { return a.Compare(b) }).Sub(t0))
-		}
-		cr.release(ids)
 		if err := waitFor(ctx, "all waiters parked again", time.Minute, parked); err != nil {
 			return err
 		}
@@ -180,43 +117,107 @@ func (b *bench) latencyCase(ctx context.Context, c latCase, proto bool) error {
 			if err != nil {
 				return fmt.Errorf("floor C: %w", err)
 			}
-			b.fanout[fan.k] = append(b.fanout[fan.k], fc...)
+			if it >= 0 {
+				b.fanout[fan.k] = append(b.fanout[fan.k], fc...)
+			}
 		}
 	}
-	elapsed := time.Since(iterationStart)
+	b.latencyRow(c, run, time.Since(start))
+	return nil
+}
 
+// wake sends one message to room r of run and times its waiters' answers,
+// recording them (and what the tracer saw) when record is set, then lets
+// the woken waiters park again.
+func (b *bench) wake(ctx context.Context, run *caseRun, r, it int, record bool) error {
+	s0 := b.pool.Stat()
+	b.trace.start()
+	t0 := time.Now()
+	if err := send(ctx, b.client, b.srv.URL, run.names[r], fmt.Sprintf("iteration %d", it)); err != nil {
+		b.trace.stop()
+		return err
+	}
+	post := time.Since(t0)
+	lat, ids, err := run.cr.collect(ctx, len(run.byRoom[r]), t0, iterationTimeout)
+	qs, acq, hs := b.trace.stop()
+	s1 := b.pool.Stat()
+	if err != nil {
+		return err
+	}
+	defer run.cr.release(ids)
+	if !record {
+		return nil
+	}
+	run.all = append(run.all, lat...)
+	run.posts = append(run.posts, post)
+	run.lastAnswer = append(run.lastAnswer, slices.Max(lat))
+	run.poolAcquires += s1.AcquireCount() - s0.AcquireCount()
+	run.poolWaits += s1.EmptyAcquireCount() - s0.EmptyAcquireCount()
+	run.poolWaitTime += s1.EmptyAcquireWaitTime() - s0.EmptyAcquireWaitTime()
+	run.totalConnsMax = max(run.totalConnsMax, s1.TotalConns())
+	run.acquires = append(run.acquires, acq...)
+
+	var rs []queryEvent
+	for _, q := range qs {
+		if q.kind == kindRead {
+			rs = append(rs, q)
+		}
+	}
+	run.readsPerSend = append(run.readsPerSend, len(rs))
+	if len(rs) > 0 {
+		fr, lr := rs[0].start, rs[0].end
+		for _, q := range rs {
+			run.reads = append(run.reads, q.end.Sub(q.start))
+			if q.start.Before(fr) {
+				fr = q.start
+			}
+			if q.end.After(lr) {
+				lr = q.end
+			}
+		}
+		run.firstRead = append(run.firstRead, fr.Sub(t0))
+		run.lastRead = append(run.lastRead, lr.Sub(t0))
+		run.maxInFlight = append(run.maxInFlight, inFlight(rs))
+	}
+	if len(hs) > 0 {
+		run.lastHandler = append(run.lastHandler, slices.MaxFunc(hs, func(a, b time.Time) int { return a.Compare(b) }).Sub(t0))
+	}
+	return nil
+}
+
+func (b *bench) latencyRow(c latCase, run *caseRun, elapsed time.Duration) {
+	k := c.W / c.R
+	with, shared := "", ""
+	if k > 1 {
+		with, shared = " with floor C", " (the handler shares one among waiters woken together)"
+	}
 	notes := []string{
-		fmt.Sprintf("n=%d (%d sends × %d waiters; the case took %s with floor C)", len(all), c.iters, perIterationCount, elapsed.Round(100*time.Millisecond)),
+		fmt.Sprintf("n=%d (%d sends × %d waiter%s; the case took %s%s)", len(run.all), c.iters, k, plural(k), elapsed.Round(100*time.Millisecond), with),
 		"target ≤2× floor p50, ≤3× floor p99",
 		fmt.Sprintf("per send (p50 over sends): POST answered %s, first re-read starts %s, last re-read ends %s, last handler returns %s, last waiter has its answer %s",
-			ms(posts.pct(.5)), ms(firstRead.pct(.5)), ms(lastRead.pct(.5)), ms(lastHandler.pct(.5)), ms(lastAnswer.pct(.5))),
-		fmt.Sprintf("re-reads per send %s, each %s p50 / %s p99 on its connection, up to %d in flight",
-			intRange(readsPerSend), ms(reads.pct(.5)), ms(reads.pct(.99)), slices.Max(append(maxInFlight, 0))),
+			ms(run.posts.pct(.5)), ms(run.firstRead.pct(.5)), ms(run.lastRead.pct(.5)), ms(run.lastHandler.pct(.5)), ms(run.lastAnswer.pct(.5))),
+		fmt.Sprintf("re-reads per send %s for %d woken waiter%s%s, each %s p50 / %s p99 on its connection, up to %d in flight",
+			intRange(run.readsPerSend), k, plural(k), shared, ms(run.reads.pct(.5)), ms(run.reads.pct(.99)), slices.Max(append(run.maxInFlight, 0))),
 		fmt.Sprintf("pool (MaxConns %d, ≤%d open): %d of %d acquires waited for a connection, %s waiting in all; acquire p50 %s / p99 %s",
-			b.opt.maxConns, totalConnsMax, poolWaits, poolAcquires, ms(poolWaitTime), ms(acquires.pct(.5)), ms(acquires.pct(.99))),
+			b.opt.maxConns, run.totalConnsMax, run.poolWaits, run.poolAcquires, ms(run.poolWaitTime), ms(run.acquires.pct(.5)), ms(run.acquires.pct(.99))),
 	}
-	progress("send→wake W=%d R=%d (prototype %v): p50 %s p99 %s", c.W, c.R, proto, ms(all.pct(.5)), ms(all.pct(.99)))
-	section, name := secLatency, fmt.Sprintf("Ours: send→wake, W=%d parked in R=%d room%s", c.W, c.R, plural(c.R))
-	if proto {
-		section, name = secProto, fmt.Sprintf("diag: send→wake, W=%d parked in R=%d room%s, **prototype** poll handler that coalesces identical re-reads", c.W, c.R, plural(c.R))
-		notes = append(notes, "bench-only handler (localdev/bench/coalesce.go) on the service's hub and store, sends still POSTed to the service: what coalescing would gain")
-	}
-	b.add(section, func() row {
+	progress("send→wake W=%d R=%d: p50 %s p99 %s", c.W, c.R, ms(run.all.pct(.5)), ms(run.all.pct(.99)))
+	all := run.all
+	b.add(secLatency, func() row {
 		fa := b.fa
 		notes := notes
-		if fc, ok := b.fanout[perIterationCount]; ok && perIterationCount > 1 {
+		if fc, ok := b.fanout[k]; ok && k > 1 {
 			f50, f99 := fa.pct(.5)+fc.pct(.5), fa.pct(.99)+fc.pct(.99)
 			notes = append(notes, fmt.Sprintf("vs floor A+C (commit→wake plus %d bare HTTP answers at once: %s p50, %s p99): p50 %s, p99 %s",
-				perIterationCount, ms(f50), ms(f99), ratio(all.pct(.5), f50), ratio(all.pct(.99), f99)))
+				k, ms(f50), ms(f99), ratio(all.pct(.5), f50), ratio(all.pct(.99), f99)))
 		}
 		return row{
-			name: name,
+			name: fmt.Sprintf("Ours: send→wake, W=%d parked in R=%d room%s", c.W, c.R, plural(c.R)),
 			p50:  ms(all.pct(.5)), p99: ms(all.pct(.99)),
 			r50: ratio(all.pct(.5), fa.pct(.5)), r99: ratio(all.pct(.99), fa.pct(.99)),
 			notes: strings.Join(notes, "; "),
 		}
 	})
-	return nil
 }
 
 func (b *bench) largestOneRoom() int {
@@ -339,84 +340,6 @@ func (f *bareFanout) close() {
 	f.tr.CloseIdleConnections()
 	f.srv.CloseClientConnections()
 	f.srv.Close()
-}
-
-// readStorm runs k store.Messages reads at once on the pool, as k woken
-// waiters of one room do, with no HTTP and no send: the re-read part of a
-// wake on its own. k is the most waiters one send wakes in the cases run.
-func (b *bench) readStorm(ctx context.Context, cases []latCase) error {
-	k := 0
-	for _, c := range cases {
-		k = max(k, c.W/c.R)
-	}
-	if k < 2 {
-		return nil
-	}
-	const room = "bench-room-storm"
-	if _, _, err := b.svc.Store.EnsureRoom(ctx, room); err != nil {
-		return err
-	}
-	if _, err := b.svc.Store.SendMessage(ctx, letagents.NewMessage{RoomID: room, Sender: "bench", Text: "storm"}); err != nil {
-		return err
-	}
-	q := store.MessageQuery{After: 0, Limit: letagents.DefaultPageSize}
-	var single dist
-	for i := range 120 {
-		t0 := time.Now()
-		if _, err := b.svc.Store.Messages(ctx, room, q); err != nil {
-			return err
-		}
-		if i >= 20 {
-			single = append(single, time.Since(t0))
-		}
-	}
-	iters := 5
-	if b.opt.quick {
-		iters = 3
-	}
-	var all, lasts dist
-	var waits int64
-	var acquires dist
-	for range iters {
-		s0 := b.pool.Stat()
-		b.trace.start()
-		done := make([]time.Duration, k)
-		errs := make(chan error, k)
-		var wg sync.WaitGroup
-		t0 := time.Now()
-		for i := range k {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if _, err := b.svc.Store.Messages(ctx, room, q); err != nil {
-					errs <- err
-				}
-				done[i] = time.Since(t0)
-			}()
-		}
-		wg.Wait()
-		_, acq, _ := b.trace.stop()
-		acquires = append(acquires, acq...)
-		waits += b.pool.Stat().EmptyAcquireCount() - s0.EmptyAcquireCount()
-		close(errs)
-		if err := <-errs; err != nil {
-			return err
-		}
-		all = append(all, done...)
-		lasts = append(lasts, slices.Max(done))
-		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
-			return err
-		}
-	}
-	r := row{
-		name: fmt.Sprintf("diag: %d store.Messages re-reads at once (no HTTP, no send)", k),
-		p50:  ms(all.pct(.5)), p99: ms(all.pct(.99)),
-		r50: "—", r99: "—",
-		notes: fmt.Sprintf("time from start to each read's return, n=%d (%d storms); the last read returns at %s p50; one read alone %s p50 / %s p99; %d of %d acquires waited, acquire p50 %s / p99 %s: the re-reads of one wake storm, queued on the pool; coalesced, they would be one read",
-			len(all), iters, ms(lasts.pct(.5)), ms(single.pct(.5)), ms(single.pct(.99)), waits, len(acquires), ms(acquires.pct(.5)), ms(acquires.pct(.99))),
-	}
-	b.add(secStorm, func() row { return r })
-	return nil
 }
 
 // pollBare returns a pollFunc that GETs u and reads the answer.

@@ -1,17 +1,23 @@
 // Command bench measures the message path of the service against floors
 // measured in the same run, on the real database, and prints one Markdown
-// table:
+// table (progress goes to stderr):
 //
-//	go run ./localdev/bench           # full run, well under 2 minutes on 2 cores
+//	go run ./localdev/bench           # full run, about 40 s on 2 cores
 //	go run ./localdev/bench -quick    # about 20 s
 //
-// Floors: a bare INSERT+NOTIFY on pgx waking a bare LISTEN connection (the
-// least a send→wake can cost), a bare loopback HTTP round trip (what HTTP
-// alone adds), bare INSERT+NOTIFY statements per second, and the memory of a
-// bare net/http request parked on its context. Ours: send→wake latency with
-// W parked long-polls over R rooms, sustained sends per second, and the
-// server's memory per parked long-poll (measured in a child process, so the
-// client's share is not counted).
+// Floors: A, a bare INSERT+NOTIFY on pgx waking a bare LISTEN connection
+// (the least a send→wake can cost); B, a bare loopback HTTP round trip
+// (what HTTP alone adds); C, k bare parked HTTP requests answered at once
+// (the fan-out of a wake with no database); D, bare INSERT+NOTIFY
+// statements per second; E, the memory of a bare net/http request parked on
+// its context. Ours: send→wake latency with W parked long-polls over R
+// rooms, sustained sends per second, and the server's memory per parked
+// long-poll (measured in a child process, so the client's share is not
+// counted). Floors are sampled alongside what they are floors for (floor A
+// in blocks between the cases, floor C after every send, the throughput
+// rows in alternating rounds), since anything else running on the machine
+// moves all of them. The notes of each send→wake row break its time down
+// (the POST, the woken waiters' re-reads, the pool, the answers).
 //
 // It works in a private schema bench_<random> on DB_URL (default the test
 // server) and drops it at the end, also on Ctrl-C.
@@ -57,7 +63,6 @@ type options struct {
 	floorA     int
 	floorB     int
 	cpuProfile string
-	noProto    bool
 }
 
 type latCase struct{ W, R, iters int }
@@ -78,7 +83,6 @@ func main() {
 	flag.IntVar(&opt.maxConns, "maxconns", 16, "pgxpool MaxConns of the service's pool")
 	flag.IntVar(&opt.senders, "senders", 8, "concurrent senders (and rooms) for the throughput rows")
 	flag.StringVar(&opt.cpuProfile, "cpuprofile", "", "write a CPU profile of the largest one-room send→wake case to this file")
-	flag.BoolVar(&opt.noProto, "no-prototype", false, "skip the rows of the bench-only coalescing poll handler")
 	flag.Parse()
 
 	opt.tpDur, opt.floorA, opt.floorB = 5*time.Second, 300, 1000
@@ -149,7 +153,7 @@ func defaultIters(w, r int, quick bool, override int) int {
 		n = 60 // cheap iterations, and few samples each
 	}
 	if quick {
-		n = max(5, n/3)
+		n = max(3, n/4)
 	}
 	return n
 }
@@ -164,7 +168,6 @@ type bench struct {
 	trace  *tracer
 	svc    *service.Service
 	srv    *httptest.Server
-	coSrv  *httptest.Server // the coalescing prototype's poll handler
 	client *http.Client
 	pgVer  string
 	pgConf string
@@ -172,6 +175,7 @@ type bench struct {
 
 	rows   []rowAt
 	fa     dist         // floor A, pooled over blocks spread through the run
+	faHot  dist         // floor A back to back, no idle gap before it
 	fsend  dist         // store.SendMessage → bare LISTEN wake, interleaved with floor A
 	fb     dist         // floor B
 	fanout map[int]dist // floor C by waiters woken at once
@@ -196,8 +200,6 @@ const (
 	secSend
 	secFloorC
 	secLatency
-	secProto
-	secStorm
 	secThroughput
 	secMemory
 )
@@ -206,8 +208,10 @@ func (b *bench) add(section int, mk func() row) {
 	b.rows = append(b.rows, rowAt{section, mk})
 }
 
+var began = time.Now()
+
 func progress(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	fmt.Fprintf(os.Stderr, "bench: %5.1fs "+format+"\n", append([]any{time.Since(began).Seconds()}, args...)...)
 }
 
 func (b *bench) run(ctx context.Context) error {
@@ -217,7 +221,9 @@ func (b *bench) run(ctx context.Context) error {
 	for _, c := range b.opt.cases {
 		need = max(need, c.W)
 	}
-	need = max(need, b.opt.memWaiters)
+	// Ours and floor C may hold W waiters each, a socket on either side for
+	// every one of them.
+	need = max(2*need, b.opt.memWaiters)
 	if err := raiseFileLimit(uint64(2*need + 1024)); err != nil {
 		return err
 	}
@@ -230,11 +236,11 @@ func (b *bench) run(ctx context.Context) error {
 	// whatever else this machine is doing) as the cases it is a floor for.
 	blocks := len(b.opt.cases) + 1
 	floorBlock := func() error {
-		fa, fs, err := b.floorA(ctx, max(10, b.opt.floorA/blocks))
+		fa, fs, hot, err := b.floorA(ctx, max(10, b.opt.floorA/blocks))
 		if err != nil {
 			return fmt.Errorf("floor A: %w", err)
 		}
-		b.fa, b.fsend = append(b.fa, fa...), append(b.fsend, fs...)
+		b.fa, b.fsend, b.faHot = append(b.fa, fa...), append(b.fsend, fs...), append(b.faHot, hot...)
 		return nil
 	}
 	if err := floorBlock(); err != nil {
@@ -244,13 +250,14 @@ func (b *bench) run(ctx context.Context) error {
 	b.add(secFloorA, func() row {
 		return row{name: "**Floor A**: INSERT+NOTIFY → LISTEN wake (bare pgx, sequential)",
 			p50: ms(b.fa.pct(.5)), p99: ms(b.fa.pct(.99)), r50: "1×", r99: "1×",
-			notes: fmt.Sprintf("n=%d in %d blocks spread through the run; one statement `WITH ins AS (INSERT …) SELECT pg_notify(…)` on a dedicated conn, time from before Exec to WaitForNotification returning on a second, LISTENing conn", len(b.fa), blocks)}
+			notes: fmt.Sprintf("n=%d in %d blocks spread through the run; one statement `WITH ins AS (INSERT …) SELECT pg_notify(…)` on a dedicated conn, time from before Exec to WaitForNotification returning on a second, LISTENing conn; each sample after %s idle, as each send of ours is (back to back, right after another sample: %s p50 / %s p99)",
+				len(b.fa), blocks, idleGap, ms(b.faHot.pct(.5)), ms(b.faHot.pct(.99)))}
 	})
 	b.add(secSend, func() row {
 		return row{name: "diag: store.SendMessage → bare LISTEN wake (no HTTP, no hub)",
 			p50: ms(b.fsend.pct(.5)), p99: ms(b.fsend.pct(.99)),
 			r50: ratio(b.fsend.pct(.5), b.fa.pct(.5)), r99: ratio(b.fsend.pct(.99), b.fa.pct(.99)),
-			notes: fmt.Sprintf("n=%d, each sample right after a floor A sample, same listener conn: what our send statement (room counter UPDATE + INSERT with FK checks + NOTIFY) costs over the bare one", len(b.fsend))}
+			notes: fmt.Sprintf("n=%d, each sample after %s idle, alternating with floor A samples, same listener conn: what our send statement (room counter UPDATE + INSERT with FK checks + NOTIFY) costs over the bare one", len(b.fsend), idleGap)}
 	})
 
 	fb, err := b.floorB(ctx, b.opt.floorB)
@@ -262,31 +269,18 @@ func (b *bench) run(ctx context.Context) error {
 		return row{name: "**Floor B**: loopback HTTP GET → `{}` (keep-alive)",
 			p50: ms(b.fb.pct(.5)), p99: ms(b.fb.pct(.99)),
 			r50: ratio(b.fb.pct(.5), b.fa.pct(.5)), r99: ratio(b.fb.pct(.99), b.fa.pct(.99)),
-			notes: fmt.Sprintf("n=%d; what HTTP alone costs; ratios vs floor A; A+B p50 = %s", len(b.fb), ms(b.fa.pct(.5)+b.fb.pct(.5)))}
+			notes: fmt.Sprintf("n=%d, each after %s idle; what HTTP alone costs; ratios vs floor A; A+B p50 = %s", len(b.fb), idleGap, ms(b.fa.pct(.5)+b.fb.pct(.5)))}
 	})
 
 	b.fanout = map[int]dist{}
 	for _, c := range b.opt.cases {
-		if err := b.latencyCase(ctx, c, false); err != nil {
+		if err := b.latencyCase(ctx, c); err != nil {
 			return fmt.Errorf("send→wake W=%d R=%d: %w", c.W, c.R, err)
 		}
 		if err := floorBlock(); err != nil {
 			return err
 		}
 	}
-	if !b.opt.noProto {
-		for _, c := range b.opt.cases {
-			if c.R == 1 && c.W > 1 {
-				if err := b.latencyCase(ctx, c, true); err != nil {
-					return fmt.Errorf("prototype send→wake W=%d R=%d: %w", c.W, c.R, err)
-				}
-			}
-		}
-	}
-	if err := b.readStorm(ctx, b.opt.cases); err != nil {
-		return fmt.Errorf("re-read storm: %w", err)
-	}
-
 	if err := b.throughput(ctx); err != nil {
 		return fmt.Errorf("throughput: %w", err)
 	}
@@ -370,9 +364,6 @@ func (b *bench) setup(ctx context.Context) error {
 	b.svc = service.FromPool(ctx, scfg, b.pool)
 	b.srv = httptest.NewServer(traceHandler(b.trace, b.svc.Handler))
 	b.client = &http.Client{Transport: newTransport()}
-	mux := http.NewServeMux()
-	mux.Handle("GET /rooms/{room}/messages/poll", newCoalescer(b.svc.Hub, b.svc.Store))
-	b.coSrv = httptest.NewServer(traceHandler(b.trace, mux))
 	return nil
 }
 
@@ -408,12 +399,10 @@ func (b *bench) stopService() {
 	if b.svc != nil {
 		b.svc.Drain() // parked polls answer, so the server can close
 	}
-	for _, srv := range []**httptest.Server{&b.srv, &b.coSrv} {
-		if *srv != nil {
-			(*srv).CloseClientConnections()
-			(*srv).Close()
-			*srv = nil
-		}
+	if b.srv != nil {
+		b.srv.CloseClientConnections()
+		b.srv.Close()
+		b.srv = nil
 	}
 	if b.svc != nil {
 		b.svc.Close()
@@ -479,7 +468,7 @@ func (b *bench) print(elapsed time.Duration) {
 	if b.opt.quick {
 		mode = "quick"
 	}
-	fmt.Printf("- mode: %s\n\n", mode)
+	fmt.Printf("- mode: %s; send→wake rows send with HTTP POST /rooms/{room}/messages and time each waiter from just before the POST to its answer's body being read; woken waiters re-park only after every waiter of the send has answered; each send follows ≥%s of quiet (waiting for all waiters to be parked), and the floors A, B and the send diag are sampled after the same %s of quiet\n\n", mode, idleGap, idleGap)
 	fmt.Println("| measurement | p50 | p99 | ratio p50 | ratio p99 | notes |")
 	fmt.Println("|---|---|---|---|---|---|")
 	slices.SortStableFunc(b.rows, func(x, y rowAt) int { return x.section - y.section })

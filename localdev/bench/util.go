@@ -29,25 +29,6 @@ func (d dist) pct(q float64) time.Duration {
 	return s[max(0, min(i, len(s)-1))]
 }
 
-func (d dist) mean() time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	var sum time.Duration
-	for _, v := range d {
-		sum += v
-	}
-	return sum / time.Duration(len(d))
-}
-
-func (d dist) sum() time.Duration {
-	var sum time.Duration
-	for _, v := range d {
-		sum += v
-	}
-	return sum
-}
-
 func ms(d time.Duration) string {
 	f := float64(d) / 1e6
 	switch {
