@@ -18,13 +18,18 @@ func (e *env) poll(t *testing.T, ctx context.Context, path string) <-chan reply 
 	return out
 }
 
-// parked waits until n long-polls are subscribed to the hub.
+// parked waits until n long-polls are subscribed to the hub and it is
+// LISTENing on a live connection.
 func (e *env) parked(t *testing.T, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for e.svc.Hub.Stats().Subscribers < n {
+	for {
+		st := e.svc.Hub.Stats()
+		if st.Subscribers >= n && st.Listening == st.Channels && st.BackendPID != 0 {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d polls parked", e.svc.Hub.Stats().Subscribers, n)
+			t.Fatalf("polls not parked: %+v, want %d subscribers", st, n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
