@@ -22,7 +22,7 @@ type env struct {
 	db  *pgtest.DB
 }
 
-func newEnv(t *testing.T, vars map[string]string) *env {
+func newEnv(t testing.TB, vars map[string]string) *env {
 	t.Helper()
 	d := pgtest.New(t)
 	cfg, err := service.LoadConfig(func(k string) string { return vars[k] })

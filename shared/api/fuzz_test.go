@@ -1,0 +1,69 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// FuzzHandler throws arbitrary methods, paths, queries and bodies at every
+// route, on a real database: whatever comes in, the answer is a page or a
+// JSON object, and never a panic or a 5xx.
+func FuzzHandler(f *testing.F) {
+	// Polls on an existing room may wait: at most a second each.
+	e := newEnv(f, map[string]string{"LETAGENTS_POLL_MAX_MS": "1000"})
+	if _, _, err := e.svc.Store.EnsureRoom(context.Background(), "fuzz room"); err != nil {
+		f.Fatal(err)
+	}
+	seeds := []struct {
+		method       uint8
+		target, body string
+	}{
+		{0, "/rooms/fuzz%20room/messages?after=msg_0&limit=5", ""},
+		{1, "/rooms/fuzz%20room/messages", `{"sender":"a","text":"b"}`},
+		{1, "/rooms/fuzz%20room/messages", `{"sender":"a","text":"b","thread_parent_id":"msg_1"}`},
+		{1, "/projects/fuzz%20room/messages", `{"sender":"a","text":"\u0000"}`},
+		{0, "/rooms/fuzz%20room/messages/poll?after=msg_0&timeout=10", ""},
+		{0, "/rooms/fuzz%20room/messages?before=latest&limit=500", ""},
+		{1, "/projects", ""},
+		{1, "/projects/room/github.com%2FO%2FR.git", ""},
+		{1, "/rooms/git-room:github.com:o%2Fr:branch:Y29kZXg/join", ""},
+		{1, "/rooms/git-room:github.com:o%2Fr:branch:%25%25/join", ""},
+		{0, "/projects/join/abcd-efgh", ""},
+		{0, "/in/github.com/o/r", ""},
+		{2, "/rooms/x/messages", "{"},
+		{0, "/rooms/%01/messages?after=%ff", ""},
+		{5, "/api/health", ""},
+	}
+	for _, s := range seeds {
+		f.Add(s.method, s.target, s.body)
+	}
+	methods := []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead, http.MethodOptions}
+	f.Fuzz(func(t *testing.T, m uint8, target, body string) {
+		req, err := http.NewRequest(methods[int(m)%len(methods)], "http://letagents.test/"+strings.TrimPrefix(target, "/"), strings.NewReader(body))
+		if err != nil {
+			return // no server would receive this request
+		}
+		rec := httptest.NewRecorder()
+		e.svc.Handler.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("%s %s with %q: status %d: %s", req.Method, target, body, rec.Code, rec.Body)
+		}
+		switch ct := rec.Header().Get("Content-Type"); {
+		case strings.HasPrefix(ct, "text/html"):
+		case strings.HasPrefix(ct, "application/json"):
+			var obj map[string]any
+			if err := json.Unmarshal(rec.Body.Bytes(), &obj); err != nil {
+				t.Fatalf("%s %s: answer is not a JSON object: %s", req.Method, target, rec.Body)
+			}
+			if _, ok := obj["error"].(string); rec.Code >= 400 && !ok {
+				t.Fatalf("%s %s: status %d without an error message: %s", req.Method, target, rec.Code, rec.Body)
+			}
+		default:
+			t.Fatalf("%s %s: answer of type %q", req.Method, target, ct)
+		}
+	})
+}
