@@ -194,7 +194,10 @@ func Serve(ctx context.Context, addr string, h http.Handler, drain func(), grace
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	// No write timeout: a long-poll holds its answer by design. Idle
+	// keep-alive connections are dropped after a while, or a crowd of
+	// agents that came and went would pin a socket each.
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	if ready != nil {
