@@ -11,6 +11,7 @@ package notify
 import (
 	"context"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,7 +52,13 @@ type Hub struct {
 
 	reconnects    atomic.Int64
 	notifications atomic.Int64
+	queueUsage    atomic.Uint64 // math.Float64bits of the last reading
 }
+
+// queueWarn is the share of the server's notification queue above which
+// the hub warns: past 100% every NOTIFYing commit fails, and a listener
+// that stops reading (a stuck poll process) is what fills it.
+const queueWarn = 0.5
 
 type channel struct {
 	subs      map[*Subscription]struct{}
@@ -142,12 +149,13 @@ func (h *Hub) changedLocked() {
 
 // Stats is a snapshot of a Hub.
 type Stats struct {
-	Channels      int    // channels with at least one subscriber
-	Subscribers   int    // subscriptions open
-	Listening     int    // channels LISTENed on the current connection
-	BackendPID    uint32 // the listener connection's server process, 0 when down
-	Reconnects    int64  // connections opened after the first
-	Notifications int64  // notifications received
+	Channels      int     // channels with at least one subscriber
+	Subscribers   int     // subscriptions open
+	Listening     int     // channels LISTENed on the current connection
+	BackendPID    uint32  // the listener connection's server process, 0 when down
+	Reconnects    int64   // connections opened after the first
+	Notifications int64   // notifications received
+	QueueUsage    float64 // pg_notification_queue_usage() at the last idle check, 0 to 1
 }
 
 // Stats returns a snapshot of the hub's state.
@@ -155,7 +163,8 @@ func (h *Hub) Stats() Stats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	st := Stats{Channels: len(h.channels), Listening: h.listened, BackendPID: h.pid,
-		Reconnects: h.reconnects.Load(), Notifications: h.notifications.Load()}
+		Reconnects: h.reconnects.Load(), Notifications: h.notifications.Load(),
+		QueueUsage: math.Float64frombits(h.queueUsage.Load())}
 	for _, ch := range h.channels {
 		st.Subscribers += len(ch.subs)
 	}
@@ -288,7 +297,7 @@ func (h *Hub) serve(ctx context.Context, conn *pgx.Conn) error {
 		case conn.IsClosed() || !interrupted:
 			return err
 		case errorsIsDeadline(waitCtx):
-			if err := ping(ctx, conn); err != nil {
+			if err := h.ping(ctx, conn); err != nil {
 				return err
 			}
 		}
@@ -297,11 +306,20 @@ func (h *Hub) serve(ctx context.Context, conn *pgx.Conn) error {
 
 func errorsIsDeadline(ctx context.Context) bool { return ctx.Err() == context.DeadlineExceeded }
 
-func ping(ctx context.Context, conn *pgx.Conn) error {
+// ping checks an idle connection is alive, and reads how full the server's
+// notification queue is while at it.
+func (h *Hub) ping(ctx context.Context, conn *pgx.Conn) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_, err := conn.Exec(ctx, "SELECT 1")
-	return err
+	var usage float64
+	if err := conn.QueryRow(ctx, "SELECT pg_notification_queue_usage()").Scan(&usage); err != nil {
+		return err
+	}
+	h.queueUsage.Store(math.Float64bits(usage))
+	if usage >= queueWarn {
+		h.opt.Logger.Warn("notify: the notification queue is filling; some listener is not reading", "usage", usage)
+	}
+	return nil
 }
 
 func (h *Hub) dispatch(name string) {

@@ -189,6 +189,37 @@ func TestIdlePingKeepsDelivering(t *testing.T) {
 	}
 }
 
+func TestIdleCheckReportsQueueUsage(t *testing.T) {
+	t.Parallel()
+	f := start(t, notify.Options{PingInterval: 20 * time.Millisecond})
+	ctx := context.Background()
+	// A session that LISTENs and sits in an open transaction reads nothing,
+	// so the server's queue keeps what is sent meanwhile.
+	stuck, err := f.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Release()
+	ch := f.prefix + "stuck"
+	if _, err := stuck.Exec(ctx, `LISTEN `+ch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stuck.Exec(ctx, `BEGIN`); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_, _ = stuck.Exec(ctx, `ROLLBACK`)
+		_, _ = stuck.Exec(ctx, `UNLISTEN *`)
+	}()
+	if _, err := f.pool.Exec(ctx, `SELECT pg_notify($1, repeat('x', 1000) || g) FROM generate_series(1, 2000) g`, ch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the idle check to see a non-empty queue", func() bool { return f.hub.Stats().QueueUsage > 0 })
+	if u := f.hub.Stats().QueueUsage; u > 1 {
+		t.Errorf("QueueUsage = %v, want a fraction", u)
+	}
+}
+
 func TestManySubscribersChurn(t *testing.T) {
 	t.Parallel()
 	f := start(t, notify.Options{})
