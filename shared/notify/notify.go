@@ -296,15 +296,13 @@ func (h *Hub) serve(ctx context.Context, conn *pgx.Conn) error {
 			return ctx.Err()
 		case conn.IsClosed() || !interrupted:
 			return err
-		case errorsIsDeadline(waitCtx):
+		case waitCtx.Err() == context.DeadlineExceeded: // idle, not kicked
 			if err := h.ping(ctx, conn); err != nil {
 				return err
 			}
 		}
 	}
 }
-
-func errorsIsDeadline(ctx context.Context) bool { return ctx.Err() == context.DeadlineExceeded }
 
 // ping checks an idle connection is alive, and reads how full the server's
 // notification queue is while at it.

@@ -75,7 +75,9 @@ func (s *Store) EnsureRoom(ctx context.Context, id string) (room letagents.Room,
 		}
 		parent = locator
 	}
-	room, created, err = ensureRoom(ctx, tx, id, roomKind(kind), parent)
+	// rooms.Kind names its kinds as the rooms table stores them (the
+	// table's CHECK and TestEnsureRoom hold the two together).
+	room, created, err = ensureRoom(ctx, tx, id, letagents.RoomKind(kind.String()), parent)
 	if err != nil {
 		return room, false, err
 	}
@@ -105,17 +107,4 @@ func ensureRoom(ctx context.Context, tx pgx.Tx, id string, kind letagents.RoomKi
 		return r, false, fmt.Errorf("ensure room %s: read: %w", id, err)
 	}
 	return r, false, nil
-}
-
-func roomKind(k rooms.Kind) letagents.RoomKind {
-	switch k {
-	case rooms.KindInvite:
-		return letagents.RoomInvite
-	case rooms.KindRepo:
-		return letagents.RoomRepo
-	case rooms.KindBranch:
-		return letagents.RoomBranch
-	default:
-		return letagents.RoomNamed
-	}
 }
