@@ -28,7 +28,7 @@ bench:
 # Lambda runtime provided.al2023 starts the binary named bootstrap.
 # infra/template_test.go checks that every function has its target.
 
-.PHONY: build-RoomsFunction build-MessagesFunction build-PollFunction build-WebFunction
+.PHONY: build-RoomsFunction build-MessagesFunction build-PollFunction build-WebFunction build-AuthFunction
 
 build-RoomsFunction:
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -o $(ARTIFACTS_DIR)/bootstrap ./functions/rooms
@@ -41,3 +41,6 @@ build-PollFunction:
 
 build-WebFunction:
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -o $(ARTIFACTS_DIR)/bootstrap ./functions/web
+
+build-AuthFunction:
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -o $(ARTIFACTS_DIR)/bootstrap ./functions/auth

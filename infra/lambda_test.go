@@ -15,15 +15,21 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/lambdaapi"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/store"
 )
 
 // fixtureRoom is the room of every functions/*/event.json. A named room:
 // an id shaped like XXXX-XXXX would be an invite code, which must exist.
 const fixtureRoom = "lambda-fixture"
+
+// fixtureSession is the session token in the cookie of
+// functions/auth/event.json.
+const fixtureSession = "6c616d6264612d666978747572652d73657373696f6e2d746f6b656e2d303031"
 
 // function is one group's Lambda handler, as lambdaapi.Run builds it, on a
 // private schema of the test server.
@@ -43,7 +49,10 @@ func newFunction(t *testing.T, group api.Group, env map[string]string) function 
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := service.FromPool(t.Context(), cfg, db.Pool, group)
+	svc, err := service.FromPool(t.Context(), cfg, db.Pool, group)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(svc.Close)
 	return function{svc: svc, handler: lambda.NewHandler(lambdaapi.Handler(svc.Handler, cfg.GatewayHold))}
 }
@@ -225,6 +234,31 @@ func TestLambdaPath(t *testing.T) {
 			got := decodeJSON[page](t, header, body)
 			if got.RoomID != fixtureRoom || len(got.Messages) != 1 || got.Messages[0].ID != "msg_1" || got.Messages[0].Text != "already there" || got.HasMore {
 				t.Errorf("poll answered %s, want room %q with msg_1 \"already there\" only", body, fixtureRoom)
+			}
+		},
+	}, {
+		group: api.GroupAuth,
+		// The event carries the session cookie among others: the adapter
+		// must hand the payload's cookies to the handler.
+		setup: func(t *testing.T, f function) {
+			now := time.Now()
+			_, _, err := f.svc.Store.SignIn(t.Context(), store.SignIn{
+				Account:     letagents.Account{Provider: "github", ProviderUserID: "4242", Login: "lambda-user", DisplayName: "Lambda User"},
+				GitHubToken: []byte("sealed"), SessionHash: auth.HashToken(fixtureSession), SessionExpiresAt: now.Add(time.Hour), Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+		},
+		wantStatus: 200,
+		check: func(t *testing.T, f function, header map[string]string, body []byte) {
+			got := decodeJSON[struct {
+				Authenticated bool `json:"authenticated"`
+				Account       struct {
+					Login string `json:"login"`
+				} `json:"account"`
+			}](t, header, body)
+			if !got.Authenticated || got.Account.Login != "lambda-user" {
+				t.Errorf("session answered %s, want authenticated as lambda-user", body)
 			}
 		},
 	}, {

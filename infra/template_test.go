@@ -36,6 +36,10 @@ const (
 	// secretParam is the parameter naming the database secret: DB_SECRET_ARN
 	// and the one policy of every function refer to it.
 	secretParam = "DatabaseSecretArn"
+	// githubSecretParam names the GitHub app's secret, for the auth function.
+	githubSecretParam = "GitHubSecretArn"
+	// tokenKey is the KMS key that seals GitHub tokens.
+	tokenKey = "TokenKey"
 	// catchAll is the one route the template has beyond api.Routes(): it
 	// sends every other path to the web function and its JSON 404.
 	catchAll = "ANY /{proxy+}"
@@ -279,7 +283,6 @@ func checkFunctions(t *testing.T, p parsed, targets map[string][]string) map[str
 		if bm, _ := fn.AWSCloudFormationMetadata["BuildMethod"].(string); bm != wantBuildMethod {
 			t.Errorf("%s: Metadata.BuildMethod = %q, want %q", name, bm, wantBuildMethod)
 		}
-		checkPolicies(t, name, fn)
 
 		target := "build-" + name
 		recipe, ok := targets[target]
@@ -304,6 +307,7 @@ func checkFunctions(t *testing.T, p parsed, targets map[string][]string) map[str
 			continue
 		}
 		groupOf[name] = api.Group(dir)
+		checkPolicies(t, name, api.Group(dir), fn)
 	}
 	for target := range targets {
 		if name, ok := strings.CutPrefix(target, "build-"); ok && p.fns[name] == nil {
@@ -313,18 +317,52 @@ func checkFunctions(t *testing.T, p parsed, targets map[string][]string) map[str
 	return groupOf
 }
 
-// checkPolicies wants exactly secretsmanager:GetSecretValue on the
-// database secret, through the SAM policy template.
-func checkPolicies(t *testing.T, name string, fn *serverless.Function) {
-	if fn.Policies == nil || fn.Policies.SAMPolicyTemplateArray == nil {
-		t.Errorf("%s: Policies should be [AWSSecretsManagerGetSecretValuePolicy: {SecretArn: !Ref %s}]", name, secretParam)
-		return
+// wantPolicies is each function's least privilege: every function reads
+// the database secret; those that check repo access open sealed GitHub
+// tokens (KMS Decrypt); only the auth function reads the GitHub app's
+// secret and makes data keys to seal new tokens.
+var wantPolicies = map[api.Group][]string{
+	api.GroupRooms:    {"decrypt " + tokenKey, "secret " + secretParam},
+	api.GroupMessages: {"decrypt " + tokenKey, "secret " + secretParam},
+	api.GroupPoll:     {"decrypt " + tokenKey, "secret " + secretParam},
+	api.GroupWeb:      {"secret " + secretParam},
+	api.GroupAuth:     {"decrypt " + tokenKey, "generate-data-key " + tokenKey, "secret " + secretParam, "secret " + githubSecretParam},
+}
+
+// checkPolicies holds a function's policies to wantPolicies. SAM policy
+// templates and inline statements may be mixed in one list; goformation
+// reads such a list both ways, each element half empty in one of them.
+func checkPolicies(t *testing.T, name string, group api.Group, fn *serverless.Function) {
+	var got []string
+	if fn.Policies != nil && fn.Policies.SAMPolicyTemplateArray != nil {
+		for _, p := range *fn.Policies.SAMPolicyTemplateArray {
+			switch {
+			case p.AWSSecretsManagerGetSecretValuePolicy != nil:
+				got = append(got, "secret "+strings.TrimPrefix(p.AWSSecretsManagerGetSecretValuePolicy.SecretArn, "Ref:"))
+			case p.KMSDecryptPolicy != nil:
+				got = append(got, "decrypt "+strings.TrimPrefix(p.KMSDecryptPolicy.KeyId, "Ref:"))
+			}
+		}
 	}
-	pols := *fn.Policies.SAMPolicyTemplateArray
-	if len(pols) != 1 || pols[0].AWSSecretsManagerGetSecretValuePolicy == nil ||
-		pols[0].AWSSecretsManagerGetSecretValuePolicy.SecretArn != refTo(secretParam) {
-		b, _ := json.Marshal(pols)
-		t.Errorf("%s: Policies = %s, want only AWSSecretsManagerGetSecretValuePolicy with SecretArn !Ref %s", name, b, secretParam)
+	if fn.Policies != nil && fn.Policies.IAMPolicyDocumentArray != nil {
+		for _, doc := range *fn.Policies.IAMPolicyDocumentArray {
+			for _, st := range doc.Statement {
+				m, _ := st.(map[string]any)
+				action, _ := m["Action"].(string)
+				resource, _ := m["Resource"].(string)
+				if m["Effect"] == "Allow" && action == "kms:GenerateDataKey" && resource == getAttOf(tokenKey+".Arn") {
+					got = append(got, "generate-data-key "+tokenKey)
+					continue
+				}
+				b, _ := json.Marshal(st)
+				got = append(got, "statement "+string(b))
+			}
+		}
+	}
+	slices.Sort(got)
+	want := slices.Sorted(slices.Values(wantPolicies[group]))
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: policies grant %q, want exactly %q", name, got, want)
 	}
 }
 
@@ -435,8 +473,13 @@ func checkEnvironment(t *testing.T, p parsed) {
 		t.Errorf("Globals.Function: DB_SECRET_ARN should be !Ref %s, the secret the policies grant", secretParam)
 	}
 	for _, v := range service.Variables {
-		if v != "PORT" && !used[v] {
-			t.Errorf("service.Variables has %s, which template.yaml never sets", v)
+		if !slices.Contains(service.LocalVariables, v) && !used[v] {
+			t.Errorf("service.Variables has %s, which template.yaml never sets (nor is it in service.LocalVariables)", v)
+		}
+	}
+	for _, v := range service.LocalVariables {
+		if used[v] {
+			t.Errorf("template.yaml sets %s, which service.LocalVariables says a deployment leaves unset", v)
 		}
 	}
 	if vpc := p.global.VpcConfig; vpc == nil ||
@@ -598,6 +641,12 @@ func checkEnvJSON(t *testing.T, p parsed) {
 		}
 		if eff["DB_SECRET_ARN"] != "" {
 			t.Errorf("infra/env.json: %s would get DB_URL and DB_SECRET_ARN %q; set DB_SECRET_ARN to \"\"", name, eff["DB_SECRET_ARN"])
+		}
+		// sam local has no AWS to reach: what needs it must be blanked.
+		for _, v := range []string{"LETAGENTS_KMS_KEY_ID", "GITHUB_SECRET_ARN"} {
+			if _, declared := p.env(fn)[v]; declared && eff[v] != "" {
+				t.Errorf("infra/env.json: %s would get %s %q; set it to \"\" (sam local reaches no AWS)", name, v, eff[v])
+			}
 		}
 		if _, err := service.LoadConfig(getenv(eff)); err != nil {
 			t.Errorf("infra/env.json: %s: %v", name, err)

@@ -61,6 +61,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	if dir == "" {
 		dir = ".localdev"
 	}
+	signIn := localAuth(&cfg, getenv, dir)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 
 	connString, dbDesc, stopDB, err := database(ctx, cfg, dir)
@@ -81,10 +82,13 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	logger.Debug("migrations applied", "count", applied)
 
 	// Each deployed function has its own instance with its own pool; here
-	// all four share one pool, which changes nothing they can observe.
+	// they all share one pool, which changes nothing they can observe.
 	services := map[api.Group]*service.Service{}
-	for _, g := range []api.Group{api.GroupRooms, api.GroupMessages, api.GroupWeb, api.GroupPoll} {
-		svc := service.FromPool(ctx, cfg, pool, g)
+	for _, g := range api.Groups() {
+		svc, err := service.FromPool(ctx, cfg, pool, g)
+		if err != nil {
+			return err
+		}
 		defer svc.Close()
 		services[g] = svc
 	}
@@ -106,7 +110,35 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		fmt.Fprintf(stdout, "letagents localdev: every function on %s\n", u)
 		fmt.Fprintf(stdout, "export LETAGENTS_API_URL=%s\n", u)
 		fmt.Fprintf(stdout, "database: %s\n", dbDesc)
+		fmt.Fprintf(stdout, "sign-in: %s\n", signIn)
 	})
+}
+
+// localAuth gives sign-in its local defaults and describes the outcome.
+// GitHub tokens are sealed with a key file in dir unless told otherwise.
+// Without a GitHub OAuth app nobody can sign in, so repo rooms, which
+// would need sign-in when GitHub cannot vouch for them, are opened to
+// everyone (unless LETAGENTS_REPO_ACCESS says otherwise): a local server
+// is for trying the service, often offline.
+func localAuth(cfg *service.Config, getenv func(string) string, dir string) string {
+	if cfg.KMSKeyID == "" && cfg.TokenKeyFile == "" {
+		cfg.TokenKeyFile = filepath.Join(dir, "token.key")
+	}
+	if cfg.GitHub.ClientID != "" || cfg.GitHubSecretARN != "" {
+		return "GitHub, tokens sealed with " + describeSealer(cfg)
+	}
+	if getenv("LETAGENTS_REPO_ACCESS") == "" {
+		cfg.RepoAccess = false
+		return "off (set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET to sign in with GitHub); every room, repo rooms too, is open"
+	}
+	return "off (set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET to sign in with GitHub)"
+}
+
+func describeSealer(cfg *service.Config) string {
+	if cfg.KMSKeyID != "" {
+		return "KMS key " + cfg.KMSKeyID
+	}
+	return "the key file " + cfg.TokenKeyFile
 }
 
 // database returns the connection string to use, a description of it for

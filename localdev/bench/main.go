@@ -361,7 +361,9 @@ func (b *bench) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.svc = service.FromPool(ctx, scfg, b.pool)
+	if b.svc, err = service.FromPool(ctx, scfg, b.pool); err != nil {
+		return err
+	}
 	b.srv = httptest.NewServer(traceHandler(b.trace, b.svc.Handler))
 	b.client = &http.Client{Transport: newTransport()}
 	return nil

@@ -88,7 +88,10 @@ func childMain(mode string) int {
 		if err != nil {
 			return fail(err)
 		}
-		svc := service.FromPool(ctx, scfg, pool)
+		svc, err := service.FromPool(ctx, scfg, pool)
+		if err != nil {
+			return fail(err)
+		}
 		mux.Handle("/", svc.Handler)
 		stats = func() childStats {
 			st, ps := svc.Hub.Stats(), pool.Stat()

@@ -11,9 +11,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"maps"
 	"slices"
+	"strconv"
 	"time"
 
+	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/notify"
 	"github.com/letagents/letagents-go/shared/store"
@@ -23,7 +26,13 @@ import (
 type Deps struct {
 	Store  *store.Store
 	Hub    *notify.Hub
+	Auth   *auth.Service // nil: nobody signs in and every room is open
 	Logger *slog.Logger
+	// BaseURL is the service's public URL (LETAGENTS_BASE_URL), for links
+	// and the OAuth callback; empty derives it from each request.
+	BaseURL string
+	// Origins are the browser origins allowed to call the API (CORS).
+	Origins []string
 	// PollMax clamps ?timeout of a long-poll (LETAGENTS_POLL_MAX_MS).
 	PollMax time.Duration
 	// Draining, once closed, makes parked long-polls answer at once (with
@@ -45,6 +54,9 @@ func New(d Deps, groups ...Group) http.Handler {
 	if d.PollMax <= 0 {
 		d.PollMax = letagents.DefaultPollMax
 	}
+	if d.Auth == nil {
+		d.Auth = auth.New(d.Store, auth.Config{Logger: d.Logger})
+	}
 	s := &server{Deps: d}
 	var rs router
 	for _, rt := range s.routes() {
@@ -52,7 +64,7 @@ func New(d Deps, groups ...Group) http.Handler {
 			rs = append(rs, rt)
 		}
 	}
-	return rs
+	return s.middleware(rs)
 }
 
 // writeJSON writes v with status. Encoding our own types cannot fail, so
@@ -77,9 +89,30 @@ var statusOf = map[letagents.ErrorCode]int{
 	letagents.Unauthorized: http.StatusUnauthorized,
 	letagents.Forbidden:    http.StatusForbidden,
 	letagents.NotFound:     http.StatusNotFound,
+	letagents.Gone:         http.StatusGone,
 	letagents.Conflict:     http.StatusConflict,
 	letagents.TooLarge:     http.StatusRequestEntityTooLarge,
 	letagents.RateLimited:  http.StatusTooManyRequests,
+	letagents.Unavailable:  http.StatusServiceUnavailable,
+}
+
+// writeClientError answers with a client error: {"error": message,
+// "code": reason, ...fields}, and Retry-After when it has one.
+func writeClientError(w http.ResponseWriter, status int, e *letagents.Error) {
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+	}
+	if e.Reason == "" && len(e.Fields) == 0 {
+		writeError(w, status, e.Message)
+		return
+	}
+	body := map[string]any{}
+	maps.Copy(body, e.Fields)
+	body["error"] = e.Message
+	if e.Reason != "" {
+		body["code"] = e.Reason
+	}
+	writeJSON(w, status, body)
 }
 
 // fail answers with err: a client error as itself, anything else as a 500
@@ -88,7 +121,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var e *letagents.Error
 	if errors.As(err, &e) {
 		if status, ok := statusOf[e.Code]; ok {
-			writeError(w, status, e.Message)
+			writeClientError(w, status, e)
 			return
 		}
 	}

@@ -25,12 +25,22 @@ type env struct {
 func newEnv(t testing.TB, vars map[string]string) *env {
 	t.Helper()
 	d := pgtest.New(t)
-	cfg, err := service.LoadConfig(func(k string) string { return vars[k] })
+	// Unless a test is about them, repo rooms are open and joins unlimited.
+	defaults := map[string]string{"LETAGENTS_REPO_ACCESS": "open", "LETAGENTS_JOIN_LIMIT": "1000000"}
+	cfg, err := service.LoadConfig(func(k string) string {
+		if v, ok := vars[k]; ok {
+			return v
+		}
+		return defaults[k]
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.LogLevel = slog.LevelError // a failing test still shows what broke
-	svc := service.FromPool(context.Background(), cfg, d.Pool)
+	svc, err := service.FromPool(context.Background(), cfg, d.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(svc.Handler)
 	t.Cleanup(func() {
 		svc.Drain()

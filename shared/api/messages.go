@@ -98,7 +98,7 @@ type sendRequest struct {
 }
 
 func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) {
-	id, err := roomParam(ps)
+	id, _, err := s.enter(r, ps, false)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -108,7 +108,7 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) 
 		s.fail(w, r, err)
 		return
 	}
-	m := letagents.NewMessage{RoomID: id, Sender: req.Sender, Text: req.Text}
+	m := letagents.NewMessage{RoomID: id, Sender: req.Sender, Text: req.Text, Source: identity(r).Source()}
 	if req.ThreadParentID != nil && *req.ThreadParentID != "" {
 		if m.ThreadParentSeq, err = letagents.ParseMessageID(*req.ThreadParentID); err != nil || m.ThreadParentSeq == 0 {
 			s.fail(w, r, letagents.Errorf(letagents.Invalid, "thread_parent_id must be a message id like msg_42"))
@@ -124,7 +124,7 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) 
 }
 
 func (s *server) readMessages(w http.ResponseWriter, r *http.Request, ps params) {
-	id, err := roomParam(ps)
+	id, _, err := s.enter(r, ps, false)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -17,7 +17,7 @@ const holdMargin = 500 * time.Millisecond
 // waits for the room's doorbell (or the timeout) and answers with what it
 // then reads. Nothing is ever taken from the notification itself.
 func (s *server) poll(w http.ResponseWriter, r *http.Request, ps params) {
-	id, err := roomParam(ps)
+	id, _, err := s.enter(r, ps, false)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/rooms"
 )
@@ -63,17 +64,15 @@ func toProject(room letagents.Room) projectJSON {
 	return projectJSON{ID: room.ID, Code: code, Name: name, DisplayName: room.DisplayName, CreatedAt: letagents.FormatTime(room.CreatedAt)}
 }
 
-func toJoin(room letagents.Room) joinJSON {
+func toJoin(room letagents.Room, role letagents.Role, authenticated bool) joinJSON {
 	code, name := codeAndName(room)
 	j := joinJSON{RoomID: room.ID, Name: name, Code: code, DisplayName: room.DisplayName,
-		CreatedAt: letagents.FormatTime(room.CreatedAt), Role: "participant"}
+		CreatedAt: letagents.FormatTime(room.CreatedAt), Role: string(role), Authenticated: authenticated}
 	locator, branch := room.ID, ""
 	if room.Kind == letagents.RoomBranch {
 		locator, branch, _ = rooms.ParseBranchRoom(room.ID)
 	}
 	if room.Kind == letagents.RoomRepo || room.Kind == letagents.RoomBranch {
-		// Until sign-in exists nobody is known in a repo room.
-		j.Role = "anonymous"
 		host, owner, repo := splitLocator(locator)
 		ref := refJSON{Type: "default_branch"}
 		if branch != "" {
@@ -114,8 +113,39 @@ func roomParam(ps params) (string, error) {
 	return id, nil
 }
 
+// enter normalises the room id of the path and lets the caller in, or
+// refuses (401 auth_required, 403 private_repo_no_access). join asks for
+// everything a join needs to know (the caller's GitHub admin bit).
+func (s *server) enter(r *http.Request, ps params, join bool) (string, auth.Access, error) {
+	id, err := roomParam(ps)
+	if err != nil {
+		return "", auth.Access{}, err
+	}
+	a, err := s.Auth.Gate(r.Context(), identity(r), id, s.baseURL(r), join)
+	return id, a, err
+}
+
+// joined opens (creating when allowed) the room a join asks for, after
+// counting the attempt against the client's join rate, and works out the
+// caller's role in it.
+func (s *server) joined(r *http.Request, ps params) (letagents.Room, letagents.Role, bool, error) {
+	if err := s.Auth.LimitJoin(r.Context(), clientAddress(r)); err != nil {
+		return letagents.Room{}, "", false, err
+	}
+	id, a, err := s.enter(r, ps, true)
+	if err != nil {
+		return letagents.Room{}, "", false, err
+	}
+	room, created, err := s.Store.EnsureRoom(r.Context(), id)
+	if err != nil {
+		return room, "", false, err
+	}
+	role, err := s.Auth.Role(r.Context(), identity(r), room, a, true)
+	return room, role, created, err
+}
+
 func (s *server) createInviteRoom(w http.ResponseWriter, r *http.Request, _ params) {
-	room, err := s.Store.CreateInviteRoom(r.Context())
+	room, err := s.Store.CreateInviteRoom(r.Context(), identity(r).Account.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -124,6 +154,10 @@ func (s *server) createInviteRoom(w http.ResponseWriter, r *http.Request, _ para
 }
 
 func (s *server) joinByCode(w http.ResponseWriter, r *http.Request, ps params) {
+	if err := s.Auth.LimitJoin(r.Context(), clientAddress(r)); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	id, err := rooms.Normalize(ps["code"])
 	if err != nil || rooms.KindOf(id) != rooms.KindInvite {
 		s.fail(w, r, letagents.Errorf(letagents.Invalid, "%q is not an invite code like FEH7-YWH4-ZYT3", ps["code"]))
@@ -138,12 +172,7 @@ func (s *server) joinByCode(w http.ResponseWriter, r *http.Request, ps params) {
 }
 
 func (s *server) openNamedRoom(w http.ResponseWriter, r *http.Request, ps params) {
-	id, err := roomParam(ps)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	room, created, err := s.Store.EnsureRoom(r.Context(), id)
+	room, _, created, err := s.joined(r, ps)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -156,17 +185,87 @@ func (s *server) openNamedRoom(w http.ResponseWriter, r *http.Request, ps params
 }
 
 func (s *server) joinRoom(w http.ResponseWriter, r *http.Request, ps params) {
-	id, err := roomParam(ps)
+	room, role, _, err := s.joined(r, ps)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	room, _, err := s.Store.EnsureRoom(r.Context(), id)
+	writeJSON(w, http.StatusOK, toJoin(room, role, identity(r).SignedIn()))
+}
+
+type accessJSON struct {
+	ProjectID     string             `json:"project_id"`
+	RoomType      string             `json:"room_type"`
+	Authenticated bool               `json:"authenticated"`
+	Role          letagents.Role     `json:"role"`
+	Account       *accessAccountJSON `json:"account"`
+}
+
+type accessAccountJSON struct {
+	ID       string `json:"id"`
+	Login    string `json:"login"`
+	Provider string `json:"provider"`
+}
+
+// roomAccess tells the caller what they are in a room (legacy route).
+func (s *server) roomAccess(w http.ResponseWriter, r *http.Request, ps params) {
+	room, role, err := s.existingRoom(r, ps)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toJoin(room))
+	who := identity(r)
+	j := accessJSON{ProjectID: room.ID, RoomType: "discoverable", Authenticated: who.SignedIn(), Role: role}
+	if room.Kind == letagents.RoomInvite {
+		j.RoomType = "invite"
+	}
+	if who.SignedIn() {
+		j.Account = &accessAccountJSON{ID: letagents.WireID(letagents.AccountPrefix, who.Account.ID), Login: who.Account.Login, Provider: who.Account.Provider}
+	}
+	writeJSON(w, http.StatusOK, j)
+}
+
+// rotateCode gives an invite room a new code; admins only.
+func (s *server) rotateCode(w http.ResponseWriter, r *http.Request, ps params) {
+	room, role, err := s.existingRoom(r, ps)
+	if err == nil {
+		err = requireAdmin(identity(r), role)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	room, err = s.Store.RotateInviteCode(r.Context(), room.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toProject(room))
+}
+
+// existingRoom lets the caller into a room that must exist and says their role.
+func (s *server) existingRoom(r *http.Request, ps params) (letagents.Room, letagents.Role, error) {
+	id, a, err := s.enter(r, ps, false)
+	if err != nil {
+		return letagents.Room{}, "", err
+	}
+	room, err := s.Store.Room(r.Context(), id)
+	if err != nil {
+		return room, "", err
+	}
+	role, err := s.Auth.Role(r.Context(), identity(r), room, a, false)
+	return room, role, err
+}
+
+// requireAdmin refuses callers who are not admins of the room.
+func requireAdmin(who auth.Identity, role letagents.Role) error {
+	if err := requireAccount(who); err != nil {
+		return err
+	}
+	if role != letagents.RoleAdmin {
+		return letagents.Errorf(letagents.Forbidden, "Admin privileges required")
+	}
+	return nil
 }
 
 // notFoundAs rewords a not-found error for routes whose clients expect

@@ -21,6 +21,7 @@ const (
 	GroupMessages Group = "messages" // send and read messages
 	GroupPoll     Group = "poll"     // long-poll, served by the poll container
 	GroupWeb      Group = "web"      // the web page and health check
+	GroupAuth     Group = "auth"     // sign-in and the agents directory
 )
 
 // Route is one method and path pattern. In a pattern, {room} stands for a
@@ -174,6 +175,18 @@ func Match(method, escapedPath string) (Route, bool) {
 
 // Routes lists every route the service serves, for the template check.
 func Routes() []Route { return slices.Clone(table) }
+
+// Groups lists every route group, each one deployed function, in the
+// order the route table first names them.
+func Groups() []Group {
+	var out []Group
+	for _, rt := range table {
+		if !slices.Contains(out, rt.Group) {
+			out = append(out, rt.Group)
+		}
+	}
+	return out
+}
 
 type ctxKey int
 

@@ -11,6 +11,17 @@ func (s *server) routes() []Route {
 		{GroupRooms, http.MethodGet, "/projects/join/{code}", s.joinByCode},
 		{GroupRooms, http.MethodPost, "/projects/room/{room}", s.openNamedRoom},
 		{GroupRooms, http.MethodPost, "/rooms/{room}/join", s.joinRoom},
+		{GroupRooms, http.MethodGet, "/projects/{room}/access", s.roomAccess},
+		{GroupRooms, http.MethodPost, "/projects/{room}/code/rotate", s.rotateCode},
+
+		{GroupAuth, http.MethodPost, "/auth/device/start", s.startDevice},
+		{GroupAuth, http.MethodGet, "/auth/device/poll/{request_id}", s.pollDevice},
+		{GroupAuth, http.MethodPost, "/auth/github/login", s.githubLogin},
+		{GroupAuth, http.MethodGet, "/auth/github/callback", s.githubCallback},
+		{GroupAuth, http.MethodGet, "/auth/session", s.session},
+		{GroupAuth, http.MethodPost, "/auth/logout", s.logout},
+		{GroupAuth, http.MethodPost, "/agents", s.registerAgent},
+		{GroupAuth, http.MethodGet, "/agents/me", s.myAgents},
 
 		{GroupMessages, http.MethodPost, "/projects/{room}/messages", s.sendMessage},
 		{GroupMessages, http.MethodGet, "/projects/{room}/messages", s.readMessages},

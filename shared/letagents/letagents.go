@@ -109,11 +109,13 @@ type ErrorCode string
 const (
 	Invalid      ErrorCode = "invalid"
 	NotFound     ErrorCode = "not_found"
+	Gone         ErrorCode = "gone" // existed, but its time ran out
 	Conflict     ErrorCode = "conflict"
 	Unauthorized ErrorCode = "unauthorized"
 	Forbidden    ErrorCode = "forbidden"
 	TooLarge     ErrorCode = "too_large"
 	RateLimited  ErrorCode = "rate_limited"
+	Unavailable  ErrorCode = "unavailable" // a service we depend on (GitHub) did not answer
 	Internal     ErrorCode = "internal"
 )
 
@@ -121,6 +123,14 @@ const (
 type Error struct {
 	Code    ErrorCode
 	Message string
+	// Reason is a machine-readable code sent as "code" (e.g. "RATE_LIMITED"),
+	// for clients that branch on it; empty for none.
+	Reason string
+	// Fields are more keys of the answer's JSON body, for errors whose
+	// clients expect them (the room id and device-flow URL of auth_required).
+	Fields map[string]any
+	// RetryAfter, when positive, is sent as the Retry-After header.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -7,6 +7,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,15 +19,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/letagents/letagents-go/migrations"
 	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/db"
+	"github.com/letagents/letagents-go/shared/github"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/notify"
+	"github.com/letagents/letagents-go/shared/seal"
 	"github.com/letagents/letagents-go/shared/store"
 )
 
@@ -43,11 +49,50 @@ type Config struct {
 	Addr string
 	// LogLevel is debug, info, warn or error (LOG_LEVEL, default info).
 	LogLevel slog.Level
+
+	// GitHub is the OAuth app and GitHub's addresses: GITHUB_CLIENT_ID,
+	// GITHUB_CLIENT_SECRET, GITHUB_OAUTH_SCOPES, GITHUB_OAUTH_URL and
+	// GITHUB_API_URL (the last two only to point tests at a fake GitHub).
+	GitHub github.Config
+	// GitHubSecretARN names a Secrets Manager secret holding
+	// {"client_id", "client_secret"} instead (GITHUB_SECRET_ARN), read once
+	// per cold start.
+	GitHubSecretARN string
+	// KMSKeyID seals stored GitHub tokens with data keys of this KMS key
+	// (LETAGENTS_KMS_KEY_ID); TokenKeyFile with a local key file instead
+	// (LETAGENTS_TOKEN_KEY_FILE, created when missing). Without either,
+	// nobody can sign in.
+	KMSKeyID     string
+	TokenKeyFile string
+	// BaseURL is the public URL of the service (LETAGENTS_BASE_URL): links,
+	// the OAuth callback, Secure cookies and CORS. Empty derives it from
+	// each request. PublicAPIURL (PUBLIC_API_URL) is one more origin
+	// allowed by CORS.
+	BaseURL      string
+	PublicAPIURL string
+	// RepoAccess makes repo rooms follow GitHub (LETAGENTS_REPO_ACCESS=github,
+	// the default); "open" lets anyone into every room, for development
+	// without GitHub.
+	RepoAccess bool
+	// JoinLimit is the room joins a client address may make per minute
+	// (LETAGENTS_JOIN_LIMIT, default 10).
+	JoinLimit int
+	// Now is the clock of the sign-in flows; tests set it, nil is time.Now.
+	Now func() time.Time
 }
 
 // Variables lists every environment variable LoadConfig reads; the
 // template check holds template.yaml to it.
-var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_MAX_CONNS", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL"}
+var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_MAX_CONNS", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL",
+	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
+	"LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT"}
+
+// LocalVariables are the Variables a deployment leaves unset: their
+// defaults suit AWS (PORT, the GitHub URLs, the repo access policy, the
+// join limit), or they are the local stand-ins for what AWS provides
+// (client id and secret in plain text, the token key file).
+var LocalVariables = []string{"PORT", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
+	"LETAGENTS_TOKEN_KEY_FILE", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT"}
 
 // LoadConfig reads the environment through getenv, naming the variable at
 // fault when a value is unusable.
@@ -57,6 +102,41 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		PollMax:     letagents.DefaultPollMax,
 		GatewayHold: 25 * time.Second,
 		Addr:        ":3001",
+		GitHub: github.Config{ClientID: getenv("GITHUB_CLIENT_ID"), ClientSecret: getenv("GITHUB_CLIENT_SECRET"),
+			Scopes: getenv("GITHUB_OAUTH_SCOPES"), OAuthURL: getenv("GITHUB_OAUTH_URL"), APIURL: getenv("GITHUB_API_URL")},
+		GitHubSecretARN: getenv("GITHUB_SECRET_ARN"),
+		KMSKeyID:        getenv("LETAGENTS_KMS_KEY_ID"),
+		TokenKeyFile:    getenv("LETAGENTS_TOKEN_KEY_FILE"),
+		BaseURL:         strings.TrimRight(getenv("LETAGENTS_BASE_URL"), "/"),
+		PublicAPIURL:    getenv("PUBLIC_API_URL"),
+		RepoAccess:      true,
+		JoinLimit:       auth.DefaultJoinLimit,
+	}
+	if cfg.GitHubSecretARN != "" && (cfg.GitHub.ClientID != "" || cfg.GitHub.ClientSecret != "") {
+		return cfg, errors.New("set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET, or GITHUB_SECRET_ARN, not both")
+	}
+	if cfg.KMSKeyID != "" && cfg.TokenKeyFile != "" {
+		return cfg, errors.New("set LETAGENTS_KMS_KEY_ID or LETAGENTS_TOKEN_KEY_FILE, not both")
+	}
+	for name, v := range map[string]string{"LETAGENTS_BASE_URL": cfg.BaseURL, "PUBLIC_API_URL": cfg.PublicAPIURL,
+		"GITHUB_OAUTH_URL": cfg.GitHub.OAuthURL, "GITHUB_API_URL": cfg.GitHub.APIURL} {
+		if v != "" && api.Origin(v) == "" {
+			return cfg, fmt.Errorf("%s=%q: want an absolute http(s) URL", name, v)
+		}
+	}
+	switch v := getenv("LETAGENTS_REPO_ACCESS"); v {
+	case "", "github":
+	case "open":
+		cfg.RepoAccess = false
+	default:
+		return cfg, fmt.Errorf("LETAGENTS_REPO_ACCESS=%q: want github or open", v)
+	}
+	if v := getenv("LETAGENTS_JOIN_LIMIT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1_000_000 {
+			return cfg, fmt.Errorf("LETAGENTS_JOIN_LIMIT=%q: want a whole number from 1 to 1000000", v)
+		}
+		cfg.JoinLimit = n
 	}
 	if v := getenv("DB_MAX_CONNS"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)
@@ -107,6 +187,7 @@ type Service struct {
 	Pool    *pgxpool.Pool
 	Store   *store.Store
 	Hub     *notify.Hub // nil unless long-polls are served
+	Auth    *auth.Service
 	Handler http.Handler
 
 	ownsPool bool
@@ -121,13 +202,17 @@ func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	var sm db.SecretGetter
 	if cfg.DB.SecretARN != "" {
-		awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+		awsCfg, err := loadAWS(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("load AWS config: %w", err)
+			return nil, err
 		}
 		sm = secretsmanager.NewFromConfig(awsCfg)
 	}
 	conn, err := cfg.DB.ConnString(ctx, sm)
+	if err != nil {
+		return nil, err
+	}
+	authSvc, err := newAuth(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -139,22 +224,109 @@ func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error
 		pool.Close()
 		return nil, err
 	}
-	s := assemble(ctx, cfg, logger, pool, groups)
+	s := assemble(ctx, cfg, logger, pool, authSvc, groups)
 	s.ownsPool = true
 	return s, nil
 }
 
 // FromPool is Open for a pool the caller made and migrated (tests, the
 // local runner); Close leaves the pool open.
-func FromPool(ctx context.Context, cfg Config, pool *pgxpool.Pool, groups ...api.Group) *Service {
+func FromPool(ctx context.Context, cfg Config, pool *pgxpool.Pool, groups ...api.Group) (*Service, error) {
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	return assemble(ctx, cfg, logger, pool, groups)
+	authSvc, err := newAuth(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	return assemble(ctx, cfg, logger, pool, authSvc, groups), nil
 }
 
-func assemble(ctx context.Context, cfg Config, logger *slog.Logger, pool *pgxpool.Pool, groups []api.Group) *Service {
+// authParts are what the sign-in flows need from outside: the GitHub
+// client and the sealer, built once per instance (one cold start).
+type authParts struct {
+	github *github.Client
+	sealer seal.Sealer
+}
+
+// newAuth reads the GitHub app's credentials (from Secrets Manager when
+// GITHUB_SECRET_ARN is set) and builds the token sealer (KMS or key file).
+func newAuth(ctx context.Context, cfg Config, logger *slog.Logger) (authParts, error) {
+	var p authParts
+	gh := cfg.GitHub
+	var awsCfg aws.Config
+	if cfg.GitHubSecretARN != "" || cfg.KMSKeyID != "" {
+		var err error
+		if awsCfg, err = loadAWS(ctx); err != nil {
+			return p, err
+		}
+	}
+	if cfg.GitHubSecretARN != "" {
+		id, secret, err := githubSecret(ctx, secretsmanager.NewFromConfig(awsCfg), cfg.GitHubSecretARN)
+		if err != nil {
+			return p, err
+		}
+		gh.ClientID, gh.ClientSecret = id, secret
+	}
+	p.github = github.New(gh)
+	switch {
+	case cfg.KMSKeyID != "":
+		p.sealer = seal.NewKMS(kms.NewFromConfig(awsCfg), cfg.KMSKeyID)
+	case cfg.TokenKeyFile != "":
+		sl, err := seal.NewKeyFile(cfg.TokenKeyFile)
+		if err != nil {
+			return p, fmt.Errorf("LETAGENTS_TOKEN_KEY_FILE: %w", err)
+		}
+		p.sealer = sl
+	}
+	if p.github.Configured() && p.sealer == nil {
+		logger.Warn("GitHub sign-in is configured but no token key is: set LETAGENTS_KMS_KEY_ID or LETAGENTS_TOKEN_KEY_FILE")
+	}
+	if !cfg.RepoAccess {
+		logger.Warn("LETAGENTS_REPO_ACCESS=open: every room, private repositories' too, is open to anyone")
+	}
+	return p, nil
+}
+
+func loadAWS(ctx context.Context) (aws.Config, error) {
+	c, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return c, fmt.Errorf("load AWS config: %w", err)
+	}
+	return c, nil
+}
+
+// githubSecret reads {"client_id", "client_secret"} from Secrets Manager.
+func githubSecret(ctx context.Context, sm db.SecretGetter, arn string) (id, secret string, err error) {
+	out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &arn})
+	if err != nil {
+		return "", "", fmt.Errorf("read GitHub app secret: %w", err)
+	}
+	var v struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	if out.SecretString == nil || json.Unmarshal([]byte(*out.SecretString), &v) != nil || v.ClientID == "" || v.ClientSecret == "" {
+		return "", "", errors.New(`GitHub app secret: want the JSON {"client_id": "...", "client_secret": "..."}`)
+	}
+	return v.ClientID, v.ClientSecret, nil
+}
+
+// origins are the browser origins CORS allows.
+func (c Config) origins() []string {
+	out := slices.Clone(api.DefaultOrigins)
+	for _, u := range []string{c.BaseURL, c.PublicAPIURL} {
+		if o := api.Origin(u); o != "" && !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func assemble(ctx context.Context, cfg Config, logger *slog.Logger, pool *pgxpool.Pool, parts authParts, groups []api.Group) *Service {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{Config: cfg, Logger: logger, Pool: pool, Store: store.New(pool),
 		draining: make(chan struct{}), stop: stop, hubDone: make(chan struct{})}
+	s.Auth = auth.New(s.Store, auth.Config{GitHub: parts.github, Sealer: parts.sealer, RepoAccess: cfg.RepoAccess,
+		JoinLimit: cfg.JoinLimit, Now: cfg.Now, Logger: logger})
 	if len(groups) == 0 || slices.Contains(groups, api.GroupPoll) {
 		s.Hub = notify.New(db.Connector(pool), notify.Options{Logger: logger})
 		go func() {
@@ -164,7 +336,8 @@ func assemble(ctx context.Context, cfg Config, logger *slog.Logger, pool *pgxpoo
 	} else {
 		close(s.hubDone)
 	}
-	s.Handler = api.New(api.Deps{Store: s.Store, Hub: s.Hub, Logger: logger, PollMax: cfg.PollMax, Draining: s.draining}, groups...)
+	s.Handler = api.New(api.Deps{Store: s.Store, Hub: s.Hub, Auth: s.Auth, Logger: logger, BaseURL: cfg.BaseURL,
+		Origins: cfg.origins(), PollMax: cfg.PollMax, Draining: s.draining}, groups...)
 	return s
 }
 

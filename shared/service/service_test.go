@@ -70,7 +70,7 @@ func TestOpenMigratesAndServes(t *testing.T) {
 	if svc.Hub != nil {
 		t.Error("a rooms-only service started a listener hub")
 	}
-	if _, err := svc.Store.CreateInviteRoom(ctx); err != nil {
+	if _, err := svc.Store.CreateInviteRoom(ctx, 0); err != nil {
 		t.Fatalf("store on the migrated schema: %v", err)
 	}
 	if _, err := service.Open(ctx, service.Config{}); err == nil || !strings.Contains(err.Error(), "DB_URL") {
@@ -81,7 +81,10 @@ func TestOpenMigratesAndServes(t *testing.T) {
 func TestServeDrainsParkedPollsOnShutdown(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	svc := service.FromPool(context.Background(), service.Config{}, d.Pool, api.GroupPoll)
+	svc, err := service.FromPool(context.Background(), service.Config{}, d.Pool, api.GroupPoll)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer svc.Close()
 	if _, _, err := svc.Store.EnsureRoom(context.Background(), "shutdown"); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -19,26 +20,94 @@ func scanRoom(row pgx.Row) (letagents.Room, error) {
 }
 
 // CreateInviteRoom creates an ad-hoc room named by a fresh invite code.
-func (s *Store) CreateInviteRoom(ctx context.Context) (letagents.Room, error) {
-	// 36^12 codes make a collision all but impossible; retrying a few times
-	// turns "all but" into "never" without looping forever on a broken table.
+// A signed-in creator (creatorID > 0) becomes its admin in the same
+// transaction.
+func (s *Store) CreateInviteRoom(ctx context.Context, creatorID int64) (letagents.Room, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return letagents.Room{}, fmt.Errorf("create invite room: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	r, err := insertInviteRoom(ctx, tx, func(code string) (letagents.Room, error) {
+		return scanRoom(tx.QueryRow(ctx,
+			`INSERT INTO rooms (id, kind, display_name) VALUES ($1, $2, $3) RETURNING `+roomColumns,
+			code, letagents.RoomInvite, rooms.DisplayName(code)))
+	})
+	if err != nil {
+		return r, fmt.Errorf("create invite room: %w", err)
+	}
+	if creatorID > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO room_admins (room_id, account_id) VALUES ($1, $2)`, r.ID, creatorID); err != nil {
+			return r, fmt.Errorf("create invite room: add admin: %w", err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return r, fmt.Errorf("create invite room: commit: %w", err)
+	}
+	return r, nil
+}
+
+// RotateInviteCode gives an invite room a fresh code: its id changes, and
+// its messages and admins follow (ON UPDATE CASCADE). The old code stops
+// working at once. Invalid for any other kind of room.
+func (s *Store) RotateInviteCode(ctx context.Context, id string) (letagents.Room, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return letagents.Room{}, fmt.Errorf("rotate invite code: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	room, err := scanRoom(tx.QueryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE id = $1 FOR UPDATE`, id))
+	switch {
+	case isNoRows(err):
+		return room, letagents.Errorf(letagents.NotFound, "Room not found")
+	case err != nil:
+		return room, fmt.Errorf("rotate invite code: %w", err)
+	case room.Kind != letagents.RoomInvite:
+		return room, letagents.Errorf(letagents.Invalid, "Only invite rooms have a code to rotate")
+	}
+	r, err := insertInviteRoom(ctx, tx, func(code string) (letagents.Room, error) {
+		return scanRoom(tx.QueryRow(ctx, `UPDATE rooms SET id = $2 WHERE id = $1 RETURNING `+roomColumns, id, code))
+	})
+	if err != nil {
+		return r, fmt.Errorf("rotate invite code: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return r, fmt.Errorf("rotate invite code: commit: %w", err)
+	}
+	return r, nil
+}
+
+// insertInviteRoom runs write with fresh codes until one is free. 36^12
+// codes make a collision all but impossible; retrying a few times turns
+// "all but" into "never" without looping forever on a broken table. Each
+// try runs under a savepoint, since a unique violation aborts the
+// transaction around it.
+func insertInviteRoom(ctx context.Context, tx pgx.Tx, write func(code string) (letagents.Room, error)) (letagents.Room, error) {
 	for range 5 {
 		code, err := rooms.NewInviteCode()
 		if err != nil {
-			return letagents.Room{}, fmt.Errorf("create invite room: %w", err)
+			return letagents.Room{}, err
 		}
-		r, err := scanRoom(s.pool.QueryRow(ctx,
-			`INSERT INTO rooms (id, kind, display_name) VALUES ($1, $2, $3) RETURNING `+roomColumns,
-			code, letagents.RoomInvite, rooms.DisplayName(code)))
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return letagents.Room{}, err
+		}
+		r, err := write(code)
 		if pgCode(err) == uniqueViolation {
+			if rerr := sp.Rollback(ctx); rerr != nil {
+				return letagents.Room{}, rerr
+			}
 			continue
 		}
 		if err != nil {
-			return letagents.Room{}, fmt.Errorf("create invite room: %w", err)
+			return letagents.Room{}, err
+		}
+		if err := sp.Commit(ctx); err != nil {
+			return letagents.Room{}, err
 		}
 		return r, nil
 	}
-	return letagents.Room{}, fmt.Errorf("create invite room: no free code after 5 tries")
+	return letagents.Room{}, errors.New("no free code after 5 tries")
 }
 
 // Room returns the room with a canonical id.

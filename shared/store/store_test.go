@@ -112,7 +112,7 @@ func TestCreateInviteRoom(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	ctx := context.Background()
-	r, err := s.CreateInviteRoom(ctx)
+	r, err := s.CreateInviteRoom(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

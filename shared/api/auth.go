@@ -1,0 +1,205 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/rooms"
+)
+
+// accountJSON is an account on the wire.
+type accountJSON struct {
+	ID             string `json:"id"`
+	Provider       string `json:"provider"`
+	ProviderUserID string `json:"provider_user_id"`
+	Login          string `json:"login"`
+	DisplayName    string `json:"display_name"`
+	AvatarURL      string `json:"avatar_url"`
+}
+
+func toAccount(a letagents.Account) accountJSON {
+	return accountJSON{ID: letagents.WireID(letagents.AccountPrefix, a.ID), Provider: a.Provider,
+		ProviderUserID: a.ProviderUserID, Login: a.Login, DisplayName: a.DisplayName, AvatarURL: a.AvatarURL}
+}
+
+func seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
+
+type deviceStartRequest struct {
+	RoomID string `json:"room_id"`
+}
+
+type deviceStartJSON struct {
+	RequestID       string `json:"request_id"`
+	UserCode        string `json:"user_code"`
+	VerificationURI string `json:"verification_uri"`
+	ExpiresIn       int    `json:"expires_in"`
+	Interval        int    `json:"interval"`
+}
+
+// startDevice begins a device sign-in. The room, optional, comes from the
+// body or from ?room_id (the device_flow_url of an auth_required answer).
+func (s *server) startDevice(w http.ResponseWriter, r *http.Request, _ params) {
+	var req deviceStartRequest
+	if r.ContentLength != 0 {
+		if err := decode(w, r, &req); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	if req.RoomID == "" {
+		req.RoomID = r.URL.Query().Get("room_id")
+	}
+	if req.RoomID != "" {
+		id, err := rooms.Normalize(req.RoomID)
+		if err != nil {
+			s.fail(w, r, letagents.Errorf(letagents.Invalid, "room_id: %v", err))
+			return
+		}
+		req.RoomID = id
+	}
+	d, err := s.Auth.StartDevice(r.Context(), clientAddress(r), req.RoomID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, deviceStartJSON{RequestID: d.RequestID, UserCode: d.UserCode,
+		VerificationURI: d.VerificationURI, ExpiresIn: seconds(d.ExpiresIn), Interval: seconds(d.Interval)})
+}
+
+type devicePollJSON struct {
+	Status    string `json:"status"`
+	Error     string `json:"error,omitempty"`
+	Interval  int    `json:"interval,omitempty"`
+	ExpiresIn *int   `json:"expires_in,omitempty"`
+}
+
+// deviceAuthorizedJSON is the answer that hands over the owner token.
+// oauth_token_expires_at is null when GitHub's token does not expire.
+type deviceAuthorizedJSON struct {
+	Status              string      `json:"status"`
+	LetAgentsToken      string      `json:"letagents_token"`
+	OwnerTokenID        string      `json:"owner_token_id"`
+	OAuthTokenExpiresAt *string     `json:"oauth_token_expires_at"`
+	Account             accountJSON `json:"account"`
+}
+
+// pollDevice reports a device sign-in's progress. Denied and expired flows
+// answer 403 and 410 with their status (and an error for people), as
+// existing clients expect.
+func (s *server) pollDevice(w http.ResponseWriter, r *http.Request, ps params) {
+	p, err := s.Auth.PollDevice(r.Context(), ps["request_id"])
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	switch p.Status {
+	case auth.DeviceDenied:
+		writeJSON(w, http.StatusForbidden, devicePollJSON{Status: p.Status, Error: "The GitHub sign-in was denied"})
+	case auth.DeviceExpired:
+		writeJSON(w, http.StatusGone, devicePollJSON{Status: p.Status, Error: "The device sign-in expired; start a new one"})
+	case auth.DeviceAuthorized:
+		j := deviceAuthorizedJSON{Status: p.Status, LetAgentsToken: p.Token,
+			OwnerTokenID: letagents.WireID(letagents.OwnerTokenPrefix, p.TokenID), Account: toAccount(p.Account)}
+		if !p.TokenExpiresAt.IsZero() {
+			ts := letagents.FormatTime(p.TokenExpiresAt)
+			j.OAuthTokenExpiresAt = &ts
+		}
+		writeJSON(w, http.StatusOK, j)
+	default:
+		in := seconds(p.ExpiresIn)
+		writeJSON(w, http.StatusOK, devicePollJSON{Status: p.Status, Interval: seconds(p.Interval), ExpiresIn: &in})
+	}
+}
+
+type loginRequest struct {
+	RedirectTo string `json:"redirect_to"`
+}
+
+type loginJSON struct {
+	AuthURL    string `json:"auth_url"`
+	State      string `json:"state"`
+	RedirectTo string `json:"redirect_to"`
+}
+
+func (s *server) callbackURL(r *http.Request) string { return s.baseURL(r) + "/auth/github/callback" }
+
+func (s *server) githubLogin(w http.ResponseWriter, r *http.Request, _ params) {
+	var req loginRequest
+	if r.ContentLength != 0 {
+		if err := decode(w, r, &req); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	l, err := s.Auth.BeginLogin(r.Context(), req.RedirectTo, s.callbackURL(r))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, loginJSON{AuthURL: l.AuthURL, State: l.State, RedirectTo: l.RedirectTo})
+}
+
+type sessionJSON struct {
+	Authenticated bool         `json:"authenticated"`
+	Account       *accountJSON `json:"account,omitempty"`
+}
+
+// githubCallback finishes a web sign-in: the session cookie is set and
+// the browser goes where the sign-in began (a client asking for JSON gets
+// the account instead).
+func (s *server) githubCallback(w http.ResponseWriter, r *http.Request, _ params) {
+	q := r.URL.Query()
+	if e := q.Get("error"); e != "" {
+		s.fail(w, r, letagents.Errorf(letagents.Invalid, "GitHub sign-in did not complete (%s)", e))
+		return
+	}
+	l, err := s.Auth.FinishLogin(r.Context(), q.Get("code"), q.Get("state"), s.callbackURL(r))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	setSessionCookie(w, l.SessionToken, int(auth.SessionTTL/time.Second), s.secure(r))
+	if strings.Contains(r.Header.Get("Accept"), "application/json") {
+		acct := toAccount(l.Account)
+		writeJSON(w, http.StatusOK, sessionJSON{Authenticated: true, Account: &acct})
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, l.RedirectTo, http.StatusFound)
+}
+
+func (s *server) session(w http.ResponseWriter, r *http.Request, _ params) {
+	who := identity(r)
+	if !who.SignedIn() {
+		writeJSON(w, http.StatusOK, sessionJSON{})
+		return
+	}
+	acct := toAccount(who.Account)
+	writeJSON(w, http.StatusOK, sessionJSON{Authenticated: true, Account: &acct})
+}
+
+type successJSON struct {
+	Success bool `json:"success"`
+}
+
+// logout ends the credential the request signed in with: the browser
+// session (and its cookie), or the owner token.
+func (s *server) logout(w http.ResponseWriter, r *http.Request, _ params) {
+	if err := s.Auth.SignOut(r.Context(), identity(r)); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	clearSessionCookie(w, s.secure(r))
+	writeJSON(w, http.StatusOK, successJSON{Success: true})
+}
+
+// requireAccount refuses anonymous callers.
+func requireAccount(who auth.Identity) error {
+	if who.SignedIn() {
+		return nil
+	}
+	return &letagents.Error{Code: letagents.Unauthorized, Message: "Authentication required", Reason: "NOT_AUTHENTICATED"}
+}

@@ -1,0 +1,390 @@
+package auth
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/github"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/seal"
+	"github.com/letagents/letagents-go/shared/store"
+)
+
+// Lifetimes and limits of the sign-in flows.
+const (
+	// SessionTTL is how long a browser session lasts.
+	SessionTTL = 30 * 24 * time.Hour
+	// StateTTL is how long an OAuth state may wait for its callback.
+	StateTTL = 15 * time.Minute
+	// slowDownStep is what GitHub adds to a device flow's interval on
+	// slow_down; we add at least as much.
+	slowDownStep = 5 * time.Second
+	// DefaultJoinLimit is the number of room joins a client address may
+	// make per minute (LETAGENTS_JOIN_LIMIT).
+	DefaultJoinLimit = 10
+	// deviceStartLimit bounds device flows a client address may start per
+	// minute: each one costs a call to GitHub on our OAuth app's budget.
+	deviceStartLimit = 10
+)
+
+// Config is what a Service needs besides the store.
+type Config struct {
+	// GitHub is the GitHub client; sign-in needs it Configured.
+	GitHub *github.Client
+	// Sealer encrypts the GitHub tokens and device codes we keep; nil
+	// leaves sign-in unavailable.
+	Sealer seal.Sealer
+	// RepoAccess makes repo rooms follow GitHub (public to all, private to
+	// collaborators); false opens every room to anyone, for development
+	// without GitHub (LETAGENTS_REPO_ACCESS=open).
+	RepoAccess bool
+	// JoinLimit is joins per minute per client address (default 10).
+	JoinLimit int
+	// Now is the clock (time.Now by default); tests drive it.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Service runs the sign-in flows and access decisions.
+type Service struct {
+	cfg   Config
+	store *store.Store
+}
+
+// New returns a Service on st.
+func New(st *store.Store, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.JoinLimit <= 0 {
+		cfg.JoinLimit = DefaultJoinLimit
+	}
+	if cfg.GitHub == nil {
+		cfg.GitHub = github.New(github.Config{})
+	}
+	return &Service{cfg: cfg, store: st}
+}
+
+// Via says how a request proved who it is.
+type Via string
+
+// Ways to be signed in.
+const (
+	ViaSession    Via = "session"     // browser cookie
+	ViaOwnerToken Via = "owner_token" // Authorization: Bearer (agents)
+)
+
+// Identity is who a request comes from; the zero Identity is anonymous.
+type Identity struct {
+	Account      letagents.Account
+	Via          Via
+	CredentialID int64 // the session's or owner token's id
+	// StaleSession is set when the request carried a session cookie that
+	// no longer signs anyone in, so the answer can clear it.
+	StaleSession bool
+}
+
+// SignedIn reports whether the identity is an account.
+func (i Identity) SignedIn() bool { return i.Account.ID != 0 }
+
+// Source is the message source a write by this identity carries:
+// "browser" for a session, "agent" for an owner token, "" when anonymous.
+func (i Identity) Source() string {
+	switch i.Via {
+	case ViaSession:
+		return "browser"
+	case ViaOwnerToken:
+		return "agent"
+	}
+	return ""
+}
+
+// Identify resolves a credential. A session cookie that signs nobody in
+// is only noted (the browser is signed out); an owner token that signs
+// nobody in is an Unauthorized error (TOKEN_INVALID), so an agent learns
+// to sign in again rather than carry on as nobody.
+func (s *Service) Identify(ctx context.Context, c Credential) (Identity, error) {
+	var who Identity
+	if c.Session != "" {
+		acct, id, err := s.store.AccountBySession(ctx, HashToken(c.Session), s.cfg.Now())
+		switch {
+		case err == nil:
+			return Identity{Account: acct, Via: ViaSession, CredentialID: id}, nil
+		case isCode(err, letagents.Unauthorized):
+			who.StaleSession = true
+		default:
+			return who, err
+		}
+	}
+	if c.Bearer != "" {
+		acct, id, err := s.store.AccountByOwnerToken(ctx, HashToken(c.Bearer))
+		switch {
+		case err == nil:
+			return Identity{Account: acct, Via: ViaOwnerToken, CredentialID: id, StaleSession: who.StaleSession}, nil
+		case isCode(err, letagents.Unauthorized):
+			return who, invalidToken("Invalid or revoked token")
+		default:
+			return who, err
+		}
+	}
+	return who, nil
+}
+
+// SignOut ends the credential the identity signed in with: the browser
+// session, or the owner token (revoked for good).
+func (s *Service) SignOut(ctx context.Context, who Identity) error {
+	switch who.Via {
+	case ViaSession:
+		return s.store.DeleteSession(ctx, who.CredentialID)
+	case ViaOwnerToken:
+		return s.store.DeleteOwnerToken(ctx, who.CredentialID)
+	}
+	return nil
+}
+
+// signInReady fails unless GitHub sign-in is configured.
+func (s *Service) signInReady() error {
+	if !s.cfg.GitHub.Configured() || s.cfg.Sealer == nil {
+		return letagents.Errorf(letagents.Unavailable, "GitHub sign-in is not configured on this server")
+	}
+	return nil
+}
+
+// DeviceStart is a device flow just begun: the user opens VerificationURI
+// and types UserCode; the agent polls with RequestID.
+type DeviceStart struct {
+	RequestID       string
+	UserCode        string
+	VerificationURI string
+	ExpiresIn       time.Duration
+	Interval        time.Duration
+}
+
+// StartDevice begins a GitHub device flow. roomID (optional) is the room
+// the agent wants, kept for the agent's next step.
+func (s *Service) StartDevice(ctx context.Context, client, roomID string) (DeviceStart, error) {
+	if err := s.signInReady(); err != nil {
+		return DeviceStart{}, err
+	}
+	if err := s.limit(ctx, "device", client, deviceStartLimit, "device sign-ins"); err != nil {
+		return DeviceStart{}, err
+	}
+	dc, err := s.cfg.GitHub.StartDevice(ctx)
+	if err != nil {
+		return DeviceStart{}, s.githubError("start a device sign-in", err)
+	}
+	now := s.cfg.Now()
+	id := NewToken()
+	hash := HashToken(id)
+	sealed, err := s.cfg.Sealer.Seal(ctx, []byte(dc.DeviceCode), deviceAAD(hash))
+	if err != nil {
+		return DeviceStart{}, fmt.Errorf("seal device code: %w", err)
+	}
+	interval := max(dc.Interval, time.Second)
+	if err := s.store.CreateDeviceRequest(ctx, store.DeviceRequest{
+		IDHash: hash, DeviceCode: sealed, UserCode: dc.UserCode, VerificationURI: dc.VerificationURI,
+		Interval: interval, RoomID: roomID, CreatedAt: now, ExpiresAt: now.Add(dc.ExpiresIn),
+	}); err != nil {
+		return DeviceStart{}, err
+	}
+	return DeviceStart{RequestID: id, UserCode: dc.UserCode, VerificationURI: dc.VerificationURI,
+		ExpiresIn: dc.ExpiresIn, Interval: interval}, nil
+}
+
+// Device flow statuses, as the poll answer names them.
+const (
+	DevicePending    = "pending"
+	DeviceSlowDown   = "slow_down"
+	DeviceDenied     = "denied"
+	DeviceExpired    = "expired"
+	DeviceAuthorized = "authorized"
+)
+
+// DevicePoll is the state of a device flow after one poll.
+type DevicePoll struct {
+	Status    string
+	Interval  time.Duration
+	ExpiresIn time.Duration
+	// Set when Status is DeviceAuthorized: the new owner token (shown
+	// this once), its id, the GitHub token's expiry (zero for none) and
+	// the account.
+	Token          string
+	TokenID        int64
+	TokenExpiresAt time.Time
+	Account        letagents.Account
+}
+
+// PollDevice asks GitHub once about a device flow, unless the flow was
+// polled less than its interval ago (RateLimited). Unknown request ids,
+// and ids already authorized, are NotFound.
+func (s *Service) PollDevice(ctx context.Context, requestID string) (DevicePoll, error) {
+	if err := s.signInReady(); err != nil {
+		return DevicePoll{}, err
+	}
+	now := s.cfg.Now()
+	hash := HashToken(requestID)
+	d, err := s.store.ClaimDevicePoll(ctx, hash, now)
+	if isCode(err, letagents.Gone) {
+		return DevicePoll{Status: DeviceExpired}, nil
+	}
+	if err != nil {
+		return DevicePoll{}, err
+	}
+	code, err := s.cfg.Sealer.Open(ctx, d.DeviceCode, deviceAAD(hash))
+	if err != nil {
+		return DevicePoll{}, fmt.Errorf("open device code: %w", err)
+	}
+	pending := DevicePoll{Status: DevicePending, Interval: d.Interval, ExpiresIn: d.ExpiresAt.Sub(now)}
+	tok, err := s.cfg.GitHub.PollDevice(ctx, string(code), now)
+	var slow *github.SlowDownError
+	switch {
+	case err == nil:
+	case errors.Is(err, github.ErrAuthorizationPending):
+		return pending, nil
+	case errors.As(err, &slow):
+		pending.Status = DeviceSlowDown
+		pending.Interval = max(slow.Interval, d.Interval+slowDownStep)
+		return pending, s.store.SlowDownDevice(ctx, hash, pending.Interval)
+	case errors.Is(err, github.ErrAccessDenied):
+		return DevicePoll{Status: DeviceDenied}, s.store.DeleteDeviceRequest(ctx, hash)
+	case errors.Is(err, github.ErrExpiredToken), errors.Is(err, github.ErrRejected):
+		if errors.Is(err, github.ErrRejected) {
+			s.cfg.Logger.Warn("GitHub rejected a device code poll", "error", err)
+		}
+		return DevicePoll{Status: DeviceExpired}, s.store.DeleteDeviceRequest(ctx, hash)
+	default:
+		return DevicePoll{}, s.githubError("check the device sign-in", err)
+	}
+	ownerToken := NewToken()
+	acct, id, err := s.signIn(ctx, tok, store.SignIn{DeviceRequest: hash, OwnerTokenHash: HashToken(ownerToken)})
+	if err != nil {
+		return DevicePoll{}, err
+	}
+	return DevicePoll{Status: DeviceAuthorized, Token: ownerToken, TokenID: id, TokenExpiresAt: tok.ExpiresAt, Account: acct}, nil
+}
+
+// signIn completes a sign-in with a GitHub token: who it belongs to, the
+// token sealed for later access checks, and the credential in `in`.
+func (s *Service) signIn(ctx context.Context, tok github.Token, in store.SignIn) (letagents.Account, int64, error) {
+	user, err := s.cfg.GitHub.User(ctx, tok.AccessToken)
+	if err != nil {
+		return letagents.Account{}, 0, s.githubError("read your GitHub account", err)
+	}
+	uid := strconv.FormatInt(user.ID, 10)
+	sealed, err := s.cfg.Sealer.Seal(ctx, []byte(tok.AccessToken), tokenAAD(uid))
+	if err != nil {
+		return letagents.Account{}, 0, fmt.Errorf("seal GitHub token: %w", err)
+	}
+	name := user.Name
+	if name == "" {
+		name = user.Login
+	}
+	in.Account = letagents.Account{Provider: "github", ProviderUserID: uid, Login: user.Login, DisplayName: name, AvatarURL: user.AvatarURL}
+	in.GitHubToken = sealed
+	in.GitHubTokenExpiresAt = tok.ExpiresAt
+	in.Now = s.cfg.Now()
+	return s.store.SignIn(ctx, in)
+}
+
+// LoginStart is a web sign-in just begun: send the browser to AuthURL.
+type LoginStart struct {
+	AuthURL    string
+	State      string
+	RedirectTo string
+}
+
+// BeginLogin starts a GitHub web sign-in that returns to callbackURL and
+// then leads to redirectTo (a path on this site; anything else becomes "/").
+func (s *Service) BeginLogin(ctx context.Context, redirectTo, callbackURL string) (LoginStart, error) {
+	if err := s.signInReady(); err != nil {
+		return LoginStart{}, err
+	}
+	state := NewToken()[:48]
+	redirectTo = SafeRedirect(redirectTo)
+	now := s.cfg.Now()
+	if err := s.store.CreateAuthState(ctx, state, redirectTo, now, now.Add(StateTTL)); err != nil {
+		return LoginStart{}, err
+	}
+	return LoginStart{AuthURL: s.cfg.GitHub.AuthorizeURL(state, callbackURL), State: state, RedirectTo: redirectTo}, nil
+}
+
+// Login is a finished web sign-in: the session token for the cookie.
+type Login struct {
+	Account      letagents.Account
+	SessionToken string
+	ExpiresAt    time.Time
+	RedirectTo   string
+}
+
+// FinishLogin redeems the state (once) and GitHub's code.
+func (s *Service) FinishLogin(ctx context.Context, code, state, callbackURL string) (Login, error) {
+	if err := s.signInReady(); err != nil {
+		return Login{}, err
+	}
+	if code == "" || state == "" {
+		return Login{}, letagents.Errorf(letagents.Invalid, "Missing code or state")
+	}
+	redirectTo, err := s.store.ConsumeAuthState(ctx, state, s.cfg.Now())
+	if err != nil {
+		return Login{}, err
+	}
+	tok, err := s.cfg.GitHub.ExchangeCode(ctx, code, callbackURL, s.cfg.Now())
+	if errors.Is(err, github.ErrRejected) {
+		return Login{}, letagents.Errorf(letagents.Invalid, "GitHub did not accept the sign-in code; sign in again")
+	}
+	if err != nil {
+		return Login{}, s.githubError("finish the sign-in", err)
+	}
+	token := NewToken()
+	expires := s.cfg.Now().Add(SessionTTL)
+	acct, _, err := s.signIn(ctx, tok, store.SignIn{SessionHash: HashToken(token), SessionExpiresAt: expires})
+	if err != nil {
+		return Login{}, err
+	}
+	return Login{Account: acct, SessionToken: token, ExpiresAt: expires, RedirectTo: redirectTo}, nil
+}
+
+// limit counts one event of kind for client against perMinute.
+func (s *Service) limit(ctx context.Context, kind, client string, perMinute int, what string) error {
+	hits, ends, err := s.store.Hit(ctx, kind+":"+client, time.Minute, s.cfg.Now())
+	if err != nil {
+		return err
+	}
+	if hits <= perMinute {
+		return nil
+	}
+	wait := max(ends.Sub(s.cfg.Now()), time.Second)
+	return &letagents.Error{Code: letagents.RateLimited, Reason: "RATE_LIMITED", RetryAfter: wait,
+		Message: fmt.Sprintf("Too many %s from this address (at most %d a minute); try again in %d s", what, perMinute, int(wait.Round(time.Second)/time.Second))}
+}
+
+// LimitJoin counts a room join from a client address.
+func (s *Service) LimitJoin(ctx context.Context, client string) error {
+	return s.limit(ctx, "join", client, s.cfg.JoinLimit, "room joins")
+}
+
+// githubError reports GitHub's failure to the client as unavailability,
+// with the details in the log only.
+func (s *Service) githubError(doing string, err error) error {
+	s.cfg.Logger.Warn("GitHub call failed", "doing", doing, "error", err)
+	return letagents.Errorf(letagents.Unavailable, "Could not %s: GitHub did not answer; try again shortly", doing)
+}
+
+// deviceAAD binds a sealed device code to its request.
+func deviceAAD(idHash []byte) []byte { return []byte("device_code:" + hex.EncodeToString(idHash)) }
+
+// tokenAAD binds a sealed GitHub token to its GitHub user.
+func tokenAAD(githubUserID string) []byte { return []byte("github_token:github:" + githubUserID) }
+
+func isCode(err error, code letagents.ErrorCode) bool {
+	var e *letagents.Error
+	return errors.As(err, &e) && e.Code == code
+}

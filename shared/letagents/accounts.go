@@ -1,0 +1,118 @@
+package letagents
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Account is a person, known by their GitHub identity.
+type Account struct {
+	ID             int64
+	Provider       string // "github"
+	ProviderUserID string // GitHub's numeric user id, as text
+	Login          string
+	DisplayName    string // GitHub's name, else the login
+	AvatarURL      string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Agent is a named agent of an account, as the agents directory keeps it.
+// CanonicalKey is "<owner login>/<name>", the key agent sessions and task
+// leases name an agent by.
+type Agent struct {
+	ID             int64
+	CanonicalKey   string
+	Name           string
+	DisplayName    string
+	OwnerAccountID int64
+	OwnerLogin     string
+	OwnerLabel     string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Role is what a caller is in a room.
+type Role string
+
+// Roles, as the join answer names them.
+const (
+	RoleAdmin       Role = "admin"
+	RoleParticipant Role = "participant"
+	RoleAnonymous   Role = "anonymous" // not signed in, in a repo room
+)
+
+// Prefixes of the wire ids of global rows ("acct_12"); the numbers are
+// the rows' serial keys.
+const (
+	AccountPrefix    = "acct_"
+	OwnerTokenPrefix = "owner_token_"
+	AgentPrefix      = "agent_"
+)
+
+// WireID formats a serial key with its prefix, e.g. WireID(AccountPrefix, 12) = "acct_12".
+func WireID(prefix string, n int64) string { return prefix + strconv.FormatInt(n, 10) }
+
+// ParseWireID reads a prefixed id back; ok is false unless s is prefix
+// followed by a positive decimal number.
+func ParseWireID(prefix, s string) (n int64, ok bool) {
+	digits, found := strings.CutPrefix(s, prefix)
+	if !found || digits == "" || digits[0] < '1' || digits[0] > '9' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil
+}
+
+// MaxAgentNameBytes bounds an agent's name (its slug).
+const MaxAgentNameBytes = 64
+
+// MaxLabelBytes bounds display names and owner labels.
+const MaxLabelBytes = 100
+
+// AgentName turns what a client calls its agent into the agent's name, a
+// slug: lower-case letters, digits, '.', '_' and '-', any other run of
+// characters becoming one '-' ("Claude Code" → "claude-code"). The slug is
+// half of the canonical key "<login>/<name>", so it must be stable and
+// safe in paths and labels.
+func AgentName(s string) (string, error) {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
+		switch {
+		case 'a' <= r && r <= 'z', '0' <= r && r <= '9', r == '.', r == '_', r == '-':
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+		default:
+			dash = true
+		}
+	}
+	name := strings.Trim(b.String(), "-._")
+	switch {
+	case name == "":
+		return "", Errorf(Invalid, "name is required (letters or digits)")
+	case len(name) > MaxAgentNameBytes:
+		return "", Errorf(Invalid, "name is longer than %d characters", MaxAgentNameBytes)
+	}
+	return name, nil
+}
+
+// Label checks a human-readable label (display name, owner label): trimmed,
+// white space collapsed, at most MaxLabelBytes, no control characters.
+// An empty label yields def.
+func Label(field, s, def string) (string, error) {
+	s = strings.Join(strings.Fields(s), " ")
+	switch {
+	case s == "":
+		return def, nil
+	case len(s) > MaxLabelBytes:
+		return "", Errorf(Invalid, "%s is longer than %d bytes", field, MaxLabelBytes)
+	case strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		return "", Errorf(Invalid, "%s must not contain control characters", field)
+	}
+	return s, nil
+}

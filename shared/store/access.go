@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// IsRoomAdmin reports whether an account administers a room.
+func (s *Store) IsRoomAdmin(ctx context.Context, roomID string, accountID int64) (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2)`,
+		roomID, accountID).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("read room admin: %w", err)
+	}
+	return ok, nil
+}
+
+// AddRoomAdmin makes an account an admin of a room (idempotent).
+func (s *Store) AddRoomAdmin(ctx context.Context, roomID string, accountID int64) error {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO room_admins (room_id, account_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+		roomID, accountID); err != nil {
+		return fmt.Errorf("add room admin: %w", err)
+	}
+	return nil
+}
+
+// ClaimFirstAdmin makes an account admin of a room that has no admin yet
+// and reports whether the account is an admin afterwards. The room row's
+// lock makes two first joiners take turns, so only one becomes admin.
+func (s *Store) ClaimFirstAdmin(ctx context.Context, roomID string, accountID int64) (bool, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("claim first admin: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, roomID); err != nil {
+		return false, fmt.Errorf("claim first admin: lock room: %w", err)
+	}
+	var admin bool
+	err = tx.QueryRow(ctx, `
+		WITH ins AS (
+			INSERT INTO room_admins (room_id, account_id)
+			SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1)
+			RETURNING account_id
+		)
+		SELECT EXISTS (SELECT 1 FROM ins) OR EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2)`,
+		roomID, accountID).Scan(&admin)
+	if err != nil {
+		return false, fmt.Errorf("claim first admin: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return false, fmt.Errorf("claim first admin: commit: %w", err)
+	}
+	return admin, nil
+}
+
+// RepoVisibility returns what GitHub last said about a repository's
+// visibility and when; found is false if it never did.
+func (s *Store) RepoVisibility(ctx context.Context, repo string) (public bool, checkedAt time.Time, found bool, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT public, checked_at FROM github_repo_visibility WHERE repo = $1`, repo).Scan(&public, &checkedAt)
+	switch {
+	case isNoRows(err):
+		return false, checkedAt, false, nil
+	case err != nil:
+		return false, checkedAt, false, fmt.Errorf("read repo visibility: %w", err)
+	}
+	return public, checkedAt, true, nil
+}
+
+// SaveRepoVisibility remembers what GitHub said about a repository.
+func (s *Store) SaveRepoVisibility(ctx context.Context, repo string, public bool, now time.Time) error {
+	if _, err := s.pool.Exec(ctx, `
+		INSERT INTO github_repo_visibility (repo, public, checked_at) VALUES ($1, $2, $3)
+		ON CONFLICT (repo) DO UPDATE SET public = EXCLUDED.public, checked_at = EXCLUDED.checked_at`,
+		repo, public, now); err != nil {
+		return fmt.Errorf("save repo visibility: %w", err)
+	}
+	return nil
+}
+
+// RepoAccess is what GitHub said about one account and one repository.
+type RepoAccess struct {
+	Allowed bool // the account can see the repository
+	Admin   bool // and administers it
+}
+
+// CachedRepoAccess returns the access GitHub last reported for an account
+// and a repository and when; found is false if it never did.
+func (s *Store) CachedRepoAccess(ctx context.Context, accountID int64, repo string) (a RepoAccess, checkedAt time.Time, found bool, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT allowed, admin, checked_at FROM github_repo_access WHERE account_id = $1 AND repo = $2`,
+		accountID, repo).Scan(&a.Allowed, &a.Admin, &checkedAt)
+	switch {
+	case isNoRows(err):
+		return a, checkedAt, false, nil
+	case err != nil:
+		return a, checkedAt, false, fmt.Errorf("read repo access: %w", err)
+	}
+	return a, checkedAt, true, nil
+}
+
+// SaveRepoAccess remembers what GitHub said about an account and a repository.
+func (s *Store) SaveRepoAccess(ctx context.Context, accountID int64, repo string, a RepoAccess, now time.Time) error {
+	if _, err := s.pool.Exec(ctx, `
+		INSERT INTO github_repo_access (account_id, repo, allowed, admin, checked_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (account_id, repo) DO UPDATE
+		SET allowed = EXCLUDED.allowed, admin = EXCLUDED.admin, checked_at = EXCLUDED.checked_at`,
+		accountID, repo, a.Allowed, a.Admin, now); err != nil {
+		return fmt.Errorf("save repo access: %w", err)
+	}
+	return nil
+}
+
+// Hit counts one event against a fixed-window rate limit and returns the
+// window's count so far (this one included) and when the window ends.
+// Counting in the database makes the limit hold across every instance.
+func (s *Store) Hit(ctx context.Context, bucket string, window time.Duration, now time.Time) (int, time.Time, error) {
+	start := now.Truncate(window)
+	var hits int
+	err := s.pool.QueryRow(ctx, `
+		INSERT INTO rate_limits (bucket, window_start, hits) VALUES ($1, $2, 1)
+		ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_limits.hits + 1
+		RETURNING hits`, bucket, start).Scan(&hits)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("count rate limit hit: %w", err)
+	}
+	if hits == 1 {
+		// A new window: a good moment to forget windows long past.
+		if _, err := s.pool.Exec(ctx, `DELETE FROM rate_limits WHERE window_start < $1`, start.Add(-time.Hour)); err != nil {
+			return 0, time.Time{}, fmt.Errorf("purge rate limits: %w", err)
+		}
+	}
+	return hits, start.Add(window), nil
+}

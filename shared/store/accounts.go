@@ -1,0 +1,327 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+)
+
+// Every secret a client presents is looked up by its SHA-256 (computed by
+// the caller, shared/auth): the tables never hold one in clear.
+
+const accountColumns = `a.id, a.provider, a.provider_user_id, a.login, a.display_name, a.avatar_url, a.created_at, a.updated_at`
+
+func scanAccount(row pgx.Row, extra ...any) (letagents.Account, error) {
+	var a letagents.Account
+	dest := append([]any{&a.ID, &a.Provider, &a.ProviderUserID, &a.Login, &a.DisplayName, &a.AvatarURL, &a.CreatedAt, &a.UpdatedAt}, extra...)
+	return a, row.Scan(dest...)
+}
+
+// SignIn is everything one successful GitHub sign-in writes, in one
+// transaction: the account, its GitHub token, and the new credential.
+type SignIn struct {
+	Account letagents.Account // Provider, ProviderUserID, Login, DisplayName, AvatarURL
+	// GitHubToken is the account's GitHub access token, sealed; its expiry
+	// is zero when GitHub gave none.
+	GitHubToken          []byte
+	GitHubTokenExpiresAt time.Time
+	// DeviceRequest, when set, is the hash of the device flow this sign-in
+	// completes: it is consumed, and the sign-in fails with NotFound if
+	// another poll consumed it first.
+	DeviceRequest []byte
+	// Exactly one of OwnerTokenHash (device flow) and SessionHash (browser)
+	// is set.
+	OwnerTokenHash   []byte
+	SessionHash      []byte
+	SessionExpiresAt time.Time
+	Now              time.Time
+}
+
+// SignIn records a sign-in and returns the account and the id of the
+// credential it minted. The account's cached repository decisions are
+// dropped, so new access (or its loss) shows at once.
+func (s *Store) SignIn(ctx context.Context, in SignIn) (letagents.Account, int64, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return letagents.Account{}, 0, fmt.Errorf("sign in: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+
+	if in.DeviceRequest != nil {
+		tag, err := tx.Exec(ctx, `DELETE FROM device_requests WHERE id_hash = $1`, in.DeviceRequest)
+		if err != nil {
+			return letagents.Account{}, 0, fmt.Errorf("sign in: consume device request: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return letagents.Account{}, 0, letagents.Errorf(letagents.NotFound, "Device authorization request not found")
+		}
+	}
+	a := in.Account
+	acct, err := scanAccount(tx.QueryRow(ctx, `
+		INSERT INTO accounts AS a (provider, provider_user_id, login, display_name, avatar_url, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $6)
+		ON CONFLICT (provider, provider_user_id) DO UPDATE
+		SET login = EXCLUDED.login, display_name = EXCLUDED.display_name,
+		    avatar_url = EXCLUDED.avatar_url, updated_at = EXCLUDED.updated_at
+		RETURNING `+accountColumns,
+		a.Provider, a.ProviderUserID, a.Login, a.DisplayName, a.AvatarURL, in.Now))
+	if err != nil {
+		return acct, 0, fmt.Errorf("sign in: upsert account: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO github_tokens (account_id, sealed, expires_at, updated_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (account_id) DO UPDATE
+		SET sealed = EXCLUDED.sealed, expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at`,
+		acct.ID, in.GitHubToken, nullTime(in.GitHubTokenExpiresAt), in.Now); err != nil {
+		return acct, 0, fmt.Errorf("sign in: store GitHub token: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM github_repo_access WHERE account_id = $1`, acct.ID); err != nil {
+		return acct, 0, fmt.Errorf("sign in: clear access cache: %w", err)
+	}
+	var credID int64
+	if in.OwnerTokenHash != nil {
+		err = tx.QueryRow(ctx, `INSERT INTO owner_tokens (account_id, token_hash, created_at) VALUES ($1, $2, $3) RETURNING id`,
+			acct.ID, in.OwnerTokenHash, in.Now).Scan(&credID)
+	} else {
+		err = tx.QueryRow(ctx, `INSERT INTO auth_sessions (account_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4) RETURNING id`,
+			acct.ID, in.SessionHash, in.Now, in.SessionExpiresAt).Scan(&credID)
+	}
+	if err != nil {
+		return acct, 0, fmt.Errorf("sign in: mint credential: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return acct, 0, fmt.Errorf("sign in: commit: %w", err)
+	}
+	return acct, credID, nil
+}
+
+// AccountBySession returns the account of a live browser session and the
+// session's id; NotFound when there is none (expired sessions are deleted
+// on the way).
+func (s *Store) AccountBySession(ctx context.Context, hash []byte, now time.Time) (letagents.Account, int64, error) {
+	var id int64
+	var expires time.Time
+	a, err := scanAccount(s.pool.QueryRow(ctx, `
+		SELECT `+accountColumns+`, s.id, s.expires_at
+		FROM auth_sessions s JOIN accounts a ON a.id = s.account_id
+		WHERE s.token_hash = $1`, hash), &id, &expires)
+	switch {
+	case isNoRows(err):
+		return a, 0, letagents.Errorf(letagents.Unauthorized, "Session not found")
+	case err != nil:
+		return a, 0, fmt.Errorf("read session: %w", err)
+	case !now.Before(expires):
+		if _, err := s.pool.Exec(ctx, `DELETE FROM auth_sessions WHERE id = $1`, id); err != nil {
+			return a, 0, fmt.Errorf("delete expired session: %w", err)
+		}
+		return a, 0, letagents.Errorf(letagents.Unauthorized, "Session expired")
+	}
+	return a, id, nil
+}
+
+// AccountByOwnerToken returns the account of an owner token and the
+// token's id; Unauthorized when the token is unknown or revoked.
+func (s *Store) AccountByOwnerToken(ctx context.Context, hash []byte) (letagents.Account, int64, error) {
+	var id int64
+	a, err := scanAccount(s.pool.QueryRow(ctx, `
+		SELECT `+accountColumns+`, t.id
+		FROM owner_tokens t JOIN accounts a ON a.id = t.account_id
+		WHERE t.token_hash = $1`, hash), &id)
+	switch {
+	case isNoRows(err):
+		return a, 0, letagents.Errorf(letagents.Unauthorized, "Owner token not found")
+	case err != nil:
+		return a, 0, fmt.Errorf("read owner token: %w", err)
+	}
+	return a, id, nil
+}
+
+// DeleteSession ends a browser session.
+func (s *Store) DeleteSession(ctx context.Context, id int64) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM auth_sessions WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("delete session: %w", err)
+	}
+	return nil
+}
+
+// DeleteOwnerToken revokes an owner token.
+func (s *Store) DeleteOwnerToken(ctx context.Context, id int64) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM owner_tokens WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("delete owner token: %w", err)
+	}
+	return nil
+}
+
+// GitHubToken is an account's stored GitHub access token.
+type GitHubToken struct {
+	Sealed       []byte
+	GitHubUserID string    // the account's provider_user_id, which the seal is bound to
+	ExpiresAt    time.Time // zero for none
+}
+
+// GitHubToken returns an account's GitHub token; NotFound when it has none.
+func (s *Store) GitHubToken(ctx context.Context, accountID int64) (GitHubToken, error) {
+	var t GitHubToken
+	var expires *time.Time
+	err := s.pool.QueryRow(ctx, `
+		SELECT g.sealed, a.provider_user_id, g.expires_at
+		FROM github_tokens g JOIN accounts a ON a.id = g.account_id
+		WHERE g.account_id = $1`, accountID).Scan(&t.Sealed, &t.GitHubUserID, &expires)
+	switch {
+	case isNoRows(err):
+		return t, letagents.Errorf(letagents.NotFound, "No GitHub token for this account")
+	case err != nil:
+		return t, fmt.Errorf("read GitHub token: %w", err)
+	}
+	if expires != nil {
+		t.ExpiresAt = *expires
+	}
+	return t, nil
+}
+
+// CreateAuthState records an OAuth state for the web sign-in, purging
+// states that expired.
+func (s *Store) CreateAuthState(ctx context.Context, state, redirectTo string, now, expiresAt time.Time) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM auth_states WHERE expires_at <= $1`, now); err != nil {
+		return fmt.Errorf("purge auth states: %w", err)
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO auth_states (state, redirect_to, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
+		state, redirectTo, now, expiresAt); err != nil {
+		return fmt.Errorf("create auth state: %w", err)
+	}
+	return nil
+}
+
+// ConsumeAuthState redeems an OAuth state once and returns where the
+// sign-in should lead; Invalid when it is unknown, used or expired.
+func (s *Store) ConsumeAuthState(ctx context.Context, state string, now time.Time) (string, error) {
+	var redirectTo string
+	err := s.pool.QueryRow(ctx, `DELETE FROM auth_states WHERE state = $1 AND expires_at > $2 RETURNING redirect_to`,
+		state, now).Scan(&redirectTo)
+	switch {
+	case isNoRows(err):
+		return "", letagents.Errorf(letagents.Invalid, "Invalid or expired auth state")
+	case err != nil:
+		return "", fmt.Errorf("consume auth state: %w", err)
+	}
+	return redirectTo, nil
+}
+
+// DeviceRequest is a pending GitHub device flow.
+type DeviceRequest struct {
+	IDHash          []byte
+	DeviceCode      []byte // sealed
+	UserCode        string
+	VerificationURI string
+	Interval        time.Duration
+	RoomID          string
+	CreatedAt       time.Time
+	ExpiresAt       time.Time
+	LastPollAt      time.Time // zero before the first poll
+}
+
+// CreateDeviceRequest stores a new device flow, purging flows that ended
+// long ago without anyone polling them to the end.
+func (s *Store) CreateDeviceRequest(ctx context.Context, d DeviceRequest) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM device_requests WHERE expires_at < $1`, d.CreatedAt.Add(-time.Hour)); err != nil {
+		return fmt.Errorf("purge device requests: %w", err)
+	}
+	if _, err := s.pool.Exec(ctx, `
+		INSERT INTO device_requests (id_hash, device_code, user_code, verification_uri, interval_seconds, room_id, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		d.IDHash, d.DeviceCode, d.UserCode, d.VerificationURI, int(d.Interval/time.Second), nullString(d.RoomID), d.CreatedAt, d.ExpiresAt); err != nil {
+		return fmt.Errorf("create device request: %w", err)
+	}
+	return nil
+}
+
+// ClaimDevicePoll takes the right to ask GitHub about a device flow now:
+// it stamps the poll time if at least the interval passed since the last
+// poll. So however many instances poll one flow, GitHub hears at most one
+// poll per interval. NotFound for an unknown request, Gone (and deleted)
+// for an expired one, RateLimited (with the interval) when too early.
+func (s *Store) ClaimDevicePoll(ctx context.Context, idHash []byte, now time.Time) (DeviceRequest, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return DeviceRequest{}, fmt.Errorf("claim device poll: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+
+	d := DeviceRequest{IDHash: idHash}
+	var interval int
+	var room *string
+	var last *time.Time
+	err = tx.QueryRow(ctx, `
+		SELECT device_code, user_code, verification_uri, interval_seconds, room_id, created_at, expires_at, last_poll_at
+		FROM device_requests WHERE id_hash = $1 FOR UPDATE`, idHash).
+		Scan(&d.DeviceCode, &d.UserCode, &d.VerificationURI, &interval, &room, &d.CreatedAt, &d.ExpiresAt, &last)
+	switch {
+	case isNoRows(err):
+		return d, letagents.Errorf(letagents.NotFound, "Device authorization request not found")
+	case err != nil:
+		return d, fmt.Errorf("claim device poll: %w", err)
+	}
+	d.Interval = time.Duration(interval) * time.Second
+	if room != nil {
+		d.RoomID = *room
+	}
+	if last != nil {
+		d.LastPollAt = *last
+	}
+	if !now.Before(d.ExpiresAt) {
+		if _, err := tx.Exec(ctx, `DELETE FROM device_requests WHERE id_hash = $1`, idHash); err != nil {
+			return d, fmt.Errorf("delete expired device request: %w", err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return d, fmt.Errorf("delete expired device request: %w", err)
+		}
+		return d, letagents.Errorf(letagents.Gone, "The device authorization request expired")
+	}
+	if !d.LastPollAt.IsZero() && now.Before(d.LastPollAt.Add(d.Interval)) {
+		return d, &letagents.Error{Code: letagents.RateLimited, Message: "Polling too quickly",
+			Fields: map[string]any{"interval": interval}, RetryAfter: d.LastPollAt.Add(d.Interval).Sub(now)}
+	}
+	if _, err := tx.Exec(ctx, `UPDATE device_requests SET last_poll_at = $2 WHERE id_hash = $1`, idHash, now); err != nil {
+		return d, fmt.Errorf("claim device poll: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return d, fmt.Errorf("claim device poll: commit: %w", err)
+	}
+	d.LastPollAt = now
+	return d, nil
+}
+
+// SlowDownDevice raises a flow's poll interval, as GitHub asked.
+func (s *Store) SlowDownDevice(ctx context.Context, idHash []byte, interval time.Duration) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE device_requests SET interval_seconds = greatest(interval_seconds, $2) WHERE id_hash = $1`,
+		idHash, int(interval/time.Second)); err != nil {
+		return fmt.Errorf("slow down device request: %w", err)
+	}
+	return nil
+}
+
+// DeleteDeviceRequest ends a flow that GitHub ended (denied or expired).
+func (s *Store) DeleteDeviceRequest(ctx context.Context, idHash []byte) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM device_requests WHERE id_hash = $1`, idHash); err != nil {
+		return fmt.Errorf("delete device request: %w", err)
+	}
+	return nil
+}
+
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,53 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+)
+
+const agentColumns = `id, canonical_key, name, display_name, owner_account_id, owner_login, owner_label, created_at, updated_at`
+
+func scanAgent(row pgx.Row, extra ...any) (letagents.Agent, error) {
+	var a letagents.Agent
+	dest := append([]any{&a.ID, &a.CanonicalKey, &a.Name, &a.DisplayName, &a.OwnerAccountID, &a.OwnerLogin, &a.OwnerLabel, &a.CreatedAt, &a.UpdatedAt}, extra...)
+	return a, row.Scan(dest...)
+}
+
+// UpsertAgent registers an agent of an account, or updates the labels of
+// the one with the same name; created says which.
+func (s *Store) UpsertAgent(ctx context.Context, a letagents.Agent, now time.Time) (agent letagents.Agent, created bool, err error) {
+	agent, err = scanAgent(s.pool.QueryRow(ctx, `
+		INSERT INTO agents AS g (owner_account_id, name, canonical_key, display_name, owner_login, owner_label, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+		ON CONFLICT (owner_account_id, name) DO UPDATE
+		SET display_name = EXCLUDED.display_name, owner_label = EXCLUDED.owner_label, updated_at = EXCLUDED.updated_at
+		RETURNING `+agentColumns+`, (xmax = 0)`,
+		a.OwnerAccountID, a.Name, a.CanonicalKey, a.DisplayName, a.OwnerLogin, a.OwnerLabel, now), &created)
+	switch {
+	case pgCode(err) == uniqueViolation:
+		// The canonical key is taken by another account: a GitHub login
+		// that changed hands since that agent was registered.
+		return agent, false, letagents.Errorf(letagents.Conflict, "agent key %s belongs to another account", a.CanonicalKey)
+	case err != nil:
+		return agent, false, fmt.Errorf("upsert agent: %w", err)
+	}
+	return agent, created, nil
+}
+
+// AgentsOf lists an account's agents by name.
+func (s *Store) AgentsOf(ctx context.Context, accountID int64) ([]letagents.Agent, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+agentColumns+` FROM agents WHERE owner_account_id = $1 ORDER BY name`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Agent, error) { return scanAgent(row) })
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", err)
+	}
+	return out, nil
+}
