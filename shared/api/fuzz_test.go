@@ -71,3 +71,44 @@ func FuzzHandler(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCredentialHeaders throws arbitrary Authorization and Cookie headers
+// at the middleware in front of every route, with sign-in and repo access
+// on: whatever a client sends as a credential, the answer is a JSON object
+// and never a panic or a 5xx.
+func FuzzCredentialHeaders(f *testing.F) {
+	e := newAuthEnv(f, map[string]string{"LETAGENTS_JOIN_LIMIT": "1000000"})
+	for _, s := range []struct{ authorization, cookie string }{
+		{"", ""},
+		{"Bearer " + strings.Repeat("a", 64), ""},
+		{"bearer x", "letagents_session=abc"},
+		{"Basic dXNlcjpwYXNz", ""},
+		{"Bearer", "letagents_session="},
+		{"Bearer \x00\xff", "letagents_session=\x01; other=1"},
+		{"", "letagents_session=" + strings.Repeat("b", 64) + "; letagents_session=c"},
+		{"Bearer a b c", "=;;=;letagents_session"},
+	} {
+		f.Add(s.authorization, s.cookie)
+	}
+	paths := []string{"/auth/session", "/rooms/github.com/o/r/messages", "/agents/me", "/auth/logout"}
+	f.Fuzz(func(t *testing.T, authorization, cookie string) {
+		for i, path := range paths {
+			method := http.MethodGet
+			if i == len(paths)-1 {
+				method = http.MethodPost
+			}
+			req := httptest.NewRequest(method, path, nil)
+			req.Header["Authorization"] = []string{authorization}
+			req.Header["Cookie"] = []string{cookie}
+			rec := httptest.NewRecorder()
+			e.svc.Handler.ServeHTTP(rec, req)
+			if rec.Code >= 500 {
+				t.Fatalf("%s %s with Authorization %q, Cookie %q: status %d: %s", method, path, authorization, cookie, rec.Code, rec.Body)
+			}
+			var obj map[string]any
+			if err := json.Unmarshal(rec.Body.Bytes(), &obj); err != nil {
+				t.Fatalf("%s %s: answer is not a JSON object: %s", method, path, rec.Body)
+			}
+		}
+	})
+}

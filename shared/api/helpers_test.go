@@ -7,10 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
 )
@@ -20,11 +23,14 @@ type env struct {
 	url string
 	svc *service.Service
 	db  *pgtest.DB
+	// Set by newAuthEnv: the fake GitHub and the clock of the sign-in flows.
+	gh    *githubtest.Server
+	clock *fakeClock
+	cfg   service.Config
 }
 
 func newEnv(t testing.TB, vars map[string]string) *env {
 	t.Helper()
-	d := pgtest.New(t)
 	// Unless a test is about them, repo rooms are open and joins unlimited.
 	defaults := map[string]string{"LETAGENTS_REPO_ACCESS": "open", "LETAGENTS_JOIN_LIMIT": "1000000"}
 	cfg, err := service.LoadConfig(func(k string) string {
@@ -36,8 +42,43 @@ func newEnv(t testing.TB, vars map[string]string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.LogLevel = slog.LevelError // a failing test still shows what broke
-	svc, err := service.FromPool(context.Background(), cfg, d.Pool)
+	e := &env{db: pgtest.New(t), cfg: cfg}
+	e.serve(t)
+	return e
+}
+
+// newAuthEnv is an env with sign-in: GitHub is a fake, tokens are sealed
+// with a key file of the test's, repo rooms follow GitHub, and the clock
+// of the sign-in flows moves only when the test says.
+func newAuthEnv(t testing.TB, vars map[string]string) *env {
+	t.Helper()
+	cfg, err := service.LoadConfig(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh := githubtest.New(t)
+	cfg.GitHub = gh.Config()
+	cfg.TokenKeyFile = filepath.Join(t.TempDir(), "token.key")
+	clock := &fakeClock{now: time.Now().Truncate(time.Millisecond)}
+	cfg.Now = clock.Now
+	e := &env{db: pgtest.New(t), cfg: cfg, gh: gh, clock: clock}
+	e.serve(t)
+	return e
+}
+
+// twin is a second instance of e's service on the same database, GitHub
+// and clock: another Lambda instance, as far as anything can tell.
+func (e *env) twin(t testing.TB) *env {
+	t.Helper()
+	other := *e
+	other.serve(t)
+	return &other
+}
+
+func (e *env) serve(t testing.TB) {
+	t.Helper()
+	e.cfg.LogLevel = slog.LevelError // a failing test still shows what broke
+	svc, err := service.FromPool(context.Background(), e.cfg, e.db.Pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +88,25 @@ func newEnv(t testing.TB, vars map[string]string) *env {
 		srv.Close()
 		svc.Close()
 	})
-	return &env{url: srv.URL, svc: svc, db: d}
+	e.url, e.svc = srv.URL, svc
+}
+
+// fakeClock is a clock that moves only when told.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }
 
 type reply struct {
@@ -65,6 +124,18 @@ func (e *env) call(t *testing.T, method, path, body string) reply {
 
 func (e *env) callCtx(ctx context.Context, t *testing.T, method, path, body string) reply {
 	t.Helper()
+	return e.callWith(ctx, t, method, path, body, nil)
+}
+
+// as calls with an owner token (Authorization: Bearer).
+func (e *env) as(t *testing.T, token, method, path, body string) reply {
+	t.Helper()
+	return e.callWith(context.Background(), t, method, path, body, http.Header{"Authorization": {"Bearer " + token}})
+}
+
+// callWith is call with extra request headers. It never follows redirects.
+func (e *env) callWith(ctx context.Context, t *testing.T, method, path, body string, h http.Header) reply {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -76,7 +147,10 @@ func (e *env) callCtx(ctx context.Context, t *testing.T, method, path, body stri
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	for k, vs := range h {
+		req.Header[k] = vs
+	}
+	resp, err := noRedirects.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -111,6 +185,11 @@ func (r reply) want(t *testing.T, status int, msg string) reply {
 }
 
 func (r reply) str(key string) string { s, _ := r.obj[key].(string); return s }
+
+func (r reply) num(key string) float64 { n, _ := r.obj[key].(float64); return n }
+
+// noRedirects is a client that hands redirects back, so tests see them.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 func (r reply) messages(t *testing.T) []map[string]any {
 	t.Helper()
