@@ -100,8 +100,8 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (letagents.Account, int64
 }
 
 // AccountBySession returns the account of a live browser session and the
-// session's id; NotFound when there is none (expired sessions are deleted
-// on the way).
+// session's id; Unauthorized when there is none (expired sessions are
+// deleted on the way).
 func (s *Store) AccountBySession(ctx context.Context, hash []byte, now time.Time) (letagents.Account, int64, error) {
 	var id int64
 	var expires time.Time

@@ -49,7 +49,8 @@ func (s *Store) CreateInviteRoom(ctx context.Context, creatorID int64) (letagent
 
 // RotateInviteCode gives an invite room a fresh code: its id changes, and
 // its messages and admins follow (ON UPDATE CASCADE). The old code stops
-// working at once. Invalid for any other kind of room.
+// working at once. The room keeps its display name, which its people know
+// it by. Invalid for any other kind of room.
 func (s *Store) RotateInviteCode(ctx context.Context, id string) (letagents.Room, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
