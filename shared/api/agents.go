@@ -6,32 +6,14 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/wire"
 )
 
-// agentJSON is an agent identity on the wire.
-type agentJSON struct {
-	ID             string `json:"id"`
-	CanonicalKey   string `json:"canonical_key"`
-	Name           string `json:"name"`
-	DisplayName    string `json:"display_name"`
-	OwnerAccountID string `json:"owner_account_id"`
-	OwnerLogin     string `json:"owner_login"`
-	OwnerLabel     string `json:"owner_label"`
-	CreatedAt      string `json:"created_at"`
-	UpdatedAt      string `json:"updated_at"`
-}
-
-func toAgent(a letagents.Agent) agentJSON {
-	return agentJSON{ID: letagents.WireID(letagents.AgentPrefix, a.ID), CanonicalKey: a.CanonicalKey, Name: a.Name,
+func toAgent(a letagents.Agent) wire.Agent {
+	return wire.Agent{ID: letagents.WireID(letagents.AgentPrefix, a.ID), CanonicalKey: a.CanonicalKey, Name: a.Name,
 		DisplayName: a.DisplayName, OwnerAccountID: letagents.WireID(letagents.AccountPrefix, a.OwnerAccountID),
 		OwnerLogin: a.OwnerLogin, OwnerLabel: a.OwnerLabel,
 		CreatedAt: letagents.FormatTime(a.CreatedAt), UpdatedAt: letagents.FormatTime(a.UpdatedAt)}
-}
-
-type registerAgentRequest struct {
-	Name        string `json:"name"`
-	DisplayName string `json:"display_name"`
-	OwnerLabel  string `json:"owner_label"`
 }
 
 // registerAgent adds an agent to the caller's directory, or updates the
@@ -43,7 +25,7 @@ func (s *server) registerAgent(w http.ResponseWriter, r *http.Request, _ params)
 		s.fail(w, r, err)
 		return
 	}
-	var req registerAgentRequest
+	var req wire.RegisterAgent
 	if err := decode(w, r, &req); err != nil {
 		s.fail(w, r, err)
 		return
@@ -61,7 +43,7 @@ func (s *server) registerAgent(w http.ResponseWriter, r *http.Request, _ params)
 	writeJSON(w, http.StatusCreated, toAgent(agent))
 }
 
-func newAgent(acct letagents.Account, req registerAgentRequest) (letagents.Agent, error) {
+func newAgent(acct letagents.Account, req wire.RegisterAgent) (letagents.Agent, error) {
 	if strings.TrimSpace(req.Name) == "" {
 		return letagents.Agent{}, letagents.Errorf(letagents.Invalid, "name is required")
 	}
@@ -88,15 +70,6 @@ func newAgent(acct letagents.Account, req registerAgentRequest) (letagents.Agent
 		DisplayName: display, OwnerLogin: login, OwnerLabel: owner}, nil
 }
 
-type myAgentsJSON struct {
-	Account struct {
-		ID          string `json:"id"`
-		Login       string `json:"login"`
-		DisplayName string `json:"display_name"`
-	} `json:"account"`
-	Agents []agentJSON `json:"agents"`
-}
-
 func (s *server) myAgents(w http.ResponseWriter, r *http.Request, _ params) {
 	who := identity(r)
 	if err := requireAccount(who); err != nil {
@@ -108,11 +81,11 @@ func (s *server) myAgents(w http.ResponseWriter, r *http.Request, _ params) {
 		s.fail(w, r, err)
 		return
 	}
-	var j myAgentsJSON
+	var j wire.MyAgents
 	j.Account.ID = letagents.WireID(letagents.AccountPrefix, who.Account.ID)
 	j.Account.Login = who.Account.Login
 	j.Account.DisplayName = who.Account.DisplayName
-	j.Agents = make([]agentJSON, len(agents))
+	j.Agents = make([]wire.Agent, len(agents))
 	for i, a := range agents {
 		j.Agents[i] = toAgent(a)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/notify"
 	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/wire"
 )
 
 // Deps are what the handlers need. Hub is used only by GroupPoll.
@@ -76,12 +77,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-type errorBody struct {
-	Error string `json:"error"`
-}
-
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, errorBody{Error: msg})
+	writeJSON(w, status, wire.Error{Error: msg})
 }
 
 var statusOf = map[letagents.ErrorCode]int{

@@ -8,41 +8,20 @@ import (
 	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/rooms"
+	"github.com/letagents/letagents-go/shared/wire"
 )
 
-// accountJSON is an account on the wire.
-type accountJSON struct {
-	ID             string `json:"id"`
-	Provider       string `json:"provider"`
-	ProviderUserID string `json:"provider_user_id"`
-	Login          string `json:"login"`
-	DisplayName    string `json:"display_name"`
-	AvatarURL      string `json:"avatar_url"`
-}
-
-func toAccount(a letagents.Account) accountJSON {
-	return accountJSON{ID: letagents.WireID(letagents.AccountPrefix, a.ID), Provider: a.Provider,
+func toAccount(a letagents.Account) wire.Account {
+	return wire.Account{ID: letagents.WireID(letagents.AccountPrefix, a.ID), Provider: a.Provider,
 		ProviderUserID: a.ProviderUserID, Login: a.Login, DisplayName: a.DisplayName, AvatarURL: a.AvatarURL}
 }
 
 func seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
 
-type deviceStartRequest struct {
-	RoomID string `json:"room_id"`
-}
-
-type deviceStartJSON struct {
-	RequestID       string `json:"request_id"`
-	UserCode        string `json:"user_code"`
-	VerificationURI string `json:"verification_uri"`
-	ExpiresIn       int    `json:"expires_in"`
-	Interval        int    `json:"interval"`
-}
-
 // startDevice begins a device sign-in. The room, optional, comes from the
 // body or from ?room_id (the device_flow_url of an auth_required answer).
 func (s *server) startDevice(w http.ResponseWriter, r *http.Request, _ params) {
-	var req deviceStartRequest
+	var req wire.DeviceStartRequest
 	if r.ContentLength != 0 {
 		if err := decode(w, r, &req); err != nil {
 			s.fail(w, r, err)
@@ -65,25 +44,8 @@ func (s *server) startDevice(w http.ResponseWriter, r *http.Request, _ params) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, deviceStartJSON{RequestID: d.RequestID, UserCode: d.UserCode,
+	writeJSON(w, http.StatusCreated, wire.DeviceStart{RequestID: d.RequestID, UserCode: d.UserCode,
 		VerificationURI: d.VerificationURI, ExpiresIn: seconds(d.ExpiresIn), Interval: seconds(d.Interval)})
-}
-
-type devicePollJSON struct {
-	Status    string `json:"status"`
-	Error     string `json:"error,omitempty"`
-	Interval  int    `json:"interval,omitempty"`
-	ExpiresIn *int   `json:"expires_in,omitempty"`
-}
-
-// deviceAuthorizedJSON is the answer that hands over the owner token.
-// oauth_token_expires_at is null when GitHub's token does not expire.
-type deviceAuthorizedJSON struct {
-	Status              string      `json:"status"`
-	LetAgentsToken      string      `json:"letagents_token"`
-	OwnerTokenID        string      `json:"owner_token_id"`
-	OAuthTokenExpiresAt *string     `json:"oauth_token_expires_at"`
-	Account             accountJSON `json:"account"`
 }
 
 // pollDevice reports a device sign-in's progress. Denied and expired flows
@@ -97,11 +59,11 @@ func (s *server) pollDevice(w http.ResponseWriter, r *http.Request, ps params) {
 	}
 	switch p.Status {
 	case auth.DeviceDenied:
-		writeJSON(w, http.StatusForbidden, devicePollJSON{Status: p.Status, Error: "The GitHub sign-in was denied"})
+		writeJSON(w, http.StatusForbidden, wire.DevicePoll{Status: p.Status, Error: "The GitHub sign-in was denied"})
 	case auth.DeviceExpired:
-		writeJSON(w, http.StatusGone, devicePollJSON{Status: p.Status, Error: "The device sign-in expired; start a new one"})
+		writeJSON(w, http.StatusGone, wire.DevicePoll{Status: p.Status, Error: "The device sign-in expired; start a new one"})
 	case auth.DeviceAuthorized:
-		j := deviceAuthorizedJSON{Status: p.Status, LetAgentsToken: p.Token,
+		j := wire.DeviceAuthorized{Status: p.Status, LetAgentsToken: p.Token,
 			OwnerTokenID: letagents.WireID(letagents.OwnerTokenPrefix, p.TokenID), Account: toAccount(p.Account)}
 		if !p.TokenExpiresAt.IsZero() {
 			ts := letagents.FormatTime(p.TokenExpiresAt)
@@ -110,24 +72,14 @@ func (s *server) pollDevice(w http.ResponseWriter, r *http.Request, ps params) {
 		writeJSON(w, http.StatusOK, j)
 	default:
 		in := seconds(p.ExpiresIn)
-		writeJSON(w, http.StatusOK, devicePollJSON{Status: p.Status, Interval: seconds(p.Interval), ExpiresIn: &in})
+		writeJSON(w, http.StatusOK, wire.DevicePoll{Status: p.Status, Interval: seconds(p.Interval), ExpiresIn: &in})
 	}
-}
-
-type loginRequest struct {
-	RedirectTo string `json:"redirect_to"`
-}
-
-type loginJSON struct {
-	AuthURL    string `json:"auth_url"`
-	State      string `json:"state"`
-	RedirectTo string `json:"redirect_to"`
 }
 
 func (s *server) callbackURL(r *http.Request) string { return s.baseURL(r) + "/auth/github/callback" }
 
 func (s *server) githubLogin(w http.ResponseWriter, r *http.Request, _ params) {
-	var req loginRequest
+	var req wire.LoginRequest
 	if r.ContentLength != 0 {
 		if err := decode(w, r, &req); err != nil {
 			s.fail(w, r, err)
@@ -139,12 +91,7 @@ func (s *server) githubLogin(w http.ResponseWriter, r *http.Request, _ params) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, loginJSON{AuthURL: l.AuthURL, State: l.State, RedirectTo: l.RedirectTo})
-}
-
-type sessionJSON struct {
-	Authenticated bool         `json:"authenticated"`
-	Account       *accountJSON `json:"account,omitempty"`
+	writeJSON(w, http.StatusOK, wire.Login{AuthURL: l.AuthURL, State: l.State, RedirectTo: l.RedirectTo})
 }
 
 // githubCallback finishes a web sign-in: the session cookie is set and
@@ -164,7 +111,7 @@ func (s *server) githubCallback(w http.ResponseWriter, r *http.Request, _ params
 	setSessionCookie(w, l.SessionToken, int(auth.SessionTTL/time.Second), s.secure(r))
 	if strings.Contains(r.Header.Get("Accept"), "application/json") {
 		acct := toAccount(l.Account)
-		writeJSON(w, http.StatusOK, sessionJSON{Authenticated: true, Account: &acct})
+		writeJSON(w, http.StatusOK, wire.Session{Authenticated: true, Account: &acct})
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -174,15 +121,11 @@ func (s *server) githubCallback(w http.ResponseWriter, r *http.Request, _ params
 func (s *server) session(w http.ResponseWriter, r *http.Request, _ params) {
 	who := identity(r)
 	if !who.SignedIn() {
-		writeJSON(w, http.StatusOK, sessionJSON{})
+		writeJSON(w, http.StatusOK, wire.Session{})
 		return
 	}
 	acct := toAccount(who.Account)
-	writeJSON(w, http.StatusOK, sessionJSON{Authenticated: true, Account: &acct})
-}
-
-type successJSON struct {
-	Success bool `json:"success"`
+	writeJSON(w, http.StatusOK, wire.Session{Authenticated: true, Account: &acct})
 }
 
 // logout ends the credential the request signed in with: the browser
@@ -193,7 +136,7 @@ func (s *server) logout(w http.ResponseWriter, r *http.Request, _ params) {
 		return
 	}
 	clearSessionCookie(w, s.secure(r))
-	writeJSON(w, http.StatusOK, successJSON{Success: true})
+	writeJSON(w, http.StatusOK, wire.Success{Success: true})
 }
 
 // requireAccount refuses anonymous callers.

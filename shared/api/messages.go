@@ -11,31 +11,34 @@ import (
 
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/wire"
 )
 
-// messageJSON is a message on the wire.
-type messageJSON struct {
-	ID             string  `json:"id"`
-	RoomID         string  `json:"room_id"`
-	Sender         string  `json:"sender"`
-	Text           string  `json:"text"`
-	Source         *string `json:"source"`
-	Timestamp      string  `json:"timestamp"`
-	ThreadParentID *string `json:"thread_parent_id"`
-}
-
-func toMessage(m letagents.Message) messageJSON {
-	j := messageJSON{ID: letagents.MessageID(m.Seq), RoomID: m.RoomID, Sender: m.Sender, Text: m.Text,
-		Timestamp: letagents.FormatTime(m.CreatedAt)}
-	if m.Source != "" {
-		src := m.Source
-		j.Source = &src
-	}
+func toMessage(m letagents.Message) wire.Message {
+	j := wire.Message{ID: letagents.MessageID(m.Seq), RoomID: m.RoomID, Sender: m.Sender, Text: m.Text,
+		Source: source(m.Source), Timestamp: letagents.FormatTime(m.CreatedAt), ThreadRootID: letagents.MessageID(m.Seq)}
 	if m.ThreadParentSeq > 0 {
 		id := letagents.MessageID(m.ThreadParentSeq)
 		j.ThreadParentID = &id
+		j.ThreadRootID = letagents.MessageID(m.ThreadRootSeq)
+	}
+	if q := m.ReplyTo; q != nil {
+		j.ReplyTo = &wire.Quote{ID: letagents.MessageID(q.Seq), Sender: q.Sender, Text: q.Text, Truncated: q.Truncated,
+			Source: source(q.Source), Timestamp: letagents.FormatTime(q.CreatedAt)}
+	}
+	if t := m.Thread; t != nil {
+		j.Thread = &wire.Thread{RootMessageID: j.ID, ReplyCount: t.ReplyCount,
+			LatestReplyID: letagents.MessageID(t.LatestReplySeq), LatestReplyAt: letagents.FormatTime(t.LatestReplyAt)}
 	}
 	return j
+}
+
+// source is a message source on the wire: null when unknown.
+func source(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // maxPageJSON bounds the encoded messages of one page, well under the 6 MB
@@ -44,19 +47,11 @@ func toMessage(m letagents.Message) messageJSON {
 // message) and says so with has_more, or has_older when read backward.
 const maxPageJSON = 4 << 20
 
-// pageJSON is a list of messages. The room's id goes under project_id on
-// the legacy routes and under room_id on the current ones, as each kind of
-// client expects; the other key is left out.
-type pageJSON struct {
-	RoomID    string            `json:"room_id,omitempty"`
-	ProjectID string            `json:"project_id,omitempty"`
-	Messages  []json.RawMessage `json:"messages"`
-	HasMore   bool              `json:"has_more"`
-	HasOlder  *bool             `json:"has_older,omitempty"`
-}
-
-func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward bool) (pageJSON, error) {
-	j := pageJSON{Messages: make([]json.RawMessage, 0, len(p.Messages)), HasMore: p.HasMore}
+// toPage lists messages. The room's id goes under project_id on the legacy
+// routes and under room_id on the current ones, as each kind of client
+// expects; the other key is left out.
+func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward bool) (wire.Page, error) {
+	j := wire.Page{Messages: make([]json.RawMessage, 0, len(p.Messages)), HasMore: p.HasMore}
 	if strings.HasPrefix(r.URL.Path, "/projects/") {
 		j.ProjectID = roomID
 	} else {
@@ -91,29 +86,21 @@ func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward bo
 	return j, nil
 }
 
-type sendRequest struct {
-	Sender         string  `json:"sender"`
-	Text           string  `json:"text"`
-	ThreadParentID *string `json:"thread_parent_id"`
-}
-
 func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) {
 	id, _, err := s.enter(r, ps, false)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	var req sendRequest
+	var req wire.SendMessage
 	if err := decode(w, r, &req); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	m := letagents.NewMessage{RoomID: id, Sender: req.Sender, Text: req.Text, Source: identity(r).Source()}
-	if req.ThreadParentID != nil && *req.ThreadParentID != "" {
-		if m.ThreadParentSeq, err = letagents.ParseMessageID(*req.ThreadParentID); err != nil || m.ThreadParentSeq == 0 {
-			s.fail(w, r, letagents.Errorf(letagents.Invalid, "thread_parent_id must be a message id like msg_42"))
-			return
-		}
+	if m.ThreadParentSeq, err = replyTarget(req); err != nil {
+		s.fail(w, r, err)
+		return
 	}
 	msg, err := s.Store.SendMessage(r.Context(), m)
 	if err != nil {
@@ -121,6 +108,29 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) 
 		return
 	}
 	writeJSON(w, http.StatusCreated, toMessage(msg))
+}
+
+// replyTarget reads the message a send replies to, from thread_parent_id
+// or reply_to (which must agree when both are given); 0 for none.
+func replyTarget(req wire.SendMessage) (int64, error) {
+	var seq int64
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"thread_parent_id", req.ThreadParentID}, {"reply_to", req.ReplyTo}} {
+		if f.v == nil || *f.v == "" {
+			continue
+		}
+		n, err := letagents.ParseMessageID(*f.v)
+		if err != nil || n == 0 {
+			return 0, letagents.Errorf(letagents.Invalid, "%s must be a message id like msg_42", f.name)
+		}
+		if seq != 0 && n != seq {
+			return 0, letagents.Errorf(letagents.Invalid, "thread_parent_id and reply_to name different messages; give one")
+		}
+		seq = n
+	}
+	return seq, nil
 }
 
 func (s *server) readMessages(w http.ResponseWriter, r *http.Request, ps params) {

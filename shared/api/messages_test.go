@@ -20,7 +20,7 @@ func TestSendAndReadMessage(t *testing.T) {
 	e.join(t, "github.com/o/r")
 	sent := e.call(t, http.MethodPost, "/rooms/github.com/o/r/messages", `{"sender":"Ada | Bob's agent | Codex","text":"hello\nworld"}`).want(t, 201, "")
 	want := map[string]any{"id": "msg_1", "room_id": "github.com/o/r", "sender": "Ada | Bob's agent | Codex", "text": "hello\nworld",
-		"source": nil, "thread_parent_id": nil}
+		"source": nil, "thread_parent_id": nil, "reply_to": nil, "thread_root_id": "msg_1", "thread": nil}
 	for k, v := range want {
 		if sent.obj[k] != v {
 			t.Errorf("sent[%q] = %v, want %v", k, sent.obj[k], v)
@@ -68,6 +68,51 @@ func TestThreadParent(t *testing.T) {
 	list := e.call(t, http.MethodGet, "/rooms/threads/messages", "").want(t, 200, "").messages(t)
 	if len(list) != 3 || list[1]["thread_parent_id"] != root || list[2]["thread_parent_id"] != nil {
 		t.Errorf("thread fields read back = %v", list)
+	}
+}
+
+func TestThreads(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.join(t, "threads")
+	root := e.send(t, "threads", "ann", strings.Repeat("long root ", 100))
+	other := e.send(t, "threads", "bo", "another topic")
+	post := func(body string) reply {
+		return e.call(t, http.MethodPost, "/rooms/threads/messages", body).want(t, 201, "")
+	}
+	r1 := post(`{"sender": "bo", "text": "first reply", "thread_parent_id": "` + root + `"}`)
+	// A reply to a reply joins the same thread; reply_to is the older spelling.
+	r2 := post(`{"sender": "cy", "text": "nested", "reply_to": "` + r1.str("id") + `"}`)
+	r3 := post(`{"sender": "ann", "text": "both agree", "reply_to": "` + root + `", "thread_parent_id": "` + root + `"}`)
+	e.call(t, http.MethodPost, "/rooms/threads/messages", `{"sender": "x", "text": "y", "reply_to": "`+root+`", "thread_parent_id": "`+other+`"}`).
+		want(t, 400, "name different messages")
+	for _, r := range []reply{r1, r2, r3} {
+		if r.str("thread_root_id") != root {
+			t.Errorf("reply %s has thread_root_id %v, want %s", r.str("id"), r.obj["thread_root_id"], root)
+		}
+	}
+	if r2.str("thread_parent_id") != r1.str("id") {
+		t.Errorf("nested reply's thread_parent_id = %v, want %s (the message it answers)", r2.obj["thread_parent_id"], r1.str("id"))
+	}
+
+	msgs := e.call(t, http.MethodGet, "/rooms/threads/messages", "").want(t, 200, "").messages(t)
+	byID := map[string]map[string]any{}
+	for _, m := range msgs {
+		byID[m["id"].(string)] = m
+	}
+	thread, _ := byID[root]["thread"].(map[string]any)
+	if thread["root_message_id"] != root || thread["reply_count"] != 3.0 || thread["latest_reply_id"] != r3.str("id") || !isTimestamp(thread["latest_reply_at"].(string)) {
+		t.Errorf("root's thread = %v, want 3 replies, the latest %s", thread, r3.str("id"))
+	}
+	if byID[other]["thread"] != nil || byID[r1.str("id")]["thread"] != nil {
+		t.Errorf("a message without replies, or a reply, has a thread summary: %v / %v", byID[other]["thread"], byID[r1.str("id")]["thread"])
+	}
+	quote, _ := byID[r1.str("id")]["reply_to"].(map[string]any)
+	if quote["id"] != root || quote["sender"] != "ann" || len(quote["text"].(string)) != 500 || quote["truncated"] != true || !isTimestamp(quote["timestamp"].(string)) {
+		t.Errorf("reply_to of the first reply = %v, want the root quoted, cut to 500 characters", quote)
+	}
+	if q, _ := byID[r2.str("id")]["reply_to"].(map[string]any); q["id"] != r1.str("id") || q["text"] != "first reply" || q["truncated"] != nil {
+		t.Errorf("reply_to of the nested reply = %v", q)
 	}
 }
 

@@ -8,46 +8,8 @@ import (
 	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/rooms"
+	"github.com/letagents/letagents-go/shared/wire"
 )
-
-// projectJSON is a room as the legacy /projects routes return it.
-type projectJSON struct {
-	ID          string  `json:"id"`
-	Code        *string `json:"code"`
-	Name        *string `json:"name"`
-	DisplayName string  `json:"display_name"`
-	CreatedAt   string  `json:"created_at"`
-}
-
-// joinJSON is a room as POST /rooms/{room}/join returns it.
-type joinJSON struct {
-	RoomID        string       `json:"room_id"`
-	Name          *string      `json:"name"`
-	DisplayName   string       `json:"display_name"`
-	Code          *string      `json:"code"`
-	CreatedAt     string       `json:"created_at"`
-	Role          string       `json:"role"`
-	Authenticated bool         `json:"authenticated"`
-	GitRoom       *gitRoomJSON `json:"git_room,omitempty"`
-}
-
-type gitRoomJSON struct {
-	Provider   string         `json:"provider"`
-	Host       string         `json:"host"`
-	Repository repositoryJSON `json:"repository"`
-	Ref        refJSON        `json:"ref"`
-}
-
-type repositoryJSON struct {
-	ID    *string `json:"id"`
-	Owner string  `json:"owner"`
-	Name  string  `json:"name"`
-}
-
-type refJSON struct {
-	Type string  `json:"type"`
-	Name *string `json:"name"`
-}
 
 // codeAndName splits a room id into the code (invite rooms) or the name
 // (every other room) that the wire carries, the other being null.
@@ -59,14 +21,14 @@ func codeAndName(room letagents.Room) (code, name *string) {
 	return nil, &id
 }
 
-func toProject(room letagents.Room) projectJSON {
+func toProject(room letagents.Room) wire.Project {
 	code, name := codeAndName(room)
-	return projectJSON{ID: room.ID, Code: code, Name: name, DisplayName: room.DisplayName, CreatedAt: letagents.FormatTime(room.CreatedAt)}
+	return wire.Project{ID: room.ID, Code: code, Name: name, DisplayName: room.DisplayName, CreatedAt: letagents.FormatTime(room.CreatedAt)}
 }
 
-func toJoin(room letagents.Room, role letagents.Role, authenticated bool) joinJSON {
+func toJoin(room letagents.Room, role letagents.Role, authenticated bool) wire.Join {
 	code, name := codeAndName(room)
-	j := joinJSON{RoomID: room.ID, Name: name, Code: code, DisplayName: room.DisplayName,
+	j := wire.Join{RoomID: room.ID, Name: name, Code: code, DisplayName: room.DisplayName,
 		CreatedAt: letagents.FormatTime(room.CreatedAt), Role: string(role), Authenticated: authenticated}
 	locator, branch := room.ID, ""
 	if room.Kind == letagents.RoomBranch {
@@ -74,12 +36,12 @@ func toJoin(room letagents.Room, role letagents.Role, authenticated bool) joinJS
 	}
 	if room.Kind == letagents.RoomRepo || room.Kind == letagents.RoomBranch {
 		host, owner, repo := splitLocator(locator)
-		ref := refJSON{Type: "default_branch"}
+		ref := wire.Ref{Type: "default_branch"}
 		if branch != "" {
-			ref = refJSON{Type: "branch", Name: &branch}
+			ref = wire.Ref{Type: "branch", Name: &branch}
 		}
-		j.GitRoom = &gitRoomJSON{Provider: provider(host), Host: host,
-			Repository: repositoryJSON{Owner: owner, Name: repo}, Ref: ref}
+		j.GitRoom = &wire.GitRoom{Provider: provider(host), Host: host,
+			Repository: wire.Repository{Owner: owner, Name: repo}, Ref: ref}
 	}
 	return j
 }
@@ -193,20 +155,6 @@ func (s *server) joinRoom(w http.ResponseWriter, r *http.Request, ps params) {
 	writeJSON(w, http.StatusOK, toJoin(room, role, identity(r).SignedIn()))
 }
 
-type accessJSON struct {
-	ProjectID     string             `json:"project_id"`
-	RoomType      string             `json:"room_type"`
-	Authenticated bool               `json:"authenticated"`
-	Role          letagents.Role     `json:"role"`
-	Account       *accessAccountJSON `json:"account"`
-}
-
-type accessAccountJSON struct {
-	ID       string `json:"id"`
-	Login    string `json:"login"`
-	Provider string `json:"provider"`
-}
-
 // roomAccess tells the caller what they are in a room (legacy route).
 func (s *server) roomAccess(w http.ResponseWriter, r *http.Request, ps params) {
 	room, role, err := s.existingRoom(r, ps)
@@ -215,12 +163,12 @@ func (s *server) roomAccess(w http.ResponseWriter, r *http.Request, ps params) {
 		return
 	}
 	who := identity(r)
-	j := accessJSON{ProjectID: room.ID, RoomType: "discoverable", Authenticated: who.SignedIn(), Role: role}
+	j := wire.Access{ProjectID: room.ID, RoomType: "discoverable", Authenticated: who.SignedIn(), Role: string(role)}
 	if room.Kind == letagents.RoomInvite {
 		j.RoomType = "invite"
 	}
 	if who.SignedIn() {
-		j.Account = &accessAccountJSON{ID: letagents.WireID(letagents.AccountPrefix, who.Account.ID), Login: who.Account.Login, Provider: who.Account.Provider}
+		j.Account = &wire.AccessAccount{ID: letagents.WireID(letagents.AccountPrefix, who.Account.ID), Login: who.Account.Login, Provider: who.Account.Provider}
 	}
 	writeJSON(w, http.StatusOK, j)
 }

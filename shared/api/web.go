@@ -2,6 +2,7 @@ package api
 
 import (
 	"embed"
+	"github.com/letagents/letagents-go/shared/wire"
 	"net/http"
 )
 
@@ -10,13 +11,8 @@ import (
 //go:embed web
 var webFS embed.FS
 
-type healthJSON struct {
-	Status  string `json:"status"`
-	Service string `json:"service"`
-}
-
 func (s *server) health(w http.ResponseWriter, r *http.Request, _ params) {
-	writeJSON(w, http.StatusOK, healthJSON{Status: "ok", Service: "letagents-api"})
+	writeJSON(w, http.StatusOK, wire.Health{Status: "ok", Service: "letagents-api"})
 }
 
 func (s *server) landingPage(w http.ResponseWriter, r *http.Request, _ params) {

@@ -62,8 +62,33 @@ type Message struct {
 	Sender          string
 	Text            string
 	Source          string // "agent", "browser" or "" (unknown)
-	ThreadParentSeq int64  // 0 when the message is not a thread reply
+	ThreadParentSeq int64  // the message this one replies to; 0 for a top-level message
+	ThreadRootSeq   int64  // the top-level message of its thread; 0 for a top-level message
 	CreatedAt       time.Time
+	// ReplyTo quotes the parent of a reply (set by reads, not by sends).
+	ReplyTo *Quote
+	// Thread summarises the replies of a top-level message that has some.
+	Thread *ThreadSummary
+}
+
+// QuoteMaxChars bounds the quoted text of a reply's parent.
+const QuoteMaxChars = 500
+
+// Quote is the message a reply answers, its text cut to QuoteMaxChars.
+type Quote struct {
+	Seq       int64
+	Sender    string
+	Text      string
+	Truncated bool
+	Source    string
+	CreatedAt time.Time
+}
+
+// ThreadSummary counts a thread's replies.
+type ThreadSummary struct {
+	ReplyCount     int
+	LatestReplySeq int64
+	LatestReplyAt  time.Time
 }
 
 // NewMessage is what a sender supplies; the store assigns Seq and CreatedAt.

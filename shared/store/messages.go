@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -15,7 +14,9 @@ import (
 // One statement does it all, so a send is one round trip: bumping the
 // room's last_seq takes the next gap-free number under that row's lock, the
 // insert and the NOTIFY commit with it (NOTIFY is delivered only on commit,
-// so a woken reader always finds the row).
+// so a woken reader always finds the row). A reply joins its parent's
+// thread (the parent's root, or the parent itself when it is top-level),
+// and the thread's reply count moves in the same statement.
 func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (letagents.Message, error) {
 	if err := m.Validate(); err != nil {
 		return letagents.Message{}, err
@@ -28,17 +29,28 @@ func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (letage
 		parent = m.ThreadParentSeq
 	}
 	out := letagents.Message{RoomID: m.RoomID, Sender: m.Sender, Text: m.Text, Source: m.Source, ThreadParentSeq: m.ThreadParentSeq}
+	var root *int64
 	err := s.pool.QueryRow(ctx, `
 		WITH next AS (
 			UPDATE rooms SET last_seq = last_seq + 1 WHERE id = $1 RETURNING id, last_seq
+		), parent AS (
+			SELECT coalesce(thread_root_seq, seq) AS root FROM messages WHERE room_id = $1 AND seq = $5
 		), ins AS (
-			INSERT INTO messages (room_id, seq, sender, text, source, thread_parent_seq, created_at)
-			SELECT id, last_seq, $2, $3, $4, $5, date_trunc('milliseconds', clock_timestamp()) FROM next
-			RETURNING seq, created_at
+			INSERT INTO messages (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at)
+			SELECT id, last_seq, $2, $3, $4, $5, (SELECT root FROM parent), date_trunc('milliseconds', clock_timestamp()) FROM next
+			RETURNING seq, thread_root_seq, created_at
+		), thread AS (
+			INSERT INTO message_threads AS t (room_id, root_seq, reply_count, latest_reply_seq, latest_reply_at)
+			SELECT $1, thread_root_seq, 1, seq, created_at FROM ins WHERE thread_root_seq IS NOT NULL
+			ON CONFLICT (room_id, root_seq) DO UPDATE
+			SET reply_count = t.reply_count + 1, latest_reply_seq = EXCLUDED.latest_reply_seq, latest_reply_at = EXCLUDED.latest_reply_at
 		)
-		SELECT seq, created_at, pg_notify($6, seq::text) FROM ins`,
+		SELECT seq, thread_root_seq, created_at, pg_notify($6, seq::text) FROM ins`,
 		m.RoomID, m.Sender, m.Text, source, parent, s.Channel(m.RoomID),
-	).Scan(&out.Seq, &out.CreatedAt, nil)
+	).Scan(&out.Seq, &root, &out.CreatedAt, nil)
+	if root != nil {
+		out.ThreadRootSeq = *root
+	}
 	switch {
 	case isNoRows(err):
 		return out, letagents.Errorf(letagents.NotFound, "Room not found")
@@ -68,18 +80,23 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 	if q.Limit < 1 || q.Limit > letagents.MaxPageSize {
 		return page, letagents.Errorf(letagents.Invalid, "limit must be between 1 and %d", letagents.MaxPageSize)
 	}
-	inner := `SELECT seq, sender, text, source, thread_parent_seq, created_at FROM messages
-		WHERE room_id = r.id AND seq > $2 ORDER BY seq LIMIT $3`
+	inner := `SELECT * FROM messages WHERE room_id = r.id AND seq > $2 ORDER BY seq LIMIT $3`
 	bound := q.After
 	if q.Before > 0 {
-		inner = `SELECT seq, sender, text, source, thread_parent_seq, created_at FROM messages
-			WHERE room_id = r.id AND seq < $2 ORDER BY seq DESC LIMIT $3`
+		inner = `SELECT * FROM messages WHERE room_id = r.id AND seq < $2 ORDER BY seq DESC LIMIT $3`
 		bound = q.Before
 	}
+	// A reply brings a quote of its parent; a root its thread's summary.
 	rows, err := s.pool.Query(ctx, `
-		SELECT r.last_seq, m.seq, m.sender, m.text, m.source, m.thread_parent_seq, m.created_at
-		FROM rooms r LEFT JOIN LATERAL (`+inner+`) m ON true
-		WHERE r.id = $1`, roomID, bound, q.Limit)
+		SELECT r.last_seq, m.seq, m.sender, m.text, m.source, m.thread_parent_seq, m.thread_root_seq, m.created_at,
+			p.sender, left(p.text, $4), length(p.text) > $4, p.source, p.created_at,
+			t.reply_count, t.latest_reply_seq, t.latest_reply_at
+		FROM rooms r
+		LEFT JOIN LATERAL (`+inner+`) m ON true
+		LEFT JOIN messages p ON p.room_id = m.room_id AND p.seq = m.thread_parent_seq
+		LEFT JOIN message_threads t ON t.room_id = m.room_id AND t.root_seq = m.seq
+		WHERE r.id = $1
+		ORDER BY m.seq`, roomID, bound, q.Limit, letagents.QuoteMaxChars)
 	if err != nil {
 		return page, fmt.Errorf("read messages: %w", err)
 	}
@@ -88,23 +105,30 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 	for rows.Next() {
 		found = true
 		var (
-			seq, parent  *int64
-			sender, text *string
-			source       *string
-			createdAt    *time.Time
+			seq, parent, root       *int64
+			sender, text, source    *string
+			createdAt               *time.Time
+			qSender, qText, qSource *string
+			qTruncated              *bool
+			qAt, latestAt           *time.Time
+			replies                 *int
+			latest                  *int64
 		)
-		if err := rows.Scan(&page.LastSeq, &seq, &sender, &text, &source, &parent, &createdAt); err != nil {
+		if err := rows.Scan(&page.LastSeq, &seq, &sender, &text, &source, &parent, &root, &createdAt,
+			&qSender, &qText, &qTruncated, &qSource, &qAt, &replies, &latest, &latestAt); err != nil {
 			return page, fmt.Errorf("read messages: %w", err)
 		}
 		if seq == nil {
 			continue // the room exists and the page is empty
 		}
-		m := letagents.Message{RoomID: roomID, Seq: *seq, Sender: *sender, Text: *text, CreatedAt: *createdAt}
-		if source != nil {
-			m.Source = *source
+		m := letagents.Message{RoomID: roomID, Seq: *seq, Sender: *sender, Text: *text, CreatedAt: *createdAt,
+			Source: deref(source), ThreadParentSeq: deref(parent), ThreadRootSeq: deref(root)}
+		if qSender != nil {
+			m.ReplyTo = &letagents.Quote{Seq: m.ThreadParentSeq, Sender: *qSender, Text: *qText, Truncated: *qTruncated,
+				Source: deref(qSource), CreatedAt: *qAt}
 		}
-		if parent != nil {
-			m.ThreadParentSeq = *parent
+		if replies != nil {
+			m.Thread = &letagents.ThreadSummary{ReplyCount: *replies, LatestReplySeq: *latest, LatestReplyAt: *latestAt}
 		}
 		page.Messages = append(page.Messages, m)
 	}
@@ -114,9 +138,6 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 	if !found {
 		return page, letagents.Errorf(letagents.NotFound, "Room not found")
 	}
-	if q.Before > 0 {
-		slices.Reverse(page.Messages)
-	}
 	// Numbers are gap-free and last_seq was read in the same snapshot, so
 	// the page's ends say exactly whether anything lies beyond them.
 	if n := len(page.Messages); n > 0 {
@@ -124,4 +145,12 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 		page.HasOlder = page.Messages[0].Seq > 1
 	}
 	return page, nil
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }

@@ -1,0 +1,244 @@
+// Package wire holds the JSON shapes of the HTTP API, requests and
+// answers, shared by the server (shared/api) and its Go client (mcp/), so
+// the two cannot drift apart. Keys are snake_case as existing LetAgents
+// clients expect; ids carry their prefixes ("msg_12", "acct_3"); times are
+// RFC 3339 UTC with milliseconds. Nothing here has behaviour.
+package wire
+
+import "encoding/json"
+
+// Error is every error answer: {"error": "..."} and, for errors a client
+// branches on, a machine-readable code. Some errors add keys of their own
+// (auth_required: message, room_id, device_flow_url).
+type Error struct {
+	Error   string `json:"error"`
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+	RoomID  string `json:"room_id,omitempty"`
+	// DeviceFlowURL is where to start signing in, on auth_required.
+	DeviceFlowURL string `json:"device_flow_url,omitempty"`
+	// Interval is the device flow's poll interval, on "Polling too quickly".
+	Interval int `json:"interval,omitempty"`
+}
+
+// Project is a room as the legacy /projects routes return it.
+type Project struct {
+	ID          string  `json:"id"`
+	Code        *string `json:"code"`
+	Name        *string `json:"name"`
+	DisplayName string  `json:"display_name"`
+	CreatedAt   string  `json:"created_at"`
+}
+
+// Join is a room as POST /rooms/{room}/join returns it.
+type Join struct {
+	RoomID        string   `json:"room_id"`
+	Name          *string  `json:"name"`
+	DisplayName   string   `json:"display_name"`
+	Code          *string  `json:"code"`
+	CreatedAt     string   `json:"created_at"`
+	Role          string   `json:"role"` // admin, participant or anonymous
+	Authenticated bool     `json:"authenticated"`
+	GitRoom       *GitRoom `json:"git_room,omitempty"`
+}
+
+// GitRoom says which repository and ref a Git Room stands for.
+type GitRoom struct {
+	Provider   string     `json:"provider"`
+	Host       string     `json:"host"`
+	Repository Repository `json:"repository"`
+	Ref        Ref        `json:"ref"`
+}
+
+// Repository of a Git Room.
+type Repository struct {
+	ID    *string `json:"id"`
+	Owner string  `json:"owner"`
+	Name  string  `json:"name"`
+}
+
+// Ref of a Git Room: the default branch, or a named branch.
+type Ref struct {
+	Type string  `json:"type"` // default_branch or branch
+	Name *string `json:"name"`
+}
+
+// Access is GET /projects/{id}/access.
+type Access struct {
+	ProjectID     string         `json:"project_id"`
+	RoomType      string         `json:"room_type"` // invite or discoverable
+	Authenticated bool           `json:"authenticated"`
+	Role          string         `json:"role"`
+	Account       *AccessAccount `json:"account"`
+}
+
+// AccessAccount is the caller's account in an Access answer.
+type AccessAccount struct {
+	ID       string `json:"id"`
+	Login    string `json:"login"`
+	Provider string `json:"provider"`
+}
+
+// SendMessage is the body of POST …/messages. ThreadParentID and ReplyTo
+// both name the message replied to (the first as this service and new
+// clients spell it, the second as older ones do); the reply joins that
+// message's thread.
+type SendMessage struct {
+	Sender         string  `json:"sender"`
+	Text           string  `json:"text"`
+	ThreadParentID *string `json:"thread_parent_id,omitempty"`
+	ReplyTo        *string `json:"reply_to,omitempty"`
+}
+
+// Message is one message of a room's timeline.
+type Message struct {
+	ID        string  `json:"id"`
+	RoomID    string  `json:"room_id"`
+	Sender    string  `json:"sender"`
+	Text      string  `json:"text"`
+	Source    *string `json:"source"` // agent, browser or null
+	Timestamp string  `json:"timestamp"`
+	// ThreadParentID is the message this one replies to (null for a
+	// top-level message); ReplyTo quotes it.
+	ThreadParentID *string `json:"thread_parent_id"`
+	ReplyTo        *Quote  `json:"reply_to"`
+	// ThreadRootID is the top-level message of this one's thread: its own
+	// id when it is top-level.
+	ThreadRootID string `json:"thread_root_id"`
+	// Thread summarises the replies of a top-level message that has some.
+	Thread *Thread `json:"thread"`
+}
+
+// Quote is the message a reply answers, its text cut to QuoteMaxBytes.
+type Quote struct {
+	ID        string  `json:"id"`
+	Sender    string  `json:"sender"`
+	Text      string  `json:"text"`
+	Source    *string `json:"source"`
+	Timestamp string  `json:"timestamp"`
+	Truncated bool    `json:"truncated,omitempty"`
+}
+
+// QuoteMaxBytes bounds the quoted text of a reply, so a page of replies
+// to long messages stays small.
+const QuoteMaxBytes = 500
+
+// Thread is the summary of a top-level message's replies.
+type Thread struct {
+	RootMessageID string `json:"root_message_id"`
+	ReplyCount    int    `json:"reply_count"`
+	LatestReplyID string `json:"latest_reply_id"`
+	LatestReplyAt string `json:"latest_reply_at"`
+}
+
+// Page is a list of messages, oldest first. The room's id goes under
+// project_id on the legacy routes and under room_id on the current ones.
+type Page struct {
+	RoomID    string            `json:"room_id,omitempty"`
+	ProjectID string            `json:"project_id,omitempty"`
+	Messages  []json.RawMessage `json:"messages"`
+	HasMore   bool              `json:"has_more"`
+	HasOlder  *bool             `json:"has_older,omitempty"`
+}
+
+// Account is a signed-in person.
+type Account struct {
+	ID             string `json:"id"`
+	Provider       string `json:"provider"`
+	ProviderUserID string `json:"provider_user_id"`
+	Login          string `json:"login"`
+	DisplayName    string `json:"display_name"`
+	AvatarURL      string `json:"avatar_url"`
+}
+
+// DeviceStartRequest is the optional body of POST /auth/device/start.
+type DeviceStartRequest struct {
+	RoomID string `json:"room_id,omitempty"`
+}
+
+// DeviceStart is a device sign-in just begun.
+type DeviceStart struct {
+	RequestID       string `json:"request_id"`
+	UserCode        string `json:"user_code"`
+	VerificationURI string `json:"verification_uri"`
+	ExpiresIn       int    `json:"expires_in"` // seconds
+	Interval        int    `json:"interval"`   // seconds between polls
+}
+
+// DevicePoll is a device sign-in's progress: pending or slow_down (200),
+// denied (403), expired (410), or authorized, when the other fields come.
+type DevicePoll struct {
+	Status    string `json:"status"`
+	Error     string `json:"error,omitempty"`
+	Interval  int    `json:"interval,omitempty"`
+	ExpiresIn *int   `json:"expires_in,omitempty"`
+}
+
+// DeviceAuthorized hands over the owner token, shown this once.
+// OAuthTokenExpiresAt is null when GitHub's token does not expire.
+type DeviceAuthorized struct {
+	Status              string  `json:"status"`
+	LetAgentsToken      string  `json:"letagents_token"`
+	OwnerTokenID        string  `json:"owner_token_id"`
+	OAuthTokenExpiresAt *string `json:"oauth_token_expires_at"`
+	Account             Account `json:"account"`
+}
+
+// LoginRequest is the body of POST /auth/github/login.
+type LoginRequest struct {
+	RedirectTo string `json:"redirect_to,omitempty"`
+}
+
+// Login is a web sign-in just begun: send the browser to AuthURL.
+type Login struct {
+	AuthURL    string `json:"auth_url"`
+	State      string `json:"state"`
+	RedirectTo string `json:"redirect_to"`
+}
+
+// Session says who is signed in.
+type Session struct {
+	Authenticated bool     `json:"authenticated"`
+	Account       *Account `json:"account,omitempty"`
+}
+
+// Success is an answer with nothing else to say.
+type Success struct {
+	Success bool `json:"success"`
+}
+
+// RegisterAgent is the body of POST /agents.
+type RegisterAgent struct {
+	Name        string `json:"name"`
+	DisplayName string `json:"display_name,omitempty"`
+	OwnerLabel  string `json:"owner_label,omitempty"`
+}
+
+// Agent is an agent identity of the agents directory.
+type Agent struct {
+	ID             string `json:"id"`
+	CanonicalKey   string `json:"canonical_key"`
+	Name           string `json:"name"`
+	DisplayName    string `json:"display_name"`
+	OwnerAccountID string `json:"owner_account_id"`
+	OwnerLogin     string `json:"owner_login"`
+	OwnerLabel     string `json:"owner_label"`
+	CreatedAt      string `json:"created_at"`
+	UpdatedAt      string `json:"updated_at"`
+}
+
+// MyAgents is GET /agents/me.
+type MyAgents struct {
+	Account struct {
+		ID          string `json:"id"`
+		Login       string `json:"login"`
+		DisplayName string `json:"display_name"`
+	} `json:"account"`
+	Agents []Agent `json:"agents"`
+}
+
+// Health is GET /api/health.
+type Health struct {
+	Status  string `json:"status"`
+	Service string `json:"service"`
+}
