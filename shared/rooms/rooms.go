@@ -98,33 +98,56 @@ func Normalize(s string) (string, error) {
 	return s, nil
 }
 
-// stripPrefixes removes URL schemes (and the user of an ssh URL). It repeats
-// until nothing changes, because one pass could leave a further scheme or
-// white space in front, and Normalize must reach a fixed point in one call.
+// stripPrefixes removes URL schemes, and with them the authority's user
+// (and password: a clone URL may carry a token, which must never become
+// part of a room id) and port. It repeats until nothing changes, because
+// one pass could leave a further scheme or white space in front, and
+// Normalize must reach a fixed point in one call.
 func stripPrefixes(s string) string {
 	for {
 		before := s
 		s = strings.TrimLeftFunc(s, unicode.IsSpace)
-		switch {
-		case hasPrefixFold(s, "https://"):
-			s = s[len("https://"):]
-		case hasPrefixFold(s, "http://"):
-			s = s[len("http://"):]
-		case hasPrefixFold(s, "ssh://"):
-			s = s[len("ssh://"):]
-			// Only the authority (before the first '/') can hold a user.
-			authority := s
-			if slash := strings.IndexByte(s, '/'); slash >= 0 {
-				authority = s[:slash]
-			}
-			if at := strings.IndexByte(authority, '@'); at >= 0 {
-				s = s[at+1:]
+		for _, scheme := range []string{"https://", "http://", "ssh://"} {
+			if hasPrefixFold(s, scheme) {
+				s = stripAuthority(s[len(scheme):])
+				break
 			}
 		}
 		if s == before {
 			return s
 		}
 	}
+}
+
+// stripAuthority drops the user and port of the authority (before the
+// first '/') of a URL whose scheme is gone. A colon followed by anything
+// but a port is scp syntax written as a URL ("https://git@host:owner/r"):
+// the colon separates host and path.
+func stripAuthority(s string) string {
+	authority, path := s, ""
+	if slash := strings.IndexByte(s, '/'); slash >= 0 {
+		authority, path = s[:slash], s[slash:]
+	}
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		authority = authority[at+1:]
+	}
+	if host, rest, ok := strings.Cut(authority, ":"); ok && rest != "" {
+		if isDigits(rest) {
+			authority = host
+		} else {
+			authority = host + "/" + rest
+		}
+	}
+	return authority + path
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // scpToPath turns scp-like "user@host:path" into "host/path". The user may

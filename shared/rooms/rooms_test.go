@@ -31,6 +31,12 @@ func TestNormalizeAccepts(t *testing.T) {
 		{"SSH://git@github.com/o/r", "github.com/o/r"},
 		{"ssh://github.com/o/r", "github.com/o/r"},
 		{"https://git@github.com:O/R.git", "github.com/o/r"},
+		// Credentials and ports never become part of a room id.
+		{"https://user:ghp_secret@github.com/O/R.git", "github.com/o/r"},
+		{"https://x-access-token:t0k@gitlab.com/Group/Proj", "gitlab.com/Group/Proj"},
+		{"ssh://git@github.com:22/O/R.git", "github.com/o/r"},
+		{"https://github.com:443/o/r", "github.com/o/r"},
+		{"http://deploy:pw@git.example.com:8080/Team/Repo", "git.example.com/Team/Repo"},
 		{"https://https://github.com/o/r", "github.com/o/r"},
 		{"https:// github.com/o/r", "github.com/o/r"},
 		{"ssh://git@gitlab.com/Group/Proj.git", "gitlab.com/Group/Proj"},
