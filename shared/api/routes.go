@@ -13,6 +13,8 @@ func (s *server) routes() []Route {
 		{GroupRooms, http.MethodPost, "/rooms/{room}/join", s.joinRoom},
 		{GroupRooms, http.MethodGet, "/projects/{room}/access", s.roomAccess},
 		{GroupRooms, http.MethodPost, "/projects/{room}/code/rotate", s.rotateCode},
+		{GroupRooms, http.MethodGet, "/rooms/{room}/artifacts", s.listArtifacts},
+		{GroupRooms, http.MethodPost, "/rooms/{room}/artifacts", s.publishArtifact},
 
 		{GroupAuth, http.MethodPost, "/auth/device/start", s.startDevice},
 		{GroupAuth, http.MethodGet, "/auth/device/poll/{request_id}", s.pollDevice},

@@ -242,3 +242,54 @@ type Health struct {
 	Status  string `json:"status"`
 	Service string `json:"service"`
 }
+
+// ArtifactFields are what a publisher says of an artifact.
+type ArtifactFields struct {
+	Provider string `json:"provider,omitempty"` // github, gitlab, bitbucket or unknown (default: from the URL)
+	Kind     string `json:"kind"`               // issue, branch, pull_request, merge_request, review, check_run, merge
+	ID       string `json:"id,omitempty"`
+	Number   int64  `json:"number,omitempty"`
+	Title    string `json:"title,omitempty"`
+	URL      string `json:"url,omitempty"`
+	Ref      string `json:"ref,omitempty"`
+	State    string `json:"state,omitempty"`
+}
+
+// PublishArtifact is the body of POST /rooms/{room}/artifacts: the
+// artifact under "artifact", or its fields at the top level.
+type PublishArtifact struct {
+	Artifact *ArtifactFields `json:"artifact,omitempty"`
+	ArtifactFields
+	TaskID        string   `json:"task_id,omitempty"`
+	LinkedTaskIDs []string `json:"linked_task_ids,omitempty"`
+}
+
+// Artifact is a Git workflow object a room works on.
+type Artifact struct {
+	RoomID         string   `json:"room_id"`
+	IdentityKey    string   `json:"identity_key"`
+	Provider       string   `json:"provider"`
+	Kind           string   `json:"kind"`
+	ArtifactID     *string  `json:"artifact_id"`
+	ArtifactNumber *int64   `json:"artifact_number"`
+	Title          *string  `json:"title"`
+	URL            *string  `json:"url"`
+	Ref            *string  `json:"ref"`
+	State          *string  `json:"state"`
+	Source         string   `json:"source"`
+	FirstSeenAt    string   `json:"first_seen_at"`
+	UpdatedAt      string   `json:"updated_at"`
+	LinkedTaskIDs  []string `json:"linked_task_ids"`
+}
+
+// Artifacts is GET /rooms/{room}/artifacts.
+type Artifacts struct {
+	RoomID    string     `json:"room_id"`
+	Artifacts []Artifact `json:"artifacts"`
+}
+
+// PublishedArtifact is the answer to a publish.
+type PublishedArtifact struct {
+	RoomID   string   `json:"room_id"`
+	Artifact Artifact `json:"artifact"`
+}

@@ -1,0 +1,128 @@
+package letagents
+
+import (
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Artifact providers and kinds, as stored and on the wire.
+var (
+	ArtifactProviders = []string{"github", "gitlab", "bitbucket", "unknown"}
+	ArtifactKinds     = []string{"issue", "branch", "pull_request", "merge_request", "review", "check_run", "merge"}
+)
+
+// Limits on what an artifact may carry.
+const (
+	// MaxLinkedTasks bounds the task ids one publish may link.
+	MaxLinkedTasks   = 32
+	maxArtifactURL   = 2048
+	maxArtifactTitle = 500
+	maxArtifactField = 255 // id, ref, state
+	// DefaultArtifactPage and MaxArtifactPage bound ?limit of a listing.
+	DefaultArtifactPage = 100
+	MaxArtifactPage     = 250
+)
+
+// Artifact is a Git workflow object a room works on: an issue, a branch, a
+// pull or merge request, a review, a check run, a merge.
+type Artifact struct {
+	RoomID      string
+	IdentityKey string
+	Provider    string
+	Kind        string
+	ID          string // the provider's id, "" for none
+	Number      int64  // 0 for none
+	Title       string
+	URL         string
+	Ref         string
+	State       string
+	Source      string // manual, task_workflow_artifact or github_event
+	FirstSeenAt time.Time
+	UpdatedAt   time.Time
+	TaskIDs     []string // linked tasks, "task_N", sorted
+}
+
+// NormalizeArtifact checks an artifact before it is stored, fills its
+// provider from its URL when not given, and derives its identity key:
+// "<provider>:<kind>:" followed by the first of url:<url>, id:<id>,
+// number:<n> and ref:<ref> it has. Republishing the same object with more
+// detail therefore finds the same row.
+func NormalizeArtifact(a Artifact) (Artifact, error) {
+	for _, f := range []struct {
+		name  string
+		value *string
+		max   int
+	}{{"url", &a.URL, maxArtifactURL}, {"title", &a.Title, maxArtifactTitle}, {"id", &a.ID, maxArtifactField},
+		{"ref", &a.Ref, maxArtifactField}, {"state", &a.State, maxArtifactField}} {
+		*f.value = strings.TrimSpace(*f.value)
+		switch {
+		case len(*f.value) > f.max:
+			return a, Errorf(Invalid, "artifact %s is longer than %d bytes", f.name, f.max)
+		case strings.ContainsFunc(*f.value, func(r rune) bool { return r < ' ' || r == 0x7f }):
+			return a, Errorf(Invalid, "artifact %s must not contain control characters", f.name)
+		}
+	}
+	if !slices.Contains(ArtifactKinds, a.Kind) {
+		return a, Errorf(Invalid, "artifact kind must be one of %s", strings.Join(ArtifactKinds, ", "))
+	}
+	if a.URL != "" {
+		u, err := url.Parse(a.URL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return a, Errorf(Invalid, "artifact url must be an http(s) URL")
+		}
+		if a.Provider == "" {
+			a.Provider = providerOf(u.Hostname())
+		}
+	}
+	if a.Provider == "" {
+		a.Provider = "unknown"
+	}
+	if !slices.Contains(ArtifactProviders, a.Provider) {
+		return a, Errorf(Invalid, "artifact provider must be one of %s", strings.Join(ArtifactProviders, ", "))
+	}
+	if a.Number < 0 {
+		return a, Errorf(Invalid, "artifact number must be a positive whole number")
+	}
+	prefix := a.Provider + ":" + a.Kind + ":"
+	switch {
+	case a.URL != "":
+		a.IdentityKey = prefix + "url:" + a.URL
+	case a.ID != "":
+		a.IdentityKey = prefix + "id:" + a.ID
+	case a.Number > 0:
+		a.IdentityKey = prefix + "number:" + strconv.FormatInt(a.Number, 10)
+	case a.Ref != "":
+		a.IdentityKey = prefix + "ref:" + a.Ref
+	default:
+		return a, Errorf(Invalid, "artifact requires at least one stable identity: url, id, number, or ref")
+	}
+	if len(a.TaskIDs) > MaxLinkedTasks {
+		return a, Errorf(Invalid, "linked_task_ids cannot contain more than %d entries", MaxLinkedTasks)
+	}
+	for _, id := range a.TaskIDs {
+		if _, ok := ParseWireID(TaskPrefix, id); !ok {
+			return a, Errorf(Invalid, "linked task %q is not a task id like task_7", id)
+		}
+	}
+	slices.Sort(a.TaskIDs)
+	a.TaskIDs = slices.Compact(a.TaskIDs)
+	return a, nil
+}
+
+// TaskPrefix starts a task's wire id, "task_N".
+const TaskPrefix = "task_"
+
+func providerOf(host string) string {
+	switch strings.ToLower(host) {
+	case "github.com", "www.github.com":
+		return "github"
+	case "gitlab.com":
+		return "gitlab"
+	case "bitbucket.org":
+		return "bitbucket"
+	}
+	return "unknown"
+}
