@@ -1,0 +1,160 @@
+// Package state owns the MCP client's state file (by default
+// ~/.letagents/mcp-state.json): the sign-in token, a device sign-in in
+// progress, each agent's resolved identity, and the rooms it has joined.
+// Several letagents processes on one machine share the file, so every
+// change goes through [File.Update], which locks, re-reads, applies and
+// atomically replaces it. The format is the original LetAgents client's,
+// and keys this package does not know are carried over untouched.
+package state
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// PathEnv names the environment variable that overrides [DefaultPath].
+const PathEnv = "LETAGENTS_STATE_PATH"
+
+// DefaultPath returns where the state file lives: the value of
+// LETAGENTS_STATE_PATH if set and non-empty, otherwise
+// ~/.letagents/mcp-state.json under the user's home directory. getenv is
+// passed in so that only main reads the environment.
+func DefaultPath(getenv func(string) string) (string, error) {
+	if p := getenv(PathEnv); p != "" {
+		return p, nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find home directory for state file: %w", err)
+	}
+	return filepath.Join(home, ".letagents", "mcp-state.json"), nil
+}
+
+// State is the decoded state file. Timestamps are RFC 3339 strings, kept
+// as text so that values written by other clients round-trip exactly.
+type State struct {
+	// Auth is the signed-in account's token; nil when signed out or when
+	// the stored token has expired.
+	Auth *Auth `json:"auth,omitempty"`
+	// PendingDeviceAuth is a device sign-in waiting for the user to enter
+	// its code; nil when none is pending or it has expired.
+	PendingDeviceAuth *PendingDeviceAuth `json:"pending_device_auth,omitempty"`
+	// AgentIdentities holds each agent's identity, keyed by runtime key.
+	AgentIdentities map[string]Identity `json:"agent_identities,omitempty"`
+	// CurrentRoom is the id of the room messages go to by default.
+	CurrentRoom string `json:"current_room,omitempty"`
+	// RoomSessions holds the rooms joined, keyed by room id.
+	RoomSessions map[string]RoomSession `json:"room_sessions,omitempty"`
+}
+
+// AuthSourceDeviceFlow is the [Auth.Source] of a token obtained by the
+// device sign-in flow.
+const AuthSourceDeviceFlow = "device_flow"
+
+// Auth is a stored API token.
+type Auth struct {
+	Token string `json:"token"`
+	// ExpiresAt is empty for a token that does not expire.
+	ExpiresAt string   `json:"expires_at,omitempty"`
+	Account   *Account `json:"account,omitempty"`
+	StoredAt  string   `json:"stored_at"`
+	// Source says how the token was obtained, such as AuthSourceDeviceFlow.
+	Source string `json:"source"`
+}
+
+// Account is the account a token belongs to, as the API described it.
+type Account struct {
+	ID          string `json:"id,omitempty"`
+	Login       string `json:"login"`
+	DisplayName string `json:"display_name,omitempty"`
+	AvatarURL   string `json:"avatar_url,omitempty"`
+}
+
+// PendingDeviceAuth is a device sign-in the user has not yet completed,
+// kept so that a later call (or another process) can resume polling.
+type PendingDeviceAuth struct {
+	RequestID       string `json:"request_id"`
+	UserCode        string `json:"user_code"`
+	VerificationURI string `json:"verification_uri"`
+	IntervalSeconds int    `json:"interval_seconds"`
+	ExpiresAt       string `json:"expires_at"`
+	StartedAt       string `json:"started_at"`
+	// SuggestedRoomID is the room to join once sign-in completes.
+	SuggestedRoomID string `json:"suggested_room_id,omitempty"`
+}
+
+// Identity is how one agent runtime presents itself in rooms.
+type Identity struct {
+	Name             string `json:"name"`
+	DisplayName      string `json:"display_name"`
+	OwnerLabel       string `json:"owner_label"`
+	OwnerAttribution string `json:"owner_attribution"`
+	IDELabel         string `json:"ide_label"`
+	ActorLabel       string `json:"actor_label"`
+	CanonicalKey     string `json:"canonical_key"`
+	RuntimeKey       string `json:"runtime_key"`
+	Source           string `json:"source"`
+	ResolvedAt       string `json:"resolved_at"`
+}
+
+// How a room was joined, for [RoomSession.JoinedVia].
+const (
+	JoinedViaConfig    = "config"
+	JoinedViaGitRemote = "git-remote"
+	JoinedViaJoinCode  = "join_code"
+	JoinedViaJoinRoom  = "join_room"
+)
+
+// RoomSession is a room this machine's agents have joined.
+type RoomSession struct {
+	RoomID      string `json:"room_id"`
+	ProjectID   string `json:"project_id,omitempty"`
+	Code        string `json:"code,omitempty"`
+	DisplayName string `json:"display_name,omitempty"`
+	// JoinedVia is one of the JoinedVia constants.
+	JoinedVia  string `json:"joined_via,omitempty"`
+	JoinedAt   string `json:"joined_at,omitempty"`
+	LastSeenAt string `json:"last_seen_at,omitempty"`
+	// LastMessageID is the newest message read ("msg_N"); see
+	// [State.AdvanceLastMessage].
+	LastMessageID string `json:"last_message_id,omitempty"`
+}
+
+// AdvanceLastMessage records msgID as the newest message read in roomID,
+// but only if it is newer than the one recorded, so that a slow reader
+// finishing late never moves the cursor backwards. Ids are compared by the
+// number in "msg_N"; a msgID that is not of that form is ignored, and a
+// recorded id that is not counts as older than any valid one. A room with
+// no session gets one holding just its id and the cursor, because losing
+// the cursor would mean delivering messages twice.
+func (s *State) AdvanceLastMessage(roomID, msgID string) {
+	n, ok := messageNumber(msgID)
+	if !ok || roomID == "" {
+		return
+	}
+	rs := s.RoomSessions[roomID]
+	if cur, ok := messageNumber(rs.LastMessageID); ok && n <= cur {
+		return
+	}
+	if s.RoomSessions == nil {
+		s.RoomSessions = make(map[string]RoomSession)
+	}
+	if rs.RoomID == "" {
+		rs.RoomID = roomID
+	}
+	rs.LastMessageID = msgID
+	s.RoomSessions[roomID] = rs
+}
+
+// messageNumber returns N from a message id "msg_N".
+func messageNumber(id string) (uint64, bool) {
+	digits, ok := strings.CutPrefix(id, "msg_")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(digits, 10, 64)
+	return n, err == nil
+}
