@@ -1,0 +1,69 @@
+package identity
+
+import "testing"
+
+func TestActorLabel(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		display, owner, ide string
+		want                string
+	}{
+		{"RiverValley", "Ada Lovelace", "Codex", "RiverValley | Ada Lovelace's agent | Codex"},
+		{"RiverValley", "James", "Claude", "RiverValley | James' agent | Claude"},
+		{"RiverValley", "JAMES", "Claude", "RiverValley | JAMES' agent | Claude"},
+		{"RiverValley", "Chris Jones", "Agent", "RiverValley | Chris Jones' agent | Agent"},
+		{"RiverValley", "owner", "Agent", "RiverValley | owner's agent | Agent"},
+		{"River", "Ada", "", "River | Ada's agent"},
+		{"River", "", "Codex", "River | Codex"},
+		{"River", "", "", "River"},
+		{" River ", " Ada ", " Codex ", "River | Ada's agent | Codex"},
+	}
+	for _, tt := range tests {
+		if got := ActorLabel(tt.display, tt.owner, tt.ide); got != tt.want {
+			t.Errorf("ActorLabel(%q, %q, %q) = %q; want %q", tt.display, tt.owner, tt.ide, got, tt.want)
+		}
+	}
+}
+
+func TestParseActorLabel(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		label               string
+		display, owner, ide string
+	}{
+		{"RiverValley | Ada Lovelace's agent | Codex", "RiverValley", "Ada Lovelace", "Codex"},
+		{"RiverValley | James' agent | Claude", "RiverValley", "James", "Claude"},
+		{"River | Ada's agent", "River", "Ada", ""},
+		{"River | Codex", "River", "", "Codex"},
+		{"River 2 | Ada's agent | Codex", "River 2", "Ada", "Codex"},
+		{"codex (Ada's agent)", "codex", "Ada", ""},
+		{"Builder Bot (James' agent)", "Builder Bot", "James", ""},
+		{"RiverValley", "RiverValley", "", ""},
+		{"  RiverValley  ", "RiverValley", "", ""},
+		{"letagents", "letagents", "", ""},
+		{"Bob (the builder)", "Bob (the builder)", "", ""},
+		{"(Ada's agent)", "(Ada's agent)", "", ""},
+		{"", "", "", ""},
+	}
+	for _, tt := range tests {
+		d, o, i := ParseActorLabel(tt.label)
+		if d != tt.display || o != tt.owner || i != tt.ide {
+			t.Errorf("ParseActorLabel(%q) = %q, %q, %q; want %q, %q, %q", tt.label, d, o, i, tt.display, tt.owner, tt.ide)
+		}
+	}
+}
+
+func TestParseActorLabelRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, display := range []string{"RiverValley", "Builder Bot", "codex-2"} {
+		for _, owner := range []string{"Ada Lovelace", "James", "CHRIS", "owner", "Ada's", ""} {
+			for _, ide := range []string{"Codex", "Claude", "My Own IDE", ""} {
+				label := ActorLabel(display, owner, ide)
+				d, o, i := ParseActorLabel(label)
+				if d != display || o != owner || i != ide {
+					t.Errorf("ParseActorLabel(%q) = %q, %q, %q; want %q, %q, %q", label, d, o, i, display, owner, ide)
+				}
+			}
+		}
+	}
+}
