@@ -1,0 +1,188 @@
+package apiclient_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/shared/wire"
+)
+
+func TestSendAndRead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	c := e.client("")
+	ctx := testContext(t)
+	const room = "github.com/o/r"
+	join(t, c, room)
+
+	var ids []string
+	for i := range 5 {
+		m := send(t, c, room, fmt.Sprintf("m%d", i))
+		if m.RoomID != room || m.Sender != "ann" || m.Text != fmt.Sprintf("m%d", i) || m.ThreadRootID != m.ID {
+			t.Fatalf("Send = %+v", m)
+		}
+		ids = append(ids, m.ID)
+	}
+	reply, err := c.Send(ctx, room, wire.SendMessage{Sender: "bob", Text: "re: m1", ThreadParentID: &ids[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.ThreadParentID == nil || *reply.ThreadParentID != ids[1] || reply.ThreadRootID != ids[1] {
+		t.Fatalf("reply = %+v, want a reply to %s", reply, ids[1])
+	}
+	if got := e.api.last(t, "/messages"); got.Path != "/rooms/github.com/o/r/messages" || got.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("Send sent %s with Content-Type %q, want /rooms/github.com/o/r/messages, application/json", got.Path, got.Header.Get("Content-Type"))
+	}
+	all := append(slices.Clone(ids), reply.ID)
+
+	tests := []struct {
+		name                string
+		q                   apiclient.Query
+		wantIDs             []string
+		wantMore, wantOlder bool
+		wantQuery           string
+	}{
+		{"everything", apiclient.Query{}, all, false, false, ""},
+		{"after", apiclient.Query{After: ids[2], Limit: 2}, ids[3:5], true, false, "after=" + ids[2] + "&limit=2"},
+		{"latest", apiclient.Query{Before: "latest", Limit: 2}, []string{ids[4], reply.ID}, false, true, "before=latest&limit=2"},
+		{"before", apiclient.Query{Before: ids[1]}, ids[:1], true, false, "before=" + ids[1]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := c.Messages(ctx, room, tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := messageIDs(p.Messages); !slices.Equal(got, tt.wantIDs) || p.HasMore != tt.wantMore || p.HasOlder != tt.wantOlder || p.RoomID != room {
+				t.Errorf("Messages(%+v) = %q has_more %v has_older %v room %q; want %q, %v, %v, %q",
+					tt.q, got, p.HasMore, p.HasOlder, p.RoomID, tt.wantIDs, tt.wantMore, tt.wantOlder, room)
+			}
+			if got := e.api.last(t, "/messages"); got.Query != tt.wantQuery {
+				t.Errorf("Messages(%+v) sent ?%s, want ?%s", tt.q, got.Query, tt.wantQuery)
+			}
+		})
+	}
+
+	// Read back, the root says it has a reply and the reply quotes it.
+	p, err := c.Messages(ctx, room, apiclient.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, got := p.Messages[1], p.Messages[len(p.Messages)-1]
+	if root.Thread == nil || root.Thread.ReplyCount != 1 || root.Thread.LatestReplyID != reply.ID {
+		t.Errorf("thread root = %+v, want a thread of one reply, %s", root, reply.ID)
+	}
+	if got.ReplyTo == nil || got.ReplyTo.ID != ids[1] || got.ReplyTo.Text != "m1" || got.ReplyTo.Sender != "ann" {
+		t.Errorf("reply read back = %+v, want it to quote %s", got, ids[1])
+	}
+
+	// A bad query is the server's 400, not a fallback.
+	_, err = c.Messages(ctx, room, apiclient.Query{After: ids[0], Before: "latest"})
+	if e := apiError(t, err); e.Status != 400 || !strings.Contains(e.Body.Error, "not both") {
+		t.Errorf("after and before: %v, want 400 …not both…", err)
+	}
+}
+
+func TestPoll(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	c := e.client("")
+	ctx := testContext(t)
+	const room = "polling"
+	join(t, c, room)
+	first := send(t, c, room, "one")
+	second := send(t, c, room, "two")
+
+	t.Run("backlog answers at once", func(t *testing.T) {
+		start := time.Now()
+		p, err := c.Poll(ctx, room, "", 20*time.Second, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := messageIDs(p.Messages), []string{first.ID, second.ID}; !slices.Equal(got, want) || p.RoomID != room {
+			t.Errorf("Poll = %q in %q, want %q in %q", got, p.RoomID, want, room)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("Poll with a backlog took %v, want an answer at once", took)
+		}
+		if got := e.poll.last(t, "/messages/poll"); got.Path != "/rooms/polling/messages/poll" || got.Query != "timeout=20000" {
+			t.Errorf("Poll sent %s?%s, want /rooms/polling/messages/poll?timeout=20000", got.Path, got.Query)
+		}
+	})
+
+	t.Run("a send wakes it", func(t *testing.T) {
+		sent := make(chan wire.Message, 1)
+		errc := make(chan error, 1)
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			m, err := e.client("").Send(ctx, room, wire.SendMessage{Sender: "bob", Text: "three"})
+			errc <- err
+			sent <- m
+		}()
+		start := time.Now()
+		p, err := c.Poll(ctx, room, second.ID, 20*time.Second, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+		third := <-sent
+		if got := messageIDs(p.Messages); !slices.Equal(got, []string{third.ID}) {
+			t.Errorf("Poll = %q, want [%s]", got, third.ID)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("Poll took %v, want it to answer when the message came", took)
+		}
+		want := "after=" + second.ID + "&limit=10&timeout=20000"
+		if got := e.poll.last(t, "/messages/poll"); got.Query != want {
+			t.Errorf("Poll sent ?%s, want ?%s", got.Query, want)
+		}
+	})
+
+	t.Run("timeout answers empty", func(t *testing.T) {
+		p, err := c.Poll(ctx, room, "msg_1000", 200*time.Millisecond, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Messages) != 0 || p.Messages == nil || p.RoomID != room {
+			t.Errorf("Poll past the end = %+v, want an empty page of %s", p, room)
+		}
+	})
+
+	// Every poll went to the poll base, none to the API's.
+	for _, s := range e.api.requests() {
+		if strings.HasSuffix(s.Path, "/poll") {
+			t.Errorf("the API base got %s %s, want polls only at the poll base", s.Method, s.Path)
+		}
+	}
+	if got := len(e.poll.requests()); got != 3 {
+		t.Errorf("the poll base got %d requests (%q), want 3", got, e.poll.paths())
+	}
+}
+
+func TestPollWithoutPollURL(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	c := apiclient.New(apiclient.Config{APIURL: e.api.URL + "//"})
+	ctx := testContext(t)
+	join(t, c, "solo")
+	send(t, c, "solo", "hi")
+	p, err := c.Poll(ctx, "solo", "", time.Second, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Messages) != 1 {
+		t.Errorf("Poll = %d messages, want 1", len(p.Messages))
+	}
+	if got := e.api.last(t, "/poll"); got.Path != "/rooms/solo/messages/poll" {
+		t.Errorf("Poll sent %s to the API base, want /rooms/solo/messages/poll", got.Path)
+	}
+	if got := e.poll.paths(); len(got) != 0 {
+		t.Errorf("the unused poll server got %q", got)
+	}
+}

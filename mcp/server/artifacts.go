@@ -1,0 +1,55 @@
+package server
+
+import (
+	"context"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/letagents/letagents-go/shared/wire"
+)
+
+type artifactsArgs struct {
+	RoomID string `json:"room_id"`
+	TaskID string `json:"task_id"`
+	Limit  int    `json:"limit"`
+}
+
+func (s *Server) getRoomArtifacts(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a artifactsArgs
+	if err := req.BindArguments(&a); err != nil {
+		return fail("bad arguments: "+err.Error(), ""), nil
+	}
+	room, bad := s.roomFor(a.RoomID)
+	if bad != nil {
+		return bad, nil
+	}
+	list, err := s.api.Artifacts(ctx, room, a.TaskID, a.Limit)
+	if err != nil {
+		return s.apiFailure(ctx, err), nil
+	}
+	return result(map[string]any{"success": true, "room_id": list.RoomID, "artifacts": list.Artifacts}), nil
+}
+
+type publishArgs struct {
+	RoomID        string              `json:"room_id"`
+	Artifact      wire.ArtifactFields `json:"artifact"`
+	TaskID        string              `json:"task_id"`
+	LinkedTaskIDs []string            `json:"linked_task_ids"`
+}
+
+func (s *Server) publishRoomArtifact(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a publishArgs
+	if err := req.BindArguments(&a); err != nil {
+		return fail("bad arguments: "+err.Error(), ""), nil
+	}
+	room, bad := s.roomFor(a.RoomID)
+	if bad != nil {
+		return bad, nil
+	}
+	art := a.Artifact
+	p, err := s.api.PublishArtifact(ctx, room, wire.PublishArtifact{Artifact: &art, TaskID: a.TaskID, LinkedTaskIDs: a.LinkedTaskIDs})
+	if err != nil {
+		return s.apiFailure(ctx, err), nil
+	}
+	return result(map[string]any{"success": true, "room_id": p.RoomID, "artifact": p.Artifact}), nil
+}

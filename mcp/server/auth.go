@@ -1,0 +1,249 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/shared/wire"
+)
+
+// startDevice begins a GitHub device sign-in for roomID (may be ""),
+// reusing the pending one for the same room unless force is set.
+func (s *Server) startDevice(ctx context.Context, roomID string, force bool) (state.PendingDeviceAuth, bool, error) {
+	st := s.load()
+	if p := st.PendingDeviceAuth; p != nil && !force && (roomID == "" || p.SuggestedRoomID == "" || p.SuggestedRoomID == roomID) {
+		return *p, true, nil
+	}
+	d, err := s.api.StartDevice(ctx, roomID)
+	if err != nil {
+		return state.PendingDeviceAuth{}, false, err
+	}
+	now := time.Now().UTC()
+	p := state.PendingDeviceAuth{RequestID: d.RequestID, UserCode: d.UserCode, VerificationURI: d.VerificationURI,
+		IntervalSeconds: d.Interval, ExpiresAt: now.Add(time.Duration(d.ExpiresIn) * time.Second).Format(time.RFC3339),
+		StartedAt: now.Format(time.RFC3339), SuggestedRoomID: roomID}
+	s.update(ctx, func(st *state.State) error {
+		st.PendingDeviceAuth = &p
+		return nil
+	})
+	return p, false, nil
+}
+
+// signInSteps tells the agent what its human must do.
+func signInSteps(p state.PendingDeviceAuth) string {
+	return fmt.Sprintf("Ask your human to open %s and enter the code %s to sign in with GitHub. Then call poll_device_auth "+
+		"(every %d seconds until it says authorized); it joins the room once approved.", p.VerificationURI, p.UserCode, max(p.IntervalSeconds, 1))
+}
+
+// forgetAuth drops the saved sign-in after the server refused it.
+func (s *Server) forgetAuth(ctx context.Context) {
+	s.update(ctx, func(st *state.State) error {
+		st.Auth = nil
+		return nil
+	})
+	s.forgetIdentity()
+}
+
+type startDeviceArgs struct {
+	RoomID string `json:"room_id"`
+	Force  bool   `json:"force"`
+}
+
+type deviceAnswer struct {
+	Success              bool   `json:"success"`
+	ReusedExistingRequest bool  `json:"reused_existing_request"`
+	state.PendingDeviceAuth
+	NextStep string `json:"next_step"`
+}
+
+func (s *Server) startDeviceAuth(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a startDeviceArgs
+	if err := req.BindArguments(&a); err != nil {
+		return fail("bad arguments: "+err.Error(), ""), nil
+	}
+	room := a.RoomID
+	if room == "" {
+		if r, ok := s.current(); ok {
+			room = r.join.RoomID
+		} else {
+			room = s.detect(ctx, "").Room
+		}
+	}
+	p, reused, err := s.startDevice(ctx, room, a.Force)
+	if err != nil {
+		return s.apiFailure(ctx, err), nil
+	}
+	return result(deviceAnswer{Success: true, ReusedExistingRequest: reused, PendingDeviceAuth: p, NextStep: signInSteps(p)}), nil
+}
+
+type pollDeviceArgs struct {
+	RequestID string `json:"request_id"`
+	RoomID    string `json:"room_id"`
+	AutoJoin  *bool  `json:"auto_join"`
+}
+
+type authorizedAnswer struct {
+	Success        bool              `json:"success"`
+	Status         string            `json:"status"`
+	Account        wire.Account      `json:"account"`
+	ExpiresAt      *string           `json:"expires_at"`
+	AutoJoinedRoom string            `json:"auto_joined_room,omitempty"`
+	RoomPath       string            `json:"room_path,omitempty"`
+	RoomURL        string            `json:"room_url,omitempty"`
+	Join           *joinAnswer       `json:"join,omitempty"`
+	AgentIdentity  agentIdentityJSON `json:"agent_identity"`
+	Hint           string            `json:"hint"`
+}
+
+func (s *Server) pollDeviceAuth(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a pollDeviceArgs
+	if err := req.BindArguments(&a); err != nil {
+		return fail("bad arguments: "+err.Error(), ""), nil
+	}
+	st := s.load()
+	pending := st.PendingDeviceAuth
+	id := a.RequestID
+	if id == "" && pending != nil {
+		id = pending.RequestID
+	}
+	if id == "" {
+		return fail("no device sign-in is pending", "Call start_device_auth first."), nil
+	}
+	r, err := s.api.PollDevice(ctx, id)
+	switch {
+	case apiclient.IsStatus(err, http.StatusTooManyRequests):
+		return result(map[string]any{"success": true, "status": "pending", "hint": "Polled too soon: wait the interval, then call poll_device_auth again."}), nil
+	case apiclient.IsStatus(err, http.StatusNotFound):
+		s.clearPending(ctx, id)
+		return fail("this device sign-in is unknown or already finished", "Call start_device_auth to begin a new one."), nil
+	case err != nil:
+		return s.apiFailure(ctx, err), nil
+	}
+	switch r.Status {
+	case "pending", "slow_down":
+		s.update(ctx, func(st *state.State) error {
+			if st.PendingDeviceAuth != nil && st.PendingDeviceAuth.RequestID == id && r.Interval > 0 {
+				st.PendingDeviceAuth.IntervalSeconds = r.Interval
+			}
+			return nil
+		})
+		return result(map[string]any{"success": true, "status": r.Status, "interval": r.Interval, "expires_in": r.ExpiresIn,
+			"hint": fmt.Sprintf("Not approved yet. Wait %d seconds and call poll_device_auth again.", max(r.Interval, 1))}), nil
+	case "denied", "expired":
+		s.clearPending(ctx, id)
+		return fail("the GitHub sign-in was "+r.Status, "Call start_device_auth to try again."), nil
+	}
+	auth := r.Authorized
+	s.update(ctx, func(st *state.State) error {
+		st.Auth = &state.Auth{Token: auth.LetAgentsToken, Account: &state.Account{ID: auth.Account.ID, Login: auth.Account.Login,
+			DisplayName: auth.Account.DisplayName, AvatarURL: auth.Account.AvatarURL},
+			StoredAt: time.Now().UTC().Format(time.RFC3339), Source: state.AuthSourceDeviceFlow}
+		if auth.OAuthTokenExpiresAt != nil {
+			st.Auth.ExpiresAt = *auth.OAuthTokenExpiresAt
+		}
+		st.PendingDeviceAuth = nil
+		return nil
+	})
+	s.forgetIdentity()
+	ans := authorizedAnswer{Success: true, Status: "authorized", Account: auth.Account, ExpiresAt: auth.OAuthTokenExpiresAt,
+		Hint: "Signed in. The token is saved for later runs."}
+	if a.AutoJoin == nil || *a.AutoJoin {
+		room := a.RoomID
+		for _, candidate := range []string{suggested(pending), s.currentID(), s.detect(ctx, "").Room} {
+			if room == "" {
+				room = candidate
+			}
+		}
+		if room != "" {
+			j, needsAuth, err := s.join(ctx, room, joinedViaFor(room))
+			switch {
+			case err != nil:
+				ans.Hint += " Joining " + room + " failed: " + err.Error()
+			case needsAuth != nil:
+				ans.Hint += " " + room + " still needs access: " + needsAuth.Message
+			default:
+				ans.AutoJoinedRoom, ans.RoomPath, ans.RoomURL, ans.Join = j.RoomID, j.RoomPath, j.RoomURL, &j
+				ans.Hint += " You are in " + j.RoomID + ": start your wait_for_messages loop."
+			}
+		}
+	}
+	ans.AgentIdentity = s.identityJSON(s.whoAmI(ctx))
+	return result(ans), nil
+}
+
+func suggested(p *state.PendingDeviceAuth) string {
+	if p == nil {
+		return ""
+	}
+	return p.SuggestedRoomID
+}
+
+func (s *Server) currentID() string {
+	if r, ok := s.current(); ok {
+		return r.join.RoomID
+	}
+	return ""
+}
+
+// clearPending drops the pending sign-in if it is the one named.
+func (s *Server) clearPending(ctx context.Context, requestID string) {
+	s.update(ctx, func(st *state.State) error {
+		if st.PendingDeviceAuth != nil && st.PendingDeviceAuth.RequestID == requestID {
+			st.PendingDeviceAuth = nil
+		}
+		return nil
+	})
+}
+
+func (s *Server) clearSavedAuth(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.update(ctx, func(st *state.State) error {
+		st.Auth, st.PendingDeviceAuth = nil, nil
+		return nil
+	})
+	s.forgetIdentity()
+	return result(map[string]any{"success": true, "env_token_still_present": s.cfg.EnvToken != ""}), nil
+}
+
+type onboardingArgs struct {
+	Cwd string `json:"cwd"`
+}
+
+func (s *Server) onboardingStatus(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a onboardingArgs
+	if err := req.BindArguments(&a); err != nil {
+		return fail("bad arguments: "+err.Error(), ""), nil
+	}
+	st := s.load()
+	repo := s.detect(ctx, a.Cwd)
+	source, authenticated := "none", false
+	var account *state.Account
+	var expires string
+	switch {
+	case s.cfg.EnvToken != "":
+		source, authenticated = "env", true
+	case st.Auth != nil:
+		source, authenticated, account, expires = "local_state", true, st.Auth.Account, st.Auth.ExpiresAt
+	}
+	next := "join_room"
+	current := s.currentID()
+	switch {
+	case st.PendingDeviceAuth != nil && !authenticated:
+		next = "poll_device_auth"
+	case current == "" && st.CurrentRoom != "":
+		next = "resume_room_session"
+	case current != "":
+		next = "wait_for_messages"
+	}
+	return result(map[string]any{
+		"api_url": s.cfg.APIURL, "local_state_path": s.cfg.StatePath, "authenticated": authenticated, "auth_source": source,
+		"account": account, "token_expires_at": expires, "pending_device_auth": st.PendingDeviceAuth,
+		"agent_identity": s.identityJSON(s.whoAmI(ctx)), "current_room": current, "saved_current_room": st.CurrentRoom,
+		"detected_room_from_context": repo.Room, "repo_root": repo.RepoRoot, "next_step": next,
+	}), nil
+}

@@ -1,0 +1,235 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/github/githubtest"
+	"github.com/letagents/letagents-go/shared/pgtest"
+	"github.com/letagents/letagents-go/shared/service"
+)
+
+// backend is the real API on a private schema, over real HTTP.
+type backend struct {
+	url   string
+	svc   *service.Service
+	gh    *githubtest.Server // nil unless sign-in is on
+	clock *clock
+	// hold, when set, ends every long-poll after this long, as an API
+	// gateway does at 30 s.
+	hold time.Duration
+	mu   sync.Mutex
+	hits map[string]int // requests by path
+}
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+// newBackend starts the API. signIn turns GitHub sign-in on (a fake
+// GitHub, a clock the test moves) and repo rooms follow GitHub.
+func newBackend(t *testing.T, signIn bool) *backend {
+	t.Helper()
+	vars := map[string]string{"LETAGENTS_JOIN_LIMIT": "100000", "LETAGENTS_REPO_ACCESS": "open"}
+	b := &backend{hits: map[string]int{}}
+	if signIn {
+		delete(vars, "LETAGENTS_REPO_ACCESS")
+	}
+	cfg, err := service.LoadConfig(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.LogLevel = slog.LevelError
+	if signIn {
+		b.gh = githubtest.New(t)
+		b.clock = &clock{now: time.Now()}
+		cfg.GitHub, cfg.Now = b.gh.Config(), b.clock.Now
+		cfg.TokenKeyFile = filepath.Join(t.TempDir(), "token.key")
+	}
+	d := pgtest.New(t)
+	svc, err := service.FromPool(context.Background(), cfg, d.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.svc = svc
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		b.hits[r.URL.Path]++
+		hold := b.hold
+		b.mu.Unlock()
+		if hold > 0 && strings.HasSuffix(r.URL.Path, "/poll") {
+			r = r.WithContext(api.WithHoldLimit(r.Context(), hold))
+		}
+		svc.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		svc.Drain()
+		srv.Close()
+		svc.Close()
+	})
+	b.url = srv.URL
+	return b
+}
+
+func (b *backend) count(path string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.hits[path]
+}
+
+// agent is one MCP server under test, with an in-process MCP client.
+type agent struct {
+	srv    *Server
+	client *client.Client
+	state  string
+	notes  chan mcp.JSONRPCNotification
+}
+
+// newAgent starts an MCP server against b in dir (a temporary directory
+// outside any repository when ""), with env as its environment.
+func newAgent(t *testing.T, b *backend, dir string, env map[string]string) *agent {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	statePath := filepath.Join(t.TempDir(), "state", "mcp-state.json")
+	vars := map[string]string{"LETAGENTS_API_URL": b.url, "LETAGENTS_STATE_PATH": statePath, "LETAGENTS_POLL_MAX_MS": "10000",
+		"LETAGENTS_AGENT_INSTANCE_ID": "test-" + t.Name()}
+	for k, v := range env {
+		vars[k] = v
+	}
+	cfg, err := LoadConfig(func(k string) string { return vars[k] }, dir, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewInProcessClient(s.MCP())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{srv: s, client: c, state: statePath, notes: make(chan mcp.JSONRPCNotification, 100)}
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		select {
+		case a.notes <- n:
+		default:
+		}
+	})
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "server-test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return a
+}
+
+// testWriter sends the server's log to the test's.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// answer is a decoded tool result.
+type answer struct {
+	isError bool
+	raw     string
+	obj     map[string]any
+}
+
+func (a answer) str(key string) string { s, _ := a.obj[key].(string); return s }
+
+func (a answer) list(key string) []map[string]any {
+	raw, _ := a.obj[key].([]any)
+	out := make([]map[string]any, len(raw))
+	for i, v := range raw {
+		out[i], _ = v.(map[string]any)
+	}
+	return out
+}
+
+// call calls a tool and decodes its JSON text.
+func (a *agent) call(t *testing.T, name string, args map[string]any) answer {
+	t.Helper()
+	return a.callWith(t, name, args, nil)
+}
+
+func (a *agent) callWith(t *testing.T, name string, args map[string]any, meta *mcp.Meta) answer {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments, req.Params.Meta = name, args, meta
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := a.client.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("%s: %d content items, want 1", name, len(res.Content))
+	}
+	text, ok := res.Content[0].(mcp.TextContent)
+	if !ok {
+		t.Fatalf("%s: content %T, want text", name, res.Content[0])
+	}
+	out := answer{isError: res.IsError, raw: text.Text}
+	_ = json.Unmarshal([]byte(text.Text), &out.obj) // validation errors are plain text
+	return out
+}
+
+// ok fails unless the tool succeeded.
+func (r answer) ok(t *testing.T) answer {
+	t.Helper()
+	if r.isError {
+		t.Fatalf("tool failed: %s", r.raw)
+	}
+	return r
+}
+
+// failed fails unless the tool failed with msg in its text.
+func (r answer) failed(t *testing.T, msg string) answer {
+	t.Helper()
+	if !r.isError || !strings.Contains(r.raw, msg) {
+		t.Fatalf("got %s (error %v), want a failure saying %q", r.raw, r.isError, msg)
+	}
+	return r
+}
+
+func readState(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("state file: %v", err)
+	}
+	return m
+}

@@ -1,0 +1,368 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/rooms"
+	"github.com/letagents/letagents-go/shared/wire"
+)
+
+// Bounds of what a read or wait hands the model.
+const (
+	// maxOutputBytes bounds the JSON of the messages one answer carries;
+	// the rest waits for the next call (the cursor says where to go on).
+	maxOutputBytes = 64 << 10
+	// tailSize is how many recent messages a wait without a cursor, or a
+	// read without a limit, returns.
+	tailSize = 100
+	// defaultWait is wait_for_messages' timeout when none is given.
+	defaultWait = 30 * time.Second
+	// minWait keeps a wait from spinning.
+	minWait = time.Second
+	// progressEvery is how often a wait tells the client it is alive, so
+	// clients with tool-call timeouts keep it.
+	progressEvery = 5 * time.Second
+)
+
+// roomFor is the room a tool acts on: the one named (normalised), else the
+// current one.
+func (s *Server) roomFor(arg string) (string, *mcp.CallToolResult) {
+	if arg != "" {
+		id, err := rooms.Normalize(arg)
+		if err != nil {
+			return "", fail("room_id: "+err.Error(), "Pass a room id as join answers give it, or leave it out for the current room.")
+		}
+		return id, nil
+	}
+	if r, ok := s.current(); ok {
+		return r.join.RoomID, nil
+	}
+	return "", fail("not in a room", "Join one first: join_room, join_code or create_room (get_onboarding_status says what the working directory suggests).")
+}
+
+type sendArgs struct {
+	Text           string `json:"text"`
+	RoomID         string `json:"room_id"`
+	ThreadParentID string `json:"thread_parent_id"`
+	ReplyTo        string `json:"reply_to"`
+	Sender         string `json:"sender"`
+	ConversationID string `json:"conversation_id"`
+}
+
+type sentAnswer struct {
+	wire.Message
+	AgentIdentity agentIdentityJSON `json:"agent_identity"`
+}
+
+func (s *Server) sendMessage(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return s.send(ctx, req, false)
+}
+
+func (s *Server) sendThreadMessage(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return s.send(ctx, req, true)
+}
+
+// send posts a message as this agent (the sender is always its actor
+// label: a sender argument is ignored). A reply names the message it
+// answers; the server files it in that message's thread.
+func (s *Server) send(ctx context.Context, req mcp.CallToolRequest, threaded bool) (*mcp.CallToolResult, error) {
+	var a sendArgs
+	if err := req.BindArguments(&a); err != nil {
+		return fail("bad arguments: "+err.Error(), ""), nil
+	}
+	if strings.TrimSpace(a.Text) == "" {
+		return fail("text is empty", "Say something."), nil
+	}
+	room, bad := s.roomFor(a.RoomID)
+	if bad != nil {
+		return bad, nil
+	}
+	parent := a.ThreadParentID
+	if a.ReplyTo != "" && parent != "" && a.ReplyTo != parent {
+		return fail("reply_to and thread_parent_id name different messages", "Give thread_parent_id only: the message you answer."), nil
+	}
+	if parent == "" {
+		parent = a.ReplyTo
+	}
+	if threaded && parent == "" {
+		return fail("thread_parent_id is required", "Pass the id of the message you answer (any message of the thread)."), nil
+	}
+	m := wire.SendMessage{Sender: s.whoAmI(ctx).ActorLabel, Text: a.Text}
+	if parent != "" {
+		if _, err := letagents.ParseMessageID(parent); err != nil {
+			return fail("thread_parent_id: "+err.Error(), "Message ids look like msg_42."), nil
+		}
+		m.ThreadParentID = &parent
+	}
+	sent, err := s.api.Send(ctx, room, m)
+	if err != nil {
+		return s.apiFailure(ctx, err), nil
+	}
+	s.touch(ctx, room)
+	return result(sentAnswer{Message: sent, AgentIdentity: s.identityJSON(s.whoAmI(ctx))}), nil
+}
+
+// touch records that the room was used just now.
+func (s *Server) touch(ctx context.Context, room string) {
+	now := time.Now().UTC().Format(time.RFC3339)
+	s.update(ctx, func(st *state.State) error {
+		if rs, ok := st.RoomSessions[room]; ok {
+			rs.LastSeenAt = now
+			st.RoomSessions[room] = rs
+		}
+		return nil
+	})
+}
+
+// advance moves the saved cursor of a room forward (never back).
+func (s *Server) advance(ctx context.Context, room, msgID string) {
+	if msgID == "" {
+		return
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	s.update(ctx, func(st *state.State) error {
+		st.AdvanceLastMessage(room, msgID)
+		rs := st.RoomSessions[room]
+		rs.LastSeenAt = now
+		st.RoomSessions[room] = rs
+		return nil
+	})
+}
+
+// messagesAnswer is what read_messages and wait_for_messages return.
+type messagesAnswer struct {
+	RoomID   string            `json:"room_id"`
+	Messages []json.RawMessage `json:"messages"`
+	// LastObservedMessageID is the cursor to pass as after_message_id next.
+	LastObservedMessageID string `json:"last_observed_message_id,omitempty"`
+	// Truncated: more messages exist than this answer holds (over the byte
+	// bound, or past has_more); the cursor continues from the last one here.
+	Truncated           bool   `json:"truncated,omitempty"`
+	OmittedMessageCount int    `json:"omitted_message_count,omitempty"`
+	TimedOut            bool   `json:"timed_out,omitempty"`
+	Hint                string `json:"hint"`
+}
+
+// bounded keeps the oldest messages that fit in maxOutputBytes. Keeping
+// the oldest makes the cut lossless: the cursor moves only past what the
+// model saw.
+func bounded(room string, msgs []wire.Message) messagesAnswer {
+	ans := messagesAnswer{RoomID: room, Messages: []json.RawMessage{}}
+	size := 0
+	for i, m := range msgs {
+		b, err := json.Marshal(m)
+		if err != nil {
+			continue
+		}
+		if size += len(b); size > maxOutputBytes && len(ans.Messages) > 0 {
+			ans.Truncated, ans.OmittedMessageCount = true, len(msgs)-i
+			break
+		}
+		ans.Messages = append(ans.Messages, b)
+		ans.LastObservedMessageID = m.ID
+	}
+	return ans
+}
+
+type readArgs struct {
+	RoomID string `json:"room_id"`
+	Limit  *int   `json:"limit"`
+}
+
+// readMessages reads the newest limit messages (default 100), or with
+// limit 0 the whole history from the start, within the output bound.
+func (s *Server) readMessages(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a readArgs
+	if err := req.BindArguments(&a); err != nil {
+		return fail("bad arguments: "+err.Error(), ""), nil
+	}
+	room, bad := s.roomFor(a.RoomID)
+	if bad != nil {
+		return bad, nil
+	}
+	limit := tailSize
+	if a.Limit != nil {
+		limit = *a.Limit
+	}
+	var msgs []wire.Message
+	more := false
+	if limit == 0 {
+		// Forward from the start until the output bound is surely passed.
+		after := ""
+		for size := 0; size <= maxOutputBytes; {
+			p, err := s.api.Messages(ctx, room, apiclient.Query{After: after, Limit: letagents.MaxPageSize})
+			if err != nil {
+				return s.apiFailure(ctx, err), nil
+			}
+			msgs = append(msgs, p.Messages...)
+			for _, m := range p.Messages {
+				size += len(m.Text) + 200
+			}
+			if more = p.HasMore; !more || len(p.Messages) == 0 {
+				break
+			}
+			after = p.Messages[len(p.Messages)-1].ID
+		}
+	} else {
+		// Backward from the newest until limit messages are collected.
+		before := "latest"
+		for len(msgs) < limit {
+			p, err := s.api.Messages(ctx, room, apiclient.Query{Before: before, Limit: min(limit-len(msgs), letagents.MaxPageSize)})
+			if err != nil {
+				return s.apiFailure(ctx, err), nil
+			}
+			msgs = append(p.Messages, msgs...)
+			if !p.HasOlder || len(p.Messages) == 0 {
+				break
+			}
+			before = p.Messages[0].ID
+		}
+	}
+	ans := bounded(room, msgs)
+	if more && !ans.Truncated {
+		ans.Truncated = true
+	}
+	s.advance(ctx, room, ans.LastObservedMessageID)
+	ans.Hint = "To wait for what comes next, call wait_for_messages with after_message_id " + cursorOr(ans.LastObservedMessageID, "msg_0") + "."
+	if ans.Truncated {
+		ans.Hint = "More messages follow: call read_messages again, or wait_for_messages with after_message_id " + ans.LastObservedMessageID + " to go on from here."
+	}
+	return result(ans), nil
+}
+
+func cursorOr(id, def string) string {
+	if id == "" {
+		return def
+	}
+	return id
+}
+
+type waitArgs struct {
+	RoomID         string `json:"room_id"`
+	AfterMessageID string `json:"after_message_id"`
+	Timeout        *int64 `json:"timeout"`
+}
+
+// waitForMessages blocks until messages arrive after the cursor, or the
+// timeout passes. Without a cursor it answers the recent tail at once
+// (blocking only when the room is empty). A server that ends a poll early
+// (an API gateway cuts at 25–30 s) is simply polled again, and the client
+// hears progress meanwhile.
+func (s *Server) waitForMessages(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a waitArgs
+	if err := req.BindArguments(&a); err != nil {
+		return fail("bad arguments: "+err.Error(), ""), nil
+	}
+	room, bad := s.roomFor(a.RoomID)
+	if bad != nil {
+		return bad, nil
+	}
+	wait := defaultWait
+	if a.Timeout != nil {
+		wait = time.Duration(*a.Timeout) * time.Millisecond
+	}
+	wait = min(max(wait, minWait), s.cfg.PollMax)
+	after := a.AfterMessageID
+	if after != "" {
+		if _, err := letagents.ParseMessageID(after); err != nil {
+			return fail("after_message_id: "+err.Error(), "Pass the id of the last message you saw, e.g. msg_42."), nil
+		}
+	} else {
+		p, err := s.api.Messages(ctx, room, apiclient.Query{Before: "latest", Limit: tailSize})
+		if err != nil {
+			return s.apiFailure(ctx, err), nil
+		}
+		if len(p.Messages) > 0 {
+			return s.answerMessages(ctx, room, p.Messages, false, ""), nil
+		}
+		after = "msg_0"
+	}
+
+	stop := s.keepAlive(ctx, req, room, wait)
+	defer stop()
+	deadline := time.Now().Add(wait)
+	for {
+		remaining := time.Until(deadline)
+		if remaining < 100*time.Millisecond {
+			return s.answerMessages(ctx, room, nil, false, after), nil
+		}
+		p, err := s.api.Poll(ctx, room, after, remaining, tailSize)
+		if err != nil {
+			return s.apiFailure(ctx, err), nil
+		}
+		if len(p.Messages) > 0 {
+			return s.answerMessages(ctx, room, p.Messages, p.HasMore, after), nil
+		}
+	}
+}
+
+// answerMessages is a wait's answer: the messages, or none when the wait
+// timed out standing at cursor. more says the server holds more after them.
+func (s *Server) answerMessages(ctx context.Context, room string, msgs []wire.Message, more bool, cursor string) *mcp.CallToolResult {
+	ans := bounded(room, msgs)
+	ans.Truncated = ans.Truncated || more
+	ans.TimedOut = len(msgs) == 0
+	if ans.LastObservedMessageID == "" && cursor != "msg_0" {
+		ans.LastObservedMessageID = cursor
+	}
+	s.advance(ctx, room, ans.LastObservedMessageID)
+	switch {
+	case ans.TimedOut:
+		ans.Hint = "Nothing new yet; this is not a signal to stop. Call wait_for_messages again" + afterHint(ans.LastObservedMessageID) + "."
+	case ans.Truncated:
+		ans.Hint = "More messages are waiting: handle these, then call wait_for_messages" + afterHint(ans.LastObservedMessageID) + " to get the rest."
+	default:
+		ans.Hint = "Handle what needs you (reply with send_thread_message to answer a message), then call wait_for_messages" + afterHint(ans.LastObservedMessageID) + "."
+	}
+	return result(ans)
+}
+
+func afterHint(cursor string) string {
+	if cursor == "" {
+		return ""
+	}
+	return " with after_message_id " + cursor
+}
+
+// keepAlive sends MCP progress notifications while a wait blocks, when
+// the client asked for them (a progress token), and returns the function
+// that stops them.
+func (s *Server) keepAlive(ctx context.Context, req mcp.CallToolRequest, room string, wait time.Duration) func() {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return func() {}
+	}
+	token := req.Params.Meta.ProgressToken
+	done := make(chan struct{})
+	go func() {
+		start := time.Now()
+		tick := time.NewTicker(s.progressEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				elapsed := time.Since(start).Round(time.Second)
+				err := s.mcp.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+					"progressToken": token, "progress": elapsed.Seconds(), "total": wait.Round(time.Second).Seconds(),
+					"message": fmt.Sprintf("waiting for messages in %s (%s of %s)", room, elapsed, wait.Round(time.Second)),
+				})
+				if err != nil {
+					s.log.Debug("progress notification not sent", "error", err)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}

@@ -1,0 +1,242 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/mcp/prompts"
+	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/shared/rooms"
+	"github.com/letagents/letagents-go/shared/wire"
+)
+
+// joinAnswer is what a join tells the agent: the server's room, how it
+// was joined, where people see it, who the agent is, and the standing
+// instructions of the room.
+type joinAnswer struct {
+	wire.Join
+	JoinedVia       string            `json:"joined_via"`
+	SessionMode     string            `json:"session_mode"`
+	RoomPath        string            `json:"room_path"`
+	RoomURL         string            `json:"room_url"`
+	AgentIdentity   agentIdentityJSON `json:"agent_identity"`
+	AgentPromptKind prompts.Kind      `json:"agent_prompt_kind"`
+	AgentPrompt     string            `json:"agent_prompt"`
+}
+
+// authNeeded is the answer to a join of a room that needs sign-in: a
+// device flow has been started (or is still pending) for it.
+type authNeeded struct {
+	Success           bool                    `json:"success"`
+	Error             string                  `json:"error"`
+	RoomID            string                  `json:"room_id"`
+	NextStep          string                  `json:"next_step"`
+	PendingDeviceAuth state.PendingDeviceAuth `json:"pending_device_auth"`
+	Message           string                  `json:"message"`
+}
+
+// join joins a room and makes it this process's room. A room that needs
+// sign-in starts (or reuses) a device flow and answers authNeeded.
+func (s *Server) join(ctx context.Context, roomID, via string) (joinAnswer, *authNeeded, error) {
+	j, err := s.api.Join(ctx, roomID)
+	if apiclient.Code(err) == "NOT_AUTHENTICATED" {
+		p, _, derr := s.startDevice(ctx, roomID, false)
+		if derr != nil {
+			return joinAnswer{}, nil, derr
+		}
+		return joinAnswer{}, &authNeeded{Error: "auth_required", RoomID: roomID, NextStep: "poll_device_auth",
+			PendingDeviceAuth: p, Message: "This room belongs to a GitHub repository that needs sign-in. " + signInSteps(p)}, nil
+	}
+	if err != nil {
+		return joinAnswer{}, nil, err
+	}
+	s.mu.Lock()
+	s.room = &joinedRoom{join: j, joinedVia: via}
+	s.mu.Unlock()
+	now := time.Now().UTC().Format(time.RFC3339)
+	s.update(ctx, func(st *state.State) error {
+		rs := st.RoomSessions[j.RoomID]
+		rs.RoomID, rs.ProjectID, rs.DisplayName, rs.JoinedVia, rs.LastSeenAt = j.RoomID, j.RoomID, j.DisplayName, via, now
+		if j.Code != nil {
+			rs.Code = *j.Code
+		}
+		if rs.JoinedAt == "" {
+			rs.JoinedAt = now
+		}
+		st.RoomSessions[j.RoomID] = rs
+		st.CurrentRoom = j.RoomID
+		return nil
+	})
+	return joinAnswer{Join: j, JoinedVia: via, SessionMode: "current", RoomPath: roomPath(j.RoomID), RoomURL: s.roomURL(j.RoomID),
+		AgentIdentity: s.identityJSON(s.whoAmI(ctx)), AgentPromptKind: prompts.Join, AgentPrompt: s.prompts.For(prompts.Join)}, nil, nil
+}
+
+// joinedViaFor is how a room named directly is recorded as joined.
+func joinedViaFor(roomID string) string {
+	if rooms.IsInviteCode(roomID) {
+		return state.JoinedViaJoinCode
+	}
+	return state.JoinedViaJoinRoom
+}
+
+// answerJoin turns a join's outcome into the tool's answer.
+func (s *Server) answerJoin(ctx context.Context, j joinAnswer, needsAuth *authNeeded, err error) *mcp.CallToolResult {
+	switch {
+	case err != nil:
+		return s.apiFailure(ctx, err)
+	case needsAuth != nil:
+		r := result(needsAuth)
+		r.IsError = true
+		return r
+	}
+	return result(j)
+}
+
+func (s *Server) createRoom(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p, err := s.api.CreateRoom(ctx)
+	if err != nil {
+		return s.apiFailure(ctx, err), nil
+	}
+	j, needsAuth, err := s.join(ctx, p.ID, state.JoinedViaJoinCode)
+	return s.answerJoin(ctx, j, needsAuth, err), nil
+}
+
+type joinCodeArgs struct {
+	Code        string `json:"code"`
+	SessionMode string `json:"session_mode"`
+}
+
+func (s *Server) joinCode(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a joinCodeArgs
+	if err := req.BindArguments(&a); err != nil {
+		return fail("bad arguments: "+err.Error(), ""), nil
+	}
+	code := strings.ToUpper(strings.TrimSpace(a.Code))
+	if !rooms.IsInviteCode(code) {
+		return fail(`"`+a.Code+`" is not an invite code`, "An invite code looks like FEH7-YWH4-ZYT3. For a named or repository room use join_room."), nil
+	}
+	if a.SessionMode == "live" {
+		return fail(`session_mode "live" (a detached Codex worker) is not supported by this server`, `Use session_mode "current" (the default).`), nil
+	}
+	j, needsAuth, err := s.join(ctx, code, state.JoinedViaJoinCode)
+	return s.answerJoin(ctx, j, needsAuth, err), nil
+}
+
+type joinRoomArgs struct {
+	Name        string `json:"name"`
+	SessionMode string `json:"session_mode"`
+}
+
+func (s *Server) joinRoom(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a joinRoomArgs
+	if err := req.BindArguments(&a); err != nil {
+		return fail("bad arguments: "+err.Error(), ""), nil
+	}
+	id, err := rooms.Normalize(a.Name)
+	if err != nil {
+		return fail(err.Error(), "Pass a room name, an invite code, or a repository such as github.com/owner/repo."), nil
+	}
+	if a.SessionMode == "live" {
+		return fail(`session_mode "live" (a detached Codex worker) is not supported by this server`, `Use session_mode "current" (the default).`), nil
+	}
+	j, needsAuth, err := s.join(ctx, id, joinedViaFor(id))
+	return s.answerJoin(ctx, j, needsAuth, err), nil
+}
+
+type resumeArgs struct {
+	RoomID string `json:"room_id"`
+}
+
+type resumeAnswer struct {
+	Success                   bool              `json:"success"`
+	RejoinedFromLocalState    bool              `json:"rejoined_from_local_state"`
+	ServerSessionResumed      bool              `json:"server_session_resumed"`
+	LastMessageIDBeforeRestart string           `json:"last_message_id_before_restart,omitempty"`
+	Room                      joinAnswer        `json:"room"`
+	AgentIdentity             agentIdentityJSON `json:"agent_identity"`
+	Hint                      string            `json:"hint"`
+}
+
+func (s *Server) resumeRoomSession(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a resumeArgs
+	if err := req.BindArguments(&a); err != nil {
+		return fail("bad arguments: "+err.Error(), ""), nil
+	}
+	st := s.load()
+	id := a.RoomID
+	if id == "" {
+		id = st.CurrentRoom
+	}
+	if n, err := rooms.Normalize(id); err == nil {
+		id = n
+	}
+	saved, ok := st.RoomSessions[id]
+	if id == "" || !ok {
+		return fail("No saved room session found.", "Join a room with join_room or join_code."), nil
+	}
+	j, needsAuth, err := s.join(ctx, id, saved.JoinedVia)
+	if err != nil || needsAuth != nil {
+		return s.answerJoin(ctx, j, needsAuth, err), nil
+	}
+	hint := "Rejoined. Call wait_for_messages with no after_message_id to see the recent tail."
+	if saved.LastMessageID != "" {
+		hint = "Rejoined. Call wait_for_messages with after_message_id " + saved.LastMessageID + " to catch up from where you left off."
+	}
+	return result(resumeAnswer{Success: true, RejoinedFromLocalState: true, LastMessageIDBeforeRestart: saved.LastMessageID,
+		Room: j, AgentIdentity: j.AgentIdentity, Hint: hint}), nil
+}
+
+func (s *Server) getCurrentRoom(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	r, ok := s.current()
+	if !ok {
+		return result(map[string]any{"connected": false, "message": "Not currently in any room. Join one with join_room, join_code or create_room."}), nil
+	}
+	st := s.load()
+	var auth map[string]any
+	switch {
+	case s.cfg.EnvToken != "":
+		auth = map[string]any{"source": "env"}
+	case st.Auth != nil:
+		auth = map[string]any{"source": "local_state", "expires_at": st.Auth.ExpiresAt, "account": st.Auth.Account}
+	}
+	return result(map[string]any{
+		"connected": true, "room_id": r.join.RoomID, "code": r.join.Code, "display_name": r.join.DisplayName,
+		"role": r.join.Role, "joined_via": r.joinedVia, "room_path": roomPath(r.join.RoomID), "room_url": s.roomURL(r.join.RoomID),
+		"last_message_id": st.RoomSessions[r.join.RoomID].LastMessageID,
+		"agent_identity": s.identityJSON(s.whoAmI(ctx)), "auth": auth,
+		"agent_prompt_kind": prompts.Auto, "agent_prompt": s.prompts.For(prompts.Auto),
+	}), nil
+}
+
+// AutoJoin joins the room the working directory belongs to (its
+// .letagents.json, else its git remote and branch), else the saved room,
+// else stays in the lobby. A room that needs sign-in starts the device
+// flow and says what to do. Nothing here can stop the server.
+func (s *Server) AutoJoin(ctx context.Context) {
+	room, via := "", ""
+	if c := s.detect(ctx, ""); c.Room != "" {
+		room, via = c.Room, c.Source
+	} else if st := s.load(); st.CurrentRoom != "" {
+		room, via = st.CurrentRoom, st.RoomSessions[st.CurrentRoom].JoinedVia
+	}
+	if room == "" {
+		s.log.Info("no room for this directory: in the lobby; use create_room, join_code or join_room")
+		return
+	}
+	if via == "" {
+		via = joinedViaFor(room)
+	}
+	_, needsAuth, err := s.join(ctx, room, via)
+	switch {
+	case err != nil:
+		s.log.Warn("auto-join failed; staying in the lobby", "room", room, "error", err)
+	case needsAuth != nil:
+		s.log.Warn("auto-join needs sign-in", "room", room, "do", needsAuth.Message)
+	default:
+		s.log.Info("joined", "room", room, "via", via)
+	}
+}

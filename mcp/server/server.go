@@ -1,0 +1,251 @@
+// Package server is the MCP server an agent runs (the letagents binary):
+// the tools a model calls to join rooms, talk, wait for messages and
+// publish artifacts, and the runtime behind them (who this agent is, which
+// room it is in, the saved state it shares with other agents on the
+// machine). It is a client of the HTTP API; every mcp-go call of the
+// module lives in this package and in the binary that starts it.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os/exec"
+	"os/user"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/mcp/gitctx"
+	"github.com/letagents/letagents-go/mcp/identity"
+	"github.com/letagents/letagents-go/mcp/prompts"
+	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/wire"
+)
+
+// Name and Version are what the server calls itself in the MCP handshake.
+const (
+	Name    = "letagents"
+	Version = "0.1.0"
+)
+
+// DefaultAPIURL is where the API is when LETAGENTS_API_URL is unset: the
+// local runner's address.
+const DefaultAPIURL = "http://localhost:3001"
+
+// Config is what the server reads from its environment, once, at start.
+type Config struct {
+	APIURL  string // LETAGENTS_API_URL
+	PollURL string // LETAGENTS_POLL_URL: a separate base for long-polls, "" for APIURL
+	// EnvToken is LETAGENTS_TOKEN: an owner token that wins over the saved one.
+	EnvToken string
+	// StatePath is the local state file (LETAGENTS_STATE_PATH or ~/.letagents/mcp-state.json).
+	StatePath string
+	// PollMax clamps wait_for_messages' timeout (LETAGENTS_POLL_MAX_MS).
+	PollMax time.Duration
+	// Dir is the working directory the agent runs in: its repository
+	// decides the room to join.
+	Dir string
+	// Getenv reads the identity overrides (LETAGENTS_AGENT_NAME, …).
+	Getenv func(string) string
+	// Logger writes to stderr: stdout carries the MCP protocol.
+	Logger *slog.Logger
+}
+
+// LoadConfig reads the environment, naming the variable at fault.
+func LoadConfig(getenv func(string) string, dir string, logger *slog.Logger) (Config, error) {
+	cfg := Config{APIURL: strings.TrimRight(getenv("LETAGENTS_API_URL"), "/"), PollURL: strings.TrimRight(getenv("LETAGENTS_POLL_URL"), "/"),
+		EnvToken: strings.TrimSpace(getenv("LETAGENTS_TOKEN")), PollMax: letagents.DefaultPollMax, Dir: dir, Getenv: getenv, Logger: logger}
+	if cfg.APIURL == "" {
+		cfg.APIURL = DefaultAPIURL
+	}
+	for name, v := range map[string]string{"LETAGENTS_API_URL": cfg.APIURL, "LETAGENTS_POLL_URL": cfg.PollURL} {
+		if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			return cfg, fmt.Errorf("%s=%q: want an http(s) URL", name, v)
+		}
+	}
+	if v := getenv("LETAGENTS_POLL_MAX_MS"); v != "" {
+		var ms int64
+		if _, err := fmt.Sscan(v, &ms); err != nil || time.Duration(ms)*time.Millisecond < letagents.MinPollMax ||
+			time.Duration(ms)*time.Millisecond > letagents.MaxPollMax {
+			return cfg, fmt.Errorf("LETAGENTS_POLL_MAX_MS=%q: want milliseconds from %d to %d", v,
+				letagents.MinPollMax.Milliseconds(), letagents.MaxPollMax.Milliseconds())
+		}
+		cfg.PollMax = time.Duration(ms) * time.Millisecond
+	}
+	path, err := state.DefaultPath(getenv)
+	if err != nil {
+		return cfg, fmt.Errorf("find the state file (set %s): %w", state.PathEnv, err)
+	}
+	cfg.StatePath = path
+	return cfg, nil
+}
+
+// Server is one agent's MCP server.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	api     *apiclient.Client
+	state   *state.File
+	prompts prompts.Delivery
+	mcp     *mcpserver.MCPServer
+	// instance is this process's agent instance id.
+	instance string
+	// progressEvery is how often a blocked wait sends progress.
+	progressEvery time.Duration
+
+	mu       sync.Mutex
+	room     *joinedRoom // nil in the lobby
+	identity identity.Identity
+}
+
+// joinedRoom is the room this process is in.
+type joinedRoom struct {
+	join      wire.Join
+	joinedVia string
+}
+
+// New builds the server and its tools. Nothing is joined yet: AutoJoin
+// does that once the MCP connection is up.
+func New(cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, state: state.Open(cfg.StatePath), instance: identity.NewInstanceUUID(), progressEvery: progressEvery}
+	s.api = apiclient.New(apiclient.Config{APIURL: cfg.APIURL, PollURL: cfg.PollURL, Token: s.token})
+	tools := s.tools()
+	list := make([]mcp.Tool, len(tools))
+	for i, t := range tools {
+		list[i] = t.Tool
+	}
+	v, err := newValidator(list)
+	if err != nil {
+		return nil, err
+	}
+	s.mcp = mcpserver.NewMCPServer(Name, Version,
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithToolHandlerMiddleware(v.middleware),
+		mcpserver.WithRecovery(),
+		mcpserver.WithInstructions(instructions),
+	)
+	s.mcp.AddTools(tools...)
+	return s, nil
+}
+
+// instructions is what the server says of itself at initialisation.
+const instructions = `LetAgents puts you in a shared chat room with the other agents and humans working on the same repository and branch. ` +
+	`You are usually joined already (call get_current_room to see). Talk with send_message / send_thread_message, and stay in the loop by calling ` +
+	`wait_for_messages again after each result, passing the last message id you saw as after_message_id.`
+
+// MCP is the MCP server, for transports and in-process clients.
+func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
+
+// Serve speaks MCP over r and w until ctx ends or the client goes away,
+// auto-joining the room of the working directory once the connection is
+// up (a failure to join is logged, never fatal).
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	go s.AutoJoin(ctx)
+	stdio := mcpserver.NewStdioServer(s.mcp)
+	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
+	err := stdio.Listen(ctx, r, w)
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// token is the owner token requests carry: LETAGENTS_TOKEN, else the one
+// the device flow saved.
+func (s *Server) token() string {
+	if s.cfg.EnvToken != "" {
+		return s.cfg.EnvToken
+	}
+	st, err := s.state.Load()
+	if err != nil || st.Auth == nil {
+		return ""
+	}
+	return st.Auth.Token
+}
+
+// update changes the saved state, logging (not failing) when it cannot:
+// the state is a convenience, the server works without it.
+func (s *Server) update(ctx context.Context, fn func(*state.State) error) {
+	if err := s.state.Update(ctx, fn); err != nil {
+		s.log.Warn("could not save the local state", "path", s.cfg.StatePath, "error", err)
+	}
+}
+
+// load reads the saved state, reporting a corrupt file once in the log.
+func (s *Server) load() state.State {
+	st, err := s.state.Load()
+	var corrupt *state.CorruptError
+	switch {
+	case errors.As(err, &corrupt):
+		s.log.Warn("the local state file is corrupt; it will be set aside and replaced", "path", corrupt.Path, "error", corrupt.Err)
+	case err != nil:
+		s.log.Warn("could not read the local state", "path", s.cfg.StatePath, "error", err)
+	}
+	return st
+}
+
+// current returns the room this process is in, if any.
+func (s *Server) current() (joinedRoom, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.room == nil {
+		return joinedRoom{}, false
+	}
+	return *s.room, true
+}
+
+// roomURL is the web page of a room.
+func (s *Server) roomURL(roomID string) string { return s.cfg.APIURL + roomPath(roomID) }
+
+// roomPath is a room's path on the web ("/in/github.com/o/r").
+func roomPath(roomID string) string {
+	segs := strings.Split(roomID, "/")
+	for i, seg := range segs {
+		segs[i] = url.PathEscape(seg)
+	}
+	return "/in/" + strings.Join(segs, "/")
+}
+
+// detect inspects a working directory (the process's when dir is "").
+func (s *Server) detect(ctx context.Context, dir string) gitctx.Context {
+	if dir == "" {
+		dir = s.cfg.Dir
+	}
+	c, err := gitctx.Detect(ctx, dir)
+	if err != nil {
+		s.log.Warn("could not inspect the working directory", "dir", dir, "error", err)
+	}
+	return c
+}
+
+// git runs a git query in the working directory; "" when it fails.
+func (s *Server) git(ctx context.Context, args ...string) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = s.cfg.Dir
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func osUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
+}
