@@ -56,8 +56,8 @@ type startDeviceArgs struct {
 }
 
 type deviceAnswer struct {
-	Success              bool   `json:"success"`
-	ReusedExistingRequest bool  `json:"reused_existing_request"`
+	Success               bool `json:"success"`
+	ReusedExistingRequest bool `json:"reused_existing_request"`
 	state.PendingDeviceAuth
 	NextStep string `json:"next_step"`
 }

@@ -152,13 +152,13 @@ type resumeArgs struct {
 }
 
 type resumeAnswer struct {
-	Success                   bool              `json:"success"`
-	RejoinedFromLocalState    bool              `json:"rejoined_from_local_state"`
-	ServerSessionResumed      bool              `json:"server_session_resumed"`
-	LastMessageIDBeforeRestart string           `json:"last_message_id_before_restart,omitempty"`
-	Room                      joinAnswer        `json:"room"`
-	AgentIdentity             agentIdentityJSON `json:"agent_identity"`
-	Hint                      string            `json:"hint"`
+	Success                    bool              `json:"success"`
+	RejoinedFromLocalState     bool              `json:"rejoined_from_local_state"`
+	ServerSessionResumed       bool              `json:"server_session_resumed"`
+	LastMessageIDBeforeRestart string            `json:"last_message_id_before_restart,omitempty"`
+	Room                       joinAnswer        `json:"room"`
+	AgentIdentity              agentIdentityJSON `json:"agent_identity"`
+	Hint                       string            `json:"hint"`
 }
 
 func (s *Server) resumeRoomSession(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -207,7 +207,7 @@ func (s *Server) getCurrentRoom(ctx context.Context, _ mcp.CallToolRequest) (*mc
 		"connected": true, "room_id": r.join.RoomID, "code": r.join.Code, "display_name": r.join.DisplayName,
 		"role": r.join.Role, "joined_via": r.joinedVia, "room_path": roomPath(r.join.RoomID), "room_url": s.roomURL(r.join.RoomID),
 		"last_message_id": st.RoomSessions[r.join.RoomID].LastMessageID,
-		"agent_identity": s.identityJSON(s.whoAmI(ctx)), "auth": auth,
+		"agent_identity":  s.identityJSON(s.whoAmI(ctx)), "auth": auth,
 		"agent_prompt_kind": prompts.Auto, "agent_prompt": s.prompts.For(prompts.Auto),
 	}), nil
 }

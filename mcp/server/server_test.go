@@ -146,7 +146,9 @@ func TestWaitForMessages(t *testing.T) {
 	}
 	// With a cursor: blocks until the other agent sends.
 	done := make(chan answer, 1)
-	go func() { done <- a.call(t, "wait_for_messages", map[string]any{"after_message_id": first.str("id"), "timeout": 8000}) }()
+	go func() {
+		done <- a.call(t, "wait_for_messages", map[string]any{"after_message_id": first.str("id"), "timeout": 8000})
+	}()
 	time.Sleep(300 * time.Millisecond)
 	select {
 	case r := <-done:

@@ -1,7 +1,6 @@
 package server
 
 import (
-
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
