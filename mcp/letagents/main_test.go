@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRun(t *testing.T) {
+	t.Parallel()
+	env := func(vars map[string]string) func(string) string {
+		return func(k string) string { return vars[k] }
+	}
+	state := filepath.Join(t.TempDir(), "state.json")
+	tests := []struct {
+		name    string
+		args    []string
+		vars    map[string]string
+		wantErr string
+	}{
+		{"no such directory", []string{"--cwd", filepath.Join(t.TempDir(), "missing")}, nil, "not a directory"},
+		{"bad flag", []string{"--nope"}, nil, "flag provided but not defined"},
+		{"bad API URL", nil, map[string]string{"LETAGENTS_API_URL": "ftp://x"}, "LETAGENTS_API_URL"},
+		{"bad poll max", nil, map[string]string{"LETAGENTS_POLL_MAX_MS": "5"}, "LETAGENTS_POLL_MAX_MS"},
+		// The client hangs up at once: the server ends without an error.
+		{"stdin closed", []string{"--cwd", t.TempDir()}, map[string]string{"LETAGENTS_API_URL": "http://127.0.0.1:1"}, ""},
+	}
+	for _, tt := range tests {
+		vars := map[string]string{"LETAGENTS_STATE_PATH": state}
+		for k, v := range tt.vars {
+			vars[k] = v
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var stdout, stderr bytes.Buffer
+		err := run(ctx, tt.args, env(vars), strings.NewReader(""), &stdout, &stderr)
+		cancel()
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%s: run = %v, want error containing %q (stderr: %s)", tt.name, err, tt.wantErr, stderr.String())
+		}
+		if stdout.Len() != 0 && tt.wantErr != "" {
+			t.Errorf("%s: wrote %q on stdout, which belongs to the protocol", tt.name, stdout.String())
+		}
+	}
+}
