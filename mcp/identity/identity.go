@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/letagents/letagents-go/shared/actors"
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
@@ -161,7 +162,7 @@ func Resolve(in Inputs) Identity {
 	id.Name, id.DisplayName = resolveName(id.RuntimeKey, explicit, explicitDisplay, stored, in.TakenNames)
 	id.IDELabel = resolveIDE(env, firstNonEmpty(explicit, explicitDisplay))
 	id.OwnerLabel = resolveOwner(env(envOwnerLabel), in)
-	id.ActorLabel = ActorLabel(id.DisplayName, id.OwnerLabel, id.IDELabel)
+	id.ActorLabel = actors.ActorLabel(id.DisplayName, id.OwnerLabel, id.IDELabel)
 	if stored != nil {
 		id.CanonicalKey = keptCanonicalKey(stored.CanonicalKey, id.Name, in.AccountLogin)
 	}
@@ -196,7 +197,7 @@ func resolveName(key, explicit, explicitDisplay string, stored *Identity, taken 
 	for _, t := range taken {
 		takenSet[strings.ToLower(strings.TrimSpace(t))] = true
 	}
-	display, name = freeCodename(key, takenSet)
+	display, name = actors.FreeCodename(key, takenSet)
 	return name, display
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/letagents/letagents-go/shared/actors"
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
@@ -168,7 +169,7 @@ func TestResolveOwnerLabel(t *testing.T) {
 func TestResolveName(t *testing.T) {
 	t.Parallel()
 	const key = "codex:t1"
-	codeDisplay, codeName := Codename(key)
+	codeDisplay, codeName := actors.Codename(key)
 	stored := &Identity{RuntimeKey: key, Name: "old-name", DisplayName: "Old Name"}
 	tests := []struct {
 		name        string
@@ -281,8 +282,8 @@ func TestResolveLabelsFit(t *testing.T) {
 			t.Errorf("%s = %q: letagents.Label = %q, %v; want it valid and unchanged", field, v, clean, err)
 		}
 	}
-	if d, o, i := ParseActorLabel(got.ActorLabel); d != got.DisplayName || o != got.OwnerLabel || i != got.IDELabel {
-		t.Errorf("ParseActorLabel(%q) = %q, %q, %q; want the resolved parts back", got.ActorLabel, d, o, i)
+	if d, o, i := actors.ParseActorLabel(got.ActorLabel); d != got.DisplayName || o != got.OwnerLabel || i != got.IDELabel {
+		t.Errorf("actors.ParseActorLabel(%q) = %q, %q, %q; want the resolved parts back", got.ActorLabel, d, o, i)
 	}
 	if slug, err := letagents.AgentName(got.Name); err != nil || slug != got.Name {
 		t.Errorf("letagents.AgentName(%q) = %q, %v; want it unchanged", got.Name, slug, err)
@@ -292,7 +293,7 @@ func TestResolveLabelsFit(t *testing.T) {
 func TestResolveNilGetenv(t *testing.T) {
 	t.Parallel()
 	got := Resolve(Inputs{InstanceUUID: "u"})
-	display, name := Codename("instance:u")
+	display, name := actors.Codename("instance:u")
 	want := Identity{
 		RuntimeKey:  "instance:u",
 		Name:        name,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/letagents/letagents-go/mcp/identity"
 	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/shared/actors"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -85,7 +86,7 @@ func (s *Server) resolveIdentity(ctx context.Context) identity.Identity {
 			s.log.Warn("could not register the agent", "name", id.Name, "error", err)
 		} else {
 			id.CanonicalKey, id.DisplayName, id.OwnerLabel = a.CanonicalKey, a.DisplayName, a.OwnerLabel
-			id.ActorLabel = identity.ActorLabel(id.DisplayName, id.OwnerLabel, id.IDELabel)
+			id.ActorLabel = actors.ActorLabel(id.DisplayName, id.OwnerLabel, id.IDELabel)
 		}
 	}
 	source := "local"

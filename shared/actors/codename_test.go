@@ -1,4 +1,4 @@
-package identity
+package actors
 
 import (
 	"crypto/sha256"
@@ -52,10 +52,8 @@ func TestCodenameDeterministic(t *testing.T) {
 	if d1 != d2 || n1 != n2 {
 		t.Errorf("Codename twice = %q, %q then %q, %q; want equal", d1, n1, d2, n2)
 	}
-	id1 := Resolve(Inputs{Getenv: envOf(map[string]string{"CLAUDECODE_SESSION_ID": "abc"})})
-	id2 := Resolve(Inputs{Getenv: envOf(map[string]string{"CLAUDECODE_SESSION_ID": "abc"})})
-	if id1.Name != n1 || id2.Name != n1 || id1.DisplayName != d1 {
-		t.Errorf("Resolve names = %q, %q (display %q); want %q (display %q)", id1.Name, id2.Name, id1.DisplayName, n1, d1)
+	if d3, n3 := FreeCodename("claude:abc", nil); d3 != d1 || n3 != n1 {
+		t.Errorf("FreeCodename with nothing taken = %q, %q; want %q, %q", d3, n3, d1, n1)
 	}
 }
 
@@ -107,7 +105,6 @@ func TestCodenameAvoidsTakenNames(t *testing.T) {
 		{"free", nil, first},
 		{"unrelated taken", []string{"someone-else"}, first},
 		{"first taken", []string{first}, second},
-		{"first taken, other case", []string{" " + capitalise(first) + " "}, second},
 		{"first two taken", []string{first, second}, third},
 		{"all tries taken", takenRun(idx, codenameTries+1), first + "-" + fmt.Sprintf("%02x%02x", sum[0], sum[1])},
 		{"all but the last try taken", takenRun(idx, codenameTries), nameAt(idx + codenameTries)},
@@ -115,12 +112,16 @@ func TestCodenameAvoidsTakenNames(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			id := Resolve(Inputs{Getenv: envOf(map[string]string{"CODEX_THREAD_ID": "thread-1"}), TakenNames: tt.taken})
-			if id.Name != tt.want {
-				t.Errorf("Resolve with taken %v: Name = %q; want %q", tt.taken, id.Name, tt.want)
+			taken := map[string]bool{}
+			for _, n := range tt.taken {
+				taken[n] = true
 			}
-			if slug, err := letagents.AgentName(id.Name); err != nil || slug != id.Name {
-				t.Errorf("letagents.AgentName(%q) = %q, %v; want it unchanged", id.Name, slug, err)
+			_, name := FreeCodename(key, taken)
+			if name != tt.want {
+				t.Errorf("FreeCodename with taken %v = %q; want %q", tt.taken, name, tt.want)
+			}
+			if slug, err := letagents.AgentName(name); err != nil || slug != name {
+				t.Errorf("letagents.AgentName(%q) = %q, %v; want it unchanged", name, slug, err)
 			}
 		})
 	}
@@ -137,8 +138,8 @@ func TestCodenameWrapsAround(t *testing.T) {
 	for i := range 1_000_000 {
 		key := fmt.Sprintf("k%d", i)
 		if codenameIndex(sha256Of(key)) == codenameSpace-1 {
-			if _, got := freeCodename(key, taken); got != "amberamber" {
-				t.Errorf("freeCodename(%q) after wrenwren = %q; want amberamber", key, got)
+			if _, got := FreeCodename(key, taken); got != "amberamber" {
+				t.Errorf("FreeCodename(%q) after wrenwren = %q; want amberamber", key, got)
 			}
 			return
 		}

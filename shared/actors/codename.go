@@ -1,4 +1,7 @@
-package identity
+// Package actors owns how agents are named, on the server and in the MCP
+// client alike: codenames for agents without a name, and the actor label
+// ("Name | Owner's agent | IDE") every message and task carries.
+package actors
 
 import (
 	"crypto/sha256"
@@ -34,20 +37,20 @@ const (
 	codenameTries = 50
 )
 
-// Codename returns the codename of a key (a runtime key, or a canonical key
-// on the server): display is two capitalised words fused ("RiverValley"),
+// Codename returns the codename of a key (an agent's runtime key on the
+// client, its canonical key on the server): display is two capitalised words fused ("RiverValley"),
 // name its lower-case slug ("rivervalley"). The pick is deterministic:
 // the first four bytes of SHA-256(key), big-endian, modulo 100×100 select
-// the pair. It is the first choice only; Resolve moves on when the name is
-// already taken.
+// the pair. It is the first choice only; FreeCodename moves on when the
+// name is already taken.
 func Codename(key string) (display, name string) {
 	return codenameAt(codenameIndex(sha256.Sum256([]byte(key))))
 }
 
-// freeCodename is the codename of key that is not in taken (a set of
-// lower-case names): the first choice, else up to codenameTries later
-// indexes, else the first choice with "-" and four hex digits of the hash.
-func freeCodename(key string, taken map[string]bool) (display, name string) {
+// FreeCodename is the codename of key that is not in taken (a set of
+// lower-case names): the first choice, else up to 50 later ones, else the
+// first choice with "-" and four hex digits of the hash.
+func FreeCodename(key string, taken map[string]bool) (display, name string) {
 	sum := sha256.Sum256([]byte(key))
 	idx := codenameIndex(sum)
 	for k := range codenameTries + 1 {
