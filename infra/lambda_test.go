@@ -262,6 +262,19 @@ func TestLambdaPath(t *testing.T) {
 			}
 		},
 	}, {
+		group:      api.GroupCoordination,
+		setup:      ensureRoom,
+		wantStatus: 200,
+		check: func(t *testing.T, f function, header map[string]string, body []byte) {
+			got := decodeJSON[struct {
+				RoomID       string `json:"room_id"`
+				Participants []any  `json:"participants"`
+			}](t, header, body)
+			if got.RoomID != fixtureRoom || got.Participants == nil || len(got.Participants) != 0 {
+				t.Errorf("participants answered %s, want room %q with an empty roster", body, fixtureRoom)
+			}
+		},
+	}, {
 		group:      api.GroupWeb,
 		wantStatus: 200,
 		check: func(t *testing.T, f function, header map[string]string, body []byte) {

@@ -322,11 +322,12 @@ func checkFunctions(t *testing.T, p parsed, targets map[string][]string) map[str
 // tokens (KMS Decrypt); only the auth function reads the GitHub app's
 // secret and makes data keys to seal new tokens.
 var wantPolicies = map[api.Group][]string{
-	api.GroupRooms:    {"decrypt " + tokenKey, "secret " + secretParam},
-	api.GroupMessages: {"decrypt " + tokenKey, "secret " + secretParam},
-	api.GroupPoll:     {"decrypt " + tokenKey, "secret " + secretParam},
-	api.GroupWeb:      {"secret " + secretParam},
-	api.GroupAuth:     {"decrypt " + tokenKey, "generate-data-key " + tokenKey, "secret " + secretParam, "secret " + githubSecretParam},
+	api.GroupRooms:        {"decrypt " + tokenKey, "secret " + secretParam},
+	api.GroupMessages:     {"decrypt " + tokenKey, "secret " + secretParam},
+	api.GroupPoll:         {"decrypt " + tokenKey, "secret " + secretParam},
+	api.GroupWeb:          {"secret " + secretParam},
+	api.GroupCoordination: {"decrypt " + tokenKey, "secret " + secretParam},
+	api.GroupAuth:         {"decrypt " + tokenKey, "generate-data-key " + tokenKey, "secret " + secretParam, "secret " + githubSecretParam},
 }
 
 // checkPolicies holds a function's policies to wantPolicies. SAM policy

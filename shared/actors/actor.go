@@ -1,6 +1,9 @@
 package actors
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 const labelSep = " | "
 
@@ -65,4 +68,55 @@ func parseAttribution(s string) (owner string, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// genericWords are names that say what an agent runs on, not who it is:
+// a room full of "claude"s would tell nobody apart.
+var genericWords = map[string]bool{"antigravity": true, "codex": true, "agent": true, "worker": true, "local": true,
+	"claude": true, "cursor": true, "cline": true, "roo": true, "gemini": true}
+
+// Generic reports whether a requested display name is empty or made only
+// of generic words (or of the words of the agent's IDE label).
+func Generic(name, ideLabel string) bool {
+	ide := map[string]bool{}
+	for _, w := range words(ideLabel) {
+		ide[w] = true
+	}
+	for _, w := range words(name) {
+		if !genericWords[w] && !ide[w] {
+			return false
+		}
+	}
+	return true
+}
+
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !('a' <= r && r <= 'z' || '0' <= r && r <= '9')
+	})
+}
+
+// SessionNames are the display names a session in a room tries, in order,
+// until one is free among the room's live agents: the requested name, then
+// "<name> 2", "<name> 3", …; a generic name instead gets the codename of
+// the agent's key, then of "<key>:2", "<key>:3", ….
+func SessionNames(requested, agentKey, ideLabel string, n int) []string {
+	requested = strings.Join(strings.Fields(requested), " ")
+	out := make([]string, 0, n)
+	generic := Generic(requested, ideLabel)
+	for k := 1; len(out) < n; k++ {
+		switch {
+		case generic && k == 1:
+			display, _ := Codename(agentKey)
+			out = append(out, display)
+		case generic:
+			display, _ := Codename(agentKey + ":" + strconv.Itoa(k))
+			out = append(out, display)
+		case k == 1:
+			out = append(out, requested)
+		default:
+			out = append(out, requested+" "+strconv.Itoa(k))
+		}
+	}
+	return out
 }

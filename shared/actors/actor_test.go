@@ -1,6 +1,9 @@
 package actors
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestActorLabel(t *testing.T) {
 	t.Parallel()
@@ -65,5 +68,31 @@ func TestParseActorLabelRoundTrip(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestSessionNames(t *testing.T) {
+	t.Parallel()
+	code1, _ := Codename("ann/claude")
+	code2, _ := Codename("ann/claude:2")
+	tests := []struct {
+		requested, ide string
+		want           []string
+	}{
+		{"Builder", "Codex", []string{"Builder", "Builder 2", "Builder 3"}},
+		{"  Big   Builder ", "Codex", []string{"Big Builder", "Big Builder 2", "Big Builder 3"}},
+		{"claude", "Claude", []string{code1, code2}},
+		{"", "Codex", []string{code1, code2}},
+		{"Codex agent", "Codex", []string{code1, code2}},
+		{"my-ide", "My IDE", []string{code1, code2}},
+	}
+	for _, tt := range tests {
+		got := SessionNames(tt.requested, "ann/claude", tt.ide, len(tt.want))
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("SessionNames(%q, ide %q) = %q, want %q", tt.requested, tt.ide, got, tt.want)
+		}
+	}
+	if code1 == code2 {
+		t.Error("a key and its second slot share a codename")
 	}
 }

@@ -39,6 +39,9 @@ type Deps struct {
 	// Draining, once closed, makes parked long-polls answer at once (with
 	// what they have, usually nothing) so a stopping server drains quickly.
 	Draining <-chan struct{}
+	// Now is the clock of agent sessions, presence and the board (tests
+	// set it; nil is time.Now).
+	Now func() time.Time
 }
 
 type server struct {
@@ -55,6 +58,9 @@ func New(d Deps, groups ...Group) http.Handler {
 	if d.PollMax <= 0 {
 		d.PollMax = letagents.DefaultPollMax
 	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
 	if d.Auth == nil {
 		d.Auth = auth.New(d.Store, auth.Config{Logger: d.Logger})
 	}
@@ -67,6 +73,8 @@ func New(d Deps, groups ...Group) http.Handler {
 	}
 	return s.middleware(rs)
 }
+
+func (s *server) now() time.Time { return s.Now() }
 
 // writeJSON writes v with status. Encoding our own types cannot fail, so
 // an error here means the client went away; there is nobody to tell.

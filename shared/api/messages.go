@@ -102,6 +102,15 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) 
 		s.fail(w, r, err)
 		return
 	}
+	// A worker session's message is signed by the server, never the body.
+	sess, err := s.agentSession(r, id, req.SessionCredentials, true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if sess != nil {
+		m.Sender, m.Source, m.PublisherSessionID = sess.ActorLabel, "agent", sess.ID
+	}
 	msg, err := s.Store.SendMessage(r.Context(), m)
 	if err != nil {
 		s.fail(w, r, err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/wire"
 )
 
 // holdMargin is kept free before a context deadline so that the empty
@@ -31,6 +32,16 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, ps params) {
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	// A poll with session credentials (headers) is the agent's delivery
+	// connection: it counts as reachable while parked.
+	sess, err := s.agentSession(r, id, wire.SessionCredentials{}, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if sess != nil {
+		defer s.deliver(r.Context(), sess.ID)()
 	}
 	ctx := r.Context()
 	if limit, ok := holdLimit(ctx); ok {
@@ -109,4 +120,39 @@ func pollTimeout(v string, maxWait time.Duration) (time.Duration, error) {
 		return maxWait, nil
 	}
 	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// deliver records a parked poll as an open delivery connection of a
+// session, renewed while it waits; the returned func closes it. The
+// connection is a lease in the database: if this process dies, it lapses
+// by itself within letagents.DeliveryLease. Failures only cost liveness
+// accuracy, never the poll, so they are logged.
+func (s *server) deliver(ctx context.Context, sessionID int64) func() {
+	bg := context.WithoutCancel(ctx)
+	id, err := s.Store.OpenDelivery(bg, sessionID, s.now(), s.now().Add(letagents.DeliveryLease))
+	if err != nil {
+		s.Logger.Warn("open delivery connection", "session", sessionID, "error", err)
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(letagents.DeliveryHeartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := s.Store.RenewDelivery(bg, id, s.now().Add(letagents.DeliveryLease)); err != nil {
+					s.Logger.Warn("renew delivery connection", "session", sessionID, "error", err)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		if err := s.Store.CloseDelivery(bg, id, s.now()); err != nil {
+			s.Logger.Warn("close delivery connection", "session", sessionID, "error", err)
+		}
+	}
 }

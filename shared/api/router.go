@@ -22,6 +22,8 @@ const (
 	GroupPoll     Group = "poll"     // long-poll, served by the poll container
 	GroupWeb      Group = "web"      // the web page and health check
 	GroupAuth     Group = "auth"     // sign-in and the agents directory
+	// GroupCoordination is agent sessions, presence and the task board.
+	GroupCoordination Group = "coordination"
 )
 
 // Route is one method and path pattern. In a pattern, {room} stands for a

@@ -33,6 +33,13 @@ func (s *server) routes() []Route {
 		{GroupPoll, http.MethodGet, "/projects/{room}/messages/poll", s.poll},
 		{GroupPoll, http.MethodGet, "/rooms/{room}/messages/poll", s.poll},
 
+		{GroupCoordination, http.MethodPost, "/rooms/{room}/agent-sessions", s.registerSession},
+		{GroupCoordination, http.MethodPost, "/rooms/{room}/agent-sessions/{session_id}/disconnect", s.disconnectSession},
+		{GroupCoordination, http.MethodPost, "/rooms/{room}/agent-sessions/{session_id}/native-activity", s.nativeActivity},
+		{GroupCoordination, http.MethodGet, "/rooms/{room}/presence", s.presence},
+		{GroupCoordination, http.MethodPost, "/rooms/{room}/presence", s.postPresence},
+		{GroupCoordination, http.MethodGet, "/rooms/{room}/participants", s.participants},
+
 		{GroupWeb, http.MethodGet, "/api/health", s.health},
 		{GroupWeb, http.MethodGet, "/in/{room}", s.roomPage},
 		{GroupWeb, http.MethodGet, "/", s.landingPage},

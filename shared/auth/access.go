@@ -126,7 +126,7 @@ func (s *Service) repoAccess(ctx context.Context, accountID int64, repo string) 
 	token, err := s.githubToken(ctx, accountID)
 	var a store.RepoAccess
 	switch {
-	case isCode(err, letagents.NotFound):
+	case letagents.IsCode(err, letagents.NotFound):
 		return a, false, nil // no usable token: nothing GitHub would let us see
 	case err != nil:
 		return a, false, err

@@ -118,7 +118,7 @@ func (s *Service) Identify(ctx context.Context, c Credential) (Identity, error) 
 		switch {
 		case err == nil:
 			return Identity{Account: acct, Via: ViaSession, CredentialID: id}, nil
-		case isCode(err, letagents.Unauthorized):
+		case letagents.IsCode(err, letagents.Unauthorized):
 			who.StaleSession = true
 		default:
 			return who, err
@@ -129,7 +129,7 @@ func (s *Service) Identify(ctx context.Context, c Credential) (Identity, error) 
 		switch {
 		case err == nil:
 			return Identity{Account: acct, Via: ViaOwnerToken, CredentialID: id, StaleSession: who.StaleSession}, nil
-		case isCode(err, letagents.Unauthorized):
+		case letagents.IsCode(err, letagents.Unauthorized):
 			return who, invalidToken("Invalid or revoked token")
 		default:
 			return who, err
@@ -232,7 +232,7 @@ func (s *Service) PollDevice(ctx context.Context, requestID string) (DevicePoll,
 	now := s.cfg.Now()
 	hash := HashToken(requestID)
 	d, err := s.store.ClaimDevicePoll(ctx, hash, now)
-	if isCode(err, letagents.Gone) {
+	if letagents.IsCode(err, letagents.Gone) {
 		return DevicePoll{Status: DeviceExpired}, nil
 	}
 	if err != nil {
@@ -383,8 +383,3 @@ func deviceAAD(idHash []byte) []byte { return []byte("device_code:" + hex.Encode
 
 // tokenAAD binds a sealed GitHub token to its GitHub user.
 func tokenAAD(githubUserID string) []byte { return []byte("github_token:github:" + githubUserID) }
-
-func isCode(err error, code letagents.ErrorCode) bool {
-	var e *letagents.Error
-	return errors.As(err, &e) && e.Code == code
-}

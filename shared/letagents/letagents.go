@@ -4,6 +4,7 @@
 package letagents
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -98,6 +99,12 @@ type NewMessage struct {
 	Text            string
 	Source          string
 	ThreadParentSeq int64
+	// PublisherSessionID is the agent session the server verified as the
+	// sender, 0 for none.
+	PublisherSessionID int64
+	// ClientMessageID, when set, makes the post idempotent within the room:
+	// a second post with it is a Conflict.
+	ClientMessageID string
 }
 
 // MessagePage is one page of a room's timeline, oldest first.
@@ -159,6 +166,12 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// IsCode reports whether err is, or wraps, an *Error of the code.
+func IsCode(err error, code ErrorCode) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == code
+}
 
 // Errorf builds an *Error with a formatted message.
 func Errorf(code ErrorCode, format string, args ...any) *Error {

@@ -337,7 +337,7 @@ func assemble(ctx context.Context, cfg Config, logger *slog.Logger, pool *pgxpoo
 		close(s.hubDone)
 	}
 	s.Handler = api.New(api.Deps{Store: s.Store, Hub: s.Hub, Auth: s.Auth, Logger: logger, BaseURL: cfg.BaseURL,
-		Origins: cfg.origins(), PollMax: cfg.PollMax, Draining: s.draining}, groups...)
+		Origins: cfg.origins(), PollMax: cfg.PollMax, Draining: s.draining, Now: cfg.Now}, groups...)
 	return s
 }
 

@@ -36,8 +36,9 @@ func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (letage
 		), parent AS (
 			SELECT coalesce(thread_root_seq, seq) AS root FROM messages WHERE room_id = $1 AND seq = $5
 		), ins AS (
-			INSERT INTO messages (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at)
-			SELECT id, last_seq, $2, $3, $4, $5, (SELECT root FROM parent), date_trunc('milliseconds', clock_timestamp()) FROM next
+			INSERT INTO messages (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at,
+				publisher_session_id, client_message_id)
+			SELECT id, last_seq, $2, $3, $4, $5, (SELECT root FROM parent), date_trunc('milliseconds', clock_timestamp()), $7, $8 FROM next
 			RETURNING seq, thread_root_seq, created_at
 		), thread AS (
 			INSERT INTO message_threads AS t (room_id, root_seq, reply_count, latest_reply_seq, latest_reply_at)
@@ -46,7 +47,7 @@ func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (letage
 			SET reply_count = t.reply_count + 1, latest_reply_seq = EXCLUDED.latest_reply_seq, latest_reply_at = EXCLUDED.latest_reply_at
 		)
 		SELECT seq, thread_root_seq, created_at, pg_notify($6, seq::text) FROM ins`,
-		m.RoomID, m.Sender, m.Text, source, parent, s.Channel(m.RoomID),
+		m.RoomID, m.Sender, m.Text, source, parent, s.Channel(m.RoomID), nullInt(m.PublisherSessionID), nullString(m.ClientMessageID),
 	).Scan(&out.Seq, &root, &out.CreatedAt, nil)
 	if root != nil {
 		out.ThreadRootSeq = *root
@@ -54,6 +55,8 @@ func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (letage
 	switch {
 	case isNoRows(err):
 		return out, letagents.Errorf(letagents.NotFound, "Room not found")
+	case pgCode(err) == uniqueViolation:
+		return out, letagents.Errorf(letagents.Conflict, "a message with client_message_id %q is already in this room", m.ClientMessageID)
 	case pgCode(err) == foreignKeyViolation, pgCode(err) == checkViolation:
 		return out, letagents.Errorf(letagents.Invalid, "thread_parent_id %s is not a message in this room", letagents.MessageID(m.ThreadParentSeq))
 	case err != nil:

@@ -88,6 +88,119 @@ type SendMessage struct {
 	Text           string  `json:"text"`
 	ThreadParentID *string `json:"thread_parent_id,omitempty"`
 	ReplyTo        *string `json:"reply_to,omitempty"`
+	// With a worker session's credentials the message is sent as that
+	// session: its actor label replaces sender.
+	SessionCredentials
+}
+
+// SessionCredentials prove a request comes from a registered agent
+// session. They ride in the body, or in the headers SessionIDHeader and
+// SessionTokenHeader (long-polls), always with the owner's token.
+type SessionCredentials struct {
+	AgentSessionID    string `json:"agent_session_id,omitempty"`
+	AgentSessionToken string `json:"agent_session_token,omitempty"`
+}
+
+// Headers that carry session credentials.
+const (
+	SessionIDHeader    = "X-LetAgents-Agent-Session-Id"
+	SessionTokenHeader = "X-LetAgents-Agent-Session-Token"
+)
+
+// RegisterSession is the body of POST /rooms/{room}/agent-sessions.
+type RegisterSession struct {
+	ActorKey                 string `json:"actor_key"` // the agent's canonical key, "<login>/<name>"
+	DisplayName              string `json:"display_name,omitempty"`
+	RequestedBaseDisplayName string `json:"requested_base_display_name,omitempty"`
+	IDELabel                 string `json:"ide_label,omitempty"`
+	AgentInstanceID          string `json:"agent_instance_id,omitempty"`
+	SessionKind              string `json:"session_kind,omitempty"` // worker (default) or controller
+	Runtime                  string `json:"runtime,omitempty"`
+	RepoBranch               string `json:"repo_branch,omitempty"`
+}
+
+// AgentSession is a registered session. SessionToken is in the answer to
+// its registration only.
+type AgentSession struct {
+	SessionID       string  `json:"session_id"`
+	SessionToken    string  `json:"session_token,omitempty"`
+	RoomID          string  `json:"room_id"`
+	SessionKind     string  `json:"session_kind"`
+	Runtime         string  `json:"runtime"`
+	ActorLabel      string  `json:"actor_label"`
+	AgentKey        string  `json:"agent_key"`
+	AgentInstanceID string  `json:"agent_instance_id"`
+	DisplayName     string  `json:"display_name"`
+	OwnerLabel      string  `json:"owner_label"`
+	IDELabel        string  `json:"ide_label"`
+	RepoBranch      string  `json:"repo_branch"`
+	CreatedAt       string  `json:"created_at"`
+	UpdatedAt       string  `json:"updated_at"`
+	LastSeenAt      string  `json:"last_seen_at"`
+	EndedAt         *string `json:"ended_at"`
+}
+
+// Disconnected is the answer to a session's disconnect.
+type Disconnected struct {
+	RoomID          string          `json:"room_id"`
+	AgentSession    AgentSession    `json:"agent_session"`
+	DeliverySession DeliverySession `json:"delivery_session"`
+}
+
+// DeliverySession says whether messages reach a session's agent.
+type DeliverySession struct {
+	Connected          bool    `json:"connected"`
+	Reachable          bool    `json:"reachable"`
+	OpenConnections    int     `json:"active_connection_count"`
+	LastDisconnectedAt *string `json:"last_disconnected_at"`
+}
+
+// PresenceUpdate is the body of POST /rooms/{room}/presence.
+type PresenceUpdate struct {
+	Status     string `json:"status"` // idle, working, reviewing or blocked
+	StatusText string `json:"status_text,omitempty"`
+	SessionCredentials
+}
+
+// Participant is an agent of a room's roster: its session, what it says
+// it is doing, and whether messages reach it.
+type Participant struct {
+	SessionID       string  `json:"session_id"`
+	ActorLabel      string  `json:"actor_label"`
+	DisplayName     string  `json:"display_name"`
+	AgentKey        string  `json:"agent_key"`
+	OwnerLabel      string  `json:"owner_label"`
+	IDELabel        string  `json:"ide_label"`
+	SessionKind     string  `json:"session_kind"`
+	Runtime         string  `json:"runtime"`
+	Status          string  `json:"status"`
+	StatusText      string  `json:"status_text"`
+	StatusUpdatedAt *string `json:"status_updated_at"`
+	Connected       bool    `json:"connected"` // reachable: a delivery connection is open, or closed moments ago
+	LastSeenAt      string  `json:"last_seen_at"`
+}
+
+// Participants is GET /rooms/{room}/participants.
+type Participants struct {
+	RoomID       string        `json:"room_id"`
+	Participants []Participant `json:"participants"`
+	HiddenCount  int           `json:"hidden_count"`
+}
+
+// PresenceList is GET /rooms/{room}/presence.
+type PresenceList struct {
+	RoomID   string        `json:"room_id"`
+	Presence []Participant `json:"presence"`
+}
+
+// NativeActivity is the body of POST …/agent-sessions/{id}/native-activity:
+// the agent's runtime reporting that it is busy outside the room.
+type NativeActivity struct {
+	ObservedAt string `json:"observed_at"`
+	Sequence   int64  `json:"sequence"`
+	Method     string `json:"method"`
+	Status     string `json:"status,omitempty"`
+	SessionCredentials
 }
 
 // Message is one message of a room's timeline.

@@ -1,0 +1,349 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/actors"
+	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/wire"
+)
+
+// sessionNameTries bounds the display names a registration tries.
+const sessionNameTries = 25
+
+func optTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := letagents.FormatTime(t)
+	return &s
+}
+
+func toSession(a letagents.AgentSession) wire.AgentSession {
+	return wire.AgentSession{SessionID: letagents.WireID(letagents.AgentSessionPrefix, a.ID), RoomID: a.RoomID, SessionKind: a.Kind,
+		Runtime: a.Runtime, ActorLabel: a.ActorLabel, AgentKey: a.AgentKey, AgentInstanceID: a.InstanceID, DisplayName: a.DisplayName,
+		OwnerLabel: a.OwnerLabel, IDELabel: a.IDELabel, RepoBranch: a.RepoBranch, CreatedAt: letagents.FormatTime(a.CreatedAt),
+		UpdatedAt: letagents.FormatTime(a.UpdatedAt), LastSeenAt: letagents.FormatTime(a.LastSeenAt), EndedAt: optTime(a.EndedAt)}
+}
+
+func toParticipant(a letagents.AgentSession, now time.Time) wire.Participant {
+	return wire.Participant{SessionID: letagents.WireID(letagents.AgentSessionPrefix, a.ID), ActorLabel: a.ActorLabel,
+		DisplayName: a.DisplayName, AgentKey: a.AgentKey, OwnerLabel: a.OwnerLabel, IDELabel: a.IDELabel, SessionKind: a.Kind,
+		Runtime: a.Runtime, Status: a.Presence.Status, StatusText: a.Presence.Text, StatusUpdatedAt: optTime(a.Presence.UpdatedAt),
+		Connected: a.Reachable(now), LastSeenAt: letagents.FormatTime(a.LastSeenAt)}
+}
+
+func toDelivery(a letagents.AgentSession, now time.Time) wire.DeliverySession {
+	return wire.DeliverySession{Connected: a.OpenConnections > 0, Reachable: a.Reachable(now), OpenConnections: a.OpenConnections,
+		LastDisconnectedAt: optTime(a.LastDisconnectedAt)}
+}
+
+// registerSession registers an agent of the caller's in a room. The agent
+// (actor_key) must be in the caller's agents directory; its display name
+// is made unique among the room's live workers.
+func (s *server) registerSession(w http.ResponseWriter, r *http.Request, ps params) {
+	id, _, err := s.enter(r, ps, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	who := identity(r)
+	if !who.SignedIn() {
+		s.fail(w, r, &letagents.Error{Code: letagents.Unauthorized, Reason: "NOT_AUTHENTICATED",
+			Message: "Agent session registration requires authenticated owner context."})
+		return
+	}
+	var req wire.RegisterSession
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	n, err := s.newSession(r, who, id, req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	token := auth.NewToken()
+	n.TokenHash = auth.HashToken(token)
+	a, err := s.Store.CreateAgentSession(r.Context(), n, s.now())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	j := toSession(a)
+	j.SessionToken = token
+	writeJSON(w, http.StatusCreated, j)
+}
+
+// newSession checks a registration and fills in what the server decides.
+func (s *server) newSession(r *http.Request, who auth.Identity, roomID string, req wire.RegisterSession) (store.NewAgentSession, error) {
+	var n store.NewAgentSession
+	key := strings.TrimSpace(req.ActorKey)
+	if key == "" {
+		return n, letagents.Errorf(letagents.Invalid, "actor_key is required")
+	}
+	agents, err := s.Store.AgentsOf(r.Context(), who.Account.ID)
+	if err != nil {
+		return n, err
+	}
+	i := slices.IndexFunc(agents, func(a letagents.Agent) bool { return a.CanonicalKey == key })
+	if i < 0 {
+		return n, letagents.Errorf(letagents.Forbidden, "actor_key is not owned by this account (register the agent with POST /agents first)")
+	}
+	agent := agents[i]
+	kind := req.SessionKind
+	switch kind {
+	case "":
+		kind = letagents.SessionWorker
+	case letagents.SessionWorker, letagents.SessionController:
+	default:
+		return n, letagents.Errorf(letagents.Invalid, "session_kind must be worker or controller")
+	}
+	var fields [5]string
+	for i, f := range []struct{ name, value string }{{"display_name", req.DisplayName}, {"requested_base_display_name", req.RequestedBaseDisplayName},
+		{"ide_label", req.IDELabel}, {"runtime", req.Runtime}, {"repo_branch", req.RepoBranch}} {
+		if fields[i], err = letagents.Label(f.name, f.value, ""); err != nil {
+			return n, err
+		}
+	}
+	display, base, ide, runtime, branch := fields[0], fields[1], fields[2], fields[3], fields[4]
+	if base == "" {
+		base = display
+	}
+	if base == "" {
+		base = agent.DisplayName
+	}
+	if ide == "" {
+		ide = "Agent"
+	}
+	if runtime == "" {
+		runtime = "unknown"
+	}
+	instance, err := letagents.Label("agent_instance_id", req.AgentInstanceID, "")
+	if err != nil {
+		return n, err
+	}
+	n.AgentSession = letagents.AgentSession{RoomID: roomID, Kind: kind, Runtime: runtime, AgentKey: key, InstanceID: instance,
+		OwnerAccountID: who.Account.ID, OwnerLabel: agent.OwnerLabel, IDELabel: ide, RepoBranch: branch}
+	n.Names = actors.SessionNames(base, key, ide, sessionNameTries)
+	n.Label = func(name string) string { return actors.ActorLabel(name, agent.OwnerLabel, ide) }
+	return n, nil
+}
+
+// disconnectSession ends a session: its own credentials, or a room admin.
+func (s *server) disconnectSession(w http.ResponseWriter, r *http.Request, ps params) {
+	id, a, err := s.enter(r, ps, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sid, ok := letagents.ParseWireID(letagents.AgentSessionPrefix, ps["session_id"])
+	if !ok {
+		s.fail(w, r, letagents.Errorf(letagents.NotFound, "Agent session not found"))
+		return
+	}
+	var creds wire.SessionCredentials
+	if r.ContentLength != 0 {
+		if err := decode(w, r, &creds); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	self, err := s.agentSession(r, id, creds, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	switch {
+	case self != nil && self.ID != sid:
+		s.fail(w, r, letagents.Errorf(letagents.Forbidden, "Worker sessions can only disconnect themselves."))
+		return
+	case self == nil:
+		room, err := s.Store.Room(r.Context(), id)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		role, err := s.Auth.Role(r.Context(), identity(r), room, a, false)
+		if err == nil {
+			err = requireAdmin(identity(r), role)
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	ended, err := s.Store.EndAgentSession(r.Context(), id, sid, s.now())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wire.Disconnected{RoomID: id, AgentSession: toSession(ended), DeliverySession: toDelivery(ended, s.now())})
+}
+
+// postPresence records what a worker session says it is doing.
+func (s *server) postPresence(w http.ResponseWriter, r *http.Request, ps params) {
+	id, _, err := s.enter(r, ps, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req wire.PresenceUpdate
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !slices.Contains(letagents.PresenceStatuses, req.Status) {
+		s.fail(w, r, letagents.Errorf(letagents.Invalid, "status must be one of %s", strings.Join(letagents.PresenceStatuses, ", ")))
+		return
+	}
+	text, err := letagents.Label("status_text", req.StatusText, "")
+	if err == nil && len(req.StatusText) > letagents.MaxPresenceText {
+		err = letagents.Errorf(letagents.Invalid, "status_text is longer than %d bytes", letagents.MaxPresenceText)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	a, err := s.requireWorker(r, id, req.SessionCredentials)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	now := s.now()
+	a, err = s.Store.SetPresence(r.Context(), a.ID, letagents.Presence{Status: req.Status, Text: text, UpdatedAt: now})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toParticipant(a, now))
+}
+
+func (s *server) roster(r *http.Request, ps params) (string, []wire.Participant, error) {
+	id, _, err := s.enter(r, ps, false)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := s.Store.Room(r.Context(), id); err != nil {
+		return "", nil, err
+	}
+	now := s.now()
+	list, err := s.Store.AgentSessions(r.Context(), id, letagents.SessionWorker, now)
+	if err != nil {
+		return "", nil, err
+	}
+	out := make([]wire.Participant, len(list))
+	for i, a := range list {
+		out[i] = toParticipant(a, now)
+	}
+	return id, out, nil
+}
+
+// participants is the room's roster of live workers.
+func (s *server) participants(w http.ResponseWriter, r *http.Request, ps params) {
+	id, list, err := s.roster(r, ps)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wire.Participants{RoomID: id, Participants: list})
+}
+
+func (s *server) presence(w http.ResponseWriter, r *http.Request, ps params) {
+	id, list, err := s.roster(r, ps)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wire.PresenceList{RoomID: id, Presence: list})
+}
+
+// nativeActivity records that a worker's runtime is busy outside the room
+// (a Codex turn, say): the liveness sweeper does not call it offline then.
+func (s *server) nativeActivity(w http.ResponseWriter, r *http.Request, ps params) {
+	id, _, err := s.enter(r, ps, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req wire.NativeActivity
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	a, err := s.requireWorker(r, id, req.SessionCredentials)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if ps["session_id"] != letagents.WireID(letagents.AgentSessionPrefix, a.ID) {
+		s.fail(w, r, letagents.Errorf(letagents.Forbidden, "Workers can only report their own activity."))
+		return
+	}
+	now := s.now()
+	at, err := time.Parse(time.RFC3339Nano, req.ObservedAt)
+	if err != nil || req.Sequence < 1 || strings.TrimSpace(req.Method) == "" || len(req.Method) > 160 || len(req.Status) > 32 ||
+		at.Before(now.Add(-10*time.Minute)) || at.After(now.Add(5*time.Second)) {
+		s.fail(w, r, letagents.Errorf(letagents.Invalid, "observed_at (within the last 10 minutes), positive integer sequence, and native method are required."))
+		return
+	}
+	if err := s.Store.RecordNativeActivity(r.Context(), a.ID, at); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"room_id": id, "axis": "execution_activity", "agent_session_id": letagents.WireID(letagents.AgentSessionPrefix, a.ID),
+		"observed_at": letagents.FormatTime(at), "sequence": req.Sequence})
+}
+
+// agentSession verifies the session credentials a request carries (in the
+// body, else in the headers): nil when it carries none. Credentials count
+// only with the owner's token, for a live session of this room that the
+// owner registered. worker refuses controller sessions.
+func (s *server) agentSession(r *http.Request, roomID string, creds wire.SessionCredentials, worker bool) (*letagents.AgentSession, error) {
+	if creds.AgentSessionID == "" && creds.AgentSessionToken == "" {
+		creds.AgentSessionID, creds.AgentSessionToken = r.Header.Get(wire.SessionIDHeader), r.Header.Get(wire.SessionTokenHeader)
+	}
+	if creds.AgentSessionID == "" && creds.AgentSessionToken == "" {
+		return nil, nil
+	}
+	invalid := &letagents.Error{Code: letagents.Unauthorized, Reason: "AGENT_SESSION_INVALID", Message: "Invalid agent session credentials."}
+	who := identity(r)
+	if who.Via != auth.ViaOwnerToken || creds.AgentSessionID == "" || creds.AgentSessionToken == "" || len(creds.AgentSessionToken) > 256 {
+		return nil, invalid
+	}
+	a, err := s.Store.AgentSessionByToken(r.Context(), auth.HashToken(creds.AgentSessionToken), s.now())
+	switch {
+	case letagents.IsCode(err, letagents.Unauthorized):
+		return nil, invalid
+	case err != nil:
+		return nil, err
+	case creds.AgentSessionID != letagents.WireID(letagents.AgentSessionPrefix, a.ID) || a.OwnerAccountID != who.Account.ID:
+		return nil, invalid
+	case a.RoomID != roomID:
+		return nil, letagents.Errorf(letagents.Forbidden, "This agent session belongs to another room.")
+	case !a.Live():
+		return nil, &letagents.Error{Code: letagents.Unauthorized, Reason: "AGENT_SESSION_ENDED",
+			Message: "This agent session has ended; register a new one (register_agent_session)."}
+	case worker && a.Kind != letagents.SessionWorker:
+		return nil, &letagents.Error{Code: letagents.Forbidden, Reason: "WORKER_SESSION_REQUIRED", Message: "Worker session is required for agent write actions."}
+	}
+	return &a, nil
+}
+
+// requireWorker is agentSession for actions only a worker may take.
+func (s *server) requireWorker(r *http.Request, roomID string, creds wire.SessionCredentials) (letagents.AgentSession, error) {
+	a, err := s.agentSession(r, roomID, creds, true)
+	if err != nil {
+		return letagents.AgentSession{}, err
+	}
+	if a == nil {
+		return letagents.AgentSession{}, &letagents.Error{Code: letagents.Forbidden, Reason: "WORKER_SESSION_REQUIRED",
+			Message: "Registered worker session is required for agent write actions."}
+	}
+	return *a, nil
+}

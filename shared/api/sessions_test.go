@@ -1,0 +1,167 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/actors"
+)
+
+// session is a registered agent session, as a test uses it.
+type session struct {
+	id, token, label, owner string // owner: the owner token
+}
+
+// creds are the session's credentials as body fields.
+func (s session) creds() string {
+	return `"agent_session_id": "` + s.id + `", "agent_session_token": "` + s.token + `"`
+}
+
+func (s session) headers() http.Header {
+	return http.Header{"Authorization": {"Bearer " + s.owner}, "X-Letagents-Agent-Session-Id": {s.id}, "X-Letagents-Agent-Session-Token": {s.token}}
+}
+
+// register signs login in (once per env, cached by the caller), registers
+// agent name in the directory and a session of it in room.
+func (e *env) register(t *testing.T, owner, room, name, body string) session {
+	t.Helper()
+	e.as(t, owner, http.MethodPost, "/agents", `{"name": "`+name+`"}`).want(t, 201, "")
+	e.as(t, owner, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
+	r := e.as(t, owner, http.MethodPost, "/rooms/"+room+"/agent-sessions", body).want(t, 201, "")
+	return session{id: r.str("session_id"), token: r.str("session_token"), label: r.str("actor_label"), owner: owner}
+}
+
+func TestAgentSessions(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("ann")
+	e.gh.AddUser("bob")
+	ann, bob := e.signIn(t, "ann"), e.signIn(t, "bob")
+	e.as(t, ann, http.MethodPost, "/agents", `{"name": "builder", "owner_label": "Ann"}`).want(t, 201, "")
+	e.as(t, ann, http.MethodPost, "/rooms/team/join", "").want(t, 200, "")
+
+	first := e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions",
+		`{"actor_key": "ann/builder", "display_name": "Builder", "ide_label": "Codex", "runtime": "codex", "repo_branch": "main"}`).want(t, 201, "")
+	if first.str("session_id") != "as_1" || len(first.str("session_token")) != 64 || first.str("actor_label") != "Builder | Ann's agent | Codex" ||
+		first.str("session_kind") != "worker" || first.str("agent_key") != "ann/builder" || first.str("room_id") != "team" || first.obj["ended_at"] != nil {
+		t.Fatalf("registration = %s", first.raw)
+	}
+	second := e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder", "display_name": "Builder", "ide_label": "Codex"}`).want(t, 201, "")
+	if second.str("display_name") != "Builder 2" || second.str("actor_label") != "Builder 2 | Ann's agent | Codex" {
+		t.Errorf("second registration with the same name = %s, want Builder 2", second.raw)
+	}
+	generic := e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder", "display_name": "claude", "ide_label": "Claude"}`).want(t, 201, "")
+	if code, _ := actors.Codename("ann/builder"); generic.str("display_name") != code {
+		t.Errorf("a generic name became %q, want the codename %q", generic.str("display_name"), code)
+	}
+	if e.as(t, ann, http.MethodGet, "/rooms/team/participants", "").want(t, 200, "").obj["participants"] == nil {
+		t.Error("no participants list")
+	}
+
+	e.call(t, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder"}`).want(t, 401, "requires authenticated owner")
+	e.as(t, bob, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder"}`).want(t, 403, "not owned by this account")
+	e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions", `{}`).want(t, 400, "actor_key is required")
+	e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder", "session_kind": "boss"}`).want(t, 400, "session_kind")
+	e.as(t, ann, http.MethodPost, "/rooms/nowhere/agent-sessions", `{"actor_key": "ann/builder"}`).want(t, 404, "Room not found")
+
+	// Sending with the session: the server signs the message.
+	s := session{id: first.str("session_id"), token: first.str("session_token"), label: first.str("actor_label"), owner: ann}
+	sent := e.as(t, ann, http.MethodPost, "/rooms/team/messages", `{"sender": "someone else", "text": "hi", `+s.creds()+`}`).want(t, 201, "")
+	if sent.str("sender") != s.label || sent.str("source") != "agent" {
+		t.Errorf("sent with a session = %s, want sender %q and source agent", sent.raw, s.label)
+	}
+	bad := e.as(t, ann, http.MethodPost, "/rooms/team/messages", `{"sender": "x", "text": "hi", "agent_session_id": "as_1", "agent_session_token": "`+strings.Repeat("0", 64)+`"}`)
+	bad.want(t, 401, "Invalid agent session credentials")
+	e.as(t, bob, http.MethodPost, "/rooms/team/messages", `{"sender": "x", "text": "hi", `+s.creds()+`}`).want(t, 401, "Invalid agent session credentials")
+	e.call(t, http.MethodPost, "/rooms/team/messages", `{"sender": "x", "text": "hi", `+s.creds()+`}`).want(t, 401, "Invalid agent session credentials")
+	e.as(t, ann, http.MethodPost, "/rooms/elsewhere/join", "").want(t, 200, "")
+	e.as(t, ann, http.MethodPost, "/rooms/elsewhere/messages", `{"sender": "x", "text": "hi", `+s.creds()+`}`).want(t, 403, "another room")
+}
+
+func TestPresenceAndDelivery(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("cara")
+	cara := e.signIn(t, "cara")
+	s := e.register(t, cara, "ops", "watcher", `{"actor_key": "cara/watcher", "display_name": "Watcher"}`)
+	roster := func() map[string]any {
+		t.Helper()
+		r := e.as(t, cara, http.MethodGet, "/rooms/ops/participants", "").want(t, 200, "")
+		list, _ := r.obj["participants"].([]any)
+		if len(list) != 1 {
+			t.Fatalf("participants = %s, want the one worker", r.raw)
+		}
+		return list[0].(map[string]any)
+	}
+	if p := roster(); p["connected"] != false || p["status"] != "idle" || p["actor_label"] != s.label {
+		t.Errorf("before any poll: %v", p)
+	}
+	e.as(t, cara, http.MethodPost, "/rooms/ops/presence", `{"status": "working", "status_text": "fixing the build"}`).want(t, 403, "worker session is required")
+	e.as(t, cara, http.MethodPost, "/rooms/ops/presence", `{"status": "napping", `+s.creds()+`}`).want(t, 400, "status must be one of")
+	p := e.as(t, cara, http.MethodPost, "/rooms/ops/presence", `{"status": "working", "status_text": "fixing the build", `+s.creds()+`}`).want(t, 200, "")
+	if p.str("status") != "working" || p.str("status_text") != "fixing the build" {
+		t.Errorf("presence = %s", p.raw)
+	}
+
+	// A parked poll with the session's headers is an open delivery connection.
+	done := make(chan reply, 1)
+	go func() {
+		done <- e.callWith(context.Background(), t, http.MethodGet, "/rooms/ops/messages/poll?after=msg_0&timeout=5000", "", s.headers())
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for roster()["connected"] != true {
+		if time.Now().After(deadline) {
+			t.Fatal("the parked poll never showed as connected")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.send(t, "ops", "someone", "wake")
+	if r := <-done; r.status != 200 {
+		t.Fatalf("poll = %d %s", r.status, r.raw)
+	}
+	// Reachable for the reconnect grace after the poll ends, then not.
+	if p := roster(); p["connected"] != true || p["status"] != "working" {
+		t.Errorf("just after the poll: %v, want still connected (grace)", p)
+	}
+	e.clock.Advance(11 * time.Second)
+	if p := roster(); p["connected"] != false {
+		t.Errorf("11 s after the poll: %v, want not connected", p)
+	}
+	bad := s.headers()
+	bad.Set("X-Letagents-Agent-Session-Token", strings.Repeat("1", 64))
+	e.callWith(context.Background(), t, http.MethodGet, "/rooms/ops/messages/poll?timeout=0", "", bad).want(t, 401, "Invalid agent session credentials")
+}
+
+func TestDisconnect(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("dan")
+	e.gh.AddUser("eve")
+	dan, eve := e.signIn(t, "dan"), e.signIn(t, "eve")
+	// dan joins first: he administers the named room.
+	a := e.register(t, dan, "lab", "one", `{"actor_key": "dan/one"}`)
+	b := e.register(t, eve, "lab", "two", `{"actor_key": "eve/two"}`)
+	c := e.register(t, eve, "lab", "three", `{"actor_key": "eve/three"}`)
+
+	e.as(t, eve, http.MethodPost, "/rooms/lab/agent-sessions/"+a.id+"/disconnect", `{`+b.creds()+`}`).want(t, 403, "only disconnect themselves")
+	e.as(t, eve, http.MethodPost, "/rooms/lab/agent-sessions/"+a.id+"/disconnect", "").want(t, 403, "Admin privileges required")
+	out := e.as(t, eve, http.MethodPost, "/rooms/lab/agent-sessions/"+b.id+"/disconnect", `{`+b.creds()+`}`).want(t, 200, "")
+	sess, _ := out.obj["agent_session"].(map[string]any)
+	if sess["ended_at"] == nil || out.obj["delivery_session"] == nil {
+		t.Errorf("disconnect = %s", out.raw)
+	}
+	e.as(t, eve, http.MethodPost, "/rooms/lab/messages", `{"sender": "x", "text": "still here?", `+b.creds()+`}`).want(t, 401, "has ended")
+	e.as(t, dan, http.MethodPost, "/rooms/lab/agent-sessions/"+c.id+"/disconnect", "").want(t, 200, "")
+	e.as(t, dan, http.MethodPost, "/rooms/lab/agent-sessions/as_999/disconnect", "").want(t, 404, "not found")
+	r := e.as(t, dan, http.MethodGet, "/rooms/lab/participants", "").want(t, 200, "")
+	var list []map[string]any
+	b2, _ := json.Marshal(r.obj["participants"])
+	_ = json.Unmarshal(b2, &list)
+	if len(list) != 1 || list[0]["session_id"] != a.id {
+		t.Errorf("participants after two disconnects = %s, want only %s", r.raw, a.id)
+	}
+}

@@ -1,0 +1,74 @@
+package letagents
+
+import "time"
+
+// AgentSessionPrefix starts an agent session's wire id, "as_N".
+const AgentSessionPrefix = "as_"
+
+// Session kinds. A worker is an agent doing work in the room: it shows in
+// the roster and may write to the board. A controller (an MCP client that
+// only watches) does not.
+const (
+	SessionWorker     = "worker"
+	SessionController = "controller"
+)
+
+// Presence statuses an agent reports.
+var PresenceStatuses = []string{"idle", "working", "reviewing", "blocked"}
+
+// MaxPresenceText bounds a presence status text.
+const MaxPresenceText = 500
+
+// AgentSession is one agent registered in one room by its owner.
+type AgentSession struct {
+	ID             int64
+	RoomID         string
+	Kind           string
+	Runtime        string
+	AgentKey       string // the agent's canonical key, "<login>/<name>"
+	InstanceID     string
+	OwnerAccountID int64
+	DisplayName    string
+	OwnerLabel     string
+	IDELabel       string
+	ActorLabel     string // "<display> | <owner>'s agent | <ide>", unique among the room's live workers
+	RepoBranch     string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	LastSeenAt     time.Time
+	EndedAt        time.Time // zero while live
+	Presence       Presence
+	// Liveness, as the store last read it.
+	LastDisconnectedAt   time.Time
+	LastNativeActivityAt time.Time
+	OpenConnections      int // unexpired delivery connections
+}
+
+// Presence is what an agent says it is doing.
+type Presence struct {
+	Status    string
+	Text      string
+	UpdatedAt time.Time // zero until first reported
+}
+
+// Live reports whether the session has not ended.
+func (s AgentSession) Live() bool { return s.EndedAt.IsZero() }
+
+// Liveness windows (see README): a parked long-poll holds a delivery
+// connection, renewed every DeliveryHeartbeat, which lapses DeliveryLease
+// after its last renewal; after a poll ends the agent stays reachable for
+// ReconnectGrace, the time it takes to issue the next one.
+const (
+	DeliveryHeartbeat = 30 * time.Second
+	DeliveryLease     = 90 * time.Second
+	ReconnectGrace    = 10 * time.Second
+)
+
+// Reachable reports whether messages can reach the session's agent now:
+// a delivery connection is open, or one closed within the grace.
+func (s AgentSession) Reachable(now time.Time) bool {
+	if !s.Live() {
+		return false
+	}
+	return s.OpenConnections > 0 || (!s.LastDisconnectedAt.IsZero() && now.Sub(s.LastDisconnectedAt) < ReconnectGrace)
+}

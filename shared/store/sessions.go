@@ -1,0 +1,230 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+)
+
+// sessionColumns reads an agent session with its open connections as of $now
+// (the query's parameter named by the caller).
+func sessionColumns(nowParam string) string {
+	return `s.id, s.room_id, s.session_kind, s.runtime, s.agent_key, s.agent_instance_id, s.owner_account_id, s.display_name,
+		s.owner_label, s.ide_label, s.actor_label, s.repo_branch, s.created_at, s.updated_at, s.last_seen_at, s.ended_at,
+		s.presence_status, s.presence_text, s.presence_at, s.last_disconnected_at, s.last_native_activity_at,
+		(SELECT count(*) FROM delivery_connections c WHERE c.agent_session_id = s.id AND c.expires_at > ` + nowParam + `)`
+}
+
+func scanSession(row pgx.Row) (letagents.AgentSession, error) {
+	var a letagents.AgentSession
+	var ended, presenceAt, disconnected, native *time.Time
+	err := row.Scan(&a.ID, &a.RoomID, &a.Kind, &a.Runtime, &a.AgentKey, &a.InstanceID, &a.OwnerAccountID, &a.DisplayName,
+		&a.OwnerLabel, &a.IDELabel, &a.ActorLabel, &a.RepoBranch, &a.CreatedAt, &a.UpdatedAt, &a.LastSeenAt, &ended,
+		&a.Presence.Status, &a.Presence.Text, &presenceAt, &disconnected, &native, &a.OpenConnections)
+	a.EndedAt, a.Presence.UpdatedAt = deref(ended), deref(presenceAt)
+	a.LastDisconnectedAt, a.LastNativeActivityAt = deref(disconnected), deref(native)
+	return a, err
+}
+
+// NewAgentSession is a session to register. ActorLabel is made from each
+// display name candidate in turn.
+type NewAgentSession struct {
+	letagents.AgentSession
+	TokenHash []byte
+	// Names are the display names to try, in order: the first free among
+	// the room's live workers is taken.
+	Names []string
+	Label func(displayName string) string
+}
+
+// CreateAgentSession registers a session under the first of its candidate
+// names no live worker of the room uses; Conflict (code
+// agent_session_display_name_exhausted) when every one is taken, NotFound
+// when the room does not exist.
+func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now time.Time) (letagents.AgentSession, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return letagents.AgentSession{}, fmt.Errorf("create agent session: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	a := n.AgentSession
+	for _, name := range n.Names {
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return a, fmt.Errorf("create agent session: %w", err)
+		}
+		var id int64
+		err = sp.QueryRow(ctx, `
+			INSERT INTO agent_sessions (room_id, token_hash, session_kind, runtime, agent_key, agent_instance_id, owner_account_id,
+				display_name, owner_label, ide_label, actor_label, repo_branch, created_at, updated_at, last_seen_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $13) RETURNING id`,
+			a.RoomID, n.TokenHash, a.Kind, a.Runtime, a.AgentKey, a.InstanceID, a.OwnerAccountID, name, a.OwnerLabel, a.IDELabel,
+			n.Label(name), a.RepoBranch, now).Scan(&id)
+		switch {
+		case pgCode(err) == uniqueViolation:
+			if err := sp.Rollback(ctx); err != nil {
+				return a, fmt.Errorf("create agent session: %w", err)
+			}
+			continue
+		case pgCode(err) == foreignKeyViolation:
+			return a, letagents.Errorf(letagents.NotFound, "Room not found")
+		case err != nil:
+			return a, fmt.Errorf("create agent session: %w", err)
+		}
+		if err := sp.Commit(ctx); err != nil {
+			return a, fmt.Errorf("create agent session: %w", err)
+		}
+		out, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns("$2")+` FROM agent_sessions s WHERE s.id = $1`, id, now))
+		if err != nil {
+			return a, fmt.Errorf("create agent session: read back: %w", err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return a, fmt.Errorf("create agent session: commit: %w", err)
+		}
+		return out, nil
+	}
+	return a, &letagents.Error{Code: letagents.Conflict, Reason: "agent_session_display_name_exhausted",
+		Message: fmt.Sprintf("Every display name tried (%d) is taken by a live agent in this room; pass another display_name.", len(n.Names))}
+}
+
+// AgentSession reads a session as of now; NotFound when there is none in
+// the room.
+func (s *Store) AgentSession(ctx context.Context, roomID string, id int64, now time.Time) (letagents.AgentSession, error) {
+	a, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns("$3")+` FROM agent_sessions s WHERE s.id = $1 AND s.room_id = $2`,
+		id, roomID, now))
+	switch {
+	case isNoRows(err):
+		return a, letagents.Errorf(letagents.NotFound, "Agent session not found")
+	case err != nil:
+		return a, fmt.Errorf("read agent session: %w", err)
+	}
+	return a, nil
+}
+
+// AgentSessionByToken finds the session a token belongs to, and touches
+// its last_seen_at; Unauthorized when there is none.
+func (s *Store) AgentSessionByToken(ctx context.Context, hash []byte, now time.Time) (letagents.AgentSession, error) {
+	a, err := scanSession(s.pool.QueryRow(ctx, `
+		WITH touched AS (
+			UPDATE agent_sessions SET last_seen_at = greatest(last_seen_at, $2) WHERE token_hash = $1 RETURNING id
+		)
+		SELECT `+sessionColumns("$2")+` FROM agent_sessions s JOIN touched t ON t.id = s.id`, hash, now))
+	switch {
+	case isNoRows(err):
+		return a, letagents.Errorf(letagents.Unauthorized, "Invalid agent session credentials.")
+	case err != nil:
+		return a, fmt.Errorf("read agent session: %w", err)
+	}
+	return a, nil
+}
+
+// AgentSessions lists a room's live sessions of a kind ("" for all) as of
+// now, by actor label.
+func (s *Store) AgentSessions(ctx context.Context, roomID, kind string, now time.Time) ([]letagents.AgentSession, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+sessionColumns("$3")+` FROM agent_sessions s
+		WHERE s.room_id = $1 AND s.ended_at IS NULL AND ($2 = '' OR s.session_kind = $2)
+		ORDER BY s.actor_label`, roomID, kind, now)
+	if err != nil {
+		return nil, fmt.Errorf("list agent sessions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.AgentSession, error) { return scanSession(row) })
+	if err != nil {
+		return nil, fmt.Errorf("list agent sessions: %w", err)
+	}
+	return out, nil
+}
+
+// EndAgentSession ends a session (idempotent) and closes its delivery
+// connections; the answer is the session as ended.
+func (s *Store) EndAgentSession(ctx context.Context, roomID string, id int64, now time.Time) (letagents.AgentSession, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return letagents.AgentSession{}, fmt.Errorf("end agent session: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	tag, err := tx.Exec(ctx, `
+		UPDATE agent_sessions SET ended_at = coalesce(ended_at, $3), updated_at = $3,
+			last_disconnected_at = CASE WHEN EXISTS (SELECT 1 FROM delivery_connections c
+				WHERE c.agent_session_id = agent_sessions.id AND c.expires_at > $3)
+				THEN $3 ELSE last_disconnected_at END
+		WHERE id = $1 AND room_id = $2`, id, roomID, now)
+	if err != nil {
+		return letagents.AgentSession{}, fmt.Errorf("end agent session: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return letagents.AgentSession{}, letagents.Errorf(letagents.NotFound, "Agent session not found")
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM delivery_connections WHERE agent_session_id = $1`, id); err != nil {
+		return letagents.AgentSession{}, fmt.Errorf("end agent session: close connections: %w", err)
+	}
+	a, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns("$2")+` FROM agent_sessions s WHERE s.id = $1`, id, now))
+	if err != nil {
+		return a, fmt.Errorf("end agent session: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return a, fmt.Errorf("end agent session: commit: %w", err)
+	}
+	return a, nil
+}
+
+// SetPresence records what a session says it is doing.
+func (s *Store) SetPresence(ctx context.Context, id int64, p letagents.Presence) (letagents.AgentSession, error) {
+	var roomID string
+	err := s.pool.QueryRow(ctx, `
+		UPDATE agent_sessions SET presence_status = $2, presence_text = $3, presence_at = $4, updated_at = $4,
+			last_seen_at = greatest(last_seen_at, $4)
+		WHERE id = $1 AND ended_at IS NULL RETURNING room_id`, id, p.Status, p.Text, p.UpdatedAt).Scan(&roomID)
+	switch {
+	case isNoRows(err):
+		return letagents.AgentSession{}, letagents.Errorf(letagents.Unauthorized, "This agent session has ended; register a new one.")
+	case err != nil:
+		return letagents.AgentSession{}, fmt.Errorf("set presence: %w", err)
+	}
+	return s.AgentSession(ctx, roomID, id, p.UpdatedAt)
+}
+
+// RecordNativeActivity notes that a session's runtime reported activity.
+func (s *Store) RecordNativeActivity(ctx context.Context, id int64, at time.Time) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE agent_sessions SET last_native_activity_at = greatest(last_native_activity_at, $2) WHERE id = $1`,
+		id, at); err != nil {
+		return fmt.Errorf("record native activity: %w", err)
+	}
+	return nil
+}
+
+// OpenDelivery records a parked long-poll of a session as an open
+// delivery connection until expiresAt, and returns its id.
+func (s *Store) OpenDelivery(ctx context.Context, sessionID int64, now, expiresAt time.Time) (int64, error) {
+	var id int64
+	err := s.pool.QueryRow(ctx, `INSERT INTO delivery_connections (agent_session_id, opened_at, expires_at) VALUES ($1, $2, $3) RETURNING id`,
+		sessionID, now, expiresAt).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("open delivery connection: %w", err)
+	}
+	return id, nil
+}
+
+// RenewDelivery extends an open delivery connection.
+func (s *Store) RenewDelivery(ctx context.Context, id int64, expiresAt time.Time) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE delivery_connections SET expires_at = $2 WHERE id = $1`, id, expiresAt); err != nil {
+		return fmt.Errorf("renew delivery connection: %w", err)
+	}
+	return nil
+}
+
+// CloseDelivery ends a delivery connection: its session was reachable
+// until now, and stays so for the reconnect grace.
+func (s *Store) CloseDelivery(ctx context.Context, id int64, now time.Time) error {
+	if _, err := s.pool.Exec(ctx, `
+		WITH gone AS (DELETE FROM delivery_connections WHERE id = $1 RETURNING agent_session_id)
+		UPDATE agent_sessions SET last_disconnected_at = greatest(last_disconnected_at, $2), last_seen_at = greatest(last_seen_at, $2)
+		WHERE id = (SELECT agent_session_id FROM gone)`, id, now); err != nil {
+		return fmt.Errorf("close delivery connection: %w", err)
+	}
+	return nil
+}
