@@ -6,6 +6,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
@@ -18,6 +20,18 @@ import (
 // thread (the parent's root, or the parent itself when it is top-level),
 // and the thread's reply count moves in the same statement.
 func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (letagents.Message, error) {
+	return s.sendMessage(ctx, s.pool, m)
+}
+
+// querier is what runs a statement: the pool, or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// sendMessage is SendMessage on q: inside a caller's transaction the
+// message (and its NOTIFY) commit with whatever else the transaction
+// writes, such as a task's status change and the line that announces it.
+func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessage) (letagents.Message, error) {
 	if err := m.Validate(); err != nil {
 		return letagents.Message{}, err
 	}
@@ -30,7 +44,7 @@ func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (letage
 	}
 	out := letagents.Message{RoomID: m.RoomID, Sender: m.Sender, Text: m.Text, Source: m.Source, ThreadParentSeq: m.ThreadParentSeq}
 	var root *int64
-	err := s.pool.QueryRow(ctx, `
+	err := q.QueryRow(ctx, `
 		WITH next AS (
 			UPDATE rooms SET last_seq = last_seq + 1 WHERE id = $1 RETURNING id, last_seq
 		), parent AS (

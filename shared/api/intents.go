@@ -1,0 +1,383 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/wire"
+)
+
+// Board intents: an agent registers the exact board action it means to
+// take, a room admin approves or denies it, and an approval's one-time
+// token lets the action through. A room's manager_mode says whether its
+// agents' board actions need one (intent_required) or not (off,
+// manager_optional).
+
+// Limits of board intents and settings.
+const (
+	defaultIntentPage = 50
+	maxIntentPage     = 200
+	maxIntentReason   = 2000 // bytes
+	minIntentTTL      = time.Minute
+	maxIntentTTL      = 24 * time.Hour
+)
+
+var intentActions = []string{letagents.IntentTaskCreate, letagents.IntentTaskClaim, letagents.IntentTaskClose,
+	letagents.IntentTaskUpdate, letagents.IntentLeaseAction}
+
+var managerModes = []string{letagents.ManagerOff, letagents.ManagerOptional, letagents.IntentRequired}
+
+func toIntent(i store.BoardIntent) wire.BoardIntent {
+	j := wire.BoardIntent{ID: letagents.WireID(wire.IntentPrefix, i.ID), RoomID: i.RoomID, Action: i.Action,
+		Payload: json.RawMessage(i.Payload), PayloadHash: i.PayloadHash, Status: i.Status,
+		ProposerActorLabel: i.ProposerActorLabel, ProposerAgentKey: i.ProposerAgentKey,
+		DecidedAt: optTime(i.DecidedAt), UsedAt: optTime(i.UsedAt), ExpiresAt: letagents.FormatTime(i.ExpiresAt),
+		CreatedAt: letagents.FormatTime(i.CreatedAt)}
+	if i.ProposerSessionID != 0 {
+		id := letagents.WireID(letagents.AgentSessionPrefix, i.ProposerSessionID)
+		j.ProposerSessionID = &id
+	}
+	if i.Reason != "" {
+		j.Reason = &i.Reason
+	}
+	if i.DecidedBy != "" {
+		j.DecidedBy = &i.DecidedBy
+	}
+	return j
+}
+
+func toSettings(b store.BoardSettings) wire.BoardSettings {
+	return wire.BoardSettings{RoomID: b.RoomID, ManagerMode: b.ManagerMode, IntentTTLSeconds: int(b.IntentTTL / time.Second)}
+}
+
+// canonicalPayload checks that raw is a payload of the action's shape and
+// rebuilds it as the 0.12.11 client builds it, so its hash is the one the
+// action will have.
+func canonicalPayload(action string, raw json.RawMessage) (any, error) {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return nil, letagents.Errorf(letagents.Invalid, "payload is required: the JSON object the %s action will send", action)
+	} else if t[0] != '{' {
+		return nil, letagents.Errorf(letagents.Invalid, "payload must be a JSON object")
+	}
+	switch action {
+	case letagents.IntentTaskCreate:
+		var p letagents.TaskCreatePayload
+		if err := decodePayload(action, raw, &p); err != nil {
+			return nil, err
+		}
+		c := letagents.NewTaskCreatePayload(p.Title, intentField(p.Description), intentField(p.SourceMessageID))
+		if c.Title == "" {
+			return nil, letagents.Errorf(letagents.Invalid, "payload.title is required for task_create")
+		}
+		return c, nil
+	case letagents.IntentTaskClaim, letagents.IntentTaskClose, letagents.IntentTaskUpdate:
+		var p letagents.TaskMutationPayload
+		if err := decodePayload(action, raw, &p); err != nil {
+			return nil, err
+		}
+		c := letagents.NewTaskMutationPayload(strings.TrimSpace(p.TaskID), intentField(p.Status), intentField(p.Assignee),
+			intentField(p.AssigneeAgentKey), intentField(p.PRURL))
+		if _, ok := letagents.ParseWireID(letagents.TaskPrefix, c.TaskID); !ok {
+			return nil, letagents.Errorf(letagents.Invalid, "payload.task_id must be a task id like task_7")
+		}
+		return c, nil
+	case letagents.IntentLeaseAction:
+		var p letagents.LeaseActionPayload
+		if err := decodePayload(action, raw, &p); err != nil {
+			return nil, err
+		}
+		c := letagents.NewLeaseActionPayload(strings.TrimSpace(p.TaskID), strings.TrimSpace(p.Action), intentField(p.LeaseID),
+			intentField(p.TargetActorKey), intentField(p.TargetAgentSessionID))
+		if _, ok := letagents.ParseWireID(letagents.TaskPrefix, c.TaskID); !ok {
+			return nil, letagents.Errorf(letagents.Invalid, "payload.task_id must be a task id like task_7")
+		}
+		if c.Action != "release" && c.Action != "handoff" {
+			return nil, letagents.Errorf(letagents.Invalid, "payload.action must be release or handoff")
+		}
+		return c, nil
+	}
+	return nil, letagents.Errorf(letagents.Invalid, "action must be one of %s", strings.Join(intentActions, ", "))
+}
+
+// decodePayload decodes a payload strictly: a field the action's payload
+// does not have means the payload is for another action.
+func decodePayload(action string, raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return letagents.Errorf(letagents.Invalid, "payload.%s must be a %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
+	case err != nil && strings.HasPrefix(err.Error(), "json: unknown field "):
+		return letagents.Errorf(letagents.Invalid, "payload field %s is not part of a %s payload",
+			strings.TrimPrefix(err.Error(), "json: unknown field "), action)
+	case err != nil:
+		return letagents.Errorf(letagents.Invalid, "payload is not a %s payload: %v", action, err)
+	}
+	return nil
+}
+
+func intentField(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// registerIntent records a worker's intent to take one exact board action
+// (201), or returns the same agent's identical pending one (200).
+func (s *server) registerIntent(w http.ResponseWriter, r *http.Request, ps params) {
+	id, _, err := s.enter(r, ps, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req wire.RegisterIntent
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	a, err := s.requireWorker(r, id, req.SessionCredentials)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !slices.Contains(intentActions, req.Action) {
+		s.fail(w, r, letagents.Errorf(letagents.Invalid, "action must be one of %s", strings.Join(intentActions, ", ")))
+		return
+	}
+	payload, err := canonicalPayload(req.Action, req.Payload)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	reason := strings.TrimSpace(req.Reason)
+	if len(reason) > maxIntentReason || strings.ContainsRune(reason, 0) {
+		s.fail(w, r, letagents.Errorf(letagents.Invalid, "reason must be at most %d bytes of text", maxIntentReason))
+		return
+	}
+	canon, err := json.Marshal(payload)
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("encode intent payload: %w", err))
+		return
+	}
+	hash, err := letagents.PayloadHash(payload)
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("hash intent payload: %w", err))
+		return
+	}
+	i, created, err := s.Store.CreateBoardIntent(r.Context(), store.NewBoardIntent{RoomID: id, Action: req.Action, Payload: canon,
+		PayloadHash: hash, ProposerSessionID: a.ID, ProposerActorLabel: a.ActorLabel, ProposerAgentKey: a.AgentKey, Reason: reason}, s.now())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, toIntent(i))
+}
+
+// listIntents lists a room's intents, newest first: ?status filters,
+// ?limit (default 50, at most 200) bounds.
+func (s *server) listIntents(w http.ResponseWriter, r *http.Request, ps params) {
+	id, _, err := s.enter(r, ps, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	status := q.Get("status")
+	if status != "" && !slices.Contains(store.IntentStatuses, status) {
+		s.fail(w, r, letagents.Errorf(letagents.Invalid, "status must be one of %s", strings.Join(store.IntentStatuses, ", ")))
+		return
+	}
+	limit := defaultIntentPage
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxIntentPage {
+			s.fail(w, r, letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", maxIntentPage))
+			return
+		}
+		limit = n
+	}
+	if _, err := s.Store.Room(r.Context(), id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	list, err := s.Store.BoardIntents(r.Context(), id, status, limit, s.now())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := wire.BoardIntents{RoomID: id, Intents: make([]wire.BoardIntent, len(list))}
+	for k, i := range list {
+		out.Intents[k] = toIntent(i)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// approveIntent approves a pending intent (room admins) and answers, this
+// once, the approval token the matching action must present.
+func (s *server) approveIntent(w http.ResponseWriter, r *http.Request, ps params) {
+	s.decideIntent(w, r, ps, true)
+}
+
+// denyIntent denies a pending intent (room admins).
+func (s *server) denyIntent(w http.ResponseWriter, r *http.Request, ps params) {
+	s.decideIntent(w, r, ps, false)
+}
+
+func (s *server) decideIntent(w http.ResponseWriter, r *http.Request, ps params, approve bool) {
+	room, role, err := s.existingRoom(r, ps)
+	if err == nil {
+		err = requireAdmin(identity(r), role)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	iid, ok := letagents.ParseWireID(wire.IntentPrefix, ps["intent_id"])
+	if !ok {
+		s.fail(w, r, letagents.Errorf(letagents.NotFound, "Board intent not found"))
+		return
+	}
+	d := store.BoardDecision{Approve: approve, DecidedBy: identity(r).Account.Login}
+	var token string
+	if approve {
+		token = auth.NewToken()
+		d.TokenHash = auth.HashToken(token)
+	}
+	i, err := s.Store.DecideBoardIntent(r.Context(), room.ID, iid, d, s.now())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	j := toIntent(i)
+	j.ApprovalToken = token
+	writeJSON(w, http.StatusOK, j)
+}
+
+// boardSettings is a room's board settings.
+func (s *server) boardSettings(w http.ResponseWriter, r *http.Request, ps params) {
+	id, _, err := s.enter(r, ps, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	b, err := s.Store.BoardSettings(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toSettings(b))
+}
+
+// setBoardSettings changes a room's manager_mode (and intent TTL): room
+// admins only.
+func (s *server) setBoardSettings(w http.ResponseWriter, r *http.Request, ps params) {
+	room, role, err := s.existingRoom(r, ps)
+	if err == nil {
+		err = requireAdmin(identity(r), role)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req wire.BoardSettingsUpdate
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var ttl time.Duration
+	switch {
+	case req.ManagerMode == "" && req.IntentTTLSeconds == nil:
+		err = letagents.Errorf(letagents.Invalid, "manager_mode is required")
+	case req.ManagerMode != "" && !slices.Contains(managerModes, req.ManagerMode):
+		err = letagents.Errorf(letagents.Invalid, "manager_mode must be one of %s", strings.Join(managerModes, ", "))
+	case req.IntentTTLSeconds != nil:
+		if n := *req.IntentTTLSeconds; n < int(minIntentTTL/time.Second) || n > int(maxIntentTTL/time.Second) {
+			err = letagents.Errorf(letagents.Invalid, "intent_ttl_seconds must be from %d to %d",
+				int(minIntentTTL/time.Second), int(maxIntentTTL/time.Second))
+		}
+		ttl = time.Duration(*req.IntentTTLSeconds) * time.Second
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	b, err := s.Store.SetBoardSettings(r.Context(), room.ID, req.ManagerMode, ttl, s.now())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toSettings(b))
+}
+
+// boardGrant is what authorizes an agent's board action: the intent and
+// its one-time approval token, when the room requires them.
+type boardGrant struct {
+	IntentID      string
+	ApprovalToken string
+}
+
+// authorizeBoardAction lets an agent's board action (a task creation, a
+// task change, a lease action) through the room's manager mode: with
+// manager_mode intent_required it must carry an approved intent whose
+// payload hash matches, which it consumes. Nothing is required of humans.
+//
+// payload is the action's payload as the letagents builders make it. In
+// the other modes no intent is needed, but one that is named is checked
+// and consumed all the same: a wrong one is an error, never ignored. The
+// errors are Forbidden with a code (board_intent_required, _mismatch,
+// _not_approved, _expired, _used), or Unauthorized (code
+// board_approval_token_invalid) for a wrong or missing token.
+func (s *server) authorizeBoardAction(r *http.Request, roomID string, agent letagents.AgentSession, action string, payload any, g boardGrant) error {
+	if agent.ID == 0 {
+		return nil // a human: managers govern agents only
+	}
+	if !slices.Contains(intentActions, action) {
+		return fmt.Errorf("authorize board action: unknown action %q", action)
+	}
+	g.IntentID, g.ApprovalToken = strings.TrimSpace(g.IntentID), strings.TrimSpace(g.ApprovalToken)
+	if g.IntentID == "" && g.ApprovalToken == "" {
+		b, err := s.Store.BoardSettings(r.Context(), roomID)
+		if err != nil {
+			return err
+		}
+		if b.ManagerMode != letagents.IntentRequired {
+			return nil
+		}
+		return &letagents.Error{Code: letagents.Forbidden, Reason: store.CodeIntentRequired,
+			Message: fmt.Sprintf("This room requires an approved board intent for %s: register one (POST /rooms/{room}/board-intents) "+
+				"with this exact payload, have a room admin approve it, then repeat the action with board_intent_id and board_approval_token.", action)}
+	}
+	id, ok := letagents.ParseWireID(wire.IntentPrefix, g.IntentID)
+	if !ok {
+		return &letagents.Error{Code: letagents.Forbidden, Reason: store.CodeIntentRequired,
+			Message: "board_intent_id must name a board intent like bi_7 (with its board_approval_token)."}
+	}
+	if g.ApprovalToken == "" || len(g.ApprovalToken) > 256 {
+		return &letagents.Error{Code: letagents.Unauthorized, Reason: store.CodeApprovalToken,
+			Message: "board_approval_token is required with board_intent_id: the token the intent's approval answered."}
+	}
+	hash, err := letagents.PayloadHash(payload)
+	if err != nil {
+		return fmt.Errorf("authorize board action: hash payload: %w", err)
+	}
+	_, err = s.Store.UseBoardIntent(r.Context(), roomID, id, store.BoardIntentUse{TokenHash: auth.HashToken(g.ApprovalToken),
+		Action: action, PayloadHash: hash, AgentKey: agent.AgentKey, SessionID: agent.ID}, s.now())
+	return err
+}

@@ -1,0 +1,559 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/wire"
+)
+
+// The task board. Who may do what:
+//
+//   - Anyone who may use the room reads the board.
+//   - Anyone creates tasks. An agent's task (worker session) is created
+//     by its actor label and stays proposed until a room admin accepts
+//     it. A person's task is created by their account's name (or, not
+//     signed in, by created_by) and starts accepted when they are a
+//     trusted creator: signed in and either a room admin or in a browser
+//     session; otherwise (an owner token without a session, which is how
+//     agents call, or nobody signed in) it is proposed too.
+//   - Claiming (status assigned) takes a worker session. Moving a task to
+//     accepted, cancelled, merged or done takes a signed-in room admin
+//     (401 without an account, 403 otherwise). Any other change takes a
+//     worker session, or a room admin acting as a person. Once a task is
+//     held, the store lets only its work lease holder change it.
+//   - Lease actions take the holder's worker session, or a room admin
+//     (whose release is a revocation).
+//
+// Every agent's creation, change and lease action first passes
+// authorizeBoardAction with its payload as the letagents builders make it.
+
+func toTask(t letagents.Task) wire.Task {
+	j := wire.Task{ID: t.ID(), RoomID: t.RoomID, Title: t.Title, Description: optText(t.Description), Status: string(t.Status),
+		Assignee: optText(t.Assignee), AssigneeAgentKey: optText(t.AssigneeAgentKey), CreatedBy: t.CreatedBy,
+		SourceMessageID: optText(t.SourceMessageID), PRURL: optText(t.PRURL), CreatedAt: letagents.FormatTime(t.CreatedAt),
+		UpdatedAt: letagents.FormatTime(t.UpdatedAt), ActiveLeases: make([]wire.Lease, len(t.ActiveLeases))}
+	for i, l := range t.ActiveLeases {
+		j.ActiveLeases[i] = toLease(l)
+	}
+	return j
+}
+
+func toLease(l letagents.Lease) wire.Lease {
+	j := wire.Lease{ID: l.ID, RoomID: l.RoomID, TaskID: letagents.TaskID(l.TaskSeq), Kind: l.Kind, Status: l.Status, AgentKey: l.AgentKey,
+		AgentInstanceID: optText(l.InstanceID), ActorLabel: l.ActorLabel, BranchRef: optText(l.BranchRef), PRURL: optText(l.PRURL),
+		OutputIntent: optText(l.OutputIntent), ExpiresAt: optTime(l.ExpiresAt), LastHeartbeatAt: letagents.FormatTime(l.LastHeartbeatAt),
+		RevokedReason: optText(l.RevokedReason), CreatedBy: l.CreatedBy, CreatedAt: letagents.FormatTime(l.CreatedAt),
+		UpdatedAt: letagents.FormatTime(l.UpdatedAt)}
+	if l.SessionID != 0 {
+		id := letagents.WireID(letagents.AgentSessionPrefix, l.SessionID)
+		j.AgentSessionID = &id
+	}
+	return j
+}
+
+func toLeasePtr(l letagents.Lease) *wire.Lease {
+	j := toLease(l)
+	return &j
+}
+
+// optText is a string on the wire: null when empty.
+func optText(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// bodyText reads an optional body field, "" when absent.
+func bodyText(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// taskSeq reads the task id of the path; anything but task_N is a task
+// that does not exist.
+func taskSeq(ps params) (int64, error) {
+	seq, ok := letagents.ParseTaskID(ps["task_id"])
+	if !ok {
+		return 0, letagents.Errorf(letagents.NotFound, "Task not found")
+	}
+	return seq, nil
+}
+
+// taskQuery reads ?status, ?open, ?after and ?limit of a board listing.
+func taskQuery(v url.Values) (store.TaskQuery, error) {
+	q := store.TaskQuery{Limit: letagents.DefaultTaskPage}
+	if s := v.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > letagents.MaxTaskPage {
+			return q, letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", letagents.MaxTaskPage)
+		}
+		q.Limit = n
+	}
+	if s := v.Get("after"); s != "" {
+		n, err := letagents.ParseTaskCursor(s)
+		if err != nil {
+			return q, err
+		}
+		q.After = n
+	}
+	if s := v.Get("status"); s != "" {
+		st, err := letagents.ParseTaskStatus(s)
+		if err != nil {
+			return q, err
+		}
+		q.Status = st
+	}
+	switch v.Get("open") {
+	case "", "false", "0":
+	case "true", "1":
+		q.Open = true
+	default:
+		return q, letagents.Errorf(letagents.Invalid, "open must be true or false")
+	}
+	return q, nil
+}
+
+// boardCaller works out who acts on the board: the verified worker
+// session the request carries (nil for none), the Actor the store judges
+// by, and the caller's role in the room (which also makes sure the room
+// exists).
+func (s *server) boardCaller(r *http.Request, roomID string, a auth.Access, creds wire.SessionCredentials) (*letagents.AgentSession, store.Actor, letagents.Role, error) {
+	sess, err := s.agentSession(r, roomID, creds, true)
+	if err != nil {
+		return nil, store.Actor{}, "", err
+	}
+	room, err := s.Store.Room(r.Context(), roomID)
+	if err != nil {
+		return nil, store.Actor{}, "", err
+	}
+	who := identity(r)
+	role, err := s.Auth.Role(r.Context(), who, room, a, false)
+	if err != nil {
+		return nil, store.Actor{}, "", err
+	}
+	actor := store.Actor{Label: boardAccountName(who.Account), Admin: who.SignedIn() && role == letagents.RoleAdmin}
+	if sess != nil {
+		actor.Label, actor.AgentKey, actor.InstanceID, actor.SessionID = sess.ActorLabel, sess.AgentKey, sess.InstanceID, sess.ID
+	}
+	return sess, actor, role, nil
+}
+
+// boardAccountName is what a person's board entries are signed with.
+func boardAccountName(a letagents.Account) string {
+	if a.DisplayName != "" {
+		return a.DisplayName
+	}
+	return a.Login
+}
+
+func grantOf(g wire.BoardIntentGrant) boardGrant {
+	return boardGrant{IntentID: g.BoardIntentID, ApprovalToken: g.BoardApprovalToken}
+}
+
+// boardWorkerRequired is the refusal of an agent write without a worker session.
+func boardWorkerRequired() error {
+	return &letagents.Error{Code: letagents.Forbidden, Reason: "WORKER_SESSION_REQUIRED",
+		Message: "Registered worker session is required for agent write actions."}
+}
+
+func (s *server) listTasks(w http.ResponseWriter, r *http.Request, ps params) {
+	id, _, err := s.enter(r, ps, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q, err := taskQuery(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	page, err := s.Store.Tasks(r.Context(), id, q, s.now())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	j := wire.TaskList{Tasks: make([]wire.Task, len(page.Tasks)), HasMore: page.HasMore}
+	for i, t := range page.Tasks {
+		j.Tasks[i] = toTask(t)
+	}
+	if strings.HasPrefix(r.URL.Path, "/projects/") {
+		j.ProjectID = id
+	} else {
+		j.RoomID = id
+	}
+	writeJSON(w, http.StatusOK, j)
+}
+
+func (s *server) getTask(w http.ResponseWriter, r *http.Request, ps params) {
+	id, _, err := s.enter(r, ps, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	seq, err := taskSeq(ps)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	t, err := s.Store.Task(r.Context(), id, seq, s.now())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toTask(t))
+}
+
+func (s *server) createTask(w http.ResponseWriter, r *http.Request, ps params) {
+	id, a, err := s.enter(r, ps, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req wire.CreateTask
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	n, err := newTask(id, req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sess, actor, role, err := s.boardCaller(r, id, a, req.SessionCredentials)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	who := identity(r)
+	switch {
+	case sess != nil:
+		n.CreatedBy, n.CreatedBySessionID, n.CreatedByAccountID = actor.Label, sess.ID, who.Account.ID
+		payload := letagents.NewTaskCreatePayload(req.Title, req.Description, req.SourceMessageID)
+		if err := s.authorizeBoardAction(r, id, *sess, letagents.IntentTaskCreate, payload, grantOf(req.BoardIntentGrant)); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	case who.SignedIn():
+		n.CreatedBy, n.CreatedByAccountID = actor.Label, who.Account.ID
+		n.Accepted = role == letagents.RoleAdmin || who.Via == auth.ViaSession
+	default:
+		by := strings.Join(strings.Fields(req.CreatedBy), " ")
+		if by == "" {
+			s.fail(w, r, letagents.Errorf(letagents.Invalid, "title and created_by are required"))
+			return
+		}
+		if len(by) > letagents.MaxSenderBytes {
+			s.fail(w, r, letagents.Errorf(letagents.Invalid, "created_by is longer than %d bytes", letagents.MaxSenderBytes))
+			return
+		}
+		n.CreatedBy = by
+	}
+	t, err := s.Store.CreateTask(r.Context(), n, s.now())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, toTask(t))
+}
+
+// newTask checks what a creation asks for.
+func newTask(roomID string, req wire.CreateTask) (store.NewTask, error) {
+	n := store.NewTask{RoomID: roomID}
+	if strings.TrimSpace(req.Title) == "" {
+		return n, letagents.Errorf(letagents.Invalid, "title and created_by are required")
+	}
+	var err error
+	if n.Title, err = letagents.TaskTitle(req.Title); err != nil {
+		return n, err
+	}
+	if n.Description, err = letagents.TaskDescription(req.Description); err != nil {
+		return n, err
+	}
+	if src := strings.TrimSpace(req.SourceMessageID); src != "" {
+		seq, err := letagents.ParseMessageID(src)
+		if err != nil || seq == 0 {
+			return n, letagents.Errorf(letagents.Invalid, "source_message_id must be a message id like msg_42")
+		}
+		n.SourceMessageID = letagents.MessageID(seq)
+	}
+	return n, nil
+}
+
+func (s *server) updateTask(w http.ResponseWriter, r *http.Request, ps params) {
+	id, a, err := s.enter(r, ps, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	seq, err := taskSeq(ps)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req wire.UpdateTask
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var status letagents.TaskStatus
+	if req.Status != nil && *req.Status != "" {
+		if status, err = letagents.ParseTaskStatus(*req.Status); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	var prURL *string
+	if req.PRURL != nil {
+		v, err := letagents.PRURL(*req.PRURL)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		prURL = &v
+	}
+	ttl, err := letagents.LeaseTTL(req.LeaseTTLSeconds)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sess, actor, role, err := s.boardCaller(r, id, a, req.SessionCredentials)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	payload := letagents.NewTaskMutationPayload(letagents.TaskID(seq), bodyText(req.Status), bodyText(req.Assignee), bodyText(req.AssigneeAgentKey), bodyText(req.PRURL))
+	grant := grantOf(req.BoardIntentGrant)
+	now := s.now()
+
+	if status == letagents.TaskAssigned {
+		// A claim: the caller takes the task for itself.
+		if sess == nil {
+			s.fail(w, r, boardWorkerRequired())
+			return
+		}
+		if err := claimSelf(*sess, req); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if err := s.authorizeBoardAction(r, id, *sess, letagents.IntentTaskClaim, payload, grant); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		t, _, err := s.Store.ClaimTask(r.Context(), id, seq, store.Claim{Actor: actor, TTL: ttl, PRURL: prURL}, now)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, toTask(t))
+		return
+	}
+
+	who := identity(r)
+	switch {
+	case status.AdminOnly():
+		if err := requireAdmin(who, role); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	case sess == nil && !actor.Admin:
+		if err := requireAccount(who); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.fail(w, r, boardWorkerRequired())
+		return
+	}
+	if sess != nil {
+		kind := letagents.IntentTaskUpdate
+		if status.Closing() {
+			kind = letagents.IntentTaskClose
+		}
+		if err := s.authorizeBoardAction(r, id, *sess, kind, payload, grant); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	t, err := s.Store.UpdateTask(r.Context(), id, seq, store.TaskChange{Status: status, Assignee: req.Assignee,
+		AssigneeAgentKey: req.AssigneeAgentKey, PRURL: prURL, LeaseTTL: ttl, Actor: actor}, now)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toTask(t))
+}
+
+// claimSelf checks that a claim's assignee, when given, is the claiming
+// session itself: a task goes to another agent by a lease handoff.
+func claimSelf(sess letagents.AgentSession, req wire.UpdateTask) error {
+	if as := strings.TrimSpace(bodyText(req.Assignee)); as != "" && as != sess.ActorLabel && as != sess.DisplayName {
+		return letagents.Errorf(letagents.Invalid,
+			"A claim assigns the task to the claiming session: assignee must be omitted or be its own label %q (hand a held task to another agent with a lease handoff)",
+			sess.ActorLabel)
+	}
+	if key := strings.TrimSpace(bodyText(req.AssigneeAgentKey)); key != "" && key != sess.AgentKey {
+		return letagents.Errorf(letagents.Invalid, "A claim assigns the task to the claiming session: assignee_agent_key must be omitted or be %q", sess.AgentKey)
+	}
+	return nil
+}
+
+// badKey reports whether an agent key or instance id from a body could
+// not be one: too long, or with control characters (NUL included, which
+// PostgreSQL text cannot hold).
+func badKey(s string) bool {
+	return len(s) > letagents.MaxSenderBytes || strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f })
+}
+
+// leaseAction releases a task's work lease or hands it off to another
+// agent's session.
+func (s *server) leaseAction(w http.ResponseWriter, r *http.Request, ps params) {
+	id, a, err := s.enter(r, ps, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	seq, err := taskSeq(ps)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req wire.LeaseAction
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.Action != "release" && req.Action != "handoff" {
+		s.fail(w, r, letagents.Errorf(letagents.Invalid, "action must be release or handoff"))
+		return
+	}
+	reason, err := letagents.LeaseReason(req.Reason)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	h := store.Handoff{LeaseID: strings.TrimSpace(req.LeaseID), Reason: reason, TargetKey: strings.TrimSpace(req.TargetActorKey),
+		TargetInstanceID: strings.TrimSpace(req.TargetActorInstanceID)}
+	if req.Action == "handoff" {
+		if h.TargetKey == "" {
+			s.fail(w, r, letagents.Errorf(letagents.Invalid, "target_actor_key is required for a handoff"))
+			return
+		}
+		if badKey(h.TargetKey) || badKey(h.TargetInstanceID) {
+			s.fail(w, r, letagents.Errorf(letagents.Invalid, "target_actor_key and target_actor_instance_id must be short text without control characters"))
+			return
+		}
+		if req.TargetAgentSessionID != "" {
+			sid, ok := letagents.ParseWireID(letagents.AgentSessionPrefix, req.TargetAgentSessionID)
+			if !ok {
+				s.fail(w, r, letagents.Errorf(letagents.Invalid, "target_agent_session_id must be a session id like as_7"))
+				return
+			}
+			h.TargetSessionID = sid
+		}
+	}
+	sess, actor, role, err := s.boardCaller(r, id, a, req.SessionCredentials)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if sess == nil {
+		if err := requireAdmin(identity(r), role); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	} else {
+		payload := letagents.NewLeaseActionPayload(letagents.TaskID(seq), req.Action, req.LeaseID, req.TargetActorKey, req.TargetAgentSessionID)
+		if err := s.authorizeBoardAction(r, id, *sess, letagents.IntentLeaseAction, payload, grantOf(req.BoardIntentGrant)); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	h.Actor = actor
+	out := wire.LeaseActionResult{RoomID: id, Action: req.Action}
+	var t letagents.Task
+	var released, next letagents.Lease
+	if req.Action == "release" {
+		t, released, err = s.Store.ReleaseWorkLease(r.Context(), id, seq, store.LeaseRelease{Actor: actor, LeaseID: h.LeaseID, Reason: reason}, s.now())
+	} else {
+		t, released, next, err = s.Store.HandoffWorkLease(r.Context(), id, seq, h, s.now())
+		out.NewLease = toLeasePtr(next)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out.Task, out.ReleasedLease = toTask(t), toLeasePtr(released)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// reviewLeaseAction claims or releases a review lease.
+func (s *server) reviewLeaseAction(w http.ResponseWriter, r *http.Request, ps params) {
+	id, a, err := s.enter(r, ps, false)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	seq, err := taskSeq(ps)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req wire.ReviewLeaseAction
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.Action != "claim" && req.Action != "release" {
+		s.fail(w, r, letagents.Errorf(letagents.Invalid, "action must be claim or release"))
+		return
+	}
+	reason, err := letagents.LeaseReason(req.Reason)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ttl, err := letagents.LeaseTTL(req.LeaseTTLSeconds)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sess, actor, role, err := s.boardCaller(r, id, a, req.SessionCredentials)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.Action == "claim" {
+		if sess == nil {
+			s.fail(w, r, boardWorkerRequired())
+			return
+		}
+		t, lease, err := s.Store.ClaimReview(r.Context(), id, seq, store.Claim{Actor: actor, TTL: ttl}, s.now())
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, wire.ReviewClaimed{RoomID: id, Action: req.Action, Task: toTask(t), Lease: toLease(lease)})
+		return
+	}
+	if sess == nil {
+		if err := requireAdmin(identity(r), role); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	t, released, err := s.Store.ReleaseReview(r.Context(), id, seq,
+		store.LeaseRelease{Actor: actor, LeaseID: strings.TrimSpace(req.LeaseID), Reason: reason}, s.now())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wire.ReviewReleased{RoomID: id, Action: req.Action, Task: toTask(t), ReleasedLease: toLease(released)})
+}

@@ -1,0 +1,376 @@
+package store
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+)
+
+// DefaultIntentTTL is how long a board intent waits for a decision, and
+// how long an approval may then be used, unless the room's board settings
+// say otherwise.
+const DefaultIntentTTL = 15 * time.Minute
+
+// Board intent statuses. An intent starts pending; a room admin approves
+// or denies it; the matching action uses an approved one; a pending or
+// approved intent whose time runs out is expired (lazily, when read).
+const (
+	IntentPending  = "pending"
+	IntentApproved = "approved"
+	IntentDenied   = "denied"
+	IntentExpired  = "expired"
+	IntentUsed     = "used"
+)
+
+// IntentStatuses are every status, for validating filters.
+var IntentStatuses = []string{IntentPending, IntentApproved, IntentDenied, IntentExpired, IntentUsed}
+
+// Machine-readable codes of the errors about board intents (sent as the
+// error answer's "code").
+const (
+	CodeIntentRequired    = "board_intent_required"     // the action needs an approved intent and names none (or none that exists)
+	CodeIntentMismatch    = "board_intent_mismatch"     // the intent is for another action, payload or agent
+	CodeIntentNotApproved = "board_intent_not_approved" // the intent is pending or denied
+	CodeIntentExpired     = "board_intent_expired"      // its time ran out
+	CodeIntentUsed        = "board_intent_used"         // its approval was already used
+	CodeIntentNotPending  = "board_intent_not_pending"  // only a pending intent can be decided
+	CodeApprovalToken     = "board_approval_token_invalid"
+)
+
+// BoardSettings are a room's board governance settings.
+type BoardSettings struct {
+	RoomID      string
+	ManagerMode string // letagents.ManagerOff, ManagerOptional (default) or IntentRequired
+	IntentTTL   time.Duration
+}
+
+// BoardIntent is an agent's request for leave to take one exact board
+// action.
+type BoardIntent struct {
+	ID          int64
+	RoomID      string
+	Action      string // one of letagents.Intent*
+	Payload     []byte // canonical JSON, exactly what PayloadHash hashed
+	PayloadHash string
+	Status      string
+	// The agent that proposed it; ProposerSessionID is 0 once the session
+	// row is gone.
+	ProposerSessionID  int64
+	ProposerActorLabel string
+	ProposerAgentKey   string
+	Reason             string
+	DecidedBy          string // the deciding admin's login, "" while undecided
+	DecidedAt          time.Time
+	UsedAt             time.Time
+	ExpiresAt          time.Time
+	CreatedAt          time.Time
+
+	tokenHash []byte
+}
+
+// NewBoardIntent is an intent to register. The caller validates and
+// canonicalises the payload and computes its hash.
+type NewBoardIntent struct {
+	RoomID             string
+	Action             string
+	Payload            []byte
+	PayloadHash        string
+	ProposerSessionID  int64
+	ProposerActorLabel string
+	ProposerAgentKey   string
+	Reason             string
+}
+
+// BoardDecision is a room admin's answer to a pending intent.
+type BoardDecision struct {
+	Approve   bool
+	DecidedBy string
+	// TokenHash is the hash of the one-time approval token (approvals only).
+	TokenHash []byte
+}
+
+// BoardIntentUse is an agent's board action presenting an approval: it
+// must match the intent exactly.
+type BoardIntentUse struct {
+	TokenHash   []byte
+	Action      string
+	PayloadHash string
+	AgentKey    string
+	SessionID   int64 // the acting session, recorded as the user
+}
+
+const intentColumns = `id, room_id, action, payload, payload_hash, status, proposer_session_id, proposer_actor_label,
+	proposer_agent_key, reason, decided_by, decided_at, used_at, expires_at, created_at, approval_token_hash`
+
+func scanIntent(row pgx.Row) (BoardIntent, error) {
+	var i BoardIntent
+	var payload string
+	var session *int64
+	var decidedBy *string
+	var decidedAt, usedAt *time.Time
+	err := row.Scan(&i.ID, &i.RoomID, &i.Action, &payload, &i.PayloadHash, &i.Status, &session, &i.ProposerActorLabel,
+		&i.ProposerAgentKey, &i.Reason, &decidedBy, &decidedAt, &usedAt, &i.ExpiresAt, &i.CreatedAt, &i.tokenHash)
+	i.Payload, i.ProposerSessionID, i.DecidedBy = []byte(payload), deref(session), deref(decidedBy)
+	i.DecidedAt, i.UsedAt = deref(decidedAt), deref(usedAt)
+	return i, err
+}
+
+func intentRef(id int64) string { return letagents.WireID("bi_", id) }
+
+// ttlSQL is a room's intent TTL in seconds ($1 the room, $ttlParam the default).
+func ttlSQL(ttlParam string) string {
+	return `coalesce((SELECT intent_ttl_seconds FROM board_settings WHERE room_id = $1), ` + ttlParam + `)`
+}
+
+// BoardSettings reads a room's board settings, the defaults when it has
+// none of its own; NotFound when the room does not exist.
+func (s *Store) BoardSettings(ctx context.Context, roomID string) (BoardSettings, error) {
+	b := BoardSettings{RoomID: roomID}
+	var ttl int64
+	err := s.pool.QueryRow(ctx, `
+		SELECT coalesce(b.manager_mode, $2), coalesce(b.intent_ttl_seconds, $3)
+		FROM rooms r LEFT JOIN board_settings b ON b.room_id = r.id WHERE r.id = $1`,
+		roomID, letagents.ManagerOptional, int64(DefaultIntentTTL/time.Second)).Scan(&b.ManagerMode, &ttl)
+	switch {
+	case isNoRows(err):
+		return b, letagents.Errorf(letagents.NotFound, "Room not found")
+	case err != nil:
+		return b, fmt.Errorf("read board settings: %w", err)
+	}
+	b.IntentTTL = time.Duration(ttl) * time.Second
+	return b, nil
+}
+
+// SetBoardSettings changes a room's board settings: an empty mode or a
+// zero TTL keeps the current value. NotFound when the room does not exist.
+func (s *Store) SetBoardSettings(ctx context.Context, roomID, mode string, ttl time.Duration, now time.Time) (BoardSettings, error) {
+	var modeArg, ttlArg any
+	if mode != "" {
+		modeArg = mode
+	}
+	if ttl > 0 {
+		ttlArg = int64(ttl / time.Second)
+	}
+	b := BoardSettings{RoomID: roomID}
+	var secs int64
+	err := s.pool.QueryRow(ctx, `
+		INSERT INTO board_settings (room_id, manager_mode, intent_ttl_seconds, updated_at)
+		VALUES ($1, coalesce($2::text, $5), coalesce($3::integer, $6), $4)
+		ON CONFLICT (room_id) DO UPDATE SET
+			manager_mode = coalesce($2::text, board_settings.manager_mode),
+			intent_ttl_seconds = coalesce($3::integer, board_settings.intent_ttl_seconds),
+			updated_at = $4
+		RETURNING manager_mode, intent_ttl_seconds`,
+		roomID, modeArg, ttlArg, now, letagents.ManagerOptional, int64(DefaultIntentTTL/time.Second)).Scan(&b.ManagerMode, &secs)
+	switch {
+	case pgCode(err) == foreignKeyViolation:
+		return b, letagents.Errorf(letagents.NotFound, "Room not found")
+	case pgCode(err) == checkViolation:
+		return b, letagents.Errorf(letagents.Invalid, "manager_mode must be off, manager_optional or intent_required")
+	case err != nil:
+		return b, fmt.Errorf("set board settings: %w", err)
+	}
+	b.IntentTTL = time.Duration(secs) * time.Second
+	return b, nil
+}
+
+// CreateBoardIntent registers an intent, expiring after the room's TTL.
+// When the same agent already has a pending intent for the same action and
+// payload in the room, that one is returned instead and created is false.
+// NotFound when the room does not exist.
+func (s *Store) CreateBoardIntent(ctx context.Context, n NewBoardIntent, now time.Time) (i BoardIntent, created bool, err error) {
+	// A pending twin found by the insert can be decided before the select
+	// reads it; then the next round inserts.
+	for range 3 {
+		i, created, err = s.createBoardIntent(ctx, n, now)
+		if err == nil || !isNoRows(err) {
+			return i, created, err
+		}
+	}
+	return i, false, fmt.Errorf("create board intent: the pending twin kept changing")
+}
+
+func (s *Store) createBoardIntent(ctx context.Context, n NewBoardIntent, now time.Time) (BoardIntent, bool, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return BoardIntent{}, false, fmt.Errorf("create board intent: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	if _, err := tx.Exec(ctx, `UPDATE board_intents SET status = 'expired'
+		WHERE room_id = $1 AND action = $2 AND payload_hash = $3 AND proposer_agent_key = $4 AND status = 'pending' AND expires_at <= $5`,
+		n.RoomID, n.Action, n.PayloadHash, n.ProposerAgentKey, now); err != nil {
+		return BoardIntent{}, false, fmt.Errorf("create board intent: expire: %w", err)
+	}
+	pendingTwin := func() (BoardIntent, error) {
+		return scanIntent(tx.QueryRow(ctx, `SELECT `+intentColumns+` FROM board_intents
+			WHERE room_id = $1 AND action = $2 AND payload_hash = $3 AND proposer_agent_key = $4 AND status = 'pending'`,
+			n.RoomID, n.Action, n.PayloadHash, n.ProposerAgentKey))
+	}
+	// Look first, so that asking again does not spend an id; the insert's
+	// ON CONFLICT settles a race between two first askers.
+	i, err := pendingTwin()
+	switch {
+	case err == nil:
+		if err := tx.Commit(ctx); err != nil {
+			return i, false, fmt.Errorf("create board intent: commit: %w", err)
+		}
+		return i, false, nil
+	case !isNoRows(err):
+		return i, false, fmt.Errorf("create board intent: %w", err)
+	}
+	var session any
+	if n.ProposerSessionID != 0 {
+		session = n.ProposerSessionID
+	}
+	i, err = scanIntent(tx.QueryRow(ctx, `
+		INSERT INTO board_intents (room_id, action, payload, payload_hash, proposer_session_id, proposer_actor_label,
+			proposer_agent_key, reason, expires_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::timestamptz + `+ttlSQL("$10")+` * interval '1 second', $9)
+		ON CONFLICT (room_id, action, payload_hash, proposer_agent_key) WHERE status = 'pending' DO NOTHING
+		RETURNING `+intentColumns,
+		n.RoomID, n.Action, string(n.Payload), n.PayloadHash, session, n.ProposerActorLabel, n.ProposerAgentKey, n.Reason, now,
+		int64(DefaultIntentTTL/time.Second)))
+	created := err == nil
+	switch {
+	case pgCode(err) == foreignKeyViolation:
+		return i, false, letagents.Errorf(letagents.NotFound, "Room not found")
+	case isNoRows(err):
+		if i, err = pendingTwin(); isNoRows(err) {
+			return i, false, err // retried by the caller
+		}
+	}
+	if err != nil {
+		return i, false, fmt.Errorf("create board intent: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return i, false, fmt.Errorf("create board intent: commit: %w", err)
+	}
+	return i, created, nil
+}
+
+// BoardIntent reads one intent of a room as of now; NotFound when the room
+// has none of that id.
+func (s *Store) BoardIntent(ctx context.Context, roomID string, id int64, now time.Time) (BoardIntent, error) {
+	if _, err := s.pool.Exec(ctx, `UPDATE board_intents SET status = 'expired'
+		WHERE id = $1 AND room_id = $2 AND status IN ('pending', 'approved') AND expires_at <= $3`, id, roomID, now); err != nil {
+		return BoardIntent{}, fmt.Errorf("read board intent: expire: %w", err)
+	}
+	i, err := scanIntent(s.pool.QueryRow(ctx, `SELECT `+intentColumns+` FROM board_intents WHERE id = $1 AND room_id = $2`, id, roomID))
+	switch {
+	case isNoRows(err):
+		return i, letagents.Errorf(letagents.NotFound, "Board intent not found")
+	case err != nil:
+		return i, fmt.Errorf("read board intent: %w", err)
+	}
+	return i, nil
+}
+
+// BoardIntents lists a room's intents as of now, newest first: those of a
+// status, or all when status is "", at most limit.
+func (s *Store) BoardIntents(ctx context.Context, roomID, status string, limit int, now time.Time) ([]BoardIntent, error) {
+	if _, err := s.pool.Exec(ctx, `UPDATE board_intents SET status = 'expired'
+		WHERE room_id = $1 AND status IN ('pending', 'approved') AND expires_at <= $2`, roomID, now); err != nil {
+		return nil, fmt.Errorf("list board intents: expire: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+intentColumns+` FROM board_intents
+		WHERE room_id = $1 AND ($2 = '' OR status = $2) ORDER BY id DESC LIMIT $3`, roomID, status, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list board intents: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BoardIntent, error) { return scanIntent(row) })
+	if err != nil {
+		return nil, fmt.Errorf("list board intents: %w", err)
+	}
+	return out, nil
+}
+
+// DecideBoardIntent approves or denies a pending intent. An approval
+// stores the token's hash and restarts the intent's clock: the token may
+// be used for one room TTL from now. NotFound when the room has no such
+// intent; Conflict (code board_intent_expired or board_intent_not_pending)
+// when it is not pending any more.
+func (s *Store) DecideBoardIntent(ctx context.Context, roomID string, id int64, d BoardDecision, now time.Time) (BoardIntent, error) {
+	status, token := IntentDenied, any(nil)
+	if d.Approve {
+		status, token = IntentApproved, d.TokenHash
+	}
+	i, err := scanIntent(s.pool.QueryRow(ctx, `
+		UPDATE board_intents SET status = $3, decided_by = $4, decided_at = $6, approval_token_hash = $5,
+			expires_at = CASE WHEN $3 = 'approved' THEN $6::timestamptz + `+ttlSQL("$7")+` * interval '1 second' ELSE expires_at END
+		WHERE room_id = $1 AND id = $2 AND status = 'pending' AND expires_at > $6
+		RETURNING `+intentColumns, roomID, id, status, d.DecidedBy, token, now, int64(DefaultIntentTTL/time.Second)))
+	switch {
+	case err == nil:
+		return i, nil
+	case !isNoRows(err):
+		return i, fmt.Errorf("decide board intent: %w", err)
+	}
+	cur, err := s.BoardIntent(ctx, roomID, id, now)
+	switch {
+	case err != nil:
+		return cur, err
+	case cur.Status == IntentExpired:
+		return cur, &letagents.Error{Code: letagents.Conflict, Reason: CodeIntentExpired,
+			Message: fmt.Sprintf("Board intent %s has expired; the agent must register it again.", intentRef(id))}
+	}
+	return cur, &letagents.Error{Code: letagents.Conflict, Reason: CodeIntentNotPending, Fields: map[string]any{"status": cur.Status},
+		Message: fmt.Sprintf("Board intent %s is %s; only a pending intent can be approved or denied.", intentRef(id), cur.Status)}
+}
+
+// UseBoardIntent consumes an approved intent for the action u describes:
+// exactly once, however many actions race for it. It fails Forbidden with
+// a code saying why the intent does not allow the action (there is no
+// such intent, it is not approved, it expired, it was used, or it is for
+// another action, payload or agent) and Unauthorized when the token is
+// wrong.
+func (s *Store) UseBoardIntent(ctx context.Context, roomID string, id int64, u BoardIntentUse, now time.Time) (BoardIntent, error) {
+	var session any
+	if u.SessionID != 0 {
+		session = u.SessionID
+	}
+	i, err := scanIntent(s.pool.QueryRow(ctx, `
+		UPDATE board_intents SET status = 'used', used_at = $8, used_by_session_id = $7
+		WHERE room_id = $1 AND id = $2 AND status = 'approved' AND expires_at > $8
+			AND approval_token_hash = $3 AND action = $4 AND payload_hash = $5 AND proposer_agent_key = $6
+		RETURNING `+intentColumns, roomID, id, u.TokenHash, u.Action, u.PayloadHash, u.AgentKey, session, now))
+	switch {
+	case err == nil:
+		return i, nil
+	case !isNoRows(err):
+		return i, fmt.Errorf("use board intent: %w", err)
+	}
+	// Refused: say why, from the intent as it is now.
+	ref := intentRef(id)
+	refuse := func(code, format string, args ...any) error {
+		return &letagents.Error{Code: letagents.Forbidden, Reason: code, Message: fmt.Sprintf(format, args...)}
+	}
+	cur, err := s.BoardIntent(ctx, roomID, id, now)
+	switch {
+	case letagents.IsCode(err, letagents.NotFound):
+		return cur, refuse(CodeIntentRequired, "Board intent %s not found in this room; register one and have it approved.", ref)
+	case err != nil:
+		return cur, err
+	case cur.Status == IntentExpired:
+		return cur, refuse(CodeIntentExpired, "Board intent %s has expired; register it again.", ref)
+	case cur.Status == IntentPending || cur.Status == IntentDenied:
+		return cur, refuse(CodeIntentNotApproved, "Board intent %s is %s, not approved.", ref, cur.Status)
+	case subtle.ConstantTimeCompare(cur.tokenHash, u.TokenHash) != 1:
+		return cur, &letagents.Error{Code: letagents.Unauthorized, Reason: CodeApprovalToken,
+			Message: fmt.Sprintf("Invalid board_approval_token for board intent %s.", ref)}
+	case cur.Status == IntentUsed:
+		return cur, refuse(CodeIntentUsed, "Board intent %s was already used; an approval allows one action.", ref)
+	case cur.Action != u.Action:
+		return cur, refuse(CodeIntentMismatch, "Board intent %s was approved for %s, not %s.", ref, cur.Action, u.Action)
+	case cur.PayloadHash != u.PayloadHash:
+		return cur, refuse(CodeIntentMismatch, "This %s differs from the payload board intent %s approved (hash %s); register an intent for exactly this action.",
+			u.Action, ref, cur.PayloadHash)
+	case cur.ProposerAgentKey != u.AgentKey:
+		return cur, refuse(CodeIntentMismatch, "Board intent %s was proposed by another agent (%s).", ref, cur.ProposerAgentKey)
+	}
+	return cur, fmt.Errorf("use board intent %s: refused for no reason found (status %s)", ref, cur.Status)
+}
