@@ -28,7 +28,7 @@ bench:
 # Lambda runtime provided.al2023 starts the binary named bootstrap.
 # infra/template_test.go checks that every function has its target.
 
-.PHONY: build-RoomsFunction build-MessagesFunction build-PollFunction build-WebFunction build-AuthFunction build-CoordinationFunction
+.PHONY: build-RoomsFunction build-MessagesFunction build-PollFunction build-WebFunction build-AuthFunction build-CoordinationFunction build-LivenessFunction
 
 build-RoomsFunction:
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -o $(ARTIFACTS_DIR)/bootstrap ./functions/rooms
@@ -47,3 +47,6 @@ build-AuthFunction:
 
 build-CoordinationFunction:
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -o $(ARTIFACTS_DIR)/bootstrap ./functions/coordination
+
+build-LivenessFunction:
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -o $(ARTIFACTS_DIR)/bootstrap ./functions/liveness

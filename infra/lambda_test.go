@@ -18,6 +18,7 @@ import (
 	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/lambdaapi"
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/liveness"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
 	"github.com/letagents/letagents-go/shared/store"
@@ -360,4 +361,85 @@ func TestLambdaPath(t *testing.T) {
 			t.Errorf("status %d, body %s; want 200 with the message sent after the gateway hold", r.status, r.body)
 		}
 	})
+}
+
+// TestLivenessFunctionPath invokes the liveness function's handler, as
+// lambdaapi.RunSweeper builds it, with its sample scheduled event.
+func TestLivenessFunctionPath(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(root, "functions", "liveness", "event.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.EventBridgeEvent
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatalf("functions/liveness/event.json: %v", err)
+	}
+	if ev.Source != "aws.events" || ev.DetailType != "Scheduled Event" || len(ev.Resources) != 1 || ev.Time.IsZero() {
+		t.Errorf("functions/liveness/event.json is not an EventBridge scheduled event (source, detail-type, resources, time): %+v", ev)
+	}
+
+	db := pgtest.New(t)
+	cfg, err := service.LoadConfig(getenv(map[string]string{"DB_URL": db.URL, "LOG_LEVEL": "warn"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler := lambda.NewHandler(lambdaapi.SweepHandler(service.NewSweeper(cfg, db.Pool, service.NewLogger(cfg)), time.Now))
+
+	// A worker whose last poll ended ten minutes ago: past the grace.
+	ctx := t.Context()
+	st := store.New(db.Pool)
+	ago := time.Now().Add(-10 * time.Minute)
+	if _, _, err := st.EnsureRoom(ctx, fixtureRoom); err != nil {
+		t.Fatal(err)
+	}
+	acct, _, err := st.SignIn(ctx, store.SignIn{Account: letagents.Account{Provider: "github", ProviderUserID: "4243", Login: "lambda-owner"},
+		GitHubToken: []byte("sealed"), OwnerTokenHash: auth.HashToken(auth.NewToken()), Now: ago})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := st.CreateAgentSession(ctx, store.NewAgentSession{
+		AgentSession: letagents.AgentSession{RoomID: fixtureRoom, Kind: letagents.SessionWorker, Runtime: "codex", AgentKey: "lambda-owner/sweeper",
+			OwnerAccountID: acct.ID, OwnerLabel: "lambda-owner", IDELabel: "Codex"},
+		TokenHash: auth.HashToken(auth.NewToken()), Names: []string{"Quiet"}, Label: func(n string) string { return n + " | lambda-owner's agent | Codex" },
+	}, ago)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := st.OpenDelivery(ctx, a.ID, ago, ago.Add(letagents.DeliveryLease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CloseDelivery(ctx, id, ago); err != nil {
+		t.Fatal(err)
+	}
+
+	invoke := func() liveness.Report {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		out, err := handler.Invoke(ctx, b)
+		if err != nil {
+			t.Fatalf("invoke: %v", err)
+		}
+		var r liveness.Report
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("invoke answered %s, not a sweep report: %v", out, err)
+		}
+		return r
+	}
+	if r := invoke(); r != (liveness.Report{Checked: 1, Offline: 1}) {
+		t.Errorf("first sweep = %+v, want 1 checked, 1 offline notice", r)
+	}
+	if r := invoke(); r != (liveness.Report{Checked: 1}) {
+		t.Errorf("second sweep = %+v, want 1 checked and nothing posted", r)
+	}
+	page, err := st.Messages(ctx, fixtureRoom, store.MessageQuery{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Messages) != 1 || page.Messages[0].Sender != liveness.Sender ||
+		!strings.HasPrefix(page.Messages[0].Text, "[status] Quiet's message channel has been unreachable for 10m") {
+		t.Errorf("room has %+v, want one offline notice for Quiet", page.Messages)
+	}
 }

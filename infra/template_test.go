@@ -20,6 +20,7 @@ import (
 	"github.com/awslabs/goformation/v7/intrinsics"
 
 	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/liveness"
 	"github.com/letagents/letagents-go/shared/service"
 )
 
@@ -233,6 +234,11 @@ func TestTemplate(t *testing.T) {
 		}
 		fnOf[g] = name
 	}
+	for dir := range scheduled {
+		if _, ok := fnOf[api.Group(dir)]; !ok {
+			t.Errorf("scheduled function ./functions/%s has no function in template.yaml", dir)
+		}
+	}
 	for _, rt := range api.Routes() {
 		if _, ok := fnOf[rt.Group]; !ok {
 			t.Errorf("route group %q (%s %s) has no function in template.yaml", rt.Group, rt.Method, rt.Pattern)
@@ -240,9 +246,11 @@ func TestTemplate(t *testing.T) {
 		}
 	}
 	checkRoutes(t, p, fnOf)
+	checkSchedules(t, p, groupOf)
 	checkEnvironment(t, p)
 	checkReferences(t, p)
 	checkPoll(t, p, fnOf[api.GroupPoll])
+	checkLiveness(t, p, fnOf[api.Group(livenessDir)])
 	checkOutputs(t, p, fnOf[api.GroupPoll])
 	checkEnvJSON(t, p)
 
@@ -317,10 +325,22 @@ func checkFunctions(t *testing.T, p parsed, targets map[string][]string) map[str
 	return groupOf
 }
 
-// wantPolicies is each function's least privilege: every function reads
+// livenessDir is the scheduled liveness sweeper's ./functions/<dir>.
+const livenessDir = "liveness"
+
+// scheduled are the functions no route reaches, by ./functions/<dir>: an
+// EventBridge schedule invokes each, through its one Schedule event, named
+// here with its expression.
+var scheduled = map[string]struct{ event, schedule string }{
+	livenessDir: {"Sweep", "rate(1 minute)"},
+}
+
+// wantPolicies is each function's least privilege, by ./functions/<dir>
+// (a route group's name, or a scheduled function's): every function reads
 // the database secret; those that check repo access open sealed GitHub
 // tokens (KMS Decrypt); only the auth function reads the GitHub app's
-// secret and makes data keys to seal new tokens.
+// secret and makes data keys to seal new tokens. The liveness sweeper
+// touches the database only.
 var wantPolicies = map[api.Group][]string{
 	api.GroupRooms:        {"decrypt " + tokenKey, "secret " + secretParam},
 	api.GroupMessages:     {"decrypt " + tokenKey, "secret " + secretParam},
@@ -328,6 +348,7 @@ var wantPolicies = map[api.Group][]string{
 	api.GroupWeb:          {"secret " + secretParam},
 	api.GroupCoordination: {"decrypt " + tokenKey, "secret " + secretParam},
 	api.GroupAuth:         {"decrypt " + tokenKey, "generate-data-key " + tokenKey, "secret " + secretParam, "secret " + githubSecretParam},
+	livenessDir:           {"secret " + secretParam},
 }
 
 // checkPolicies holds a function's policies to wantPolicies. SAM policy
@@ -361,7 +382,11 @@ func checkPolicies(t *testing.T, name string, group api.Group, fn *serverless.Fu
 		}
 	}
 	slices.Sort(got)
-	want := slices.Sorted(slices.Values(wantPolicies[group]))
+	want, known := wantPolicies[group]
+	if !known {
+		t.Errorf("%s builds ./functions/%s, which is neither a route group nor a scheduled function", name, group)
+	}
+	want = slices.Sorted(slices.Values(want))
 	if !slices.Equal(got, want) {
 		t.Errorf("%s: policies grant %q, want exactly %q", name, got, want)
 	}
@@ -404,6 +429,9 @@ func checkRoutes(t *testing.T, p parsed, fnOf map[api.Group]string) {
 	for fnName, fn := range p.fns {
 		for evName, ev := range fn.Events {
 			where := fnName + "." + evName
+			if ev.Type == "Schedule" {
+				continue // checkSchedules
+			}
 			if ev.Type != "HttpApi" || ev.Properties == nil || ev.Properties.HttpApiEvent == nil {
 				t.Errorf("event %s: Type %q, want an HttpApi event", where, ev.Type)
 				continue
@@ -441,6 +469,77 @@ func checkRoutes(t *testing.T, p parsed, fnOf map[api.Group]string) {
 			t.Errorf("extra event %v: %s is no route of api.Routes() (nor the catch-all %s)", got[key], key, catchAll)
 		}
 	}
+}
+
+// checkSchedules: a scheduled function has exactly its one Schedule event,
+// enabled, with its expression; no other function has a Schedule event.
+func checkSchedules(t *testing.T, p parsed, groupOf map[string]api.Group) {
+	for fnName, fn := range p.fns {
+		want, isScheduled := scheduled[string(groupOf[fnName])]
+		var schedules []string
+		for evName, ev := range fn.Events {
+			where := fnName + "." + evName
+			switch {
+			case ev.Type == "Schedule" && !isScheduled:
+				t.Errorf("event %s: a Schedule on %s, which serves routes, not a schedule", where, fnName)
+			case ev.Type == "Schedule":
+				schedules = append(schedules, evName)
+				se := (*serverless.Function_ScheduleEvent)(nil)
+				if ev.Properties != nil {
+					se = ev.Properties.ScheduleEvent
+				}
+				switch {
+				case se == nil:
+					t.Errorf("event %s: Type Schedule without a Schedule expression", where)
+				case se.Schedule != want.schedule:
+					t.Errorf("event %s: Schedule %q, want %q", where, se.Schedule, want.schedule)
+				case se.Enabled != nil && !*se.Enabled:
+					t.Errorf("event %s: disabled", where)
+				}
+			case isScheduled:
+				t.Errorf("event %s: Type %q on the scheduled function %s; it takes its Schedule event only", where, ev.Type, fnName)
+			}
+		}
+		if isScheduled && (len(schedules) != 1 || schedules[0] != want.event) {
+			t.Errorf("%s: Schedule events %v, want exactly one named %s (%s)", fnName, schedules, want.event, want.schedule)
+		}
+	}
+}
+
+// checkLiveness: the sweeper gets its notice grace from a parameter whose
+// default and bounds are the code's, and finishes within its timeout.
+func checkLiveness(t *testing.T, p parsed, name string) {
+	fn := p.fns[name]
+	if fn == nil {
+		return // reported by TestTemplate
+	}
+	const variable = "LETAGENTS_LIVENESS_NOTICE_AFTER_MS"
+	param, ok := strings.CutPrefix(p.env(fn)[variable], "Ref:")
+	if !ok {
+		t.Errorf("%s: %s should come from a parameter", name, variable)
+		return
+	}
+	par, ok := p.tmpl.Parameters[param]
+	if !ok {
+		return // reported by checkReferences
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Milliseconds()) }
+	if par.MinValue == nil || *par.MinValue != ms(liveness.MinNoticeAfter) || par.MaxValue == nil || *par.MaxValue != ms(liveness.MaxNoticeAfter) ||
+		fmt.Sprint(par.Default) != fmt.Sprint(liveness.DefaultNoticeAfter.Milliseconds()) {
+		t.Errorf("parameter %s (%s): Default %v, MinValue %v, MaxValue %v; want %d, %d, %d as service.LoadConfig accepts",
+			param, variable, par.Default, deref(par.MinValue), deref(par.MaxValue),
+			liveness.DefaultNoticeAfter.Milliseconds(), liveness.MinNoticeAfter.Milliseconds(), liveness.MaxNoticeAfter.Milliseconds())
+	}
+	if timeout := time.Duration(firstInt(fn.Timeout, p.global.Timeout)) * time.Second; timeout <= 0 || timeout > liveness.SweepInterval {
+		t.Errorf("%s: Timeout %v, want at most the sweep interval %v, so runs do not pile up", name, timeout, liveness.SweepInterval)
+	}
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
 
 // checkEnvironment holds the template's variables to service.Variables, and

@@ -10,7 +10,8 @@
 //
 // It reads the same environment as the deployed functions (see
 // service.LoadConfig: DB_URL, PORT default 3001, LETAGENTS_POLL_MAX_MS, …).
-// It listens on 127.0.0.1 only.
+// It listens on 127.0.0.1 only. The liveness sweeper, a scheduled function
+// in AWS, runs here on a ticker every minute.
 package main
 
 import (
@@ -31,10 +32,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/letagents/letagents-go/localdev/embeddedpg"
 	"github.com/letagents/letagents-go/migrations"
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/db"
+	"github.com/letagents/letagents-go/shared/liveness"
 	"github.com/letagents/letagents-go/shared/service"
 )
 
@@ -100,6 +104,11 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 	}
 	gw := newGateway(functions, services[api.GroupPoll].Handler, cfg.GatewayHold, logger)
 
+	// The liveness sweeper, which AWS runs on a schedule: here a ticker,
+	// stopped (and waited for) before the pool closes.
+	stopSweeper := startSweeper(ctx, cfg, pool, logger)
+	defer stopSweeper()
+
 	drain := func() {
 		for _, svc := range services {
 			svc.Drain()
@@ -112,6 +121,27 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		fmt.Fprintf(stdout, "database: %s\n", dbDesc)
 		fmt.Fprintf(stdout, "sign-in: %s\n", signIn)
 	})
+}
+
+// startSweeper runs the liveness sweeper every liveness.SweepInterval
+// (first at once) until ctx ends or the returned func is called, which
+// waits for a sweep under way to finish.
+func startSweeper(ctx context.Context, cfg service.Config, pool *pgxpool.Pool, logger *slog.Logger) (stop func()) {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	sw := service.NewSweeper(cfg, pool, logger)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sw.Run(ctx, liveness.SweepInterval, now)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // localAuth gives sign-in its local defaults and describes the outcome.

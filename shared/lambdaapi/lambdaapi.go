@@ -1,6 +1,7 @@
 // Package lambdaapi runs an HTTP handler as an AWS Lambda function behind
-// API Gateway HTTP API (payload v2) or a Function URL. It is the one place
-// outside functions/ that knows about Lambda.
+// API Gateway HTTP API (payload v2) or a Function URL, and the liveness
+// sweeper as a scheduled one (sweeper.go). It is the one place outside
+// functions/ that knows about Lambda.
 package lambdaapi
 
 import (

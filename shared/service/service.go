@@ -31,6 +31,7 @@ import (
 	"github.com/letagents/letagents-go/shared/db"
 	"github.com/letagents/letagents-go/shared/github"
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/liveness"
 	"github.com/letagents/letagents-go/shared/notify"
 	"github.com/letagents/letagents-go/shared/seal"
 	"github.com/letagents/letagents-go/shared/store"
@@ -77,6 +78,11 @@ type Config struct {
 	// JoinLimit is the room joins a client address may make per minute
 	// (LETAGENTS_JOIN_LIMIT, default 10).
 	JoinLimit int
+	// LivenessNoticeAfter is how long a worker's message channel must be
+	// unreachable before the liveness sweeper tells its room
+	// (LETAGENTS_LIVENESS_NOTICE_AFTER_MS, default 300000, accepted 120000
+	// to 3600000).
+	LivenessNoticeAfter time.Duration
 	// Now is the clock of the sign-in flows; tests set it, nil is time.Now.
 	Now func() time.Time
 }
@@ -85,7 +91,8 @@ type Config struct {
 // template check holds template.yaml to it.
 var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_MAX_CONNS", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL",
 	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
-	"LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT"}
+	"LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
+	"LETAGENTS_LIVENESS_NOTICE_AFTER_MS"}
 
 // LocalVariables are the Variables a deployment leaves unset: their
 // defaults suit AWS (PORT, the GitHub URLs, the repo access policy, the
@@ -104,13 +111,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		Addr:        ":3001",
 		GitHub: github.Config{ClientID: getenv("GITHUB_CLIENT_ID"), ClientSecret: getenv("GITHUB_CLIENT_SECRET"),
 			Scopes: getenv("GITHUB_OAUTH_SCOPES"), OAuthURL: getenv("GITHUB_OAUTH_URL"), APIURL: getenv("GITHUB_API_URL")},
-		GitHubSecretARN: getenv("GITHUB_SECRET_ARN"),
-		KMSKeyID:        getenv("LETAGENTS_KMS_KEY_ID"),
-		TokenKeyFile:    getenv("LETAGENTS_TOKEN_KEY_FILE"),
-		BaseURL:         strings.TrimRight(getenv("LETAGENTS_BASE_URL"), "/"),
-		PublicAPIURL:    getenv("PUBLIC_API_URL"),
-		RepoAccess:      true,
-		JoinLimit:       auth.DefaultJoinLimit,
+		GitHubSecretARN:     getenv("GITHUB_SECRET_ARN"),
+		KMSKeyID:            getenv("LETAGENTS_KMS_KEY_ID"),
+		TokenKeyFile:        getenv("LETAGENTS_TOKEN_KEY_FILE"),
+		BaseURL:             strings.TrimRight(getenv("LETAGENTS_BASE_URL"), "/"),
+		PublicAPIURL:        getenv("PUBLIC_API_URL"),
+		RepoAccess:          true,
+		JoinLimit:           auth.DefaultJoinLimit,
+		LivenessNoticeAfter: liveness.DefaultNoticeAfter,
 	}
 	if cfg.GitHubSecretARN != "" && (cfg.GitHub.ClientID != "" || cfg.GitHub.ClientSecret != "") {
 		return cfg, errors.New("set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET, or GITHUB_SECRET_ARN, not both")
@@ -150,6 +158,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return cfg, err
 	}
 	if cfg.GatewayHold, err = millis(getenv, "LETAGENTS_GATEWAY_HOLD_MS", cfg.GatewayHold, time.Second, 29*time.Second); err != nil {
+		return cfg, err
+	}
+	if cfg.LivenessNoticeAfter, err = millis(getenv, "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", cfg.LivenessNoticeAfter,
+		liveness.MinNoticeAfter, liveness.MaxNoticeAfter); err != nil {
 		return cfg, err
 	}
 	if v := getenv("PORT"); v != "" {
@@ -199,16 +211,8 @@ type Service struct {
 // Open connects, migrates and builds the handler for groups (all when none).
 // The hub, if any, runs until Close.
 func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error) {
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	var sm db.SecretGetter
-	if cfg.DB.SecretARN != "" {
-		awsCfg, err := loadAWS(ctx)
-		if err != nil {
-			return nil, err
-		}
-		sm = secretsmanager.NewFromConfig(awsCfg)
-	}
-	conn, err := cfg.DB.ConnString(ctx, sm)
+	logger := NewLogger(cfg)
+	conn, err := connString(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +220,39 @@ func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error
 	if err != nil {
 		return nil, err
 	}
+	pool, err := openPool(ctx, cfg, conn)
+	if err != nil {
+		return nil, err
+	}
+	s := assemble(ctx, cfg, logger, pool, authSvc, groups)
+	s.ownsPool = true
+	return s, nil
+}
+
+// OpenPool connects to the database cfg names (reading its secret when
+// DB_SECRET_ARN is set) and migrates it: the part of Open that a function
+// serving no route (the liveness sweeper) needs. The caller closes the pool.
+func OpenPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
+	conn, err := connString(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return openPool(ctx, cfg, conn)
+}
+
+func connString(ctx context.Context, cfg Config) (string, error) {
+	var sm db.SecretGetter
+	if cfg.DB.SecretARN != "" {
+		awsCfg, err := loadAWS(ctx)
+		if err != nil {
+			return "", err
+		}
+		sm = secretsmanager.NewFromConfig(awsCfg)
+	}
+	return cfg.DB.ConnString(ctx, sm)
+}
+
+func openPool(ctx context.Context, cfg Config, conn string) (*pgxpool.Pool, error) {
 	pool, err := db.Open(ctx, conn, cfg.DB.MaxConns)
 	if err != nil {
 		return nil, err
@@ -224,15 +261,24 @@ func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error
 		pool.Close()
 		return nil, err
 	}
-	s := assemble(ctx, cfg, logger, pool, authSvc, groups)
-	s.ownsPool = true
-	return s, nil
+	return pool, nil
+}
+
+// NewLogger is the logger of an instance: JSON on stderr at LOG_LEVEL.
+func NewLogger(cfg Config) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+}
+
+// NewSweeper builds the liveness sweeper on pool with the configured
+// notice grace.
+func NewSweeper(cfg Config, pool *pgxpool.Pool, logger *slog.Logger) *liveness.Sweeper {
+	return liveness.New(store.New(pool), cfg.LivenessNoticeAfter, logger)
 }
 
 // FromPool is Open for a pool the caller made and migrated (tests, the
 // local runner); Close leaves the pool open.
 func FromPool(ctx context.Context, cfg Config, pool *pgxpool.Pool, groups ...api.Group) (*Service, error) {
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	logger := NewLogger(cfg)
 	authSvc, err := newAuth(ctx, cfg, logger)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/pgtest"
+	"github.com/letagents/letagents-go/shared/store"
+)
+
+// The local runner sweeps liveness as the scheduled function does: at
+// start, then every minute, and stops sweeping when it stops.
+func TestSweepsLiveness(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	st := store.New(d.Pool)
+	ctx := context.Background()
+	const room = "localdev liveness"
+	// A worker whose last poll ended ten minutes ago, past the default
+	// five-minute grace.
+	ago := time.Now().Add(-10 * time.Minute)
+	if _, _, err := st.EnsureRoom(ctx, room); err != nil {
+		t.Fatal(err)
+	}
+	acct, _, err := st.SignIn(ctx, store.SignIn{Account: letagents.Account{Provider: "github", ProviderUserID: rand.Text(), Login: "ivy"},
+		GitHubToken: []byte("sealed"), OwnerTokenHash: auth.HashToken(auth.NewToken()), Now: ago})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := st.CreateAgentSession(ctx, store.NewAgentSession{
+		AgentSession: letagents.AgentSession{RoomID: room, Kind: letagents.SessionWorker, Runtime: "codex", AgentKey: "ivy/scout",
+			OwnerAccountID: acct.ID, OwnerLabel: "ivy", IDELabel: "Codex"},
+		TokenHash: auth.HashToken(auth.NewToken()), Names: []string{"Scout"}, Label: func(n string) string { return n + " | ivy's agent | Codex" },
+	}, ago)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := st.OpenDelivery(ctx, a.ID, ago, ago.Add(letagents.DeliveryLease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CloseDelivery(ctx, id, ago.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+
+	in := start(t, map[string]string{"DB_URL": d.URL, "PORT": "0", "LETAGENTS_LOCALDEV_DIR": t.TempDir()})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		status, _, b := call(t, "GET", in.URL+"/rooms/localdev%20liveness/messages?after=0", nil)
+		var p struct {
+			Messages []struct{ Sender, Text string } `json:"messages"`
+		}
+		if err := json.Unmarshal(b, &p); status != 200 || err != nil {
+			t.Fatalf("read the room: %d %s (%v)", status, b, err)
+		}
+		if len(p.Messages) > 0 {
+			m := p.Messages[0]
+			if len(p.Messages) != 1 || m.Sender != "letagents" || !strings.HasPrefix(m.Text, "[status] Scout's message channel has been unreachable for 9m") {
+				t.Errorf("room has %+v, want one offline notice for Scout", p.Messages)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no liveness notice within 20 s of start")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	in.stop()
+	select {
+	case err := <-in.done:
+		if err != nil {
+			t.Errorf("run = %v after stop", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return within 30 s of stop: the sweeper was not stopped")
+	}
+	in.done <- nil // for start's cleanup
+}

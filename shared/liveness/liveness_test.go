@@ -1,0 +1,424 @@
+package liveness_test
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/liveness"
+	"github.com/letagents/letagents-go/shared/pgtest"
+	"github.com/letagents/letagents-go/shared/store"
+)
+
+const grace = liveness.DefaultNoticeAfter
+
+// env is a test database with a sweeper on it.
+type env struct {
+	pool  *pgxpool.Pool
+	url   string
+	store *store.Store
+	sw    *liveness.Sweeper
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	d := pgtest.New(t)
+	st := store.New(d.Pool)
+	return &env{pool: d.Pool, url: d.URL, store: st, sw: liveness.New(st, grace, nil)}
+}
+
+// worker is a registered session with its credentials.
+type worker struct {
+	letagents.AgentSession
+	token, ownerToken string
+}
+
+// register signs an owner in (minting an owner token), registers its
+// agent name and a session of it in room at now.
+func (e *env) register(t *testing.T, room, name, kind string, now time.Time) worker {
+	t.Helper()
+	ctx := context.Background()
+	if _, _, err := e.store.EnsureRoom(ctx, room); err != nil {
+		t.Fatal(err)
+	}
+	w := worker{token: auth.NewToken(), ownerToken: auth.NewToken()}
+	login := strings.ToLower(name) + "-owner"
+	acct, _, err := e.store.SignIn(ctx, store.SignIn{
+		Account:     letagents.Account{Provider: "github", ProviderUserID: rand.Text(), Login: login, DisplayName: login},
+		GitHubToken: []byte("sealed"), OwnerTokenHash: auth.HashToken(w.ownerToken), Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, _, err := e.store.UpsertAgent(ctx, letagents.Agent{OwnerAccountID: acct.ID, Name: strings.ToLower(name),
+		CanonicalKey: login + "/" + strings.ToLower(name), DisplayName: name, OwnerLogin: login, OwnerLabel: login}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.AgentSession, err = e.store.CreateAgentSession(ctx, store.NewAgentSession{
+		AgentSession: letagents.AgentSession{RoomID: room, Kind: kind, Runtime: "codex", AgentKey: agent.CanonicalKey,
+			OwnerAccountID: acct.ID, OwnerLabel: login, IDELabel: "Codex"},
+		TokenHash: auth.HashToken(w.token),
+		Names:     []string{name},
+		Label:     func(n string) string { return n + " | " + login + "'s agent | Codex" },
+	}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// poll records a long-poll of w held from open to close (close zero: still
+// parked, its lease running to open+DeliveryLease).
+func (e *env) poll(t *testing.T, w worker, open, close time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	id, err := e.store.OpenDelivery(ctx, w.ID, open, open.Add(letagents.DeliveryLease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !close.IsZero() {
+		if err := e.store.CloseDelivery(ctx, id, close); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sweep runs one sweep at now and checks what it posted.
+func (e *env) sweep(t *testing.T, now time.Time, wantOffline, wantRecovered int) liveness.Report {
+	t.Helper()
+	r, err := e.sw.Sweep(context.Background(), now)
+	if err != nil {
+		t.Fatalf("sweep: %v", err)
+	}
+	if r.Offline != wantOffline || r.Recovered != wantRecovered || r.Failed != 0 {
+		t.Errorf("sweep at %v: %+v; want %d offline, %d recovered notices", now.Format(time.TimeOnly), r, wantOffline, wantRecovered)
+	}
+	return r
+}
+
+// notice is a liveness notice as the room has it.
+type notice struct {
+	sender, text, clientID string
+}
+
+// notices lists the room's messages whose client id starts with prefix.
+func (e *env) notices(t *testing.T, room, prefix string) []notice {
+	t.Helper()
+	rows, err := e.pool.Query(context.Background(), `SELECT sender, text, client_message_id FROM messages
+		WHERE room_id = $1 AND starts_with(client_message_id, $2) ORDER BY seq`, room, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []notice
+	for rows.Next() {
+		var n notice
+		if err := rows.Scan(&n.sender, &n.text, &n.clientID); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func offlineID(w worker, epoch time.Time) string {
+	return fmt.Sprintf("agent_liveness:offline:%d:%d", w.ID, epoch.UnixMilli())
+}
+
+func TestOfflineOnceThenRecovery(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	t0 := time.Now().Truncate(time.Millisecond)
+	w := e.register(t, "team", "Builder", letagents.SessionWorker, t0)
+	stopped := t0.Add(30 * time.Second)
+	e.poll(t, w, t0, stopped)
+
+	// Within the grace: nothing.
+	if r := e.sweep(t, stopped.Add(grace-time.Second), 0, 0); r.Checked != 1 {
+		t.Errorf("checked %d sessions, want 1", r.Checked)
+	}
+	// The grace has passed: one notice; later sweeps add none.
+	e.sweep(t, stopped.Add(grace), 1, 0)
+	e.sweep(t, stopped.Add(grace+time.Minute), 0, 0)
+	e.sweep(t, stopped.Add(grace+30*time.Minute), 0, 0)
+	got := e.notices(t, "team", "agent_liveness:")
+	want := notice{liveness.Sender, "[status] Builder's message channel has been unreachable for 5m — it may still be working outside the room. " +
+		"This does not authorize taking over its work: reassign only after its lease expires or is handed off, or when a human says so.",
+		offlineID(w, stopped)}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("notices = %q, want only %q", got, want)
+	}
+
+	// It polls again: reachable, so one recovery notice.
+	back := stopped.Add(grace + 40*time.Minute)
+	e.poll(t, w, back, time.Time{})
+	e.sweep(t, back.Add(time.Second), 0, 1)
+	e.sweep(t, back.Add(time.Minute), 0, 0)
+	announced := stopped.Add(grace) // the offline notice's time
+	got = e.notices(t, "team", "agent_liveness:recovered:")
+	want = notice{liveness.Sender, "[status] Builder is back online and reachable again.",
+		fmt.Sprintf("agent_liveness:recovered:%d:%d", w.ID, announced.UnixMilli())}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("recovery notices = %q, want only %q", got, want)
+	}
+
+	// Its poll process dies: the lease lapses, and that outage gets its
+	// own notice, measured from the lapse.
+	lapse := back.Add(letagents.DeliveryLease)
+	e.sweep(t, lapse.Add(grace-time.Second), 0, 0)
+	e.sweep(t, lapse.Add(grace+65*time.Second), 1, 0)
+	got = e.notices(t, "team", "agent_liveness:offline:")
+	if len(got) != 2 || got[1].clientID != offlineID(w, lapse) || !strings.Contains(got[1].text, "unreachable for 6m —") {
+		t.Errorf("offline notices = %q, want a second one for the outage from %v, 6m long", got, lapse)
+	}
+}
+
+func TestNativeActivitySuppressesTheNotice(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	t0 := time.Now().Truncate(time.Millisecond)
+	w := e.register(t, "busy", "Runner", letagents.SessionWorker, t0)
+	e.poll(t, w, t0, t0)
+	if err := e.store.RecordNativeActivity(context.Background(), w.ID, t0.Add(4*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	// Unreachable for 6 minutes, but its runtime spoke 2 minutes ago.
+	e.sweep(t, t0.Add(6*time.Minute), 0, 0)
+	e.sweep(t, t0.Add(4*time.Minute+grace-time.Second), 0, 0)
+	// Its runtime has been quiet for the grace too: now the room is told.
+	e.sweep(t, t0.Add(4*time.Minute+grace+time.Second), 1, 0)
+	got := e.notices(t, "busy", "agent_liveness:")
+	if len(got) != 1 || !strings.Contains(got[0].text, "unreachable for 9m — it may still be working outside the room. Its runtime last reported activity 5m ago. ") {
+		t.Errorf("notices = %q, want one saying 9m unreachable, runtime last heard 5m ago", got)
+	}
+}
+
+func TestEndedSessionsAndControllersAreNeverAnnounced(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	t0 := time.Now().Truncate(time.Millisecond)
+	ended := e.register(t, "quiet", "Leaver", letagents.SessionWorker, t0)
+	ctrl := e.register(t, "quiet", "Watcher", letagents.SessionController, t0)
+	gone := e.register(t, "quiet", "Goner", letagents.SessionWorker, t0)
+	for _, w := range []worker{ended, ctrl, gone} {
+		e.poll(t, w, t0, t0.Add(time.Second))
+	}
+	if _, err := e.store.EndAgentSession(ctx, "quiet", ended.ID, t0.Add(2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// Goner is announced, then ends: no recovery, nothing more.
+	e.sweep(t, t0.Add(grace+2*time.Second), 1, 0)
+	if _, err := e.store.EndAgentSession(ctx, "quiet", gone.ID, t0.Add(grace+time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.sweep(t, t0.Add(grace+2*time.Minute), 0, 0); r.Checked != 0 {
+		t.Errorf("checked %d sessions, want 0: ended sessions and controllers are not looked at", r.Checked)
+	}
+	e.sweep(t, t0.Add(30*time.Minute), 0, 0)
+	if got := e.notices(t, "quiet", "agent_liveness:"); len(got) != 1 || got[0].clientID != offlineID(gone, t0.Add(time.Second)) {
+		t.Errorf("notices = %q, want only Goner's offline notice", got)
+	}
+}
+
+func TestOutagesOlderThanAnHourAreNotAnnounced(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	t0 := time.Now().Truncate(time.Millisecond)
+	old := e.register(t, "history", "Oldie", letagents.SessionWorker, t0)
+	talker := e.register(t, "history", "Talker", letagents.SessionWorker, t0)
+	recent := e.register(t, "history", "Recent", letagents.SessionWorker, t0)
+	e.poll(t, old, t0, t0)
+	e.poll(t, talker, t0, t0)
+	e.poll(t, recent, t0, t0.Add(2*time.Minute))
+	// Talker still sends with its session now and then, but never polls:
+	// it stays a candidate, yet its outage began at its last poll.
+	if _, err := e.store.AgentSessionByToken(ctx, auth.HashToken(talker.token), t0.Add(30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.sweep(t, t0.Add(61*time.Minute), 1, 0); r.Checked != 2 {
+		t.Errorf("checked %d sessions, want 2 (Talker and Recent; Oldie was not seen within the hour)", r.Checked)
+	}
+	got := e.notices(t, "history", "agent_liveness:")
+	if len(got) != 1 || got[0].clientID != offlineID(recent, t0.Add(2*time.Minute)) || !strings.Contains(got[0].text, "Recent's message channel has been unreachable for 59m —") {
+		t.Errorf("notices = %q, want only Recent's, 59m", got)
+	}
+}
+
+func TestWorkerThatNeverPolled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	t0 := time.Now().Truncate(time.Millisecond)
+	w := e.register(t, "silent", "Mute", letagents.SessionWorker, t0)
+	e.sweep(t, t0.Add(grace-time.Second), 0, 0)
+	e.sweep(t, t0.Add(grace), 1, 0)
+	// A request with its session moves its last sighting, but the room
+	// has not heard it is back: no second offline notice.
+	if _, err := e.store.AgentSessionByToken(ctx, auth.HashToken(w.token), t0.Add(6*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	e.sweep(t, t0.Add(6*time.Minute+grace+time.Second), 0, 0)
+	e.poll(t, w, t0.Add(20*time.Minute), time.Time{})
+	e.sweep(t, t0.Add(20*time.Minute), 0, 1)
+	if got := e.notices(t, "silent", "agent_liveness:"); len(got) != 2 || got[0].clientID != offlineID(w, t0) {
+		t.Errorf("notices = %q, want the offline notice from registration and one recovery", got)
+	}
+}
+
+func TestConcurrentSweepsPostOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	t0 := time.Now().Truncate(time.Millisecond)
+	const workers, sweepers = 3, 4
+	for i := range workers {
+		w := e.register(t, "crowd", fmt.Sprintf("Worker%d", i), letagents.SessionWorker, t0)
+		e.poll(t, w, t0, t0.Add(time.Second))
+	}
+	sweep := func(now time.Time) (total liveness.Report) {
+		t.Helper()
+		reports := make([]liveness.Report, sweepers)
+		errs := make([]error, sweepers)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range sweepers {
+			// Each its own instance, as two Lambda invocations would be.
+			sw := liveness.New(store.New(e.pool), grace, nil)
+			wg.Go(func() {
+				<-start
+				reports[i], errs[i] = sw.Sweep(context.Background(), now)
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("sweeper %d: %v", i, err)
+			}
+			total.Offline += reports[i].Offline
+			total.Recovered += reports[i].Recovered
+		}
+		return total
+	}
+	if r := sweep(t0.Add(time.Second + grace)); r.Offline != workers {
+		t.Errorf("concurrent sweeps posted %d offline notices, want %d (one per worker)", r.Offline, workers)
+	}
+	if got := e.notices(t, "crowd", "agent_liveness:offline:"); len(got) != workers {
+		t.Errorf("%d offline notices in the room, want %d", len(got), workers)
+	}
+	rows, err := e.pool.Query(context.Background(), `SELECT id FROM agent_sessions`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.store.OpenDelivery(context.Background(), id, t0.Add(10*time.Minute), t0.Add(12*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := sweep(t0.Add(11 * time.Minute)); r.Recovered != workers {
+		t.Errorf("concurrent sweeps posted %d recovery notices, want %d", r.Recovered, workers)
+	}
+	if got := e.notices(t, "crowd", "agent_liveness:recovered:"); len(got) != workers {
+		t.Errorf("%d recovery notices in the room, want %d", len(got), workers)
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "1m"}, {30 * time.Second, "1m"}, {time.Minute, "1m"}, {5*time.Minute + 59*time.Second, "5m"},
+		{59*time.Minute + 59*time.Second, "59m"}, {time.Hour, "1h"}, {65 * time.Minute, "1h 5m"}, {2*time.Hour + 30*time.Second, "2h"},
+	} {
+		if got := liveness.FormatDuration(tt.d); got != tt.want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+func TestDecide(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	live := letagents.AgentSession{ID: 7, Kind: letagents.SessionWorker, DisplayName: "Ada", LastSeenAt: now.Add(-time.Hour)}
+	with := func(f func(*store.LivenessState)) store.LivenessState {
+		st := store.LivenessState{Session: live}
+		f(&st)
+		return st
+	}
+	tests := []struct {
+		name string
+		st   store.LivenessState
+		want string // "" none, else kind
+	}{
+		{"connected", with(func(s *store.LivenessState) { s.Session.OpenConnections = 1 }), ""},
+		{"within the reconnect grace", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-9 * time.Second) }), ""},
+		{"down the grace", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-grace) }), store.NoticeOffline},
+		{"down less than the grace", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-grace + time.Millisecond) }), ""},
+		{"down exactly an hour", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-time.Hour) }), store.NoticeOffline},
+		{"down over an hour", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-time.Hour - time.Millisecond) }), ""},
+		{"lapse later than the close", with(func(s *store.LivenessState) {
+			s.Session.LastDisconnectedAt = now.Add(-50 * time.Minute)
+			s.LapsedAt = now.Add(-time.Minute)
+		}), ""},
+		{"never connected, seen long ago", with(func(s *store.LivenessState) { s.Session.LastSeenAt = now.Add(-10 * time.Minute) }), store.NoticeOffline},
+		{"already announced", with(func(s *store.LivenessState) {
+			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
+			s.OfflineEpoch, s.OfflineAnnouncedAt = s.Session.LastDisconnectedAt, now.Add(-4*time.Minute)
+		}), ""},
+		{"an earlier outage announced and recovered", with(func(s *store.LivenessState) {
+			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
+			s.OfflineEpoch, s.OfflineAnnouncedAt, s.RecoveryAnnouncedAt = now.Add(-40*time.Minute), now.Add(-35*time.Minute), now.Add(-20*time.Minute)
+		}), store.NoticeOffline},
+		{"native activity within the grace", with(func(s *store.LivenessState) {
+			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
+			s.Session.LastNativeActivityAt = now.Add(-grace + time.Second)
+		}), ""},
+		{"ended", with(func(s *store.LivenessState) {
+			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
+			s.Session.EndedAt = now.Add(-time.Minute)
+		}), ""},
+		{"controller", with(func(s *store.LivenessState) {
+			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
+			s.Session.Kind = letagents.SessionController
+		}), ""},
+		{"back after a notice", with(func(s *store.LivenessState) {
+			s.Session.OpenConnections = 1
+			s.OfflineAnnouncedAt = now.Add(-time.Minute)
+		}), store.NoticeRecovered},
+		{"back, recovery already told", with(func(s *store.LivenessState) {
+			s.Session.OpenConnections = 1
+			s.OfflineAnnouncedAt, s.RecoveryAnnouncedAt = now.Add(-time.Minute), now.Add(-30*time.Second)
+		}), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			n, ok := liveness.Decide(tt.st, now, grace)
+			if got := map[bool]string{true: n.Kind}[ok]; got != tt.want {
+				t.Fatalf("Decide = %q (%v), want %q", got, n, tt.want)
+			}
+			if ok && (n.Message.Sender != liveness.Sender || !strings.HasPrefix(n.Message.Text, "[status] Ada") ||
+				!strings.HasPrefix(n.Message.ClientMessageID, "agent_liveness:"+n.Kind+":7:")) {
+				t.Errorf("notice = %+v", n)
+			}
+		})
+	}
+}

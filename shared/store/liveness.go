@@ -1,0 +1,164 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+)
+
+// LivenessState is one live worker session as the liveness sweeper sees it
+// at a moment: its delivery state and the sweeper's own marks.
+type LivenessState struct {
+	// Session has OpenConnections counted as of the moment read.
+	Session letagents.AgentSession
+	// LapsedAt is when the session's latest delivery connection that was
+	// never closed ran out of lease (its poll process died or hung); zero
+	// when none did.
+	LapsedAt time.Time
+	// OfflineEpoch is the outage start the last offline notice was posted
+	// for, OfflineAnnouncedAt when it was posted, RecoveryAnnouncedAt when
+	// the last return was announced; zero when never.
+	OfflineEpoch        time.Time
+	OfflineAnnouncedAt  time.Time
+	RecoveryAnnouncedAt time.Time
+}
+
+// Kinds of liveness notice.
+const (
+	NoticeOffline   = "offline"
+	NoticeRecovered = "recovered"
+)
+
+// LivenessNotice is a status message about a session and the mark that
+// records it was posted.
+type LivenessNotice struct {
+	Kind string // NoticeOffline or NoticeRecovered
+	// Epoch is the outage an offline notice announces (its start).
+	Epoch time.Time
+	// Message is posted to the session's room (its RoomID is ignored).
+	Message letagents.NewMessage
+}
+
+// livenessColumns reads a LivenessState as of $1.
+var livenessColumns = sessionColumns("$1") + `, s.offline_epoch, s.offline_announced_at, s.recovery_announced_at,
+	(SELECT max(c.expires_at) FROM delivery_connections c WHERE c.agent_session_id = s.id AND c.expires_at <= $1)`
+
+func scanLiveness(row pgx.Row) (LivenessState, error) {
+	var st LivenessState
+	var epoch, offline, recovered, lapsed *time.Time
+	a, err := scanSession(rowWith{row, []any{&epoch, &offline, &recovered, &lapsed}})
+	st.Session = a
+	st.OfflineEpoch, st.OfflineAnnouncedAt, st.RecoveryAnnouncedAt = deref(epoch), deref(offline), deref(recovered)
+	st.LapsedAt = deref(lapsed)
+	return st, err
+}
+
+// rowWith scans a row into scanSession's destinations followed by extra
+// ones, so the session columns are read in one place.
+type rowWith struct {
+	row   pgx.Row
+	extra []any
+}
+
+func (r rowWith) Scan(dest ...any) error { return r.row.Scan(append(dest, r.extra...)...) }
+
+// LivenessCandidates lists, across every room, the live worker sessions
+// the sweeper should look at now: those seen, disconnected or holding a
+// delivery lease since since (the oldest outage still worth announcing).
+func (s *Store) LivenessCandidates(ctx context.Context, now, since time.Time) ([]LivenessState, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+livenessColumns+` FROM agent_sessions s
+		WHERE s.ended_at IS NULL AND s.session_kind = 'worker'
+			AND (greatest(s.last_seen_at, s.updated_at, s.last_disconnected_at) >= $2
+				OR EXISTS (SELECT 1 FROM delivery_connections c WHERE c.agent_session_id = s.id AND c.expires_at >= $2))
+		ORDER BY s.room_id, s.id`, now, since)
+	if err != nil {
+		return nil, fmt.Errorf("list liveness candidates: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (LivenessState, error) { return scanLiveness(row) })
+	if err != nil {
+		return nil, fmt.Errorf("list liveness candidates: %w", err)
+	}
+	return out, nil
+}
+
+// AnnounceLiveness reads a session's liveness as of now afresh, under a
+// lock on its row, and hands it to decide; when decide returns a notice,
+// the notice is posted to the session's room and its mark recorded in the
+// same transaction. A sweeper running at the same time waits on the lock
+// and then reads the mark, so a notice is posted once. posted is false
+// when decide declined (or the session is gone).
+//
+// decide runs inside the transaction: it must not block or do I/O.
+func (s *Store) AnnounceLiveness(ctx context.Context, sessionID int64, now time.Time,
+	decide func(LivenessState) (LivenessNotice, bool)) (posted bool, err error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("announce liveness: begin: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	// NO KEY UPDATE: it excludes another sweeper, yet lets rows that refer
+	// to the session (tasks, intents: KEY SHARE) be written meanwhile.
+	// The state is read by a second statement, whose snapshot is taken
+	// after the lock was granted and so sees whatever the lock waited for.
+	if err := tx.QueryRow(ctx, `SELECT id FROM agent_sessions WHERE id = $1 FOR NO KEY UPDATE`, sessionID).Scan(new(int64)); err != nil {
+		if isNoRows(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("announce liveness: lock session: %w", err)
+	}
+	st, err := scanLiveness(tx.QueryRow(ctx, `SELECT `+livenessColumns+` FROM agent_sessions s WHERE s.id = $2`, now, sessionID))
+	if err != nil {
+		return false, fmt.Errorf("announce liveness: read session: %w", err)
+	}
+	n, ok := decide(st)
+	if !ok {
+		return false, nil
+	}
+	var mark string
+	args := []any{sessionID}
+	switch n.Kind {
+	case NoticeOffline:
+		mark = `UPDATE agent_sessions SET offline_epoch = $2, offline_announced_at = $3 WHERE id = $1`
+		args = append(args, n.Epoch, now)
+	case NoticeRecovered:
+		mark = `UPDATE agent_sessions SET recovery_announced_at = $2 WHERE id = $1`
+		args = append(args, now)
+	default:
+		return false, fmt.Errorf("announce liveness: unknown notice kind %q", n.Kind)
+	}
+	n.Message.RoomID = st.Session.RoomID
+	// The lock, not the unique index, keeps notices single. The savepoint
+	// only keeps a message that already holds the notice's client id (none
+	// should) from failing every later sweep: the mark is then recorded
+	// without a second post.
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("announce liveness: %w", err)
+	}
+	_, err = s.sendMessage(ctx, sp, n.Message)
+	switch {
+	case letagents.IsCode(err, letagents.Conflict):
+		if err := sp.Rollback(ctx); err != nil {
+			return false, fmt.Errorf("announce liveness: %w", err)
+		}
+	case err != nil:
+		return false, fmt.Errorf("announce liveness: post %s notice: %w", n.Kind, err)
+	default:
+		if err := sp.Commit(ctx); err != nil {
+			return false, fmt.Errorf("announce liveness: %w", err)
+		}
+		posted = true
+	}
+	if _, err := tx.Exec(ctx, mark, args...); err != nil {
+		return false, fmt.Errorf("announce liveness: mark %s notice: %w", n.Kind, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return false, fmt.Errorf("announce liveness: commit: %w", err)
+	}
+	return posted, nil
+}
