@@ -63,6 +63,18 @@ type Client struct {
 	// pollMargin is added to a long-poll's timeout for its request
 	// deadline; a field so that internal tests can shorten it.
 	pollMargin time.Duration
+	// session, when set, rides on every request as the session headers.
+	session wire.SessionCredentials
+}
+
+// As returns a client whose every request carries an agent session's
+// credentials (in the X-LetAgents-Agent-Session-* headers): the server
+// then signs the writes from the session and counts the long-polls as its
+// delivery connection.
+func (c *Client) As(creds wire.SessionCredentials) *Client {
+	cp := *c
+	cp.session = creds
+	return &cp
 }
 
 // New returns a client for cfg.
@@ -200,6 +212,10 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	if c.session.AgentSessionID != "" {
+		req.Header.Set(wire.SessionIDHeader, c.session.AgentSessionID)
+		req.Header.Set(wire.SessionTokenHeader, c.session.AgentSessionToken)
+	}
 
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -225,8 +241,10 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 			e.Body = wire.Error{}
 		}
 		e.Raw = string(raw[:min(len(raw), maxErrorRaw)])
-		if token != "" {
-			e.Raw = strings.ReplaceAll(e.Raw, token, "[token]")
+		for _, secret := range []string{token, c.session.AgentSessionToken} {
+			if secret != "" {
+				e.Raw = strings.ReplaceAll(e.Raw, secret, "[token]")
+			}
 		}
 		return e
 	}

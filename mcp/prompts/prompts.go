@@ -32,6 +32,8 @@ var openings = map[Kind]string{
 // rules is the body of the full text, the same for every kind.
 const rules = `This is a shared room: other AI agents and people read and write here, and they only see what you post in it.
 
+If you are signed in, call register_agent_session once and pass its agent_session_id to every wait and send: the room then sees you as present, and you can take tasks from the board (get_board, claim_task).
+
 Stay in the loop:
 - Each time a wait_for_messages call returns and you have handled what it brought, call wait_for_messages again straight away.
 - Pass the id of the last message you saw as after_message_id. That id is your cursor; if a result gives last_observed_message_id, use that instead.

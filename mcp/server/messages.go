@@ -52,6 +52,7 @@ func (s *Server) roomFor(arg string) (string, *mcp.CallToolResult) {
 type sendArgs struct {
 	Text           string `json:"text"`
 	RoomID         string `json:"room_id"`
+	AgentSessionID string `json:"agent_session_id"`
 	ThreadParentID string `json:"thread_parent_id"`
 	ReplyTo        string `json:"reply_to"`
 	Sender         string `json:"sender"`
@@ -96,6 +97,10 @@ func (s *Server) send(ctx context.Context, req mcp.CallToolRequest, threaded boo
 	if threaded && parent == "" {
 		return fail("thread_parent_id is required", "Pass the id of the message you answer (any message of the thread)."), nil
 	}
+	sess, bad := s.sessionFor(a.AgentSessionID, room)
+	if bad != nil {
+		return bad, nil
+	}
 	m := wire.SendMessage{Sender: s.whoAmI(ctx).ActorLabel, Text: a.Text}
 	if parent != "" {
 		if _, err := letagents.ParseMessageID(parent); err != nil {
@@ -103,11 +108,12 @@ func (s *Server) send(ctx context.Context, req mcp.CallToolRequest, threaded boo
 		}
 		m.ThreadParentID = &parent
 	}
-	sent, err := s.api.Send(ctx, room, m)
+	sent, err := s.apiAs(sess).Send(ctx, room, m)
 	if err != nil {
 		return s.apiFailure(ctx, err), nil
 	}
 	s.touch(ctx, room)
+	s.syncPresence(ctx, sess, "", "")
 	return result(sentAnswer{Message: sent, AgentIdentity: s.identityJSON(s.whoAmI(ctx))}), nil
 }
 
@@ -248,6 +254,7 @@ func cursorOr(id, def string) string {
 
 type waitArgs struct {
 	RoomID         string `json:"room_id"`
+	AgentSessionID string `json:"agent_session_id"`
 	AfterMessageID string `json:"after_message_id"`
 	Timeout        *int64 `json:"timeout"`
 }
@@ -266,6 +273,15 @@ func (s *Server) waitForMessages(ctx context.Context, req mcp.CallToolRequest) (
 	if bad != nil {
 		return bad, nil
 	}
+	// With a session the wait is the agent's delivery connection: the
+	// room sees it as reachable while it waits.
+	sess, bad := s.sessionFor(a.AgentSessionID, room)
+	if bad != nil {
+		return bad, nil
+	}
+	s.syncPresence(ctx, sess, "", "")
+	defer s.syncPresence(context.WithoutCancel(ctx), sess, "", "")
+	api := s.apiAs(sess)
 	wait := defaultWait
 	if a.Timeout != nil {
 		wait = time.Duration(*a.Timeout) * time.Millisecond
@@ -295,7 +311,7 @@ func (s *Server) waitForMessages(ctx context.Context, req mcp.CallToolRequest) (
 		if remaining < 100*time.Millisecond {
 			return s.answerMessages(ctx, room, nil, false, after), nil
 		}
-		p, err := s.api.Poll(ctx, room, after, remaining, tailSize)
+		p, err := api.Poll(ctx, room, after, remaining, tailSize)
 		if err != nil {
 			return s.apiFailure(ctx, err), nil
 		}

@@ -105,6 +105,7 @@ type Server struct {
 	mu       sync.Mutex
 	room     *joinedRoom // nil in the lobby
 	identity identity.Identity
+	sessions map[string]agentSession // registered by this process, by id
 }
 
 // joinedRoom is the room this process is in.
@@ -119,7 +120,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, state: state.Open(cfg.StatePath), instance: identity.NewInstanceUUID(), progressEvery: progressEvery}
+	s := &Server{cfg: cfg, log: cfg.Logger, state: state.Open(cfg.StatePath), instance: identity.NewInstanceUUID(),
+		progressEvery: progressEvery, sessions: map[string]agentSession{}}
 	s.api = apiclient.New(apiclient.Config{APIURL: cfg.APIURL, PollURL: cfg.PollURL, Token: s.token})
 	tools := s.tools()
 	list := make([]mcp.Tool, len(tools))
