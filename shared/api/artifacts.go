@@ -59,9 +59,9 @@ func (s *server) listArtifacts(w http.ResponseWriter, r *http.Request, ps params
 	writeJSON(w, http.StatusOK, j)
 }
 
-// publishArtifact records an artifact. Its publisher is stamped by the
-// server: for now every publish is "manual"; a task's workflow publishes
-// as task_workflow_artifact once agent sessions can prove it.
+// publishArtifact records an artifact. Its source is stamped by the
+// server: task_workflow_artifact when a worker session publishes it,
+// manual otherwise (a manual republish never downgrades it).
 func (s *server) publishArtifact(w http.ResponseWriter, r *http.Request, ps params) {
 	id, _, err := s.enter(r, ps, false)
 	if err != nil {
@@ -79,6 +79,14 @@ func (s *server) publishArtifact(w http.ResponseWriter, r *http.Request, ps para
 	}
 	a := letagents.Artifact{RoomID: id, Provider: f.Provider, Kind: f.Kind, ID: f.ID, Number: f.Number,
 		Title: f.Title, URL: f.URL, Ref: f.Ref, State: f.State, Source: "manual", TaskIDs: req.LinkedTaskIDs}
+	sess, err := s.agentSession(r, id, req.SessionCredentials, true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if sess != nil {
+		a.Source = "task_workflow_artifact"
+	}
 	if req.TaskID != "" {
 		a.TaskIDs = append(a.TaskIDs, req.TaskID)
 	}

@@ -165,3 +165,24 @@ func TestDisconnect(t *testing.T) {
 		t.Errorf("participants after two disconnects = %s, want only %s", r.raw, a.id)
 	}
 }
+
+func TestArtifactSourceFromSession(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("fay")
+	fay := e.signIn(t, "fay")
+	s := e.register(t, fay, "shop", "maker", `{"actor_key": "fay/maker"}`)
+	path := "/rooms/shop/artifacts"
+	pr := `"kind": "pull_request", "url": "https://github.com/fay/shop/pull/1"`
+	byAgent := e.as(t, fay, http.MethodPost, path, `{`+pr+`, `+s.creds()+`}`).want(t, 200, "")
+	if a, _ := byAgent.obj["artifact"].(map[string]any); a["source"] != "task_workflow_artifact" {
+		t.Errorf("published by a worker session = %s, want source task_workflow_artifact", byAgent.raw)
+	}
+	// A manual republish fills in, never downgrades the source.
+	manual := e.as(t, fay, http.MethodPost, path, `{`+pr+`, "title": "Add cart"}`).want(t, 200, "")
+	if a, _ := manual.obj["artifact"].(map[string]any); a["source"] != "task_workflow_artifact" || a["title"] != "Add cart" {
+		t.Errorf("manual republish = %s", manual.raw)
+	}
+	e.as(t, fay, http.MethodPost, path, `{`+pr+`, "agent_session_id": "`+s.id+`", "agent_session_token": "`+strings.Repeat("0", 64)+`"}`).
+		want(t, 401, "Invalid agent session credentials")
+}

@@ -375,6 +375,9 @@ type PublishArtifact struct {
 	ArtifactFields
 	TaskID        string   `json:"task_id,omitempty"`
 	LinkedTaskIDs []string `json:"linked_task_ids,omitempty"`
+	// A worker session's publish is its task workflow's (source
+	// task_workflow_artifact); invalid credentials are refused.
+	SessionCredentials
 }
 
 // Artifact is a Git workflow object a room works on.
