@@ -31,10 +31,11 @@ func (s *Server) getRoomArtifacts(ctx context.Context, req mcp.CallToolRequest) 
 }
 
 type publishArgs struct {
-	RoomID        string              `json:"room_id"`
-	Artifact      wire.ArtifactFields `json:"artifact"`
-	TaskID        string              `json:"task_id"`
-	LinkedTaskIDs []string            `json:"linked_task_ids"`
+	RoomID         string              `json:"room_id"`
+	AgentSessionID string              `json:"agent_session_id"`
+	Artifact       wire.ArtifactFields `json:"artifact"`
+	TaskID         string              `json:"task_id"`
+	LinkedTaskIDs  []string            `json:"linked_task_ids"`
 }
 
 func (s *Server) publishRoomArtifact(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -46,8 +47,12 @@ func (s *Server) publishRoomArtifact(ctx context.Context, req mcp.CallToolReques
 	if bad != nil {
 		return bad, nil
 	}
+	sess, bad := s.sessionFor(a.AgentSessionID, room)
+	if bad != nil {
+		return bad, nil
+	}
 	art := a.Artifact
-	p, err := s.api.PublishArtifact(ctx, room, wire.PublishArtifact{Artifact: &art, TaskID: a.TaskID, LinkedTaskIDs: a.LinkedTaskIDs})
+	p, err := s.apiAs(sess).PublishArtifact(ctx, room, wire.PublishArtifact{Artifact: &art, TaskID: a.TaskID, LinkedTaskIDs: a.LinkedTaskIDs})
 	if err != nil {
 		return s.apiFailure(ctx, err), nil
 	}

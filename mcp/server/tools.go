@@ -139,7 +139,7 @@ func (s *Server) tools() []mcpserver.ServerTool {
 			mcp.WithString("task_id", mcp.Pattern(taskID), mcp.Description("Link it to this task.")),
 			mcp.WithArray("linked_task_ids", mcp.MaxItems(letagents.MaxLinkedTasks), mcp.WithStringItems(mcp.Pattern(taskID)),
 				mcp.Description("Link it to these tasks (at most 32).")),
-			roomIDArg),
+			roomIDArg, sessionArg),
 			s.publishRoomArtifact},
 		{tool("get_onboarding_status", readOnly,
 			"Diagnose set-up: the API address, sign-in, your identity, the room you are in, the room your working directory suggests, "+
