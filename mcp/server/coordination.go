@@ -10,13 +10,15 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/mcp/state"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
-// agentSession is a session this process registered: kept in memory, so a
-// restarted agent registers anew (its old session's liveness notice says
-// what happened to it).
+// agentSession is a session this agent registered. It is saved in the
+// state file under the agent's runtime key, so an agent that restarts (with
+// the same LETAGENTS_AGENT_INSTANCE_ID or IDE session) goes on as the same
+// session instead of leaving a silent one behind.
 type agentSession struct {
 	wire.AgentSession
 	status string // the presence status last reported
@@ -27,26 +29,65 @@ func (a agentSession) creds() wire.SessionCredentials {
 }
 
 // sessionFor is the session a tool acts as: the one named, else this
-// process's session in the room, else none (nil, nil).
+// agent's session in the room (from memory, else saved by an earlier run),
+// else none (nil, nil).
 func (s *Server) sessionFor(id, room string) (*agentSession, *mcp.CallToolResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if id != "" {
-		a, ok := s.sessions[id]
-		if !ok {
-			return nil, fail("unknown agent_session_id "+id, "Pass the agent_session_id register_agent_session returned in this process, or register again.")
-		}
-		if room != "" && a.RoomID != room {
-			return nil, fail("agent session "+id+" belongs to room "+a.RoomID, "Register a session in this room with register_agent_session.")
-		}
-		return &a, nil
+	match := func(a agentSession) bool {
+		return (id == "" || a.SessionID == id) && (room == "" || id != "" || a.RoomID == room)
 	}
 	for _, a := range s.sessions {
-		if a.RoomID == room && a.EndedAt == nil {
-			return &a, nil
+		if match(a) {
+			return s.checkRoom(a, room)
 		}
 	}
+	for _, saved := range s.load().AgentSessions {
+		a := agentSession{AgentSession: wire.AgentSession{SessionID: saved.SessionID, SessionToken: saved.SessionToken,
+			RoomID: saved.RoomID, SessionKind: saved.SessionKind, Runtime: saved.Runtime, ActorLabel: saved.ActorLabel,
+			AgentKey: saved.AgentKey, DisplayName: saved.DisplayName}, status: "idle"}
+		if saved.RuntimeKey == s.runtimeKey && match(a) {
+			s.sessions[a.SessionID] = a
+			return s.checkRoom(a, room)
+		}
+	}
+	if id != "" {
+		return nil, fail("unknown agent_session_id "+id, "Pass the agent_session_id register_agent_session returned, or register again.")
+	}
 	return nil, nil
+}
+
+func (s *Server) checkRoom(a agentSession, room string) (*agentSession, *mcp.CallToolResult) {
+	if room != "" && a.RoomID != room {
+		return nil, fail("agent session "+a.SessionID+" belongs to room "+a.RoomID, "Register a session in this room with register_agent_session.")
+	}
+	return &a, nil
+}
+
+// saveSession keeps a session for later runs; dropSession forgets one.
+func (s *Server) saveSession(ctx context.Context, a wire.AgentSession) {
+	s.update(ctx, func(st *state.State) error {
+		st.AgentSessions[a.SessionID] = state.AgentSession{SessionID: a.SessionID, SessionToken: a.SessionToken, RoomID: a.RoomID,
+			SessionKind: a.SessionKind, Runtime: a.Runtime, ActorLabel: a.ActorLabel, AgentKey: a.AgentKey,
+			DisplayName: a.DisplayName, RuntimeKey: s.runtimeKey, CreatedAt: a.CreatedAt}
+		return nil
+	})
+}
+
+// forgetSessions drops every session of this agent, after the server said
+// one has ended or is unknown: the agent registers anew.
+func (s *Server) forgetSessions(ctx context.Context) {
+	s.mu.Lock()
+	clear(s.sessions)
+	s.mu.Unlock()
+	s.update(ctx, func(st *state.State) error {
+		for id, a := range st.AgentSessions {
+			if a.RuntimeKey == s.runtimeKey {
+				delete(st.AgentSessions, id)
+			}
+		}
+		return nil
+	})
 }
 
 // apiAs is the API client acting as a session, when there is one.
@@ -104,6 +145,7 @@ func (s *Server) registerAgentSession(ctx context.Context, req mcp.CallToolReque
 	s.mu.Lock()
 	s.sessions[sess.SessionID] = agentSession{AgentSession: sess, status: "idle"}
 	s.mu.Unlock()
+	s.saveSession(ctx, sess)
 	public := sess
 	public.SessionToken = ""
 	return result(map[string]any{"success": true, "agent_session": public, "agent_session_id": sess.SessionID,
@@ -136,6 +178,10 @@ func (s *Server) disconnectAgentSession(ctx context.Context, req mcp.CallToolReq
 	s.mu.Lock()
 	delete(s.sessions, sess.SessionID)
 	s.mu.Unlock()
+	s.update(ctx, func(st *state.State) error {
+		delete(st.AgentSessions, sess.SessionID)
+		return nil
+	})
 	return result(map[string]any{"success": true, "room_id": room, "agent_session_id": sess.SessionID, "result": out, "local_state": "ended"}), nil
 }
 

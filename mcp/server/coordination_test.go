@@ -118,3 +118,51 @@ func TestAgentSessionTools(t *testing.T) {
 		t.Errorf("after disconnect: %s", r.raw)
 	}
 }
+
+func TestRestartKeepsTheAgentSession(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, true)
+	env := map[string]string{"LETAGENTS_AGENT_NAME": "keeper", "LETAGENTS_AGENT_INSTANCE_ID": "keeper-1"}
+	first := newAgent(t, b, "", env)
+	first.call(t, "join_room", map[string]any{"name": "steady"}).ok(t)
+	first.signIn(t, b, "kim")
+	reg := first.call(t, "register_agent_session", nil).ok(t)
+	id := reg.str("agent_session_id")
+
+	// The same agent (same instance id), a new process, the same state file.
+	env["LETAGENTS_STATE_PATH"] = first.state
+	second := newAgent(t, b, "", env)
+	second.call(t, "join_room", map[string]any{"name": "steady"}).ok(t)
+	sent := second.call(t, "send_message", map[string]any{"text": "back again"}).ok(t)
+	label, _ := reg.obj["agent_session"].(map[string]any)["actor_label"].(string)
+	if sent.str("sender") != label || sent.str("source") != "agent" {
+		t.Errorf("after a restart: %s, want it signed by the saved session %s (%s)", sent.raw, id, label)
+	}
+	var p struct {
+		Participants []map[string]any `json:"participants"`
+	}
+	if err := json.Unmarshal(getJSON(t, b, "/rooms/steady/participants", second), &p); err != nil || len(p.Participants) != 1 || p.Participants[0]["session_id"] != id {
+		t.Errorf("participants = %+v, want the one session %s, not a second", p.Participants, id)
+	}
+	// Another agent on the machine (another instance id) does not take it over.
+	other := newAgent(t, b, "", map[string]string{"LETAGENTS_STATE_PATH": first.state, "LETAGENTS_AGENT_INSTANCE_ID": "other-1"})
+	other.call(t, "join_room", map[string]any{"name": "steady"}).ok(t)
+	other.call(t, "post_status", map[string]any{"status": "working"}).failed(t, "register_agent_session")
+
+	// A session ended elsewhere (its owner, from another client) is
+	// forgotten at the first refusal, with the way forward.
+	saved, _ := readState(t, first.state)["agent_sessions"].(map[string]any)[id].(map[string]any)
+	body := `{"agent_session_id": "` + id + `", "agent_session_token": "` + saved["session_token"].(string) + `"}`
+	req, _ := http.NewRequest(http.MethodPost, b.url+"/rooms/steady/agent-sessions/"+id+"/disconnect", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+second.srv.token())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("disconnect over HTTP: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	second.call(t, "post_status", map[string]any{"status": "working"}).failed(t, "Call register_agent_session again")
+	second.call(t, "post_status", map[string]any{"status": "working"}).failed(t, "Call register_agent_session first")
+	if st := readState(t, first.state); st["agent_sessions"] != nil {
+		t.Errorf("the ended session is still saved: %v", st["agent_sessions"])
+	}
+}

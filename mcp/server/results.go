@@ -55,6 +55,9 @@ func (s *Server) apiFailure(ctx context.Context, err error) *mcp.CallToolResult 
 			f.Error += ": " + apiErr.Body.Message
 		}
 		switch {
+		case apiErr.Body.Code == "AGENT_SESSION_ENDED", apiErr.Body.Code == "AGENT_SESSION_INVALID":
+			s.forgetSessions(ctx)
+			f.Hint = "Your agent session is no longer valid and has been forgotten. Call register_agent_session again, then retry."
 		case apiErr.Body.Code == "TOKEN_INVALID":
 			s.forgetAuth(ctx)
 			f.Hint = "The saved sign-in was refused and has been cleared. Call start_device_auth to sign in again."

@@ -238,5 +238,10 @@ func (s *Server) AutoJoin(ctx context.Context) {
 		s.log.Warn("auto-join needs sign-in", "room", room, "do", needsAuth.Message)
 	default:
 		s.log.Info("joined", "room", room, "via", via)
+		// An agent that restarts goes on as the session it had here.
+		if sess, _ := s.sessionFor("", room); sess != nil {
+			s.syncPresence(ctx, sess, "idle", "available in room")
+			s.log.Info("resumed agent session", "session", sess.SessionID, "label", sess.ActorLabel)
+		}
 	}
 }

@@ -101,6 +101,9 @@ type Server struct {
 	instance string
 	// progressEvery is how often a blocked wait sends progress.
 	progressEvery time.Duration
+	// runtimeKey is this agent's stable key (see identity.Identity): its
+	// saved sessions are found by it.
+	runtimeKey string
 
 	mu       sync.Mutex
 	room     *joinedRoom // nil in the lobby
@@ -122,6 +125,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, state: state.Open(cfg.StatePath), instance: identity.NewInstanceUUID(),
 		progressEvery: progressEvery, sessions: map[string]agentSession{}}
+	s.runtimeKey = identity.Resolve(identity.Inputs{Getenv: cfg.Getenv, InstanceUUID: s.instance}).RuntimeKey
 	s.api = apiclient.New(apiclient.Config{APIURL: cfg.APIURL, PollURL: cfg.PollURL, Token: s.token})
 	tools := s.tools()
 	list := make([]mcp.Tool, len(tools))

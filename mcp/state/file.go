@@ -168,6 +168,7 @@ var fields = []field{
 	{"agent_identities", func(s *State) any { return &s.AgentIdentities }},
 	{"current_room", func(s *State) any { return &s.CurrentRoom }},
 	{"room_sessions", func(s *State) any { return &s.RoomSessions }},
+	{"agent_sessions", func(s *State) any { return &s.AgentSessions }},
 }
 
 // document is the file as read: the raw object, so that keys this package
@@ -241,6 +242,7 @@ func (d *document) clone() State {
 	}
 	s.AgentIdentities = cloneMap(s.AgentIdentities)
 	s.RoomSessions = cloneMap(s.RoomSessions)
+	s.AgentSessions = cloneMap(s.AgentSessions)
 	return s
 }
 

@@ -118,6 +118,11 @@ func fullState() State {
 				LastMessageID: "msg_42",
 			},
 		},
+		AgentSessions: map[string]AgentSession{
+			"as_7": {SessionID: "as_7", SessionToken: "sess_tok", RoomID: "github.com/o/r", SessionKind: "worker", Runtime: "codex",
+				ActorLabel: "Codex | octocat's agent | Codex", AgentKey: "octocat/codex", DisplayName: "Codex", RuntimeKey: "codex:1",
+				CreatedAt: "2025-06-01T10:04:00Z"},
+		},
 	}
 }
 
@@ -179,6 +184,13 @@ func TestLoadFormat(t *testing.T) {
       "room_id": "github.com/o/r", "project_id": "proj_1", "code": "FEH7-YWH4-ZYT3", "display_name": "o/r",
       "joined_via": "git-remote", "joined_at": "2025-06-01T10:02:00Z", "last_seen_at": "2025-06-01T10:03:00Z",
       "last_message_id": "msg_42"
+    }
+  },
+  "agent_sessions": {
+    "as_7": {
+      "session_id": "as_7", "session_token": "sess_tok", "room_id": "github.com/o/r", "session_kind": "worker", "runtime": "codex",
+      "actor_label": "Codex | octocat's agent | Codex", "agent_key": "octocat/codex", "display_name": "Codex",
+      "runtime_key": "codex:1", "created_at": "2025-06-01T10:04:00Z"
     }
   }
 }`)

@@ -48,6 +48,25 @@ type State struct {
 	CurrentRoom string `json:"current_room,omitempty"`
 	// RoomSessions holds the rooms joined, keyed by room id.
 	RoomSessions map[string]RoomSession `json:"room_sessions,omitempty"`
+	// AgentSessions holds the agent sessions registered from this
+	// machine, keyed by session id, so an agent that restarts goes on as
+	// the same session instead of leaving a silent one behind.
+	AgentSessions map[string]AgentSession `json:"agent_sessions,omitempty"`
+}
+
+// AgentSession is a registered agent session and its credentials. A
+// session belongs to one agent (RuntimeKey) in one room.
+type AgentSession struct {
+	SessionID    string `json:"session_id"`
+	SessionToken string `json:"session_token"`
+	RoomID       string `json:"room_id"`
+	SessionKind  string `json:"session_kind,omitempty"`
+	Runtime      string `json:"runtime,omitempty"`
+	ActorLabel   string `json:"actor_label"`
+	AgentKey     string `json:"agent_key"`
+	DisplayName  string `json:"display_name,omitempty"`
+	RuntimeKey   string `json:"runtime_key"`
+	CreatedAt    string `json:"created_at,omitempty"`
 }
 
 // AuthSourceDeviceFlow is the [Auth.Source] of a token obtained by the
