@@ -10,14 +10,8 @@ import (
 )
 
 func toArtifact(a letagents.Artifact) wire.Artifact {
-	opt := func(s string) *string {
-		if s == "" {
-			return nil
-		}
-		return &s
-	}
 	j := wire.Artifact{RoomID: a.RoomID, IdentityKey: a.IdentityKey, Provider: a.Provider, Kind: a.Kind,
-		ArtifactID: opt(a.ID), Title: opt(a.Title), URL: opt(a.URL), Ref: opt(a.Ref), State: opt(a.State), Source: a.Source,
+		ArtifactID: optText(a.ID), Title: optText(a.Title), URL: optText(a.URL), Ref: optText(a.Ref), State: optText(a.State), Source: a.Source,
 		FirstSeenAt: letagents.FormatTime(a.FirstSeenAt), UpdatedAt: letagents.FormatTime(a.UpdatedAt), LinkedTaskIDs: a.TaskIDs}
 	if a.Number > 0 {
 		j.ArtifactNumber = &a.Number

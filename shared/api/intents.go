@@ -75,7 +75,7 @@ func canonicalPayload(action string, raw json.RawMessage) (any, error) {
 		if err := decodePayload(action, raw, &p); err != nil {
 			return nil, err
 		}
-		c := letagents.NewTaskCreatePayload(p.Title, intentField(p.Description), intentField(p.SourceMessageID))
+		c := letagents.NewTaskCreatePayload(p.Title, bodyText(p.Description), bodyText(p.SourceMessageID))
 		if c.Title == "" {
 			return nil, letagents.Errorf(letagents.Invalid, "payload.title is required for task_create")
 		}
@@ -85,8 +85,8 @@ func canonicalPayload(action string, raw json.RawMessage) (any, error) {
 		if err := decodePayload(action, raw, &p); err != nil {
 			return nil, err
 		}
-		c := letagents.NewTaskMutationPayload(strings.TrimSpace(p.TaskID), intentField(p.Status), intentField(p.Assignee),
-			intentField(p.AssigneeAgentKey), intentField(p.PRURL))
+		c := letagents.NewTaskMutationPayload(strings.TrimSpace(p.TaskID), bodyText(p.Status), bodyText(p.Assignee),
+			bodyText(p.AssigneeAgentKey), bodyText(p.PRURL))
 		if _, ok := letagents.ParseWireID(letagents.TaskPrefix, c.TaskID); !ok {
 			return nil, letagents.Errorf(letagents.Invalid, "payload.task_id must be a task id like task_7")
 		}
@@ -96,8 +96,8 @@ func canonicalPayload(action string, raw json.RawMessage) (any, error) {
 		if err := decodePayload(action, raw, &p); err != nil {
 			return nil, err
 		}
-		c := letagents.NewLeaseActionPayload(strings.TrimSpace(p.TaskID), strings.TrimSpace(p.Action), intentField(p.LeaseID),
-			intentField(p.TargetActorKey), intentField(p.TargetAgentSessionID))
+		c := letagents.NewLeaseActionPayload(strings.TrimSpace(p.TaskID), strings.TrimSpace(p.Action), bodyText(p.LeaseID),
+			bodyText(p.TargetActorKey), bodyText(p.TargetAgentSessionID))
 		if _, ok := letagents.ParseWireID(letagents.TaskPrefix, c.TaskID); !ok {
 			return nil, letagents.Errorf(letagents.Invalid, "payload.task_id must be a task id like task_7")
 		}
@@ -126,13 +126,6 @@ func decodePayload(action string, raw json.RawMessage, v any) error {
 		return letagents.Errorf(letagents.Invalid, "payload is not a %s payload: %v", action, err)
 	}
 	return nil
-}
-
-func intentField(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
 
 // registerIntent records a worker's intent to take one exact board action

@@ -16,7 +16,7 @@ import (
 
 func toMessage(m letagents.Message) wire.Message {
 	j := wire.Message{ID: letagents.MessageID(m.Seq), RoomID: m.RoomID, Sender: m.Sender, Text: m.Text,
-		Source: source(m.Source), Timestamp: letagents.FormatTime(m.CreatedAt), ThreadRootID: letagents.MessageID(m.Seq)}
+		Source: optText(m.Source), Timestamp: letagents.FormatTime(m.CreatedAt), ThreadRootID: letagents.MessageID(m.Seq)}
 	if m.ThreadParentSeq > 0 {
 		id := letagents.MessageID(m.ThreadParentSeq)
 		j.ThreadParentID = &id
@@ -24,21 +24,13 @@ func toMessage(m letagents.Message) wire.Message {
 	}
 	if q := m.ReplyTo; q != nil {
 		j.ReplyTo = &wire.Quote{ID: letagents.MessageID(q.Seq), Sender: q.Sender, Text: q.Text, Truncated: q.Truncated,
-			Source: source(q.Source), Timestamp: letagents.FormatTime(q.CreatedAt)}
+			Source: optText(q.Source), Timestamp: letagents.FormatTime(q.CreatedAt)}
 	}
 	if t := m.Thread; t != nil {
 		j.Thread = &wire.Thread{RootMessageID: j.ID, ReplyCount: t.ReplyCount,
 			LatestReplyID: letagents.MessageID(t.LatestReplySeq), LatestReplyAt: letagents.FormatTime(t.LatestReplyAt)}
 	}
 	return j
-}
-
-// source is a message source on the wire: null when unknown.
-func source(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // maxPageJSON bounds the encoded messages of one page, well under the 6 MB
