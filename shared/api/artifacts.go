@@ -57,13 +57,9 @@ func (s *server) listArtifacts(w http.ResponseWriter, r *http.Request, ps params
 // server: task_workflow_artifact when a worker session publishes it,
 // manual otherwise (a manual republish never downgrades it).
 func (s *server) publishArtifact(w http.ResponseWriter, r *http.Request, ps params) {
-	id, _, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	var req wire.PublishArtifact
-	if err := decode(w, r, &req); err != nil {
+	id, _, err := s.enterWith(w, r, ps, &req)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -131,13 +131,9 @@ func decodePayload(action string, raw json.RawMessage, v any) error {
 // registerIntent records a worker's intent to take one exact board action
 // (201), or returns the same agent's identical pending one (200).
 func (s *server) registerIntent(w http.ResponseWriter, r *http.Request, ps params) {
-	id, _, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	var req wire.RegisterIntent
-	if err := decode(w, r, &req); err != nil {
+	id, _, err := s.enterWith(w, r, ps, &req)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}

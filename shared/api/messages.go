@@ -79,13 +79,9 @@ func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward bo
 }
 
 func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) {
-	id, _, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	var req wire.SendMessage
-	if err := decode(w, r, &req); err != nil {
+	id, _, err := s.enterWith(w, r, ps, &req)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -87,6 +87,15 @@ func (s *server) enter(r *http.Request, ps params, join bool) (string, auth.Acce
 	return id, a, err
 }
 
+// enterWith is enter for routes with a JSON body, which it decodes into v.
+func (s *server) enterWith(w http.ResponseWriter, r *http.Request, ps params, v any) (string, auth.Access, error) {
+	id, a, err := s.enter(r, ps, false)
+	if err == nil {
+		err = decode(w, r, v)
+	}
+	return id, a, err
+}
+
 // joined opens (creating when allowed) the room a join asks for, after
 // counting the attempt against the client's join rate, and works out the
 // caller's role in it.

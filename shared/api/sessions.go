@@ -188,13 +188,9 @@ func (s *server) disconnectSession(w http.ResponseWriter, r *http.Request, ps pa
 
 // postPresence records what a worker session says it is doing.
 func (s *server) postPresence(w http.ResponseWriter, r *http.Request, ps params) {
-	id, _, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	var req wire.PresenceUpdate
-	if err := decode(w, r, &req); err != nil {
+	id, _, err := s.enterWith(w, r, ps, &req)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -266,13 +262,9 @@ func (s *server) presence(w http.ResponseWriter, r *http.Request, ps params) {
 // nativeActivity records that a worker's runtime is busy outside the room
 // (a Codex turn, say): the liveness sweeper does not call it offline then.
 func (s *server) nativeActivity(w http.ResponseWriter, r *http.Request, ps params) {
-	id, _, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	var req wire.NativeActivity
-	if err := decode(w, r, &req); err != nil {
+	id, _, err := s.enterWith(w, r, ps, &req)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -213,13 +213,9 @@ func (s *server) getTask(w http.ResponseWriter, r *http.Request, ps params) {
 }
 
 func (s *server) createTask(w http.ResponseWriter, r *http.Request, ps params) {
-	id, a, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	var req wire.CreateTask
-	if err := decode(w, r, &req); err != nil {
+	id, a, err := s.enterWith(w, r, ps, &req)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
