@@ -14,20 +14,16 @@ type artifactsArgs struct {
 	Limit  int    `json:"limit"`
 }
 
-func (s *Server) getRoomArtifacts(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a artifactsArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) getRoomArtifacts(ctx context.Context, a artifactsArgs) *mcp.CallToolResult {
 	room, bad := s.roomFor(a.RoomID)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	list, err := s.api.Artifacts(ctx, room, a.TaskID, a.Limit)
 	if err != nil {
-		return s.apiFailure(ctx, err), nil
+		return s.apiFailure(ctx, err)
 	}
-	return result(map[string]any{"success": true, "room_id": list.RoomID, "artifacts": list.Artifacts}), nil
+	return result(map[string]any{"success": true, "room_id": list.RoomID, "artifacts": list.Artifacts})
 }
 
 type publishArgs struct {
@@ -38,23 +34,19 @@ type publishArgs struct {
 	LinkedTaskIDs  []string            `json:"linked_task_ids"`
 }
 
-func (s *Server) publishRoomArtifact(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a publishArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) publishRoomArtifact(ctx context.Context, a publishArgs) *mcp.CallToolResult {
 	room, bad := s.roomFor(a.RoomID)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	sess, bad := s.sessionFor(a.AgentSessionID, room)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	art := a.Artifact
 	p, err := s.apiAs(sess).PublishArtifact(ctx, room, wire.PublishArtifact{Artifact: &art, TaskID: a.TaskID, LinkedTaskIDs: a.LinkedTaskIDs})
 	if err != nil {
-		return s.apiFailure(ctx, err), nil
+		return s.apiFailure(ctx, err)
 	}
-	return result(map[string]any{"success": true, "room_id": p.RoomID, "artifact": p.Artifact}), nil
+	return result(map[string]any{"success": true, "room_id": p.RoomID, "artifact": p.Artifact})
 }

@@ -62,11 +62,7 @@ type deviceAnswer struct {
 	NextStep string `json:"next_step"`
 }
 
-func (s *Server) startDeviceAuth(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a startDeviceArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) startDeviceAuth(ctx context.Context, a startDeviceArgs) *mcp.CallToolResult {
 	room := a.RoomID
 	if room == "" {
 		if r, ok := s.current(); ok {
@@ -77,9 +73,9 @@ func (s *Server) startDeviceAuth(ctx context.Context, req mcp.CallToolRequest) (
 	}
 	p, reused, err := s.startDevice(ctx, room, a.Force)
 	if err != nil {
-		return s.apiFailure(ctx, err), nil
+		return s.apiFailure(ctx, err)
 	}
-	return result(deviceAnswer{Success: true, ReusedExistingRequest: reused, PendingDeviceAuth: p, NextStep: signInSteps(p)}), nil
+	return result(deviceAnswer{Success: true, ReusedExistingRequest: reused, PendingDeviceAuth: p, NextStep: signInSteps(p)})
 }
 
 type pollDeviceArgs struct {
@@ -101,11 +97,7 @@ type authorizedAnswer struct {
 	Hint           string            `json:"hint"`
 }
 
-func (s *Server) pollDeviceAuth(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a pollDeviceArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) pollDeviceAuth(ctx context.Context, a pollDeviceArgs) *mcp.CallToolResult {
 	st := s.load()
 	pending := st.PendingDeviceAuth
 	id := a.RequestID
@@ -113,17 +105,17 @@ func (s *Server) pollDeviceAuth(ctx context.Context, req mcp.CallToolRequest) (*
 		id = pending.RequestID
 	}
 	if id == "" {
-		return fail("no device sign-in is pending", "Call start_device_auth first."), nil
+		return fail("no device sign-in is pending", "Call start_device_auth first.")
 	}
 	r, err := s.api.PollDevice(ctx, id)
 	switch {
 	case apiclient.IsStatus(err, http.StatusTooManyRequests):
-		return result(map[string]any{"success": true, "status": "pending", "hint": "Polled too soon: wait the interval, then call poll_device_auth again."}), nil
+		return result(map[string]any{"success": true, "status": "pending", "hint": "Polled too soon: wait the interval, then call poll_device_auth again."})
 	case apiclient.IsStatus(err, http.StatusNotFound):
 		s.clearPending(ctx, id)
-		return fail("this device sign-in is unknown or already finished", "Call start_device_auth to begin a new one."), nil
+		return fail("this device sign-in is unknown or already finished", "Call start_device_auth to begin a new one.")
 	case err != nil:
-		return s.apiFailure(ctx, err), nil
+		return s.apiFailure(ctx, err)
 	}
 	switch r.Status {
 	case "pending", "slow_down":
@@ -134,10 +126,10 @@ func (s *Server) pollDeviceAuth(ctx context.Context, req mcp.CallToolRequest) (*
 			return nil
 		})
 		return result(map[string]any{"success": true, "status": r.Status, "interval": r.Interval, "expires_in": r.ExpiresIn,
-			"hint": fmt.Sprintf("Not approved yet. Wait %d seconds and call poll_device_auth again.", max(r.Interval, 1))}), nil
+			"hint": fmt.Sprintf("Not approved yet. Wait %d seconds and call poll_device_auth again.", max(r.Interval, 1))})
 	case "denied", "expired":
 		s.clearPending(ctx, id)
-		return fail("the GitHub sign-in was "+r.Status, "Call start_device_auth to try again."), nil
+		return fail("the GitHub sign-in was "+r.Status, "Call start_device_auth to try again.")
 	}
 	auth := r.Authorized
 	s.update(ctx, func(st *state.State) error {
@@ -174,7 +166,7 @@ func (s *Server) pollDeviceAuth(ctx context.Context, req mcp.CallToolRequest) (*
 		}
 	}
 	ans.AgentIdentity = s.identityJSON(s.whoAmI(ctx))
-	return result(ans), nil
+	return result(ans)
 }
 
 func suggested(p *state.PendingDeviceAuth) string {
@@ -214,11 +206,7 @@ type onboardingArgs struct {
 	Cwd string `json:"cwd"`
 }
 
-func (s *Server) onboardingStatus(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a onboardingArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) onboardingStatus(ctx context.Context, a onboardingArgs) *mcp.CallToolResult {
 	st := s.load()
 	repo := s.detect(ctx, a.Cwd)
 	source, authenticated := "none", false
@@ -245,5 +233,5 @@ func (s *Server) onboardingStatus(ctx context.Context, req mcp.CallToolRequest) 
 		"account": account, "token_expires_at": expires, "pending_device_auth": st.PendingDeviceAuth,
 		"agent_identity": s.identityJSON(s.whoAmI(ctx)), "current_room": current, "saved_current_room": st.CurrentRoom,
 		"detected_room_from_context": repo.Room, "repo_root": repo.RepoRoot, "next_step": next,
-	}), nil
+	})
 }

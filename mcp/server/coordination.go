@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
 	"github.com/letagents/letagents-go/mcp/state"
@@ -118,19 +119,15 @@ type registerSessionArgs struct {
 	Cwd         string `json:"cwd"`
 }
 
-func (s *Server) registerAgentSession(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a registerSessionArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) registerAgentSession(ctx context.Context, a registerSessionArgs) *mcp.CallToolResult {
 	room, bad := s.roomFor(a.RoomID)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	id := s.whoAmI(ctx)
 	if id.CanonicalKey == "" {
 		return fail("Authenticated agent identity is required before registering an agent session.",
-			"Sign in with start_device_auth / poll_device_auth; your agent is then registered in your account's directory."), nil
+			"Sign in with start_device_auth / poll_device_auth; your agent is then registered in your account's directory.")
 	}
 	display := a.DisplayName
 	if display == "" {
@@ -140,7 +137,7 @@ func (s *Server) registerAgentSession(ctx context.Context, req mcp.CallToolReque
 		IDELabel: id.IDELabel, AgentInstanceID: s.instance, SessionKind: a.SessionKind, Runtime: a.Runtime,
 		RepoBranch: s.detect(ctx, a.Cwd).CurrentBranch})
 	if err != nil {
-		return s.apiFailure(ctx, err), nil
+		return s.apiFailure(ctx, err)
 	}
 	s.mu.Lock()
 	s.sessions[sess.SessionID] = agentSession{AgentSession: sess, status: "idle"}
@@ -150,7 +147,7 @@ func (s *Server) registerAgentSession(ctx context.Context, req mcp.CallToolReque
 	public.SessionToken = ""
 	return result(map[string]any{"success": true, "agent_session": public, "agent_session_id": sess.SessionID,
 		"use_agent_session_id": "Pass this exact agent_session_id to wait_for_messages, send_message, send_thread_message, post_status and the task tools: " +
-			"your messages are then signed as " + sess.ActorLabel + ", and your waits show you as connected."}), nil
+			"your messages are then signed as " + sess.ActorLabel + ", and your waits show you as connected."})
 }
 
 type sessionArgs struct {
@@ -158,22 +155,18 @@ type sessionArgs struct {
 	AgentSessionID string `json:"agent_session_id"`
 }
 
-func (s *Server) disconnectAgentSession(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a sessionArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) disconnectAgentSession(ctx context.Context, a sessionArgs) *mcp.CallToolResult {
 	room, bad := s.roomFor(a.RoomID)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	sess, bad := s.needSession(a.AgentSessionID, room)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	var out json.RawMessage
 	if err := s.api.Room(ctx, http.MethodPost, room, "/agent-sessions/"+url.PathEscape(sess.SessionID)+"/disconnect", nil, sess.creds(), &out); err != nil {
-		return s.apiFailure(ctx, err), nil
+		return s.apiFailure(ctx, err)
 	}
 	s.mu.Lock()
 	delete(s.sessions, sess.SessionID)
@@ -182,7 +175,7 @@ func (s *Server) disconnectAgentSession(ctx context.Context, req mcp.CallToolReq
 		delete(st.AgentSessions, sess.SessionID)
 		return nil
 	})
-	return result(map[string]any{"success": true, "room_id": room, "agent_session_id": sess.SessionID, "result": out, "local_state": "ended"}), nil
+	return result(map[string]any{"success": true, "room_id": room, "agent_session_id": sess.SessionID, "result": out, "local_state": "ended"})
 }
 
 // classify reads a presence status from what an agent says it is doing.
@@ -237,31 +230,27 @@ type postStatusArgs struct {
 	AgentSessionID string `json:"agent_session_id"`
 }
 
-func (s *Server) postStatus(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a postStatusArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) postStatus(ctx context.Context, a postStatusArgs) *mcp.CallToolResult {
 	room, bad := s.roomFor(a.RoomID)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	sess, bad := s.needSession(a.AgentSessionID, room)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	text := strings.TrimSpace(a.Status)
 	status := classify(text)
 	body := wire.PresenceUpdate{Status: status, StatusText: text, SessionCredentials: sess.creds()}
 	if err := s.api.Room(ctx, http.MethodPost, room, "/presence", nil, body, nil); err != nil {
-		return s.apiFailure(ctx, err), nil
+		return s.apiFailure(ctx, err)
 	}
 	s.syncPresence(ctx, sess, status, text)
 	msg, err := s.apiAs(sess).Send(ctx, room, wire.SendMessage{Sender: sess.ActorLabel, Text: "[status] " + text})
 	if err != nil {
-		return s.apiFailure(ctx, err), nil
+		return s.apiFailure(ctx, err)
 	}
-	return result(map[string]any{"success": true, "status_posted": status, "sender": msg.Sender, "message_id": msg.ID, "timestamp": msg.Timestamp}), nil
+	return result(map[string]any{"success": true, "status_posted": status, "sender": msg.Sender, "message_id": msg.ID, "timestamp": msg.Timestamp})
 }
 
 // roomCall calls a room route as a session (or as the owner alone) and
@@ -315,14 +304,10 @@ type addTaskArgs struct {
 	SourceMessageID string `json:"source_message_id"`
 }
 
-func (s *Server) addTask(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a addTaskArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) addTask(ctx context.Context, a addTaskArgs) *mcp.CallToolResult {
 	room, sess, bad := s.board(a.boardArgs, true)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	body := a.grant(map[string]any{"title": a.Title, "created_by": sess.ActorLabel})
 	if a.Description != "" {
@@ -331,7 +316,7 @@ func (s *Server) addTask(ctx context.Context, req mcp.CallToolRequest) (*mcp.Cal
 	if a.SourceMessageID != "" {
 		body["source_message_id"] = a.SourceMessageID
 	}
-	return s.roomCall(ctx, sess, http.MethodPost, room, "/tasks", nil, body), nil
+	return s.roomCall(ctx, sess, http.MethodPost, room, "/tasks", nil, body)
 }
 
 type getBoardArgs struct {
@@ -341,14 +326,10 @@ type getBoardArgs struct {
 	After    string `json:"after"`
 }
 
-func (s *Server) getBoard(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a getBoardArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) getBoard(ctx context.Context, a getBoardArgs) *mcp.CallToolResult {
 	room, sess, bad := s.board(a.boardArgs, false)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	q := url.Values{}
 	if a.Status != "" {
@@ -361,7 +342,7 @@ func (s *Server) getBoard(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		q.Set("after", a.After)
 	}
 	s.syncPresence(ctx, sess, "", "")
-	return s.roomCall(ctx, sess, http.MethodGet, room, "/tasks", q, nil), nil
+	return s.roomCall(ctx, sess, http.MethodGet, room, "/tasks", q, nil)
 }
 
 type taskArgs struct {
@@ -376,14 +357,10 @@ type claimArgs struct {
 	LeaseTTLSeconds int `json:"lease_ttl_seconds"`
 }
 
-func (s *Server) claimTask(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a claimArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) claimTask(ctx context.Context, a claimArgs) *mcp.CallToolResult {
 	room, sess, bad := s.board(a.boardArgs, true)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	body := a.grant(map[string]any{"status": "assigned", "assignee": sess.ActorLabel, "assignee_agent_key": sess.AgentKey})
 	if a.LeaseTTLSeconds > 0 {
@@ -393,7 +370,7 @@ func (s *Server) claimTask(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if !r.IsError {
 		s.syncPresence(ctx, sess, "working", "claimed "+a.TaskID)
 	}
-	return r, nil
+	return r
 }
 
 type updateTaskArgs struct {
@@ -416,12 +393,8 @@ func presenceFor(status string) string {
 	return "working"
 }
 
-func (s *Server) updateTask(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a updateTaskArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
-	return s.changeTask(ctx, a), nil
+func (s *Server) updateTask(ctx context.Context, a updateTaskArgs) *mcp.CallToolResult {
+	return s.changeTask(ctx, a)
 }
 
 func (s *Server) changeTask(ctx context.Context, a updateTaskArgs) *mcp.CallToolResult {
@@ -450,12 +423,8 @@ type completeArgs struct {
 	PRURL string `json:"pr_url"`
 }
 
-func (s *Server) completeTask(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a completeArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
-	return s.changeTask(ctx, updateTaskArgs{taskArgs: a.taskArgs, Status: "in_review", PRURL: a.PRURL}), nil
+func (s *Server) completeTask(ctx context.Context, a completeArgs) *mcp.CallToolResult {
+	return s.changeTask(ctx, updateTaskArgs{taskArgs: a.taskArgs, Status: "in_review", PRURL: a.PRURL})
 }
 
 type leaseArgs struct {
@@ -479,22 +448,18 @@ func (l leaseArgs) body(action string) map[string]any {
 
 // leaseTool is one of the lease tools: action on the task's work lease
 // ("lease-action") or its review lease ("review-lease-action").
-func (s *Server) leaseTool(route, action, presence string) func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var a leaseArgs
-		if err := req.BindArguments(&a); err != nil {
-			return fail("bad arguments: "+err.Error(), ""), nil
-		}
+func (s *Server) leaseTool(route, action, presence string) mcpserver.ToolHandlerFunc {
+	return handler(func(ctx context.Context, a leaseArgs) *mcp.CallToolResult {
 		room, sess, bad := s.board(a.boardArgs, true)
 		if bad != nil {
-			return bad, nil
+			return bad
 		}
 		r := s.roomCall(ctx, sess, http.MethodPost, room, a.path("/"+route), nil, a.body(action))
 		if !r.IsError {
 			s.syncPresence(ctx, sess, presence, action+" "+a.TaskID)
 		}
-		return r, nil
-	}
+		return r
+	})
 }
 
 type intentArgs struct {
@@ -516,15 +481,11 @@ type intentArgs struct {
 
 // intentTool registers a board intent; build makes its action and payload
 // from the arguments (nil: the generic tool, which takes them as given).
-func (s *Server) intentTool(build func(intentArgs, agentSession) (string, any)) func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var a intentArgs
-		if err := req.BindArguments(&a); err != nil {
-			return fail("bad arguments: "+err.Error(), ""), nil
-		}
+func (s *Server) intentTool(build func(intentArgs, agentSession) (string, any)) mcpserver.ToolHandlerFunc {
+	return handler(func(ctx context.Context, a intentArgs) *mcp.CallToolResult {
 		room, sess, bad := s.board(a.boardArgs, true)
 		if bad != nil {
-			return bad, nil
+			return bad
 		}
 		action, payload := a.Action, any(a.Payload)
 		if build != nil {
@@ -535,8 +496,8 @@ func (s *Server) intentTool(build func(intentArgs, agentSession) (string, any)) 
 			body["reason"] = a.Reason
 		}
 		r := s.roomCall(ctx, sess, http.MethodPost, room, "/board-intents", nil, body)
-		return r, nil
-	}
+		return r
+	})
 }
 
 func createIntent(a intentArgs, _ agentSession) (string, any) {
@@ -561,22 +522,18 @@ type decideArgs struct {
 	Reason   string `json:"reason"`
 }
 
-func (s *Server) decideIntent(verb string) func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var a decideArgs
-		if err := req.BindArguments(&a); err != nil {
-			return fail("bad arguments: "+err.Error(), ""), nil
-		}
+func (s *Server) decideIntent(verb string) mcpserver.ToolHandlerFunc {
+	return handler(func(ctx context.Context, a decideArgs) *mcp.CallToolResult {
 		room, sess, bad := s.board(a.boardArgs, false)
 		if bad != nil {
-			return bad, nil
+			return bad
 		}
 		body := map[string]any{}
 		if a.Reason != "" {
 			body["reason"] = a.Reason
 		}
-		return s.roomCall(ctx, sess, http.MethodPost, room, "/board-intents/"+url.PathEscape(a.IntentID)+"/"+verb, nil, body), nil
-	}
+		return s.roomCall(ctx, sess, http.MethodPost, room, "/board-intents/"+url.PathEscape(a.IntentID)+"/"+verb, nil, body)
+	})
 }
 
 type listIntentsArgs struct {
@@ -584,20 +541,16 @@ type listIntentsArgs struct {
 	Status string `json:"status"`
 }
 
-func (s *Server) listBoardIntents(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a listIntentsArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) listBoardIntents(ctx context.Context, a listIntentsArgs) *mcp.CallToolResult {
 	room, sess, bad := s.board(a.boardArgs, false)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	q := url.Values{}
 	if a.Status != "" {
 		q.Set("status", a.Status)
 	}
-	return s.roomCall(ctx, sess, http.MethodGet, room, "/board-intents", q, nil), nil
+	return s.roomCall(ctx, sess, http.MethodGet, room, "/board-intents", q, nil)
 }
 
 type settingsArgs struct {
@@ -605,19 +558,15 @@ type settingsArgs struct {
 	ManagerMode string `json:"manager_mode"`
 }
 
-func (s *Server) boardSettings(set bool) func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var a settingsArgs
-		if err := req.BindArguments(&a); err != nil {
-			return fail("bad arguments: "+err.Error(), ""), nil
-		}
+func (s *Server) boardSettings(set bool) mcpserver.ToolHandlerFunc {
+	return handler(func(ctx context.Context, a settingsArgs) *mcp.CallToolResult {
 		room, sess, bad := s.board(a.boardArgs, false)
 		if bad != nil {
-			return bad, nil
+			return bad
 		}
 		if !set {
-			return s.roomCall(ctx, sess, http.MethodGet, room, "/board-settings", nil, nil), nil
+			return s.roomCall(ctx, sess, http.MethodGet, room, "/board-settings", nil, nil)
 		}
-		return s.roomCall(ctx, sess, http.MethodPatch, room, "/board-settings", nil, map[string]any{"manager_mode": a.ManagerMode}), nil
-	}
+		return s.roomCall(ctx, sess, http.MethodPatch, room, "/board-settings", nil, map[string]any{"manager_mode": a.ManagerMode})
+	})
 }

@@ -186,14 +186,10 @@ type readArgs struct {
 
 // readMessages reads the newest limit messages (default 100), or with
 // limit 0 the whole history from the start, within the output bound.
-func (s *Server) readMessages(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a readArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) readMessages(ctx context.Context, a readArgs) *mcp.CallToolResult {
 	room, bad := s.roomFor(a.RoomID)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	limit := tailSize
 	if a.Limit != nil {
@@ -207,7 +203,7 @@ func (s *Server) readMessages(ctx context.Context, req mcp.CallToolRequest) (*mc
 		for size := 0; size <= maxOutputBytes; {
 			p, err := s.api.Messages(ctx, room, apiclient.Query{After: after, Limit: letagents.MaxPageSize})
 			if err != nil {
-				return s.apiFailure(ctx, err), nil
+				return s.apiFailure(ctx, err)
 			}
 			msgs = append(msgs, p.Messages...)
 			for _, m := range p.Messages {
@@ -224,7 +220,7 @@ func (s *Server) readMessages(ctx context.Context, req mcp.CallToolRequest) (*mc
 		for len(msgs) < limit {
 			p, err := s.api.Messages(ctx, room, apiclient.Query{Before: before, Limit: min(limit-len(msgs), letagents.MaxPageSize)})
 			if err != nil {
-				return s.apiFailure(ctx, err), nil
+				return s.apiFailure(ctx, err)
 			}
 			msgs = append(p.Messages, msgs...)
 			if !p.HasOlder || len(p.Messages) == 0 {
@@ -242,7 +238,7 @@ func (s *Server) readMessages(ctx context.Context, req mcp.CallToolRequest) (*mc
 	if ans.Truncated {
 		ans.Hint = "More messages follow: call read_messages again, or wait_for_messages with after_message_id " + ans.LastObservedMessageID + " to go on from here."
 	}
-	return result(ans), nil
+	return result(ans)
 }
 
 func cursorOr(id, def string) string {
@@ -265,19 +261,20 @@ type waitArgs struct {
 // (an API gateway cuts at 25–30 s) is simply polled again, and the client
 // hears progress meanwhile.
 func (s *Server) waitForMessages(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a waitArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+	// The wait needs the request's progress token as well as its arguments.
+	return handler(func(ctx context.Context, a waitArgs) *mcp.CallToolResult { return s.wait(ctx, a, req.Params.Meta) })(ctx, req)
+}
+
+func (s *Server) wait(ctx context.Context, a waitArgs, meta *mcp.Meta) *mcp.CallToolResult {
 	room, bad := s.roomFor(a.RoomID)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	// With a session the wait is the agent's delivery connection: the
 	// room sees it as reachable while it waits.
 	sess, bad := s.sessionFor(a.AgentSessionID, room)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	s.syncPresence(ctx, sess, "", "")
 	defer s.syncPresence(context.WithoutCancel(ctx), sess, "", "")
@@ -290,33 +287,33 @@ func (s *Server) waitForMessages(ctx context.Context, req mcp.CallToolRequest) (
 	after := a.AfterMessageID
 	if after != "" {
 		if _, err := letagents.ParseMessageID(after); err != nil {
-			return fail("after_message_id: "+err.Error(), "Pass the id of the last message you saw, e.g. msg_42."), nil
+			return fail("after_message_id: "+err.Error(), "Pass the id of the last message you saw, e.g. msg_42.")
 		}
 	} else {
 		p, err := s.api.Messages(ctx, room, apiclient.Query{Before: "latest", Limit: tailSize})
 		if err != nil {
-			return s.apiFailure(ctx, err), nil
+			return s.apiFailure(ctx, err)
 		}
 		if len(p.Messages) > 0 {
-			return s.answerMessages(ctx, room, p.Messages, false, ""), nil
+			return s.answerMessages(ctx, room, p.Messages, false, "")
 		}
 		after = "msg_0"
 	}
 
-	stop := s.keepAlive(ctx, req, room, wait)
+	stop := s.keepAlive(ctx, meta, room, wait)
 	defer stop()
 	deadline := time.Now().Add(wait)
 	for {
 		remaining := time.Until(deadline)
 		if remaining < 100*time.Millisecond {
-			return s.answerMessages(ctx, room, nil, false, after), nil
+			return s.answerMessages(ctx, room, nil, false, after)
 		}
 		p, err := api.Poll(ctx, room, after, remaining, tailSize)
 		if err != nil {
-			return s.apiFailure(ctx, err), nil
+			return s.apiFailure(ctx, err)
 		}
 		if len(p.Messages) > 0 {
-			return s.answerMessages(ctx, room, p.Messages, p.HasMore, after), nil
+			return s.answerMessages(ctx, room, p.Messages, p.HasMore, after)
 		}
 	}
 }
@@ -352,11 +349,11 @@ func afterHint(cursor string) string {
 // keepAlive sends MCP progress notifications while a wait blocks, when
 // the client asked for them (a progress token), and returns the function
 // that stops them.
-func (s *Server) keepAlive(ctx context.Context, req mcp.CallToolRequest, room string, wait time.Duration) func() {
-	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+func (s *Server) keepAlive(ctx context.Context, meta *mcp.Meta, room string, wait time.Duration) func() {
+	if meta == nil || meta.ProgressToken == nil {
 		return func() {}
 	}
-	token := req.Params.Meta.ProgressToken
+	token := meta.ProgressToken
 	done := make(chan struct{})
 	go func() {
 		start := time.Now()

@@ -18,11 +18,7 @@ type repoArgs struct {
 
 // checkRepo says what a directory tells about the room to join, and how
 // that compares with the room this process is in.
-func (s *Server) checkRepo(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a repoArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) checkRepo(ctx context.Context, a repoArgs) *mcp.CallToolResult {
 	c := s.detect(ctx, a.Cwd)
 	status := "not_inside_git_repo"
 	if c.RepoRoot != "" {
@@ -49,7 +45,7 @@ func (s *Server) checkRepo(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		"git_current_branch": c.CurrentBranch, "git_default_branch": c.DefaultBranch,
 		"detected_room_from_context": c.Room, "detected_room_source": c.Source,
 		"current_room": current, "current_room_scope": scope, "warning": warning, "join_hint": hint,
-	}), nil
+	})
 }
 
 func orDefault(v, def string) string {
@@ -67,32 +63,28 @@ type initRepoArgs struct {
 // initializeRepo writes .letagents.json at the repository's root (never
 // over an existing one) so every agent working there meets in the room,
 // and joins it.
-func (s *Server) initializeRepo(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a initRepoArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) initializeRepo(ctx context.Context, a initRepoArgs) *mcp.CallToolResult {
 	c := s.detect(ctx, a.Cwd)
 	if c.RepoRoot == "" {
-		return fail("not inside a git repository", "Run this from a repository, or pass cwd."), nil
+		return fail("not inside a git repository", "Run this from a repository, or pass cwd.")
 	}
 	room := a.Room
 	if room == "" {
 		room = c.RepoRoom
 	}
 	if room == "" {
-		return fail("no room to write: the repository has no origin remote", "Pass room (a room name or invite code)."), nil
+		return fail("no room to write: the repository has no origin remote", "Pass room (a room name or invite code).")
 	}
 	id, err := rooms.Normalize(room)
 	if err != nil {
-		return fail("room: "+err.Error(), ""), nil
+		return fail("room: "+err.Error(), "")
 	}
 	path, err := gitctx.WriteConfig(c.RepoRoot, id)
 	if errors.Is(err, gitctx.ErrConfigExists) {
-		return fail(err.Error(), "A .letagents.json already decides the room here (see check_repo)."), nil
+		return fail(err.Error(), "A .letagents.json already decides the room here (see check_repo).")
 	}
 	if err != nil {
-		return fail("write "+filepath.Join(c.RepoRoot, gitctx.ConfigName)+": "+err.Error(), ""), nil
+		return fail("write "+filepath.Join(c.RepoRoot, gitctx.ConfigName)+": "+err.Error(), "")
 	}
 	// Joining follows the branch, as auto-join will.
 	target := s.detect(ctx, c.Dir).Room
@@ -110,5 +102,5 @@ func (s *Server) initializeRepo(ctx context.Context, req mcp.CallToolRequest) (*
 		ans["joined"], ans["join"], ans["code"] = true, j, j.Code
 		ans["hint"] = "Commit .letagents.json so other agents in this repository join " + id + " too."
 	}
-	return result(ans), nil
+	return result(ans)
 }

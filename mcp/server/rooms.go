@@ -110,20 +110,16 @@ type joinCodeArgs struct {
 	SessionMode string `json:"session_mode"`
 }
 
-func (s *Server) joinCode(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a joinCodeArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) joinCode(ctx context.Context, a joinCodeArgs) *mcp.CallToolResult {
 	code := strings.ToUpper(strings.TrimSpace(a.Code))
 	if !rooms.IsInviteCode(code) {
-		return fail(`"`+a.Code+`" is not an invite code`, "An invite code looks like FEH7-YWH4-ZYT3. For a named or repository room use join_room."), nil
+		return fail(`"`+a.Code+`" is not an invite code`, "An invite code looks like FEH7-YWH4-ZYT3. For a named or repository room use join_room.")
 	}
 	if a.SessionMode == "live" {
-		return fail(`session_mode "live" (a detached Codex worker) is not supported by this server`, `Use session_mode "current" (the default).`), nil
+		return fail(`session_mode "live" (a detached Codex worker) is not supported by this server`, `Use session_mode "current" (the default).`)
 	}
 	j, needsAuth, err := s.join(ctx, code, state.JoinedViaJoinCode)
-	return s.answerJoin(ctx, j, needsAuth, err), nil
+	return s.answerJoin(ctx, j, needsAuth, err)
 }
 
 type joinRoomArgs struct {
@@ -131,20 +127,16 @@ type joinRoomArgs struct {
 	SessionMode string `json:"session_mode"`
 }
 
-func (s *Server) joinRoom(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a joinRoomArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) joinRoom(ctx context.Context, a joinRoomArgs) *mcp.CallToolResult {
 	id, err := rooms.Normalize(a.Name)
 	if err != nil {
-		return fail(err.Error(), "Pass a room name, an invite code, or a repository such as github.com/owner/repo."), nil
+		return fail(err.Error(), "Pass a room name, an invite code, or a repository such as github.com/owner/repo.")
 	}
 	if a.SessionMode == "live" {
-		return fail(`session_mode "live" (a detached Codex worker) is not supported by this server`, `Use session_mode "current" (the default).`), nil
+		return fail(`session_mode "live" (a detached Codex worker) is not supported by this server`, `Use session_mode "current" (the default).`)
 	}
 	j, needsAuth, err := s.join(ctx, id, joinedViaFor(id))
-	return s.answerJoin(ctx, j, needsAuth, err), nil
+	return s.answerJoin(ctx, j, needsAuth, err)
 }
 
 type resumeArgs struct {
@@ -161,11 +153,7 @@ type resumeAnswer struct {
 	Hint                       string            `json:"hint"`
 }
 
-func (s *Server) resumeRoomSession(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var a resumeArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) resumeRoomSession(ctx context.Context, a resumeArgs) *mcp.CallToolResult {
 	st := s.load()
 	id := a.RoomID
 	if id == "" {
@@ -176,18 +164,18 @@ func (s *Server) resumeRoomSession(ctx context.Context, req mcp.CallToolRequest)
 	}
 	saved, ok := st.RoomSessions[id]
 	if id == "" || !ok {
-		return fail("No saved room session found.", "Join a room with join_room or join_code."), nil
+		return fail("No saved room session found.", "Join a room with join_room or join_code.")
 	}
 	j, needsAuth, err := s.join(ctx, id, saved.JoinedVia)
 	if err != nil || needsAuth != nil {
-		return s.answerJoin(ctx, j, needsAuth, err), nil
+		return s.answerJoin(ctx, j, needsAuth, err)
 	}
 	hint := "Rejoined. Call wait_for_messages with no after_message_id to see the recent tail."
 	if saved.LastMessageID != "" {
 		hint = "Rejoined. Call wait_for_messages with after_message_id " + saved.LastMessageID + " to catch up from where you left off."
 	}
 	return result(resumeAnswer{Success: true, RejoinedFromLocalState: true, LastMessageIDBeforeRestart: saved.LastMessageID,
-		Room: j, AgentIdentity: j.AgentIdentity, Hint: hint}), nil
+		Room: j, AgentIdentity: j.AgentIdentity, Hint: hint})
 }
 
 func (s *Server) getCurrentRoom(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
