@@ -78,6 +78,20 @@ func bodyText(p *string) string {
 	return *p
 }
 
+// enterTask lets the caller into the room of the path, reads its task id
+// and, when v is not nil, decodes the JSON body into v.
+func (s *server) enterTask(w http.ResponseWriter, r *http.Request, ps params, v any) (string, auth.Access, int64, error) {
+	id, a, err := s.enter(r, ps, false)
+	if err != nil {
+		return "", a, 0, err
+	}
+	seq, err := taskSeq(ps)
+	if err == nil && v != nil {
+		err = decode(w, r, v)
+	}
+	return id, a, seq, err
+}
+
 // taskSeq reads the task id of the path; anything but task_N is a task
 // that does not exist.
 func taskSeq(ps params) (int64, error) {
@@ -194,12 +208,7 @@ func (s *server) listTasks(w http.ResponseWriter, r *http.Request, ps params) {
 }
 
 func (s *server) getTask(w http.ResponseWriter, r *http.Request, ps params) {
-	id, _, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	seq, err := taskSeq(ps)
+	id, _, seq, err := s.enterTask(w, r, ps, nil)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -285,18 +294,9 @@ func newTask(roomID string, req wire.CreateTask) (store.NewTask, error) {
 }
 
 func (s *server) updateTask(w http.ResponseWriter, r *http.Request, ps params) {
-	id, a, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	seq, err := taskSeq(ps)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	var req wire.UpdateTask
-	if err := decode(w, r, &req); err != nil {
+	id, a, seq, err := s.enterTask(w, r, ps, &req)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -411,18 +411,9 @@ func badKey(s string) bool {
 // leaseAction releases a task's work lease or hands it off to another
 // agent's session.
 func (s *server) leaseAction(w http.ResponseWriter, r *http.Request, ps params) {
-	id, a, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	seq, err := taskSeq(ps)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	var req wire.LeaseAction
-	if err := decode(w, r, &req); err != nil {
+	id, a, seq, err := s.enterTask(w, r, ps, &req)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -492,18 +483,9 @@ func (s *server) leaseAction(w http.ResponseWriter, r *http.Request, ps params) 
 
 // reviewLeaseAction claims or releases a review lease.
 func (s *server) reviewLeaseAction(w http.ResponseWriter, r *http.Request, ps params) {
-	id, a, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	seq, err := taskSeq(ps)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	var req wire.ReviewLeaseAction
-	if err := decode(w, r, &req); err != nil {
+	id, a, seq, err := s.enterTask(w, r, ps, &req)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
