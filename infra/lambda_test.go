@@ -22,6 +22,7 @@ import (
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
 	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/store/storetest"
 )
 
 // fixtureRoom is the room of every functions/*/event.json. A named room:
@@ -390,29 +391,8 @@ func TestLivenessFunctionPath(t *testing.T) {
 	ctx := t.Context()
 	st := store.New(db.Pool)
 	ago := time.Now().Add(-10 * time.Minute)
-	if _, _, err := st.EnsureRoom(ctx, fixtureRoom); err != nil {
-		t.Fatal(err)
-	}
-	acct, _, err := st.SignIn(ctx, store.SignIn{Account: letagents.Account{Provider: "github", ProviderUserID: "4243", Login: "lambda-owner"},
-		GitHubToken: []byte("sealed"), OwnerTokenHash: auth.HashToken(auth.NewToken()), Now: ago})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := st.CreateAgentSession(ctx, store.NewAgentSession{
-		AgentSession: letagents.AgentSession{RoomID: fixtureRoom, Kind: letagents.SessionWorker, Runtime: "codex", AgentKey: "lambda-owner/sweeper",
-			OwnerAccountID: acct.ID, OwnerLabel: "lambda-owner", IDELabel: "Codex"},
-		TokenHash: auth.HashToken(auth.NewToken()), Names: []string{"Quiet"}, Label: func(n string) string { return n + " | lambda-owner's agent | Codex" },
-	}, ago)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := st.OpenDelivery(ctx, a.ID, ago, ago.Add(letagents.DeliveryLease))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CloseDelivery(ctx, id, ago); err != nil {
-		t.Fatal(err)
-	}
+	w := storetest.Register(t, st, fixtureRoom, "Quiet", letagents.SessionWorker, ago)
+	storetest.Poll(t, st, w.ID, ago, ago)
 
 	invoke := func() liveness.Report {
 		t.Helper()

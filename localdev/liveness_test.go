@@ -1,17 +1,15 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/store/storetest"
 )
 
 // The local runner sweeps liveness as the scheduled function does: at
@@ -20,34 +18,12 @@ func TestSweepsLiveness(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	st := store.New(d.Pool)
-	ctx := context.Background()
 	const room = "localdev liveness"
 	// A worker whose last poll ended ten minutes ago, past the default
 	// five-minute grace.
 	ago := time.Now().Add(-10 * time.Minute)
-	if _, _, err := st.EnsureRoom(ctx, room); err != nil {
-		t.Fatal(err)
-	}
-	acct, _, err := st.SignIn(ctx, store.SignIn{Account: letagents.Account{Provider: "github", ProviderUserID: rand.Text(), Login: "ivy"},
-		GitHubToken: []byte("sealed"), OwnerTokenHash: auth.HashToken(auth.NewToken()), Now: ago})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := st.CreateAgentSession(ctx, store.NewAgentSession{
-		AgentSession: letagents.AgentSession{RoomID: room, Kind: letagents.SessionWorker, Runtime: "codex", AgentKey: "ivy/scout",
-			OwnerAccountID: acct.ID, OwnerLabel: "ivy", IDELabel: "Codex"},
-		TokenHash: auth.HashToken(auth.NewToken()), Names: []string{"Scout"}, Label: func(n string) string { return n + " | ivy's agent | Codex" },
-	}, ago)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := st.OpenDelivery(ctx, a.ID, ago, ago.Add(letagents.DeliveryLease))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CloseDelivery(ctx, id, ago.Add(time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	w := storetest.Register(t, st, room, "Scout", letagents.SessionWorker, ago)
+	storetest.Poll(t, st, w.ID, ago, ago.Add(time.Second))
 
 	in := start(t, map[string]string{"DB_URL": d.URL, "PORT": "0", "LETAGENTS_LOCALDEV_DIR": t.TempDir()})
 	deadline := time.Now().Add(20 * time.Second)

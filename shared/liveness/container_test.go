@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/store/storetest"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -86,16 +87,16 @@ func TestKilledPollContainer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	w := e.register(t, "containers", "Sleeper", letagents.SessionWorker, time.Now().Truncate(time.Millisecond))
+	w := storetest.Register(t, e.store, "containers", "Sleeper", letagents.SessionWorker, time.Now().Truncate(time.Millisecond))
 	base, kill := startPollContainer(t, e.url)
 
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/rooms/containers/messages/poll?after=msg_0&timeout=60000", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+w.ownerToken)
+	req.Header.Set("Authorization", "Bearer "+w.OwnerToken)
 	req.Header.Set(wire.SessionIDHeader, letagents.WireID(letagents.AgentSessionPrefix, w.ID))
-	req.Header.Set(wire.SessionTokenHeader, w.token)
+	req.Header.Set(wire.SessionTokenHeader, w.Token)
 	answered := make(chan string, 1)
 	go func() {
 		resp, err := http.DefaultClient.Do(req)

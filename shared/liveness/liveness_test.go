@@ -2,7 +2,6 @@ package liveness_test
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/letagents/letagents-go/shared/liveness"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/store/storetest"
 )
 
 const grace = liveness.DefaultNoticeAfter
@@ -33,62 +33,6 @@ func newEnv(t *testing.T) *env {
 	d := pgtest.New(t)
 	st := store.New(d.Pool)
 	return &env{pool: d.Pool, url: d.URL, store: st, sw: liveness.New(st, grace, nil)}
-}
-
-// worker is a registered session with its credentials.
-type worker struct {
-	letagents.AgentSession
-	token, ownerToken string
-}
-
-// register signs an owner in (minting an owner token), registers its
-// agent name and a session of it in room at now.
-func (e *env) register(t *testing.T, room, name, kind string, now time.Time) worker {
-	t.Helper()
-	ctx := context.Background()
-	if _, _, err := e.store.EnsureRoom(ctx, room); err != nil {
-		t.Fatal(err)
-	}
-	w := worker{token: auth.NewToken(), ownerToken: auth.NewToken()}
-	login := strings.ToLower(name) + "-owner"
-	acct, _, err := e.store.SignIn(ctx, store.SignIn{
-		Account:     letagents.Account{Provider: "github", ProviderUserID: rand.Text(), Login: login, DisplayName: login},
-		GitHubToken: []byte("sealed"), OwnerTokenHash: auth.HashToken(w.ownerToken), Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent, _, err := e.store.UpsertAgent(ctx, letagents.Agent{OwnerAccountID: acct.ID, Name: strings.ToLower(name),
-		CanonicalKey: login + "/" + strings.ToLower(name), DisplayName: name, OwnerLogin: login, OwnerLabel: login}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.AgentSession, err = e.store.CreateAgentSession(ctx, store.NewAgentSession{
-		AgentSession: letagents.AgentSession{RoomID: room, Kind: kind, Runtime: "codex", AgentKey: agent.CanonicalKey,
-			OwnerAccountID: acct.ID, OwnerLabel: login, IDELabel: "Codex"},
-		TokenHash: auth.HashToken(w.token),
-		Names:     []string{name},
-		Label:     func(n string) string { return n + " | " + login + "'s agent | Codex" },
-	}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-// poll records a long-poll of w held from open to close (close zero: still
-// parked, its lease running to open+DeliveryLease).
-func (e *env) poll(t *testing.T, w worker, open, close time.Time) {
-	t.Helper()
-	ctx := context.Background()
-	id, err := e.store.OpenDelivery(ctx, w.ID, open, open.Add(letagents.DeliveryLease))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !close.IsZero() {
-		if err := e.store.CloseDelivery(ctx, id, close); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // sweep runs one sweep at now and checks what it posted.
@@ -132,7 +76,7 @@ func (e *env) notices(t *testing.T, room, prefix string) []notice {
 	return out
 }
 
-func offlineID(w worker, epoch time.Time) string {
+func offlineID(w storetest.Worker, epoch time.Time) string {
 	return fmt.Sprintf("agent_liveness:offline:%d:%d", w.ID, epoch.UnixMilli())
 }
 
@@ -140,9 +84,9 @@ func TestOfflineOnceThenRecovery(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	t0 := time.Now().Truncate(time.Millisecond)
-	w := e.register(t, "team", "Builder", letagents.SessionWorker, t0)
+	w := storetest.Register(t, e.store, "team", "Builder", letagents.SessionWorker, t0)
 	stopped := t0.Add(30 * time.Second)
-	e.poll(t, w, t0, stopped)
+	storetest.Poll(t, e.store, w.ID, t0, stopped)
 
 	// Within the grace: nothing.
 	if r := e.sweep(t, stopped.Add(grace-time.Second), 0, 0); r.Checked != 1 {
@@ -162,7 +106,7 @@ func TestOfflineOnceThenRecovery(t *testing.T) {
 
 	// It polls again: reachable, so one recovery notice.
 	back := stopped.Add(grace + 40*time.Minute)
-	e.poll(t, w, back, time.Time{})
+	storetest.Poll(t, e.store, w.ID, back, time.Time{})
 	e.sweep(t, back.Add(time.Second), 0, 1)
 	e.sweep(t, back.Add(time.Minute), 0, 0)
 	announced := stopped.Add(grace) // the offline notice's time
@@ -188,8 +132,8 @@ func TestNativeActivitySuppressesTheNotice(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	t0 := time.Now().Truncate(time.Millisecond)
-	w := e.register(t, "busy", "Runner", letagents.SessionWorker, t0)
-	e.poll(t, w, t0, t0)
+	w := storetest.Register(t, e.store, "busy", "Runner", letagents.SessionWorker, t0)
+	storetest.Poll(t, e.store, w.ID, t0, t0)
 	if err := e.store.RecordNativeActivity(context.Background(), w.ID, t0.Add(4*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
@@ -209,11 +153,11 @@ func TestEndedSessionsAndControllersAreNeverAnnounced(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	t0 := time.Now().Truncate(time.Millisecond)
-	ended := e.register(t, "quiet", "Leaver", letagents.SessionWorker, t0)
-	ctrl := e.register(t, "quiet", "Watcher", letagents.SessionController, t0)
-	gone := e.register(t, "quiet", "Goner", letagents.SessionWorker, t0)
-	for _, w := range []worker{ended, ctrl, gone} {
-		e.poll(t, w, t0, t0.Add(time.Second))
+	ended := storetest.Register(t, e.store, "quiet", "Leaver", letagents.SessionWorker, t0)
+	ctrl := storetest.Register(t, e.store, "quiet", "Watcher", letagents.SessionController, t0)
+	gone := storetest.Register(t, e.store, "quiet", "Goner", letagents.SessionWorker, t0)
+	for _, w := range []storetest.Worker{ended, ctrl, gone} {
+		storetest.Poll(t, e.store, w.ID, t0, t0.Add(time.Second))
 	}
 	if _, err := e.store.EndAgentSession(ctx, "quiet", ended.ID, t0.Add(2*time.Second)); err != nil {
 		t.Fatal(err)
@@ -237,15 +181,15 @@ func TestOutagesOlderThanAnHourAreNotAnnounced(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	t0 := time.Now().Truncate(time.Millisecond)
-	old := e.register(t, "history", "Oldie", letagents.SessionWorker, t0)
-	talker := e.register(t, "history", "Talker", letagents.SessionWorker, t0)
-	recent := e.register(t, "history", "Recent", letagents.SessionWorker, t0)
-	e.poll(t, old, t0, t0)
-	e.poll(t, talker, t0, t0)
-	e.poll(t, recent, t0, t0.Add(2*time.Minute))
+	old := storetest.Register(t, e.store, "history", "Oldie", letagents.SessionWorker, t0)
+	talker := storetest.Register(t, e.store, "history", "Talker", letagents.SessionWorker, t0)
+	recent := storetest.Register(t, e.store, "history", "Recent", letagents.SessionWorker, t0)
+	storetest.Poll(t, e.store, old.ID, t0, t0)
+	storetest.Poll(t, e.store, talker.ID, t0, t0)
+	storetest.Poll(t, e.store, recent.ID, t0, t0.Add(2*time.Minute))
 	// Talker still sends with its session now and then, but never polls:
 	// it stays a candidate, yet its outage began at its last poll.
-	if _, err := e.store.AgentSessionByToken(ctx, auth.HashToken(talker.token), t0.Add(30*time.Minute)); err != nil {
+	if _, err := e.store.AgentSessionByToken(ctx, auth.HashToken(talker.Token), t0.Add(30*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if r := e.sweep(t, t0.Add(61*time.Minute), 1, 0); r.Checked != 2 {
@@ -262,16 +206,16 @@ func TestWorkerThatNeverPolled(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	t0 := time.Now().Truncate(time.Millisecond)
-	w := e.register(t, "silent", "Mute", letagents.SessionWorker, t0)
+	w := storetest.Register(t, e.store, "silent", "Mute", letagents.SessionWorker, t0)
 	e.sweep(t, t0.Add(grace-time.Second), 0, 0)
 	e.sweep(t, t0.Add(grace), 1, 0)
 	// A request with its session moves its last sighting, but the room
 	// has not heard it is back: no second offline notice.
-	if _, err := e.store.AgentSessionByToken(ctx, auth.HashToken(w.token), t0.Add(6*time.Minute)); err != nil {
+	if _, err := e.store.AgentSessionByToken(ctx, auth.HashToken(w.Token), t0.Add(6*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	e.sweep(t, t0.Add(6*time.Minute+grace+time.Second), 0, 0)
-	e.poll(t, w, t0.Add(20*time.Minute), time.Time{})
+	storetest.Poll(t, e.store, w.ID, t0.Add(20*time.Minute), time.Time{})
 	e.sweep(t, t0.Add(20*time.Minute), 0, 1)
 	if got := e.notices(t, "silent", "agent_liveness:"); len(got) != 2 || got[0].clientID != offlineID(w, t0) {
 		t.Errorf("notices = %q, want the offline notice from registration and one recovery", got)
@@ -284,8 +228,8 @@ func TestConcurrentSweepsPostOnce(t *testing.T) {
 	t0 := time.Now().Truncate(time.Millisecond)
 	const workers, sweepers = 3, 4
 	for i := range workers {
-		w := e.register(t, "crowd", fmt.Sprintf("Worker%d", i), letagents.SessionWorker, t0)
-		e.poll(t, w, t0, t0.Add(time.Second))
+		w := storetest.Register(t, e.store, "crowd", fmt.Sprintf("Worker%d", i), letagents.SessionWorker, t0)
+		storetest.Poll(t, e.store, w.ID, t0, t0.Add(time.Second))
 	}
 	sweep := func(now time.Time) (total liveness.Report) {
 		t.Helper()

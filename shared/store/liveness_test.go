@@ -2,39 +2,15 @@ package store_test
 
 import (
 	"context"
-	"crypto/rand"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/store/storetest"
 )
-
-// newSession registers a session of kind named name in room (created if
-// need be) at now, owned by a fresh account.
-func newSession(t *testing.T, s *store.Store, room, name, kind string, now time.Time) letagents.AgentSession {
-	t.Helper()
-	ctx := context.Background()
-	if _, _, err := s.EnsureRoom(ctx, room); err != nil {
-		t.Fatal(err)
-	}
-	login := strings.ToLower(name) + "-owner"
-	acct := signInAccount(t, s, rand.Text(), login)
-	a, err := s.CreateAgentSession(ctx, store.NewAgentSession{
-		AgentSession: letagents.AgentSession{RoomID: room, Kind: kind, Runtime: "codex", AgentKey: login + "/" + name,
-			OwnerAccountID: acct.ID, OwnerLabel: login, IDELabel: "Codex"},
-		TokenHash: testHash(rand.Text()),
-		Names:     []string{name},
-		Label:     func(n string) string { return n + " | " + login + "'s agent | Codex" },
-	}, now)
-	if err != nil {
-		t.Fatalf("CreateAgentSession(%s): %v", name, err)
-	}
-	return a
-}
 
 func candidateIDs(t *testing.T, s *store.Store, now time.Time) map[int64]store.LivenessState {
 	t.Helper()
@@ -56,13 +32,13 @@ func TestLivenessCandidates(t *testing.T) {
 	t0 := testNow()
 	later := t0.Add(2 * time.Hour)
 
-	old := newSession(t, s, "cand", "Old", letagents.SessionWorker, t0)             // not seen for 2 h
-	leased := newSession(t, s, "cand", "Leased", letagents.SessionWorker, t0)       // a poll still renews its lease
-	lapsed := newSession(t, s, "cand", "Lapsed", letagents.SessionWorker, t0)       // its poll process died 5 min ago
-	ended := newSession(t, s, "cand", "Ended", letagents.SessionWorker, later)      // ended
-	ctrl := newSession(t, s, "cand", "Watcher", letagents.SessionController, later) // not a worker
-	recent := newSession(t, s, "other", "Recent", letagents.SessionWorker, later)   // another room, seen just now
-	closed := newSession(t, s, "other", "Closed", letagents.SessionWorker, t0)      // closed a poll 10 min ago
+	old := storetest.Register(t, s, "cand", "Old", letagents.SessionWorker, t0)             // not seen for 2 h
+	leased := storetest.Register(t, s, "cand", "Leased", letagents.SessionWorker, t0)       // a poll still renews its lease
+	lapsed := storetest.Register(t, s, "cand", "Lapsed", letagents.SessionWorker, t0)       // its poll process died 5 min ago
+	ended := storetest.Register(t, s, "cand", "Ended", letagents.SessionWorker, later)      // ended
+	ctrl := storetest.Register(t, s, "cand", "Watcher", letagents.SessionController, later) // not a worker
+	recent := storetest.Register(t, s, "other", "Recent", letagents.SessionWorker, later)   // another room, seen just now
+	closed := storetest.Register(t, s, "other", "Closed", letagents.SessionWorker, t0)      // closed a poll 10 min ago
 
 	if _, err := s.OpenDelivery(ctx, leased.ID, t0, later.Add(time.Minute)); err != nil {
 		t.Fatal(err)
@@ -85,12 +61,12 @@ func TestLivenessCandidates(t *testing.T) {
 	}
 
 	got := candidateIDs(t, s, later)
-	for _, a := range []letagents.AgentSession{old, ended, ctrl} {
+	for _, a := range []storetest.Worker{old, ended, ctrl} {
 		if _, ok := got[a.ID]; ok {
 			t.Errorf("%s is a candidate; want only live workers seen within the hour", a.DisplayName)
 		}
 	}
-	for _, a := range []letagents.AgentSession{leased, lapsed, recent, closed} {
+	for _, a := range []storetest.Worker{leased, lapsed, recent, closed} {
 		if _, ok := got[a.ID]; !ok {
 			t.Errorf("%s is not a candidate", a.DisplayName)
 		}
@@ -125,7 +101,7 @@ func TestAnnounceLivenessPostsOnceUnderConcurrency(t *testing.T) {
 	s, pool := newStoreAndPool(t)
 	ctx := context.Background()
 	now := testNow()
-	a := newSession(t, s, "race", "Racer", letagents.SessionWorker, now)
+	a := storetest.Register(t, s, "race", "Racer", letagents.SessionWorker, now)
 	epoch := now.Add(-10 * time.Minute)
 
 	const sweepers = 8
@@ -166,7 +142,7 @@ func TestAnnounceLivenessMarks(t *testing.T) {
 	s, pool := newStoreAndPool(t)
 	ctx := context.Background()
 	now := testNow()
-	a := newSession(t, s, "marks", "Marker", letagents.SessionWorker, now)
+	a := storetest.Register(t, s, "marks", "Marker", letagents.SessionWorker, now)
 	messages := func() int {
 		return countRows(t, pool, `SELECT count(*) FROM messages WHERE room_id = 'marks'`)
 	}
