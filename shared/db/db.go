@@ -125,11 +125,30 @@ func Open(ctx context.Context, connString string, maxConns int32) (*pgxpool.Pool
 // Connector returns a function that opens a fresh dedicated connection with
 // the pool's settings. The listener needs one of its own: LISTEN state lives
 // on a session, which a pool (or PgBouncer in transaction mode) would share.
+//
+// The server is told to drop the session about 20 s after its client goes
+// silent (listenerKeepalive), so a listener lost to a partition does not
+// hold a backend, and its place in the notification queue, for the
+// system's TCP timeouts (hours). The client side needs no such setting:
+// the hub bounds every command it sends by a deadline.
 func Connector(pool *pgxpool.Pool) func(context.Context) (*pgx.Conn, error) {
-	cfg := pool.Config().ConnConfig
+	cfg := pool.Config().ConnConfig.Copy()
+	for k, v := range listenerKeepalive {
+		cfg.RuntimeParams[k] = v
+	}
 	return func(ctx context.Context) (*pgx.Conn, error) {
 		return pgx.ConnectConfig(ctx, cfg.Copy())
 	}
+}
+
+// listenerKeepalive are the server settings (PostgreSQL 12 and later) for
+// a listener's session: keepalive probes after 5 s idle, every 5 s, 3 of
+// them, and 20 s at most for data the client does not acknowledge.
+var listenerKeepalive = map[string]string{
+	"tcp_keepalives_idle":     "5",
+	"tcp_keepalives_interval": "5",
+	"tcp_keepalives_count":    "3",
+	"tcp_user_timeout":        "20000",
 }
 
 // Schema returns the schema a pool's connections use (their search_path

@@ -188,11 +188,19 @@ func TestSchemaAndConnector(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	var schema string
-	if err := conn.QueryRow(context.Background(), `SELECT current_schema()`).Scan(&schema); err != nil {
+	var schema, userTimeout, keepaliveIdle string
+	if err := conn.QueryRow(context.Background(),
+		`SELECT current_schema(), current_setting('tcp_user_timeout'), current_setting('tcp_keepalives_idle')`,
+	).Scan(&schema, &userTimeout, &keepaliveIdle); err != nil {
 		t.Fatal(err)
 	}
 	if schema != d.Schema {
 		t.Errorf("dedicated connection schema = %q, want %q", schema, d.Schema)
+	}
+	// The server drops a listener that went silent instead of keeping its
+	// backend for hours. (Over a Unix socket the settings read as 0.)
+	tcp := conn.PgConn().Conn().RemoteAddr().Network() != "unix"
+	if tcp && (userTimeout != "20000" || keepaliveIdle != "5") {
+		t.Errorf("dedicated connection tcp_user_timeout, tcp_keepalives_idle = %q, %q, want 20000, 5", userTimeout, keepaliveIdle)
 	}
 }
