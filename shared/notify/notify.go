@@ -10,6 +10,7 @@ package notify
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 	"strings"
@@ -24,13 +25,25 @@ import (
 type Connector func(context.Context) (*pgx.Conn, error)
 
 // Options tune a Hub; the zero value is usable.
+//
+// With the defaults a connection that goes silent (a partition, or a
+// failover that sends no RST) is given up within PingInterval+Timeout, 8 s,
+// when idle and within Timeout, 3 s, when a LISTEN or UNLISTEN is under way;
+// the hub then reconnects and rings every subscriber.
 type Options struct {
 	// Logger receives connection errors (default: slog.Default()).
 	Logger *slog.Logger
 	// PingInterval is how long the listener may sit idle before it checks
-	// the connection is still alive (default 30 s). A dead TCP peer would
-	// otherwise go unnoticed until the next notification failed to arrive.
+	// the connection is still alive (default 5 s). A silent TCP peer would
+	// otherwise go unnoticed until a notification failed to arrive.
 	PingInterval time.Duration
+	// Timeout bounds each command the listener sends (LISTEN, UNLISTEN, the
+	// idle check; default 3 s). A command that outlives it means the
+	// connection is dead, and the hub reconnects.
+	Timeout time.Duration
+	// ConnectTimeout bounds opening a connection (default 10 s), so a
+	// server that accepts TCP but never answers does not stall the hub.
+	ConnectTimeout time.Duration
 	// MinBackoff and MaxBackoff bound the wait between reconnect attempts
 	// (defaults 100 ms and 5 s); the wait doubles after each failure.
 	MinBackoff, MaxBackoff time.Duration
@@ -52,6 +65,7 @@ type Hub struct {
 
 	reconnects    atomic.Int64
 	notifications atomic.Int64
+	idleChecks    atomic.Int64
 	queueUsage    atomic.Uint64 // math.Float64bits of the last reading
 }
 
@@ -72,7 +86,13 @@ func New(connect Connector, opt Options) *Hub {
 		opt.Logger = slog.Default()
 	}
 	if opt.PingInterval <= 0 {
-		opt.PingInterval = 30 * time.Second
+		opt.PingInterval = 5 * time.Second
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = 3 * time.Second
+	}
+	if opt.ConnectTimeout <= 0 {
+		opt.ConnectTimeout = 10 * time.Second
 	}
 	if opt.MinBackoff <= 0 {
 		opt.MinBackoff = 100 * time.Millisecond
@@ -155,6 +175,7 @@ type Stats struct {
 	BackendPID    uint32  // the listener connection's server process, 0 when down
 	Reconnects    int64   // connections opened after the first
 	Notifications int64   // notifications received
+	IdleChecks    int64   // idle checks the server answered
 	QueueUsage    float64 // pg_notification_queue_usage() at the last idle check, 0 to 1
 }
 
@@ -164,7 +185,7 @@ func (h *Hub) Stats() Stats {
 	defer h.mu.Unlock()
 	st := Stats{Channels: len(h.channels), Listening: h.listened, BackendPID: h.pid,
 		Reconnects: h.reconnects.Load(), Notifications: h.notifications.Load(),
-		QueueUsage: math.Float64frombits(h.queueUsage.Load())}
+		IdleChecks: h.idleChecks.Load(), QueueUsage: math.Float64frombits(h.queueUsage.Load())}
 	for _, ch := range h.channels {
 		st.Subscribers += len(ch.subs)
 	}
@@ -179,8 +200,12 @@ func (h *Hub) Run(ctx context.Context) error {
 		if !first {
 			h.reconnects.Add(1)
 		}
-		conn, err := h.connect(ctx)
-		if err == nil {
+		connectCtx, cancel := context.WithTimeout(ctx, h.opt.ConnectTimeout)
+		conn, err := h.connect(connectCtx)
+		cancel()
+		if err != nil {
+			err = fmt.Errorf("connect: %w", err)
+		} else {
 			start := time.Now()
 			err = h.serve(ctx, conn)
 			closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
@@ -249,8 +274,13 @@ func (h *Hub) serve(ctx context.Context, conn *pgx.Conn) error {
 
 		if sql.Len() > 0 {
 			// No arguments, so pgx sends this as one simple-protocol batch.
-			if _, err := conn.Exec(ctx, sql.String()); err != nil {
-				return err
+			// A deadline hit closes the connection (pgx cannot tell where
+			// the protocol stands), and Run opens a new one.
+			execCtx, cancel := context.WithTimeout(ctx, h.opt.Timeout)
+			_, err := conn.Exec(execCtx, sql.String())
+			cancel()
+			if err != nil {
+				return fmt.Errorf("LISTEN/UNLISTEN: %w", err)
 			}
 			for _, name := range want {
 				listened[name] = true
@@ -295,10 +325,10 @@ func (h *Hub) serve(ctx context.Context, conn *pgx.Conn) error {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case conn.IsClosed() || !interrupted:
-			return err
+			return fmt.Errorf("wait for notification: %w", err)
 		case waitCtx.Err() == context.DeadlineExceeded: // idle, not kicked
 			if err := h.ping(ctx, conn); err != nil {
-				return err
+				return fmt.Errorf("idle check: %w", err)
 			}
 		}
 	}
@@ -307,12 +337,13 @@ func (h *Hub) serve(ctx context.Context, conn *pgx.Conn) error {
 // ping checks an idle connection is alive, and reads how full the server's
 // notification queue is while at it.
 func (h *Hub) ping(ctx context.Context, conn *pgx.Conn) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, h.opt.Timeout)
 	defer cancel()
 	var usage float64
 	if err := conn.QueryRow(ctx, "SELECT pg_notification_queue_usage()").Scan(&usage); err != nil {
 		return err
 	}
+	h.idleChecks.Add(1)
 	h.queueUsage.Store(math.Float64bits(usage))
 	if usage >= queueWarn {
 		h.opt.Logger.Warn("notify: the notification queue is filling; some listener is not reading", "usage", usage)

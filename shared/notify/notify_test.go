@@ -5,9 +5,14 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/letagents/letagents-go/shared/db"
@@ -15,19 +20,35 @@ import (
 	"github.com/letagents/letagents-go/shared/pgtest"
 )
 
+// wait bounds every wait in these tests. It only matters when something is
+// truly broken, so it is generous enough for a loaded machine.
+const wait = 60 * time.Second
+
 type fixture struct {
 	pool   *pgxpool.Pool
 	hub    *notify.Hub
 	prefix string // channel names are database-wide: keep each test's apart
 }
 
+// start runs a hub on a schema of its own.
 func start(t *testing.T, opt notify.Options) *fixture {
 	t.Helper()
 	d := pgtest.NewEmpty(t)
+	return run(t, d, db.Connector(d.Pool), opt)
+}
+
+// run runs a hub that connects with connect until the test ends. Unless the
+// test sets one, commands get a deadline a loaded machine cannot miss, so
+// that no reconnect rings a subscriber the test expects to stay quiet.
+func run(t *testing.T, d *pgtest.DB, connect notify.Connector, opt notify.Options) *fixture {
+	t.Helper()
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	hub := notify.New(db.Connector(d.Pool), opt)
+	if opt.Timeout == 0 {
+		opt.Timeout = wait
+	}
+	hub := notify.New(connect, opt)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- hub.Run(ctx) }()
@@ -47,18 +68,23 @@ func (f *fixture) notify(t *testing.T, channel string) {
 	}
 }
 
+// subscribe subscribes to channel, and takes off the ring a subscriber gets
+// when it arrives as the hub connects, so the next ring means something.
 func (f *fixture) subscribe(t *testing.T, channel string) *notify.Subscription {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	s, err := f.hub.Subscribe(ctx, channel)
 	if err != nil {
 		t.Fatalf("Subscribe(%s): %v", channel, err)
 	}
 	t.Cleanup(s.Close)
+	quiet(s)
 	return s
 }
 
+// rang reports whether s is rung within the given time: pass wait to check
+// it is rung, or a short time to check it stays quiet.
 func rang(s *notify.Subscription, within time.Duration) bool {
 	select {
 	case <-s.C():
@@ -68,10 +94,19 @@ func rang(s *notify.Subscription, within time.Duration) bool {
 	}
 }
 
-// eventually waits for cond, failing the test after 10 s.
+// quiet takes a pending ring off s. Subscribe returns after the hub rang
+// the subscribers of a connection that is new, so none comes later.
+func quiet(s *notify.Subscription) {
+	select {
+	case <-s.C():
+	default:
+	}
+}
+
+// eventually waits for cond, failing the test after wait.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(wait)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -89,14 +124,14 @@ func TestNotificationReachesOnlyItsChannel(t *testing.T) {
 	odd := f.subscribe(t, f.prefix+`Odd "Name"; DROP`)
 
 	f.notify(t, f.prefix+"a")
-	if !rang(a1, 5*time.Second) || !rang(a2, 5*time.Second) {
+	if !rang(a1, wait) || !rang(a2, wait) {
 		t.Fatal("a subscriber of channel a was not rung")
 	}
 	if rang(b, 200*time.Millisecond) || rang(odd, 0) {
 		t.Error("a notification on a rang another channel's subscriber")
 	}
 	f.notify(t, f.prefix+`Odd "Name"; DROP`)
-	if !rang(odd, 5*time.Second) {
+	if !rang(odd, wait) {
 		t.Error("the subscriber of an oddly named channel was not rung")
 	}
 	if st := f.hub.Stats(); st.Channels != 3 || st.Subscribers != 4 || st.Listening != 3 || st.Notifications < 2 {
@@ -116,7 +151,7 @@ func TestListenOnFirstUnlistenAfterLast(t *testing.T) {
 	s1.Close()
 	s1.Close() // idempotent
 	f.notify(t, ch)
-	if !rang(s2, 5*time.Second) {
+	if !rang(s2, wait) {
 		t.Fatal("remaining subscriber not rung after the other left")
 	}
 	s2.Close()
@@ -127,7 +162,7 @@ func TestListenOnFirstUnlistenAfterLast(t *testing.T) {
 	// Coming back LISTENs again.
 	s3 := f.subscribe(t, ch)
 	f.notify(t, ch)
-	if !rang(s3, 5*time.Second) {
+	if !rang(s3, wait) {
 		t.Fatal("a new subscriber after UNLISTEN was not rung")
 	}
 }
@@ -147,7 +182,7 @@ func TestReconnectRingsEverySubscriberAndListensAgain(t *testing.T) {
 	// Anything sent while the listener was away rang nobody, so every
 	// subscriber is rung once the listener is back.
 	for i, s := range subs {
-		if !rang(s, 10*time.Second) {
+		if !rang(s, wait) {
 			t.Fatalf("subscriber %d not rung after the reconnect", i)
 		}
 	}
@@ -156,7 +191,7 @@ func TestReconnectRingsEverySubscriberAndListensAgain(t *testing.T) {
 		return st.Listening == 2 && st.BackendPID != 0 && st.BackendPID != pid && st.Reconnects >= 1
 	})
 	f.notify(t, f.prefix+"y")
-	if !rang(subs[1], 5*time.Second) {
+	if !rang(subs[1], wait) {
 		t.Fatal("notification after the reconnect not delivered")
 	}
 }
@@ -179,9 +214,9 @@ func TestIdlePingKeepsDelivering(t *testing.T) {
 	t.Parallel()
 	f := start(t, notify.Options{PingInterval: 20 * time.Millisecond})
 	s := f.subscribe(t, f.prefix+"idle")
-	time.Sleep(150 * time.Millisecond) // several idle pings
+	eventually(t, "several idle checks", func() bool { return f.hub.Stats().IdleChecks >= 3 })
 	f.notify(t, f.prefix+"idle")
-	if !rang(s, 5*time.Second) {
+	if !rang(s, wait) {
 		t.Fatal("not rung after idle pings")
 	}
 	if st := f.hub.Stats(); st.Reconnects != 0 {
@@ -230,7 +265,7 @@ func TestManySubscribersChurn(t *testing.T) {
 	keep := make(chan *notify.Subscription, n)
 	for i := range n {
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
 			s, err := f.hub.Subscribe(ctx, f.prefix+string(rune('a'+i%10)))
 			if err != nil {
@@ -265,8 +300,189 @@ func TestManySubscribersChurn(t *testing.T) {
 		f.notify(t, f.prefix+string(rune('a'+i)))
 	}
 	for i, s := range kept {
-		if !rang(s, 5*time.Second) {
+		if !rang(s, wait) {
 			t.Fatalf("kept subscriber %d not rung", i)
+		}
+	}
+}
+
+func TestSilentConnectionIsReplaced(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		opt  notify.Options
+		// newSubscriber arrives after the connection went silent, so the
+		// hub's LISTEN gets no answer.
+		newSubscriber bool
+		// holdNew: new connections are black-holed too until the hub has
+		// given up on one, as when a server accepts TCP but never answers.
+		holdNew bool
+	}{
+		{name: "idle", opt: notify.Options{PingInterval: 100 * time.Millisecond, Timeout: time.Second}},
+		{name: "LISTEN unanswered", newSubscriber: true,
+			// Only the LISTEN's deadline can notice: no idle check runs.
+			opt: notify.Options{PingInterval: time.Hour, Timeout: time.Second}},
+		{name: "connect unanswered", holdNew: true,
+			opt: notify.Options{PingInterval: 100 * time.Millisecond, Timeout: time.Second, ConnectTimeout: time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.opt.MinBackoff, tt.opt.MaxBackoff = 10*time.Millisecond, 100*time.Millisecond
+			d := pgtest.NewEmpty(t)
+			p := newProxy(t, d.Pool.Config().ConnConfig)
+			var connects atomic.Int64
+			f := run(t, d, func(ctx context.Context) (*pgx.Conn, error) {
+				connects.Add(1)
+				return p.connect(ctx)
+			}, tt.opt)
+			old := f.subscribe(t, f.prefix+"old")
+			pid := f.hub.Stats().BackendPID
+
+			p.holdNew(tt.holdNew)
+			attempts := connects.Load()
+			p.freeze()
+			if tt.holdNew {
+				// A second attempt means the first one, unanswered, was given up.
+				eventually(t, "two connection attempts after the freeze", func() bool { return connects.Load() >= attempts+2 })
+				p.holdNew(false)
+			}
+			latest, channel := old, f.prefix+"old"
+			if tt.newSubscriber {
+				channel = f.prefix + "new"
+				latest = f.subscribe(t, channel)
+			}
+			if !rang(old, wait) {
+				t.Fatal("the subscriber was not rung after its connection went silent")
+			}
+			eventually(t, "a new listener connection", func() bool {
+				st := f.hub.Stats()
+				return st.BackendPID != 0 && st.BackendPID != pid && st.Reconnects >= 1 && st.Listening == st.Channels
+			})
+			f.notify(t, channel)
+			if !rang(latest, wait) {
+				t.Fatal("a notification after the reconnect was not delivered")
+			}
+		})
+	}
+}
+
+// proxy forwards TCP connections to the test database. It can freeze the
+// open ones: they stop carrying bytes either way but stay open, as a
+// partition or a failover without RST leaves a connection.
+type proxy struct {
+	cfg *pgx.ConnConfig
+	ln  net.Listener
+
+	mu    sync.Mutex
+	links []*link
+	conns []net.Conn // every socket, closed when the test ends
+	hold  bool       // new connections start frozen
+}
+
+type link struct {
+	mu     sync.Mutex
+	frozen bool
+}
+
+func newProxy(t *testing.T, cfg *pgx.ConnConfig) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{cfg: cfg, ln: ln}
+	network, address := pgconn.NetworkAddress(cfg.Host, cfg.Port)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			l := &link{}
+			p.mu.Lock()
+			p.conns = append(p.conns, c)
+			l.frozen = p.hold
+			p.links = append(p.links, l)
+			p.mu.Unlock()
+			if l.frozen {
+				continue // accepted, and never answered
+			}
+			up, err := net.Dial(network, address)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, up)
+			p.mu.Unlock()
+			wg.Go(func() { l.pipe(up, c) })
+			wg.Go(func() { l.pipe(c, up) })
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		p.mu.Lock()
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.mu.Unlock()
+		wg.Wait()
+	})
+	return p
+}
+
+// connect opens a connection to the database through the proxy.
+func (p *proxy) connect(ctx context.Context) (*pgx.Conn, error) {
+	cfg := p.cfg.Copy()
+	cfg.DialFunc = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", p.ln.Addr().String())
+	}
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
+// freeze black-holes every open connection; once it returns not a byte
+// more passes.
+func (p *proxy) freeze() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.links {
+		l.mu.Lock()
+		l.frozen = true
+		l.mu.Unlock()
+	}
+}
+
+// holdNew sets whether connections opened from now on are black-holed.
+func (p *proxy) holdNew(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hold = on
+}
+
+// pipe copies src to dst until either closes or the link freezes; a frozen
+// link drops what it reads and leaves both ends open.
+func (l *link) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		l.mu.Lock()
+		if l.frozen {
+			l.mu.Unlock()
+			return
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); err == nil {
+				err = werr
+			}
+		}
+		l.mu.Unlock()
+		if err != nil {
+			src.Close()
+			dst.Close()
+			return
 		}
 	}
 }
