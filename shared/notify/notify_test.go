@@ -374,10 +374,11 @@ type proxy struct {
 	cfg *pgx.ConnConfig
 	ln  net.Listener
 
-	mu    sync.Mutex
-	links []*link
-	conns []net.Conn // every socket, closed when the test ends
-	hold  bool       // new connections start frozen
+	mu     sync.Mutex
+	links  []*link
+	conns  []net.Conn // every socket, closed when the test ends
+	closed bool       // the test ended
+	hold   bool       // new connections start frozen
 }
 
 type link struct {
@@ -400,9 +401,11 @@ func newProxy(t *testing.T, cfg *pgx.ConnConfig) *proxy {
 			if err != nil {
 				return
 			}
+			if !p.track(c) {
+				return
+			}
 			l := &link{}
 			p.mu.Lock()
-			p.conns = append(p.conns, c)
 			l.frozen = p.hold
 			p.links = append(p.links, l)
 			p.mu.Unlock()
@@ -414,9 +417,9 @@ func newProxy(t *testing.T, cfg *pgx.ConnConfig) *proxy {
 				c.Close()
 				continue
 			}
-			p.mu.Lock()
-			p.conns = append(p.conns, up)
-			p.mu.Unlock()
+			if !p.track(up) {
+				return
+			}
 			wg.Go(func() { l.pipe(up, c) })
 			wg.Go(func() { l.pipe(c, up) })
 		}
@@ -424,6 +427,7 @@ func newProxy(t *testing.T, cfg *pgx.ConnConfig) *proxy {
 	t.Cleanup(func() {
 		ln.Close()
 		p.mu.Lock()
+		p.closed = true
 		for _, c := range p.conns {
 			c.Close()
 		}
@@ -431,6 +435,19 @@ func newProxy(t *testing.T, cfg *pgx.ConnConfig) *proxy {
 		wg.Wait()
 	})
 	return p
+}
+
+// track records c to be closed when the test ends, or closes it now if the
+// test has ended.
+func (p *proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		c.Close()
+		return false
+	}
+	p.conns = append(p.conns, c)
+	return true
 }
 
 // connect opens a connection to the database through the proxy.
