@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // holdLock takes the lock of the state file at path through an open file
@@ -44,15 +46,10 @@ func (c *waitingCtx) Done() <-chan struct{} {
 	return c.Context.Done()
 }
 
-// awaitWaiting returns once the Update using ctx waits, failing the test
-// if that takes implausibly long.
+// awaitWaiting returns once the Update using ctx waits.
 func awaitWaiting(t *testing.T, ctx *waitingCtx) {
 	t.Helper()
-	select {
-	case <-ctx.waiting:
-	case <-time.After(time.Minute):
-		t.Fatal("the Update never waited for the lock")
-	}
+	testwait.Recv(t, "the Update to wait for the lock", ctx.waiting)
 }
 
 func TestLockTimesOut(t *testing.T) {
