@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // getJSON reads a route of the API with the agent's owner token.
@@ -99,13 +101,7 @@ func TestAgentSessionTools(t *testing.T) {
 	go func() {
 		done <- a.call(t, "wait_for_messages", map[string]any{"after_message_id": sent.str("id"), "timeout": 5000})
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for roster()["connected"] != true {
-		if time.Now().After(deadline) {
-			t.Fatal("the waiting agent never showed as connected")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, "the waiting agent to show as connected", func() bool { return roster()["connected"] == true })
 	<-done
 	a.call(t, "wait_for_messages", map[string]any{"agent_session_id": "as_999", "timeout": 1000}).failed(t, "unknown agent_session_id")
 

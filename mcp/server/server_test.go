@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // allTools is the tool list as an agent sees it.
@@ -137,7 +138,7 @@ func TestWaitForMessages(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t, false)
 	a, other := newAgent(t, b, "", nil), newAgent(t, b, "", nil)
-	a.call(t, "join_room", map[string]any{"name": "waiting room"}).ok(t)
+	polls := "/rooms/" + a.call(t, "join_room", map[string]any{"name": "waiting room"}).ok(t).str("room_id") + "/messages/poll"
 	other.call(t, "join_room", map[string]any{"name": "waiting room"}).ok(t)
 
 	// An empty room without a cursor blocks, then answers empty.
@@ -152,11 +153,12 @@ func TestWaitForMessages(t *testing.T) {
 		t.Fatalf("tail = %s", tail.raw)
 	}
 	// With a cursor: blocks until the other agent sends.
+	polled := b.count(polls)
 	done := make(chan answer, 1)
 	go func() {
-		done <- a.call(t, "wait_for_messages", map[string]any{"after_message_id": first.str("id"), "timeout": 8000})
+		done <- a.call(t, "wait_for_messages", map[string]any{"after_message_id": first.str("id"), "timeout": 60000})
 	}()
-	time.Sleep(300 * time.Millisecond)
+	testwait.Until(t, "the wait to poll", func() bool { return b.count(polls) > polled })
 	select {
 	case r := <-done:
 		t.Fatalf("wait answered before anything was sent: %s", r.raw)
@@ -178,11 +180,12 @@ func TestWaitRepollsWhenAGatewayCutsThePoll(t *testing.T) {
 	a.srv.progressEvery = 200 * time.Millisecond
 	a.call(t, "join_room", map[string]any{"name": "cut"}).ok(t)
 	other.call(t, "join_room", map[string]any{"name": "cut"}).ok(t)
+	// Send once the gateway has cut the wait's poll twice.
 	go func() {
-		time.Sleep(2 * time.Second)
+		testwait.Until(t, "three polls", func() bool { return b.count("/rooms/cut/messages/poll") >= 3 })
 		other.call(t, "send_message", map[string]any{"text": "after several cuts"})
 	}()
-	r := a.callWith(t, "wait_for_messages", map[string]any{"after_message_id": "msg_0", "timeout": 8000},
+	r := a.callWith(t, "wait_for_messages", map[string]any{"after_message_id": "msg_0", "timeout": 60000},
 		&mcp.Meta{ProgressToken: "wait-1"}).ok(t)
 	if msgs := r.list("messages"); len(msgs) != 1 || msgs[0]["text"] != "after several cuts" {
 		t.Fatalf("wait across cuts = %s", r.raw)

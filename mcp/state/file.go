@@ -23,13 +23,15 @@ type File struct {
 	// turn admits one Update of this File at a time, so goroutines queue
 	// in order here instead of polling the lock file against each other.
 	turn chan struct{}
+	// lockWait bounds an Update's wait for its turn and the lock.
+	lockWait time.Duration
 }
 
 // Open returns the state file at path (see [DefaultPath]). It does no I/O:
 // a missing file reads as an empty State, and the file and its directory
 // are created by the first Update.
 func Open(path string) *File {
-	return &File{path: path, turn: make(chan struct{}, 1)}
+	return &File{path: path, turn: make(chan struct{}, 1), lockWait: defaultLockWait}
 }
 
 // CorruptError reports a state file that could not be understood: it is
@@ -68,17 +70,19 @@ func (f *File) Load() (State, error) {
 }
 
 // Update runs fn on the current state and saves what fn leaves, holding
-// <path>.lock throughout so that concurrent updaters, in this process or
-// others, each see the previous one's result. fn sees what Load would
-// return (so expired sign-ins are removed from the file by the next
-// Update) and should be quick: a lock older than 10 s is taken to be
-// abandoned and may be taken over. If fn returns an error, Update returns
-// it unchanged and writes nothing; if fn panics, the lock is released and
-// the panic goes on.
+// an OS lock on <path>.flock throughout so that concurrent updaters, in
+// this process or others, each see the previous one's result. The lock
+// ends with the process that holds it, so an agent killed mid-update
+// blocks no one. fn sees what Load would return (so expired sign-ins are
+// removed from the file by the next Update) and should be quick, as
+// every other updater waits for it. If fn returns an error, Update
+// returns it unchanged and writes nothing; if fn panics, the lock is
+// released and the panic goes on.
 //
 // Waiting for the lock, including behind other goroutines' updates of
 // this File, ends when ctx is done (with an error wrapping ctx.Err()) or
-// after 2 s in all (with an error naming the lock file and its holder). Keys of the file this package does not own are
+// after 30 s in all (with an error naming the lock file and its holder).
+// Keys of the file this package does not own are
 // written back as they were, and so is each owned key fn left unchanged
 // (with any fields a newer client added inside it). If nothing changed,
 // the file is not rewritten. A corrupt file is first copied aside, as
@@ -87,7 +91,7 @@ func (f *File) Update(ctx context.Context, fn func(*State) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("update state: %w", err)
 	}
-	deadline := time.Now().Add(lockWait)
+	deadline := time.Now().Add(f.lockWait)
 	if err := f.waitTurn(ctx, deadline); err != nil {
 		return err
 	}
@@ -96,15 +100,13 @@ func (f *File) Update(ctx context.Context, fn func(*State) error) (err error) {
 	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
 		return fmt.Errorf("create state directory: %w", err)
 	}
-	l, err := acquire(ctx, f.path+".lock", deadline)
+	lock, err := acquire(ctx, f.path+lockSuffix, deadline, f.lockWait)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if rerr := l.release(); rerr != nil && err == nil {
-			err = rerr
-		}
-	}()
+	// Closing releases the lock even when it reports an error, and by then
+	// the state is saved, so the error is not the caller's concern.
+	defer lock.Close()
 
 	data, err := os.ReadFile(f.path)
 	exists := err == nil
@@ -132,7 +134,7 @@ func (f *File) Update(ctx context.Context, fn func(*State) error) (err error) {
 			return err
 		}
 	}
-	return writeFile(f.path, out, l.held)
+	return writeFile(f.path, out)
 }
 
 // waitTurn takes this File's turn, giving up at deadline or when ctx is done.
@@ -150,7 +152,7 @@ func (f *File) waitTurn(ctx context.Context, deadline time.Time) error {
 	case <-ctx.Done():
 		return fmt.Errorf("wait for state lock: %w", ctx.Err())
 	case <-t.C:
-		return fmt.Errorf("timed out after %v waiting for another update of %s in this process", lockWait, f.path)
+		return fmt.Errorf("timed out after %v waiting for another update of %s in this process", f.lockWait, f.path)
 	}
 }
 
@@ -321,16 +323,11 @@ func copyAside(path string, data []byte) error {
 }
 
 // writeFile replaces path with data by writing a temporary file beside it
-// and renaming it over path, so readers never see a partial file. The
-// rename happens only if stillLocked says our lock has not been taken over.
-func writeFile(path string, data []byte, stillLocked func() bool) error {
+// and renaming it over path, so readers never see a partial file.
+func writeFile(path string, data []byte) error {
 	tmp := fmt.Sprintf("%s.%d.%s.tmp", path, os.Getpid(), randomSuffix())
 	if err := writeNew(tmp, data); err != nil {
 		return fmt.Errorf("write state: %w", err)
-	}
-	if !stillLocked() {
-		os.Remove(tmp)
-		return fmt.Errorf("write state: lock file %s.lock was taken over before the state was saved (an update must finish within %v); state not saved", path, lockStale)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -469,9 +470,7 @@ func TestUpdateFnFails(t *testing.T) {
 			if err != errBoom {
 				t.Errorf("Update error = %v, want fn's error unchanged", err)
 			}
-			if _, err := os.Stat(path + ".lock"); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("lock file left behind: %v", err)
-			}
+			assertUnlocked(t, path)
 			if got := mustLoad(t, f).CurrentRoom; got != "orig" {
 				t.Errorf("CurrentRoom = %q, want %q (nothing written)", got, "orig")
 			}
@@ -547,11 +546,17 @@ func TestPermissions(t *testing.T) {
 // TestConcurrentGoroutines has 20 goroutines each increment a counter of
 // their own 10 times, half through one shared File and half through Files
 // of their own, while a reader loads throughout: every increment must
-// survive and every Load must see a whole file.
+// survive, no two updates may run at once, and every Load must see a
+// whole file. The test holds the lock until every goroutine waits for
+// it, so their updates surely contend.
 func TestConcurrentGoroutines(t *testing.T) {
 	t.Parallel()
 	const goroutines, updates = 20, 10
 	shared, path := newFile(t)
+	blocker, err := tryLock(path + lockSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	stop := make(chan struct{})
 	readerDone := make(chan struct{})
@@ -571,15 +576,23 @@ func TestConcurrentGoroutines(t *testing.T) {
 	}()
 
 	var wg sync.WaitGroup
+	var inside atomic.Int32
+	waiting := make([]*waitingCtx, goroutines)
 	for g := range goroutines {
 		f := shared
 		if g%2 == 1 {
 			f = Open(path)
 		}
 		room := fmt.Sprintf("room-%02d", g)
+		waiting[g] = newWaitingCtx(context.Background())
 		wg.Go(func() {
+			var ctx context.Context = waiting[g]
 			for range updates {
-				err := f.Update(context.Background(), func(s *State) error {
+				err := f.Update(ctx, func(s *State) error {
+					if n := inside.Add(1); n != 1 {
+						t.Errorf("%s: %d updates at once", room, n)
+					}
+					defer inside.Add(-1)
 					rs := s.RoomSessions[room]
 					n, _ := messageNumber(rs.LastMessageID)
 					s.AdvanceLastMessage(room, fmt.Sprintf("msg_%d", n+1))
@@ -589,9 +602,14 @@ func TestConcurrentGoroutines(t *testing.T) {
 					t.Errorf("%s: Update: %v", room, err)
 					return
 				}
+				ctx = context.Background()
 			}
 		})
 	}
+	for _, ctx := range waiting {
+		awaitWaiting(t, ctx)
+	}
+	blocker.Close()
 	wg.Wait()
 	close(stop)
 	<-readerDone
@@ -615,16 +633,28 @@ func TestConcurrentGoroutines(t *testing.T) {
 	assertNoLeftovers(t, path)
 }
 
-// assertNoLeftovers checks that only the state file remains beside path:
-// no lock, temporary or stolen-lock files.
+// assertUnlocked checks that nothing holds the lock of the state file at
+// path.
+func assertUnlocked(t *testing.T, path string) {
+	t.Helper()
+	fh, err := tryLock(path + lockSuffix)
+	if err != nil {
+		t.Fatalf("lock after the update: %v, want it released", err)
+	}
+	fh.Close()
+}
+
+// assertNoLeftovers checks that only the state file and its lock file
+// remain beside path, with the lock released: no temporary files.
 func assertNoLeftovers(t *testing.T, path string) {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Dir(path))
 	if err != nil {
 		t.Fatal(err)
 	}
+	assertUnlocked(t, path)
 	for _, e := range entries {
-		if e.Name() != filepath.Base(path) {
+		if e.Name() != filepath.Base(path) && e.Name() != filepath.Base(path)+lockSuffix {
 			t.Errorf("left behind: %s", e.Name())
 		}
 	}

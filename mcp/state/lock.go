@@ -1,137 +1,86 @@
 package state
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"time"
 )
 
 const (
-	// lockRetry is how often a busy lock file is tried again.
-	lockRetry = 25 * time.Millisecond
-	// lockWait bounds the wait for the lock; an update takes milliseconds,
-	// so waiting longer means the holder is stuck.
-	lockWait = 2 * time.Second
-	// lockStale is the age after which a lock file is taken to belong to a
-	// process that died holding it, and is taken over.
-	lockStale = 10 * time.Second
+	// lockSuffix names the lock file beside the state file. It is not the
+	// original client's "<path>.lock", whose create-exclusive protocol
+	// treats any lock file older than 10 s as abandoned: a lock file that
+	// stays in place, as an OS lock's does, would make that client stall and
+	// then delete it.
+	lockSuffix = ".flock"
+	// defaultLockWait bounds the wait for the lock. An update takes
+	// milliseconds, but a busy machine running many agents can queue a
+	// good number of them; waiting longer than this means the holder is
+	// stuck, not slow.
+	defaultLockWait = 30 * time.Second
+	// lockRetryMax caps the pause between attempts on a busy lock. The
+	// pause starts at a millisecond and doubles, so a lock released at
+	// once is taken at once.
+	lockRetryMax = 25 * time.Millisecond
 )
 
-// lockInfo is what a lock file holds: who took it and when, for the error
-// a stuck waiter reports, and a nonce that makes each lock's contents
-// unique so a holder can tell whether the file is still its own.
+// errLocked is what tryLock returns when another open file holds the lock.
+var errLocked = errors.New("lock is held")
+
+// lockInfo is what a held lock file says about its holder, for the error
+// a waiter reports when it gives up.
 type lockInfo struct {
 	PID        int    `json:"pid"`
 	AcquiredAt string `json:"acquired_at"`
-	Nonce      string `json:"nonce"`
 }
 
-// lock is a held lock file.
-type lock struct {
-	path     string
-	contents []byte
-}
-
-// acquire creates the lock file at path, retrying every lockRetry until
-// deadline or until ctx is done. A lock file older than lockStale is taken
-// over (see takeStale).
-func acquire(ctx context.Context, path string, deadline time.Time) (*lock, error) {
+// acquire takes the OS lock on the file at path, creating the file if
+// needed, and returns the open file: closing it releases the lock, and so
+// does the holder's death, so there is no stale lock to clean up. The
+// lock is tried again, with a short backoff, until deadline or until ctx
+// is done. Polling a non-blocking lock rather than blocking in the
+// kernel lets the wait end on time: a goroutine blocked in flock cannot
+// be interrupted, and would keep the file open after acquire gave up.
+func acquire(ctx context.Context, path string, deadline time.Time, wait time.Duration) (*os.File, error) {
+	pause := time.Millisecond
 	for {
-		l, err := tryLock(path)
+		fh, err := tryLock(path)
 		if err == nil {
-			return l, nil
+			recordHolder(fh)
+			return fh, nil
 		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("create lock file: %w", err)
+		if !errors.Is(err, errLocked) {
+			return nil, fmt.Errorf("lock state file: %w", err)
 		}
-		if takeStale(path) {
-			continue
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, fmt.Errorf("state file is locked: timed out after %v waiting for %s (%s)", wait, path, describeHolder(path))
 		}
-		wait := time.Until(deadline)
-		if wait <= 0 {
-			return nil, fmt.Errorf("state file is locked: timed out after %v waiting for %s (%s); it is taken over once %v old, or delete it if no letagents process is running",
-				lockWait, path, describeHolder(path), lockStale)
-		}
-		t := time.NewTimer(min(wait, lockRetry))
+		t := time.NewTimer(min(left, pause))
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return nil, fmt.Errorf("wait for lock %s: %w", path, ctx.Err())
 		case <-t.C:
 		}
+		pause = min(2*pause, lockRetryMax)
 	}
 }
 
-// tryLock creates the lock file once; an fs.ErrExist error means it is held.
-func tryLock(path string) (*lock, error) {
-	contents, err := json.Marshal(lockInfo{
-		PID:        os.Getpid(),
-		AcquiredAt: time.Now().UTC().Format(time.RFC3339Nano),
-		Nonce:      randomSuffix() + randomSuffix(),
-	})
+// recordHolder writes who holds the lock into the lock file. It is best
+// effort: the OS lock is what excludes, this only names the holder in a
+// waiter's error.
+func recordHolder(fh *os.File) {
+	info, err := json.Marshal(lockInfo{PID: os.Getpid(), AcquiredAt: time.Now().UTC().Format(time.RFC3339Nano)})
 	if err != nil {
-		return nil, err
+		return
 	}
-	// O_EXCL makes creation the test-and-set; no fsync, as a lock does not
-	// need to outlive a crash.
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return nil, err
+	if fh.Truncate(0) == nil {
+		_, _ = fh.WriteAt(info, 0)
 	}
-	_, err = fh.Write(contents)
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return nil, fmt.Errorf("write lock file: %w", err)
-	}
-	return &lock{path: path, contents: contents}, nil
-}
-
-// takeStale removes the lock file at path if it is older than lockStale,
-// reporting whether it did.
-//
-// Two waiters may both find the same stale file. Each renames it to a name
-// of its own before removing it, so only one rename succeeds. The loser
-// may still be late: if the winner has already removed the stale file and
-// a new holder has created a fresh one, the loser's rename moves that fresh
-// lock. So after renaming, the file moved is checked again, and if it is
-// fresh it is linked back into place (os.Link, which unlike a rename never
-// replaces a lock a third process created meanwhile). If that fails the
-// fresh lock's holder finds its lock gone before it writes (lock.held) and
-// fails its update rather than overwrite another's; what remains is the
-// instant between that check and its rename. Lock files are judged by
-// modification time, so a clock jumping by more than lockStale can also
-// make a live lock look stale.
-func takeStale(path string) bool {
-	fi, err := os.Stat(path)
-	if err != nil || !stale(fi) {
-		return false
-	}
-	aside := fmt.Sprintf("%s.stale-%d-%s", path, os.Getpid(), randomSuffix())
-	if err := os.Rename(path, aside); err != nil {
-		return false // another waiter took it first, or its holder let go
-	}
-	defer os.Remove(aside)
-	if moved, err := os.Stat(aside); err == nil && !stale(moved) {
-		_ = os.Link(aside, path)
-		return false
-	}
-	return true
-}
-
-// stale reports whether a lock file is old enough to take over. One dated
-// far in the future (the clock was set back) is treated the same, or it
-// would block every update until the clock caught up.
-func stale(fi fs.FileInfo) bool {
-	age := time.Since(fi.ModTime())
-	return age > lockStale || age < -lockStale
 }
 
 // describeHolder says who holds the lock file at path, for error messages.
@@ -145,23 +94,4 @@ func describeHolder(path string) string {
 		return "held by an unknown process"
 	}
 	return fmt.Sprintf("held by pid %d since %s", info.PID, info.AcquiredAt)
-}
-
-// held reports whether the lock file is still this lock's, that is, it
-// has not been taken over as stale.
-func (l *lock) held() bool {
-	data, err := os.ReadFile(l.path)
-	return err == nil && bytes.Equal(data, l.contents)
-}
-
-// release removes the lock file, unless it has been taken over and now
-// belongs to another holder.
-func (l *lock) release() error {
-	if !l.held() {
-		return nil
-	}
-	if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove lock file after updating state: %w", err)
-	}
-	return nil
 }

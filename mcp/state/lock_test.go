@@ -3,94 +3,60 @@ package state
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
-// holdLock creates the lock file for path as another process would, aged
-// by age.
-func holdLock(t *testing.T, path string, age time.Duration) string {
+// holdLock takes the lock of the state file at path through an open file
+// of its own, as another process would, until the test ends.
+func holdLock(t *testing.T, path string) string {
 	t.Helper()
-	lockPath := path + ".lock"
-	writeRaw(t, lockPath, `{"pid":4242,"acquired_at":"2025-01-01T00:00:00Z","nonce":"other"}`)
-	if age != 0 {
-		when := time.Now().Add(-age)
-		if err := os.Chtimes(lockPath, when, when); err != nil {
-			t.Fatal(err)
-		}
+	lockPath := path + lockSuffix
+	fh, err := tryLock(lockPath)
+	if err != nil {
+		t.Fatalf("take the lock: %v", err)
+	}
+	t.Cleanup(func() { fh.Close() })
+	if _, err := fh.WriteAt([]byte(`{"pid":4242,"acquired_at":"2025-01-01T00:00:00Z"}`), 0); err != nil {
+		t.Fatal(err)
 	}
 	return lockPath
 }
 
-func TestStaleLockTaken(t *testing.T) {
-	t.Parallel()
-	f, path := newFile(t)
-	holdLock(t, path, 11*time.Second)
-
-	start := time.Now()
-	mustUpdate(t, f, func(s *State) error {
-		s.CurrentRoom = "a"
-		return nil
-	})
-	if elapsed := time.Since(start); elapsed > time.Second {
-		t.Errorf("Update took %v with a stale lock, want it taken at once", elapsed)
-	}
-	if got := mustLoad(t, f).CurrentRoom; got != "a" {
-		t.Errorf("CurrentRoom = %q, want %q", got, "a")
-	}
-	assertNoLeftovers(t, path)
+// waitingCtx is a context that closes waiting the first time its Done
+// channel is asked for. Update asks only when it has to wait, for its
+// turn or for the lock, so a test can act once an Update surely waits.
+type waitingCtx struct {
+	context.Context
+	once    sync.Once
+	waiting chan struct{}
 }
 
-func TestStaleLockFutureTaken(t *testing.T) {
-	t.Parallel()
-	f, path := newFile(t)
-	holdLock(t, path, -time.Hour) // the clock was set back
-	mustUpdate(t, f, func(s *State) error {
-		s.CurrentRoom = "a"
-		return nil
-	})
-	assertNoLeftovers(t, path)
+func newWaitingCtx(parent context.Context) *waitingCtx {
+	return &waitingCtx{Context: parent, waiting: make(chan struct{})}
 }
 
-// TestStaleLockManyWaiters has several Files find the same stale lock at
-// once: exactly one update at a time proceeds and none is lost.
-func TestStaleLockManyWaiters(t *testing.T) {
-	t.Parallel()
-	const waiters = 10
-	_, path := newFile(t)
-	holdLock(t, path, time.Minute)
-
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range waiters {
-		f := Open(path)
-		wg.Go(func() {
-			<-start
-			err := f.Update(context.Background(), func(s *State) error {
-				s.RoomSessions[fmt.Sprint(i)] = RoomSession{RoomID: fmt.Sprint(i)}
-				return nil
-			})
-			if err != nil {
-				t.Errorf("waiter %d: Update: %v", i, err)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	if got := len(mustLoad(t, Open(path)).RoomSessions); got != waiters {
-		t.Errorf("rooms = %d, want %d", got, waiters)
-	}
-	assertNoLeftovers(t, path)
+func (c *waitingCtx) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.waiting) })
+	return c.Context.Done()
 }
 
-func TestFreshLockTimesOut(t *testing.T) {
+// awaitWaiting returns once the Update using ctx waits.
+func awaitWaiting(t *testing.T, ctx *waitingCtx) {
+	t.Helper()
+	testwait.Recv(t, "the Update to wait for the lock", ctx.waiting)
+}
+
+func TestLockTimesOut(t *testing.T) {
 	t.Parallel()
 	f, path := newFile(t)
-	lockPath := holdLock(t, path, 0)
+	f.lockWait = 100 * time.Millisecond // the timeout is what is tested
+	lockPath := holdLock(t, path)
 
 	start := time.Now()
 	called := false
@@ -98,7 +64,6 @@ func TestFreshLockTimesOut(t *testing.T) {
 		called = true
 		return nil
 	})
-	elapsed := time.Since(start)
 	if err == nil {
 		t.Fatal("Update succeeded while another process held the lock")
 	}
@@ -107,8 +72,8 @@ func TestFreshLockTimesOut(t *testing.T) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
-	if elapsed < lockWait || elapsed > lockWait+time.Second {
-		t.Errorf("Update gave up after %v, want about %v", elapsed, lockWait)
+	if elapsed := time.Since(start); elapsed < f.lockWait {
+		t.Errorf("Update gave up after %v, want at least %v", elapsed, f.lockWait)
 	}
 	if called {
 		t.Errorf("fn ran without the lock")
@@ -116,35 +81,79 @@ func TestFreshLockTimesOut(t *testing.T) {
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("state file written without the lock: %v", err)
 	}
-	if _, err := os.Stat(lockPath); err != nil {
-		t.Errorf("the other process's lock was removed: %v", err)
+}
+
+// TestLeftoverLockFile: a lock file left by a process that ended holds
+// nothing, whatever it says.
+func TestLeftoverLockFile(t *testing.T) {
+	t.Parallel()
+	f, path := newFile(t)
+	writeRaw(t, path+lockSuffix, `{"pid":4242,"acquired_at":"2025-01-01T00:00:00Z"}`)
+	mustUpdate(t, f, func(s *State) error {
+		s.CurrentRoom = "a"
+		return nil
+	})
+	if got := mustLoad(t, f).CurrentRoom; got != "a" {
+		t.Errorf("CurrentRoom = %q, want %q", got, "a")
+	}
+}
+
+// TestLockWaitsForRelease: an Update waiting for another holder goes on,
+// and sees that holder's write, as soon as it lets go.
+func TestLockWaitsForRelease(t *testing.T) {
+	t.Parallel()
+	f, path := newFile(t)
+	other, err := tryLock(path + lockSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := newWaitingCtx(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- f.Update(ctx, func(s *State) error {
+			if s.CurrentRoom != "first" {
+				t.Errorf("CurrentRoom = %q under the lock, want the holder's %q", s.CurrentRoom, "first")
+			}
+			s.CurrentRoom = "second"
+			return nil
+		})
+	}()
+	awaitWaiting(t, ctx)
+	writeRaw(t, path, `{"current_room":"first"}`)
+	other.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	if got := mustLoad(t, f).CurrentRoom; got != "second" {
+		t.Errorf("CurrentRoom = %q, want %q", got, "second")
 	}
 }
 
 func TestContextCancelledWhileWaiting(t *testing.T) {
 	t.Parallel()
 	f, path := newFile(t)
-	holdLock(t, path, 0)
+	holdLock(t, path)
 
-	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(100*time.Millisecond, cancel)
-	start := time.Now()
-	err := f.Update(ctx, func(s *State) error {
-		t.Errorf("fn ran without the lock")
-		return nil
-	})
-	if !errors.Is(err, context.Canceled) {
+	cancelCtx, cancel := context.WithCancel(t.Context())
+	ctx := newWaitingCtx(cancelCtx)
+	done := make(chan error, 1)
+	go func() {
+		done <- f.Update(ctx, func(s *State) error {
+			t.Errorf("fn ran without the lock")
+			return nil
+		})
+	}()
+	awaitWaiting(t, ctx)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Update error = %v, want context.Canceled", err)
-	}
-	if elapsed := time.Since(start); elapsed > time.Second {
-		t.Errorf("Update returned %v after cancel, want promptly", elapsed)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("state file written: %v", err)
 	}
 
 	// Already cancelled: no waiting at all.
-	if err := f.Update(ctx, func(*State) error { return nil }); !errors.Is(err, context.Canceled) {
+	if err := f.Update(cancelCtx, func(*State) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Errorf("Update with done ctx = %v, want context.Canceled", err)
 	}
 }
@@ -164,37 +173,17 @@ func TestContextCancelledWaitingInProcess(t *testing.T) {
 		})
 	}()
 	<-entered
-	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-	defer cancel()
-	if err := f.Update(ctx, func(*State) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("queued Update = %v, want context.DeadlineExceeded", err)
+	cancelCtx, cancel := context.WithCancel(t.Context())
+	ctx := newWaitingCtx(cancelCtx)
+	queued := make(chan error, 1)
+	go func() { queued <- f.Update(ctx, func(*State) error { return nil }) }()
+	awaitWaiting(t, ctx)
+	cancel()
+	if err := <-queued; !errors.Is(err, context.Canceled) {
+		t.Errorf("queued Update = %v, want context.Canceled", err)
 	}
 	close(release)
 	if err := <-done; err != nil {
 		t.Errorf("first Update: %v", err)
-	}
-}
-
-// TestLockTakenOverNotWritten simulates an update so slow that its lock was
-// taken over as stale: it must not write over the new holder's work, nor
-// remove the new holder's lock.
-func TestLockTakenOverNotWritten(t *testing.T) {
-	t.Parallel()
-	f, path := newFile(t)
-	writeRaw(t, path, `{"current_room":"orig"}`)
-	err := f.Update(t.Context(), func(s *State) error {
-		holdLock(t, path, 0) // another process took over
-		s.CurrentRoom = "late"
-		return nil
-	})
-	if err == nil || !strings.Contains(err.Error(), "taken over") {
-		t.Errorf("Update error = %v, want one saying the lock was taken over", err)
-	}
-	if got := mustLoad(t, f).CurrentRoom; got != "orig" {
-		t.Errorf("CurrentRoom = %q, want %q", got, "orig")
-	}
-	data, err := os.ReadFile(path + ".lock")
-	if err != nil || !strings.Contains(string(data), "4242") {
-		t.Errorf("new holder's lock = %q, %v; want it left in place", data, err)
 	}
 }

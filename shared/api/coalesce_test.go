@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -18,8 +19,16 @@ func pageOf(seqs ...int64) letagents.MessagePage {
 	return p
 }
 
+// The readGroup tests run in a synctest bubble: synctest.Wait returns
+// once every reader is blocked, joined to the read under way, so no
+// sleep has to guess how long joining takes.
+
 func TestReadGroupSharesOneRead(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testReadGroupSharesOneRead)
+}
+
+func testReadGroupSharesOneRead(t *testing.T) {
 	var g readGroup
 	var calls atomic.Int32
 	release := make(chan struct{})
@@ -39,14 +48,11 @@ func TestReadGroupSharesOneRead(t *testing.T) {
 			got[i], _ = g.read(context.Background(), key, g.ticket(), fn)
 		}()
 	}
-	for calls.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond) // let the others join the read under way
+	synctest.Wait()
 	close(release)
 	wg.Wait()
-	if c := calls.Load(); c > n/5 {
-		t.Errorf("%d concurrent identical reads ran %d queries, want them shared", n, c)
+	if c := calls.Load(); c != 1 {
+		t.Errorf("%d concurrent identical reads ran %d queries, want one shared", n, c)
 	}
 	for i, p := range got {
 		if len(p.Messages) != 1 || p.Messages[0].Seq != 7 {
@@ -70,44 +76,50 @@ func TestReadGroupReadsAgainAfterAStaleEmptyRead(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var g readGroup
-			key := readKey{room: "r"}
-			started, release := make(chan struct{}), make(chan struct{})
-			var calls atomic.Int32
-			fn := func(context.Context) (letagents.MessagePage, error) {
-				if calls.Add(1) == 1 {
-					close(started)
-					<-release
-					return tt.first, nil
+			synctest.Test(t, func(t *testing.T) {
+				var g readGroup
+				key := readKey{room: "r"}
+				started, release := make(chan struct{}), make(chan struct{})
+				var calls atomic.Int32
+				fn := func(context.Context) (letagents.MessagePage, error) {
+					if calls.Add(1) == 1 {
+						close(started)
+						<-release
+						return tt.first, nil
+					}
+					return tt.next, nil
 				}
-				return tt.next, nil
-			}
-			first := make(chan letagents.MessagePage, 1)
-			go func() {
-				p, _ := g.read(context.Background(), key, g.ticket(), fn)
-				first <- p
-			}()
-			<-started
-			since := g.ticket() // woken now, after that read began
-			woken := make(chan letagents.MessagePage, 1)
-			go func() {
-				p, _ := g.read(context.Background(), key, since, fn)
-				woken <- p
-			}()
-			time.Sleep(20 * time.Millisecond)
-			close(release)
-			if p := <-first; len(p.Messages) != len(tt.first.Messages) {
-				t.Errorf("first reader got %+v, want its own read %+v", p, tt.first)
-			}
-			if p := <-woken; len(p.Messages) == 0 || p.Messages[0].Seq != tt.want {
-				t.Errorf("woken reader got %+v, want message %d", p, tt.want)
-			}
+				first := make(chan letagents.MessagePage, 1)
+				go func() {
+					p, _ := g.read(context.Background(), key, g.ticket(), fn)
+					first <- p
+				}()
+				<-started
+				since := g.ticket() // woken now, after that read began
+				woken := make(chan letagents.MessagePage, 1)
+				go func() {
+					p, _ := g.read(context.Background(), key, since, fn)
+					woken <- p
+				}()
+				synctest.Wait() // the woken reader has joined the read under way
+				close(release)
+				if p := <-first; len(p.Messages) != len(tt.first.Messages) {
+					t.Errorf("first reader got %+v, want its own read %+v", p, tt.first)
+				}
+				if p := <-woken; len(p.Messages) == 0 || p.Messages[0].Seq != tt.want {
+					t.Errorf("woken reader got %+v, want message %d", p, tt.want)
+				}
+			})
 		})
 	}
 }
 
 func TestReadGroupWaiterLeaves(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testReadGroupWaiterLeaves)
+}
+
+func testReadGroupWaiterLeaves(t *testing.T) {
 	var g readGroup
 	key := readKey{room: "r"}
 	started, release := make(chan struct{}), make(chan struct{})
@@ -127,14 +139,17 @@ func TestReadGroupWaiterLeaves(t *testing.T) {
 		leader <- err
 	}()
 	<-started
-	followerCtx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	// The bubble's clock moves only when every goroutine is blocked, so
+	// this deadline passes while the follower waits, however slow the
+	// machine.
+	followerCtx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if _, err := g.read(followerCtx, key, 0, fn); err != context.DeadlineExceeded {
 		t.Errorf("a follower whose context ends = %v, want its context's error", err)
 	}
 	// The leader's client leaving does not cancel the read others share.
 	leave()
-	time.Sleep(20 * time.Millisecond)
+	synctest.Wait() // a cancelled read would have returned by now
 	close(release)
 	if err := <-leader; err != nil {
 		t.Errorf("shared read failed when its starter's context ended: %v", err)

@@ -7,15 +7,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/letagents/letagents-go/migrations"
 	"github.com/letagents/letagents-go/shared/db"
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // DefaultURL is the test server used when LETAGENTS_TEST_DB_URL is unset;
@@ -75,6 +78,8 @@ func NewEmpty(t testing.TB) *DB {
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
+	// Names the test's connections in pg_stat_activity, for AwaitLockWaiters.
+	q.Set("application_name", schema)
 	u.RawQuery = q.Encode()
 
 	pool, err := db.Open(ctx, u.String(), 8)
@@ -96,4 +101,67 @@ func NewEmpty(t testing.TB) *DB {
 		}
 	})
 	return &DB{Pool: pool, URL: u.String(), Schema: schema}
+}
+
+// HoldLock runs query, which should lock rows (SELECT ... FOR UPDATE), in
+// a transaction on a connection of its own, and returns a function that
+// commits it. A race test holds the contested rows this way, starts its
+// racers, waits with AwaitLockWaiters until they all wait for the rows,
+// and only then lets them go: so the racers surely overlapped, which
+// merely starting them together does not ensure.
+func (d *DB) HoldLock(t testing.TB, query string, args ...any) (release func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, d.URL)
+	if err != nil {
+		t.Fatalf("pgtest: connect to hold a lock: %v", err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err == nil {
+		_, err = tx.Exec(ctx, query, args...)
+	}
+	if err != nil {
+		conn.Close(context.Background())
+		t.Fatalf("pgtest: hold lock: %v", err)
+	}
+	done := false
+	release = func() {
+		if done {
+			return
+		}
+		done = true
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := tx.Commit(ctx); err != nil {
+			t.Errorf("pgtest: release lock: %v", err)
+		}
+		conn.Close(ctx)
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// AwaitLockWaiters waits until n of this schema's connections wait for a
+// lock. It counts on a connection of its own: the racers may hold every
+// connection of the pool.
+func (d *DB) AwaitLockWaiters(t testing.TB, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, d.URL)
+	if err != nil {
+		t.Fatalf("pgtest: connect to count lock waiters: %v", err)
+	}
+	defer conn.Close(context.Background())
+	testwait.Until(t, fmt.Sprintf("%d connections to wait for a lock", n), func() bool {
+		var waiting int
+		err := conn.QueryRow(ctx, `
+			SELECT count(*) FROM pg_stat_activity
+			WHERE application_name = $1 AND wait_event_type = 'Lock'`, d.Schema).Scan(&waiting)
+		if err != nil {
+			t.Fatalf("pgtest: count lock waiters: %v", err)
+		}
+		return waiting >= n
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
 )
 
@@ -22,7 +23,12 @@ type taskBoard struct {
 
 func newTaskBoard(t *testing.T) *taskBoard {
 	t.Helper()
-	s := newStore(t)
+	return newTaskBoardOn(t, newStore(t))
+}
+
+// newTaskBoardOn is newTaskBoard on a given store.
+func newTaskBoardOn(t *testing.T, s *store.Store) *taskBoard {
+	t.Helper()
 	room, _, err := s.EnsureRoom(context.Background(), "board")
 	if err != nil {
 		t.Fatal(err)
@@ -245,10 +251,14 @@ func TestCreateAndList(t *testing.T) {
 	}
 }
 
+// TestConcurrentClaims holds the task's row until every claim the pool
+// can run at once waits for it, so the claims surely contend.
 func TestConcurrentClaims(t *testing.T) {
 	t.Parallel()
-	b := newTaskBoard(t)
+	d := pgtest.New(t)
+	b := newTaskBoardOn(t, store.New(d.Pool))
 	task := b.create(t, "contested", true)
+	release := d.HoldLock(t, `SELECT 1 FROM tasks WHERE room_id = $1 AND seq = $2 FOR UPDATE`, b.room, task.Seq)
 	const agents = 20
 	errs := make([]error, agents)
 	var wg sync.WaitGroup
@@ -260,6 +270,8 @@ func TestConcurrentClaims(t *testing.T) {
 			_, _, errs[i] = b.s.ClaimTask(context.Background(), b.room, task.Seq, store.Claim{Actor: who}, b.now)
 		}()
 	}
+	d.AwaitLockWaiters(t, min(agents, int(d.Pool.Config().MaxConns)))
+	release()
 	wg.Wait()
 	won := 0
 	for i, err := range errs {
