@@ -310,15 +310,24 @@ func (s *Service) signIn(ctx context.Context, tok github.Token, in store.SignIn)
 	return s.store.SignIn(ctx, in)
 }
 
-// LoginStart is a web sign-in just begun: send the browser to AuthURL.
+// LoginCookie names the cookie that binds a web sign-in to the browser
+// that started it; it holds LoginStart.BrowserNonce.
+const LoginCookie = "letagents_login"
+
+// LoginStart is a web sign-in just begun: send the browser to AuthURL,
+// with BrowserNonce in its LoginCookie.
 type LoginStart struct {
-	AuthURL    string
-	State      string
-	RedirectTo string
+	AuthURL      string
+	State        string
+	RedirectTo   string
+	BrowserNonce string
 }
 
 // BeginLogin starts a GitHub web sign-in that returns to callbackURL and
 // then leads to redirectTo (a path on this site; anything else becomes "/").
+// Only the browser holding the returned BrowserNonce can finish it: else an
+// attacker could start a sign-in of their own and hand its callback link
+// to a victim, whose browser would end up signed in as the attacker.
 func (s *Service) BeginLogin(ctx context.Context, redirectTo, callbackURL string) (LoginStart, error) {
 	if err := s.signInReady(); err != nil {
 		return LoginStart{}, err
@@ -326,10 +335,12 @@ func (s *Service) BeginLogin(ctx context.Context, redirectTo, callbackURL string
 	state := NewToken()[:48]
 	redirectTo = SafeRedirect(redirectTo)
 	now := s.cfg.Now()
-	if err := s.store.CreateAuthState(ctx, state, redirectTo, now, now.Add(StateTTL)); err != nil {
+	nonce := NewToken()
+	if err := s.store.CreateAuthState(ctx, state, HashToken(nonce), redirectTo, now, now.Add(StateTTL)); err != nil {
 		return LoginStart{}, err
 	}
-	return LoginStart{AuthURL: s.cfg.GitHub.AuthorizeURL(state, callbackURL), State: state, RedirectTo: redirectTo}, nil
+	return LoginStart{AuthURL: s.cfg.GitHub.AuthorizeURL(state, callbackURL), State: state, RedirectTo: redirectTo,
+		BrowserNonce: nonce}, nil
 }
 
 // Login is a finished web sign-in: the session token for the cookie.
@@ -340,15 +351,16 @@ type Login struct {
 	RedirectTo   string
 }
 
-// FinishLogin redeems the state (once) and GitHub's code.
-func (s *Service) FinishLogin(ctx context.Context, code, state, callbackURL string) (Login, error) {
+// FinishLogin redeems the state (once) and GitHub's code, for the browser
+// whose LoginCookie holds browserNonce ("" when it has none: refused).
+func (s *Service) FinishLogin(ctx context.Context, code, state, browserNonce, callbackURL string) (Login, error) {
 	if err := s.signInReady(); err != nil {
 		return Login{}, err
 	}
 	if code == "" || state == "" {
 		return Login{}, letagents.Errorf(letagents.Invalid, "Missing code or state")
 	}
-	redirectTo, err := s.store.ConsumeAuthState(ctx, state, s.cfg.Now())
+	redirectTo, err := s.store.ConsumeAuthState(ctx, state, HashToken(browserNonce), s.cfg.Now())
 	if err != nil {
 		return Login{}, err
 	}
