@@ -71,6 +71,14 @@ func main() {
 	if mode := os.Getenv(childEnv); mode != "" {
 		os.Exit(childMain(mode))
 	}
+	// The bench sends from one address far faster than the send limit
+	// lets any client; its server children inherit this.
+	if os.Getenv("LETAGENTS_SEND_LIMIT") == "" {
+		if err := os.Setenv("LETAGENTS_SEND_LIMIT", "1000000"); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+			os.Exit(1)
+		}
+	}
 	var (
 		opt     options
 		waiters string

@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -179,28 +178,6 @@ func TestRoomAdmins(t *testing.T) {
 	}
 	e.as(t, ivan, http.MethodPost, "/projects/team%20room/code/rotate", "").want(t, 400, "Only invite rooms")
 	e.as(t, ivan, http.MethodPost, "/projects/NOPE-NOPE-NOPE/code/rotate", "").want(t, 404, "not found")
-}
-
-func TestJoinRateLimit(t *testing.T) {
-	t.Parallel()
-	e := newAuthEnv(t, nil)
-	for i := range 10 {
-		e.call(t, http.MethodPost, fmt.Sprintf("/rooms/room-%d/join", i), "").want(t, 200, "")
-	}
-	for _, path := range []string{"/rooms/one-more/join", "/projects/join/ABCD-EFGH-IJKL", "/projects/room/one-more"} {
-		method := http.MethodPost
-		if strings.HasPrefix(path, "/projects/join/") {
-			method = http.MethodGet
-		}
-		r := e.call(t, method, path, "").want(t, 429, "Too many room joins")
-		if r.str("code") != "RATE_LIMITED" || r.header.Get("Retry-After") == "" {
-			t.Errorf("%s over the limit = %s (Retry-After %q)", path, r.raw, r.header.Get("Retry-After"))
-		}
-	}
-	// Sending is not joining.
-	e.call(t, http.MethodPost, "/rooms/room-1/messages", `{"sender": "a", "text": "b"}`).want(t, 201, "")
-	e.clock.Advance(time.Minute)
-	e.call(t, http.MethodPost, "/rooms/one-more/join", "").want(t, 200, "")
 }
 
 func TestCORS(t *testing.T) {

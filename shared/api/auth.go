@@ -91,19 +91,34 @@ func (s *server) githubLogin(w http.ResponseWriter, r *http.Request, _ params) {
 		s.fail(w, r, err)
 		return
 	}
+	setLoginCookie(w, l.BrowserNonce, int(auth.StateTTL/time.Second), s.secure(r))
 	writeJSON(w, http.StatusOK, wire.Login{AuthURL: l.AuthURL, State: l.State, RedirectTo: l.RedirectTo})
 }
 
-// githubCallback finishes a web sign-in: the session cookie is set and
-// the browser goes where the sign-in began (a client asking for JSON gets
-// the account instead).
+// setLoginCookie gives the browser the nonce its sign-in is bound to. Only
+// the callback needs it; Lax still sends it on the top-level navigation
+// back from GitHub.
+func setLoginCookie(w http.ResponseWriter, nonce string, maxAge int, secure bool) {
+	http.SetCookie(w, &http.Cookie{Name: auth.LoginCookie, Value: nonce, Path: "/auth/github", MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: secure})
+}
+
+// githubCallback finishes a web sign-in started by this browser (its
+// login cookie, spent either way, must match the state): the session
+// cookie is set and the browser goes where the sign-in began (a client
+// asking for JSON gets the account instead).
 func (s *server) githubCallback(w http.ResponseWriter, r *http.Request, _ params) {
+	var nonce string
+	if ck, err := r.Cookie(auth.LoginCookie); err == nil {
+		nonce = ck.Value
+	}
+	setLoginCookie(w, "", -1, s.secure(r))
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
 		s.fail(w, r, letagents.Errorf(letagents.Invalid, "GitHub sign-in did not complete (%s)", e))
 		return
 	}
-	l, err := s.Auth.FinishLogin(r.Context(), q.Get("code"), q.Get("state"), s.callbackURL(r))
+	l, err := s.Auth.FinishLogin(r.Context(), q.Get("code"), q.Get("state"), nonce, s.callbackURL(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return

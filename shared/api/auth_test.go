@@ -170,7 +170,7 @@ func TestWebSignIn(t *testing.T) {
 	t.Parallel()
 	e := newAuthEnv(t, nil)
 	e.gh.AddUser("dana")
-	login := e.call(t, http.MethodPost, "/auth/github/login", `{"redirect_to": "/in/team?x=1"}`).want(t, 200, "")
+	login, browser := e.webLogin(t, `{"redirect_to": "/in/team?x=1"}`)
 	state := login.str("state")
 	if len(state) != 48 || login.str("redirect_to") != "/in/team?x=1" || !strings.HasPrefix(login.str("auth_url"), e.gh.URL+"/login/oauth/authorize?") {
 		t.Fatalf("login = %s", login.raw)
@@ -180,21 +180,19 @@ func TestWebSignIn(t *testing.T) {
 		t.Errorf("auth_url query = %v", q)
 	}
 
+	if c := cookieNamed(t, login.header, "letagents_login"); !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/auth/github" ||
+		c.MaxAge != 15*60 || c.Secure || len(c.Value) != 64 {
+		t.Errorf("login cookie = %+v, want HttpOnly, SameSite=Lax, Path=/auth/github, 15 minutes, not Secure on http, a 64-char nonce", c)
+	}
+
 	// The browser, signed in at GitHub, is sent back to the callback.
-	e.gh.SignIn("dana")
-	resp, err := noRedirects.Get(login.str("auth_url"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	callback := resp.Header.Get("Location")
-	if !strings.HasPrefix(callback, e.url+"/auth/github/callback?") {
-		t.Fatalf("GitHub sent the browser to %q", callback)
-	}
-	path := strings.TrimPrefix(callback, e.url)
-	done := e.call(t, http.MethodGet, path, "")
+	path := e.atGitHub(t, login, "dana")
+	done := e.callWith(context.Background(), t, http.MethodGet, path, "", browser)
 	if done.status != http.StatusFound || done.header.Get("Location") != "/in/team?x=1" {
 		t.Fatalf("callback = %d, Location %q, want 302 to /in/team?x=1", done.status, done.header.Get("Location"))
+	}
+	if c := cookieNamed(t, done.header, "letagents_login"); c.MaxAge >= 0 || c.Path != "/auth/github" {
+		t.Errorf("login cookie after the callback = %+v, want it cleared", c)
 	}
 	cookie := sessionCookie(t, done.header)
 	if !cookie.HttpOnly || cookie.SameSite != http.SameSiteLaxMode || cookie.Path != "/" || cookie.MaxAge != 30*24*3600 || cookie.Secure || len(cookie.Value) != 64 {
@@ -203,7 +201,7 @@ func TestWebSignIn(t *testing.T) {
 	withCookie := http.Header{"Cookie": {cookie.Name + "=" + cookie.Value}}
 
 	// The state was used: the same callback again is refused.
-	e.call(t, http.MethodGet, path, "").want(t, 400, "Invalid or expired auth state")
+	e.callWith(context.Background(), t, http.MethodGet, path, "", browser).want(t, 400, "Invalid or expired auth state")
 
 	s := e.callWith(context.Background(), t, http.MethodGet, "/auth/session", "", withCookie).want(t, 200, "")
 	if acct, _ := s.obj["account"].(map[string]any); s.obj["authenticated"] != true || acct["login"] != "dana" {
@@ -244,8 +242,52 @@ func TestWebSignInStateAndRedirects(t *testing.T) {
 	e.call(t, http.MethodGet, "/auth/github/callback?state="+state, "").want(t, 400, "Missing code or state")
 	e.call(t, http.MethodGet, "/auth/github/callback?error=access_denied&state="+state, "").want(t, 400, "did not complete")
 	// A code GitHub does not know, with a good state.
-	state = e.call(t, http.MethodPost, "/auth/github/login", "").want(t, 200, "").str("state")
-	e.call(t, http.MethodGet, "/auth/github/callback?code=forged&state="+state, "").want(t, 400, "GitHub did not accept")
+	login, browser := e.webLogin(t, "")
+	e.callWith(context.Background(), t, http.MethodGet, "/auth/github/callback?code=forged&state="+login.str("state"), "", browser).
+		want(t, 400, "GitHub did not accept")
+	if c := cookieNamed(t, login.header, "letagents_login"); !c.Secure {
+		t.Errorf("login cookie = %+v, want Secure (the base URL is https)", c)
+	}
+}
+
+// TestWebSignInBoundToBrowser is login CSRF: an attacker starts a sign-in
+// as themselves and hands its callback link to a victim, whose browser
+// must not end up signed in as the attacker.
+func TestWebSignInBoundToBrowser(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("mallory")
+	e.gh.AddUser("victor")
+	attack, attacker := e.webLogin(t, "")
+	link := e.atGitHub(t, attack, "mallory")
+	_, victim := e.webLogin(t, "") // the victim's own sign-in, under way
+	for _, tt := range []struct {
+		name    string
+		browser http.Header
+	}{
+		{"no login cookie", nil},
+		{"another sign-in's cookie", victim},
+		{"a forged cookie", http.Header{"Cookie": {"letagents_login=" + strings.Repeat("f", 64)}}},
+	} {
+		fresh, _ := e.webLogin(t, "")
+		r := e.callWith(context.Background(), t, http.MethodGet, e.atGitHub(t, fresh, "mallory"), "", tt.browser).
+			want(t, 400, "started in another browser")
+		for _, c := range (&http.Response{Header: r.header}).Cookies() {
+			if c.Name == "letagents_session" {
+				t.Errorf("%s: the refused callback set a session cookie %+v", tt.name, c)
+			}
+		}
+	}
+	// A refused callback spends the state: not even its own browser can
+	// use it afterwards.
+	e.callWith(context.Background(), t, http.MethodGet, link, "", victim).want(t, 400, "started in another browser")
+	e.callWith(context.Background(), t, http.MethodGet, link, "", attacker).want(t, 400, "Invalid or expired auth state")
+	// The victim's own sign-in still completes in the victim's browser.
+	mine, victim := e.webLogin(t, "")
+	done := e.callWith(context.Background(), t, http.MethodGet, e.atGitHub(t, mine, "victor"), "", victim)
+	if done.status != http.StatusFound || sessionCookie(t, done.header).MaxAge <= 0 {
+		t.Fatalf("the victim's own callback = %d %s (Set-Cookie %q), want 302 with a session", done.status, done.raw, done.header.Values("Set-Cookie"))
+	}
 }
 
 func TestSecureCookieOverHTTPS(t *testing.T) {
@@ -260,13 +302,48 @@ func TestSecureCookieOverHTTPS(t *testing.T) {
 
 func sessionCookie(t *testing.T, h http.Header) *http.Cookie {
 	t.Helper()
+	return cookieNamed(t, h, "letagents_session")
+}
+
+// cookieNamed is the cookie of that name among h's Set-Cookie headers.
+func cookieNamed(t *testing.T, h http.Header, name string) *http.Cookie {
+	t.Helper()
 	for _, c := range (&http.Response{Header: h}).Cookies() {
-		if c.Name == "letagents_session" {
+		if c.Name == name {
 			return c
 		}
 	}
-	t.Fatalf("no letagents_session cookie in %q", h.Values("Set-Cookie"))
+	t.Fatalf("no %s cookie in %q", name, h.Values("Set-Cookie"))
 	return nil
+}
+
+// webLogin starts a browser sign-in with body (JSON, or "" for none) and
+// returns the answer and the headers of that browser from then on: its
+// login cookie.
+func (e *env) webLogin(t *testing.T, body string) (reply, http.Header) {
+	t.Helper()
+	r := e.call(t, http.MethodPost, "/auth/github/login", body).want(t, 200, "")
+	c := cookieNamed(t, r.header, "letagents_login")
+	return r, http.Header{"Cookie": {c.Name + "=" + c.Value}}
+}
+
+// atGitHub plays the browser at GitHub, signed in there as user: it
+// follows the login's auth_url and returns the callback path (with code
+// and state) GitHub sends the browser back to.
+func (e *env) atGitHub(t *testing.T, login reply, user string) string {
+	t.Helper()
+	e.gh.SignIn(user)
+	resp, err := noRedirects.Get(login.str("auth_url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	callback := resp.Header.Get("Location")
+	path, ok := strings.CutPrefix(callback, e.url+"/auth/github/callback?")
+	if !ok {
+		t.Fatalf("GitHub sent the browser to %q", callback)
+	}
+	return "/auth/github/callback?" + path
 }
 
 func TestTokensAreStoredHashed(t *testing.T) {
@@ -276,15 +353,10 @@ func TestTokensAreStoredHashed(t *testing.T) {
 	// An owner token, a pending device flow, a GitHub token and a session.
 	owner := e.signIn(t, "erin")
 	pendingID, _ := e.startDevice(t)
-	login := e.call(t, http.MethodPost, "/auth/github/login", "").want(t, 200, "")
-	e.gh.SignIn("erin")
-	resp, err := noRedirects.Get(login.str("auth_url"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	done := e.call(t, http.MethodGet, strings.TrimPrefix(resp.Header.Get("Location"), e.url), "")
+	login, browser := e.webLogin(t, "")
+	done := e.callWith(context.Background(), t, http.MethodGet, e.atGitHub(t, login, "erin"), "", browser)
 	session := sessionCookie(t, done.header).Value
+	_, pendingLogin := e.webLogin(t, "") // a browser sign-in under way
 
 	ctx := context.Background()
 	var hash []byte
@@ -295,7 +367,8 @@ func TestTokensAreStoredHashed(t *testing.T) {
 		t.Errorf("owner_tokens.token_hash = %x, want sha256 of the token", hash)
 	}
 	// No row of any table holds a secret in clear, as text or as bytes.
-	secrets := map[string]string{"owner token": owner, "session token": session, "device request id": pendingID, "GitHub token": "gho_"}
+	secrets := map[string]string{"owner token": owner, "session token": session, "device request id": pendingID, "GitHub token": "gho_",
+		"login nonce": strings.TrimPrefix(pendingLogin.Get("Cookie"), "letagents_login=")}
 	rows, err := e.db.Pool.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)
 	if err != nil {
 		t.Fatal(err)

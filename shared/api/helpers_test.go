@@ -31,8 +31,10 @@ type env struct {
 
 func newEnv(t testing.TB, vars map[string]string) *env {
 	t.Helper()
-	// Unless a test is about them, repo rooms are open and joins unlimited.
-	defaults := map[string]string{"LETAGENTS_REPO_ACCESS": "open", "LETAGENTS_JOIN_LIMIT": "1000000"}
+	// Unless a test is about them, repo rooms are open and rate limits
+	// out of reach.
+	defaults := map[string]string{"LETAGENTS_REPO_ACCESS": "open", "LETAGENTS_JOIN_LIMIT": "1000000",
+		"LETAGENTS_INVITE_ROOM_LIMIT": "1000000", "LETAGENTS_SEND_LIMIT": "1000000"}
 	cfg, err := service.LoadConfig(func(k string) string {
 		if v, ok := vars[k]; ok {
 			return v

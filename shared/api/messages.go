@@ -79,6 +79,10 @@ func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward bo
 }
 
 func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) {
+	if err := s.Auth.LimitSend(r.Context(), clientAddress(r)); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	var req wire.SendMessage
 	id, _, err := s.enterWith(w, r, ps, &req)
 	if err != nil {

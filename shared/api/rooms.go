@@ -116,6 +116,10 @@ func (s *server) joined(r *http.Request, ps params) (letagents.Room, letagents.R
 }
 
 func (s *server) createInviteRoom(w http.ResponseWriter, r *http.Request, _ params) {
+	if err := s.Auth.LimitInviteRoom(r.Context(), clientAddress(r)); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	room, err := s.Store.CreateInviteRoom(r.Context(), identity(r).Account.ID)
 	if err != nil {
 		s.fail(w, r, err)

@@ -27,6 +27,15 @@ const (
 	// DefaultJoinLimit is the number of room joins a client address may
 	// make per minute (LETAGENTS_JOIN_LIMIT).
 	DefaultJoinLimit = 10
+	// DefaultInviteRoomLimit is the number of invite rooms a client
+	// address may create per minute (LETAGENTS_INVITE_ROOM_LIMIT): far
+	// above what any agent or person needs, low enough to stop a script
+	// filling the table.
+	DefaultInviteRoomLimit = 30
+	// DefaultSendLimit is the number of messages a client address may send
+	// per minute (LETAGENTS_SEND_LIMIT): a burst of that many, then 10 a
+	// second sustained, well above a busy room of agents on one machine.
+	DefaultSendLimit = 600
 	// deviceStartLimit bounds device flows a client address may start per
 	// minute: each one costs a call to GitHub on our OAuth app's budget.
 	deviceStartLimit = 10
@@ -43,8 +52,10 @@ type Config struct {
 	// collaborators); false opens every room to anyone, for development
 	// without GitHub (LETAGENTS_REPO_ACCESS=open).
 	RepoAccess bool
-	// JoinLimit is joins per minute per client address (default 10).
-	JoinLimit int
+	// JoinLimit, InviteRoomLimit and SendLimit are room joins, invite
+	// rooms created and messages sent per minute per client address
+	// (defaults DefaultJoinLimit, DefaultInviteRoomLimit, DefaultSendLimit).
+	JoinLimit, InviteRoomLimit, SendLimit int
 	// Now is the clock (time.Now by default); tests drive it.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -64,8 +75,13 @@ func New(st *store.Store, cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.JoinLimit <= 0 {
-		cfg.JoinLimit = DefaultJoinLimit
+	for _, l := range []struct {
+		n   *int
+		def int
+	}{{&cfg.JoinLimit, DefaultJoinLimit}, {&cfg.InviteRoomLimit, DefaultInviteRoomLimit}, {&cfg.SendLimit, DefaultSendLimit}} {
+		if *l.n <= 0 {
+			*l.n = l.def
+		}
 	}
 	if cfg.GitHub == nil {
 		cfg.GitHub = github.New(github.Config{})
@@ -294,15 +310,24 @@ func (s *Service) signIn(ctx context.Context, tok github.Token, in store.SignIn)
 	return s.store.SignIn(ctx, in)
 }
 
-// LoginStart is a web sign-in just begun: send the browser to AuthURL.
+// LoginCookie names the cookie that binds a web sign-in to the browser
+// that started it; it holds LoginStart.BrowserNonce.
+const LoginCookie = "letagents_login"
+
+// LoginStart is a web sign-in just begun: send the browser to AuthURL,
+// with BrowserNonce in its LoginCookie.
 type LoginStart struct {
-	AuthURL    string
-	State      string
-	RedirectTo string
+	AuthURL      string
+	State        string
+	RedirectTo   string
+	BrowserNonce string
 }
 
 // BeginLogin starts a GitHub web sign-in that returns to callbackURL and
 // then leads to redirectTo (a path on this site; anything else becomes "/").
+// Only the browser holding the returned BrowserNonce can finish it: else an
+// attacker could start a sign-in of their own and hand its callback link
+// to a victim, whose browser would end up signed in as the attacker.
 func (s *Service) BeginLogin(ctx context.Context, redirectTo, callbackURL string) (LoginStart, error) {
 	if err := s.signInReady(); err != nil {
 		return LoginStart{}, err
@@ -310,10 +335,12 @@ func (s *Service) BeginLogin(ctx context.Context, redirectTo, callbackURL string
 	state := NewToken()[:48]
 	redirectTo = SafeRedirect(redirectTo)
 	now := s.cfg.Now()
-	if err := s.store.CreateAuthState(ctx, state, redirectTo, now, now.Add(StateTTL)); err != nil {
+	nonce := NewToken()
+	if err := s.store.CreateAuthState(ctx, state, HashToken(nonce), redirectTo, now, now.Add(StateTTL)); err != nil {
 		return LoginStart{}, err
 	}
-	return LoginStart{AuthURL: s.cfg.GitHub.AuthorizeURL(state, callbackURL), State: state, RedirectTo: redirectTo}, nil
+	return LoginStart{AuthURL: s.cfg.GitHub.AuthorizeURL(state, callbackURL), State: state, RedirectTo: redirectTo,
+		BrowserNonce: nonce}, nil
 }
 
 // Login is a finished web sign-in: the session token for the cookie.
@@ -324,15 +351,16 @@ type Login struct {
 	RedirectTo   string
 }
 
-// FinishLogin redeems the state (once) and GitHub's code.
-func (s *Service) FinishLogin(ctx context.Context, code, state, callbackURL string) (Login, error) {
+// FinishLogin redeems the state (once) and GitHub's code, for the browser
+// whose LoginCookie holds browserNonce ("" when it has none: refused).
+func (s *Service) FinishLogin(ctx context.Context, code, state, browserNonce, callbackURL string) (Login, error) {
 	if err := s.signInReady(); err != nil {
 		return Login{}, err
 	}
 	if code == "" || state == "" {
 		return Login{}, letagents.Errorf(letagents.Invalid, "Missing code or state")
 	}
-	redirectTo, err := s.store.ConsumeAuthState(ctx, state, s.cfg.Now())
+	redirectTo, err := s.store.ConsumeAuthState(ctx, state, HashToken(browserNonce), s.cfg.Now())
 	if err != nil {
 		return Login{}, err
 	}
@@ -352,23 +380,31 @@ func (s *Service) FinishLogin(ctx context.Context, code, state, callbackURL stri
 	return Login{Account: acct, SessionToken: token, ExpiresAt: expires, RedirectTo: redirectTo}, nil
 }
 
-// limit counts one event of kind for client against perMinute.
+// limit takes one of the perMinute tokens of kind for client (see
+// store.Take), or refuses with the time until one is back.
 func (s *Service) limit(ctx context.Context, kind, client string, perMinute int, what string) error {
-	hits, ends, err := s.store.Hit(ctx, kind+":"+client, time.Minute, s.cfg.Now())
-	if err != nil {
+	wait, err := s.store.Take(ctx, kind, client, perMinute, s.cfg.Now())
+	if err != nil || wait == 0 {
 		return err
 	}
-	if hits <= perMinute {
-		return nil
-	}
-	wait := max(ends.Sub(s.cfg.Now()), time.Second)
+	wait = (wait + time.Second - 1).Truncate(time.Second) // Retry-After speaks whole seconds
 	return &letagents.Error{Code: letagents.RateLimited, Reason: "RATE_LIMITED", RetryAfter: wait,
-		Message: fmt.Sprintf("Too many %s from this address (at most %d a minute); try again in %d s", what, perMinute, int(wait.Round(time.Second)/time.Second))}
+		Message: fmt.Sprintf("Too many %s from this address (at most %d a minute); try again in %d s", what, perMinute, int(wait/time.Second))}
 }
 
 // LimitJoin counts a room join from a client address.
 func (s *Service) LimitJoin(ctx context.Context, client string) error {
 	return s.limit(ctx, "join", client, s.cfg.JoinLimit, "room joins")
+}
+
+// LimitInviteRoom counts an invite room created from a client address.
+func (s *Service) LimitInviteRoom(ctx context.Context, client string) error {
+	return s.limit(ctx, "invite_room", client, s.cfg.InviteRoomLimit, "new invite rooms")
+}
+
+// LimitSend counts a message sent from a client address.
+func (s *Service) LimitSend(ctx context.Context, client string) error {
+	return s.limit(ctx, "send", client, s.cfg.SendLimit, "messages")
 }
 
 // githubError reports GitHub's failure to the client as unavailability,

@@ -75,9 +75,12 @@ type Config struct {
 	// the default); "open" lets anyone into every room, for development
 	// without GitHub.
 	RepoAccess bool
-	// JoinLimit is the room joins a client address may make per minute
-	// (LETAGENTS_JOIN_LIMIT, default 10).
-	JoinLimit int
+	// JoinLimit, InviteRoomLimit and SendLimit are the room joins, invite
+	// rooms created and messages sent a client address may make per
+	// minute, as bursts of that many and that rate sustained
+	// (LETAGENTS_JOIN_LIMIT, default 10; LETAGENTS_INVITE_ROOM_LIMIT,
+	// default 30; LETAGENTS_SEND_LIMIT, default 600; each 1 to 1000000).
+	JoinLimit, InviteRoomLimit, SendLimit int
 	// LivenessNoticeAfter is how long a worker's message channel must be
 	// unreachable before the liveness sweeper tells its room
 	// (LETAGENTS_LIVENESS_NOTICE_AFTER_MS, default 300000, accepted 120000
@@ -92,14 +95,15 @@ type Config struct {
 var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_MAX_CONNS", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL",
 	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
 	"LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
-	"LETAGENTS_LIVENESS_NOTICE_AFTER_MS"}
+	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS"}
 
 // LocalVariables are the Variables a deployment leaves unset: their
 // defaults suit AWS (PORT, the GitHub URLs, the repo access policy, the
-// join limit), or they are the local stand-ins for what AWS provides
+// rate limits), or they are the local stand-ins for what AWS provides
 // (client id and secret in plain text, the token key file).
 var LocalVariables = []string{"PORT", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
-	"LETAGENTS_TOKEN_KEY_FILE", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT"}
+	"LETAGENTS_TOKEN_KEY_FILE", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT", "LETAGENTS_INVITE_ROOM_LIMIT",
+	"LETAGENTS_SEND_LIMIT"}
 
 // LoadConfig reads the environment through getenv, naming the variable at
 // fault when a value is unusable.
@@ -118,6 +122,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		PublicAPIURL:        getenv("PUBLIC_API_URL"),
 		RepoAccess:          true,
 		JoinLimit:           auth.DefaultJoinLimit,
+		InviteRoomLimit:     auth.DefaultInviteRoomLimit,
+		SendLimit:           auth.DefaultSendLimit,
 		LivenessNoticeAfter: liveness.DefaultNoticeAfter,
 	}
 	if cfg.GitHubSecretARN != "" && (cfg.GitHub.ClientID != "" || cfg.GitHub.ClientSecret != "") {
@@ -139,12 +145,15 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	default:
 		return cfg, fmt.Errorf("LETAGENTS_REPO_ACCESS=%q: want github or open", v)
 	}
-	if v := getenv("LETAGENTS_JOIN_LIMIT"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1_000_000 {
-			return cfg, fmt.Errorf("LETAGENTS_JOIN_LIMIT=%q: want a whole number from 1 to 1000000", v)
+	for name, limit := range map[string]*int{"LETAGENTS_JOIN_LIMIT": &cfg.JoinLimit,
+		"LETAGENTS_INVITE_ROOM_LIMIT": &cfg.InviteRoomLimit, "LETAGENTS_SEND_LIMIT": &cfg.SendLimit} {
+		if v := getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 1_000_000 {
+				return cfg, fmt.Errorf("%s=%q: want a whole number from 1 to 1000000", name, v)
+			}
+			*limit = n
 		}
-		cfg.JoinLimit = n
 	}
 	if v := getenv("DB_MAX_CONNS"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)
@@ -372,7 +381,7 @@ func assemble(ctx context.Context, cfg Config, logger *slog.Logger, pool *pgxpoo
 	s := &Service{Config: cfg, Logger: logger, Pool: pool, Store: store.New(pool),
 		draining: make(chan struct{}), stop: stop, hubDone: make(chan struct{})}
 	s.Auth = auth.New(s.Store, auth.Config{GitHub: parts.github, Sealer: parts.sealer, RepoAccess: cfg.RepoAccess,
-		JoinLimit: cfg.JoinLimit, Now: cfg.Now, Logger: logger})
+		JoinLimit: cfg.JoinLimit, InviteRoomLimit: cfg.InviteRoomLimit, SendLimit: cfg.SendLimit, Now: cfg.Now, Logger: logger})
 	if len(groups) == 0 || slices.Contains(groups, api.GroupPoll) {
 		s.Hub = notify.New(db.Connector(pool), notify.Options{Logger: logger})
 		go func() {

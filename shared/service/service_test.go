@@ -37,15 +37,16 @@ func TestLoadConfig(t *testing.T) {
 		{"bad port", map[string]string{"PORT": "http"}, nil, "PORT"},
 		{"bad log level", map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL"},
 		{"sign-in defaults", nil, func(c service.Config) bool {
-			return c.RepoAccess && c.JoinLimit == 10 && c.BaseURL == "" && c.KMSKeyID == "" && c.TokenKeyFile == ""
+			return c.RepoAccess && c.JoinLimit == 10 && c.InviteRoomLimit == 30 && c.SendLimit == 600 &&
+				c.BaseURL == "" && c.KMSKeyID == "" && c.TokenKeyFile == ""
 		}, ""},
 		{"sign-in set", map[string]string{"GITHUB_CLIENT_ID": "id", "GITHUB_CLIENT_SECRET": "secret", "GITHUB_OAUTH_SCOPES": "read:user",
 			"GITHUB_OAUTH_URL": "http://127.0.0.1:9/", "GITHUB_API_URL": "http://127.0.0.1:9", "LETAGENTS_TOKEN_KEY_FILE": "/tmp/k",
 			"LETAGENTS_BASE_URL": "https://chat.example.com/", "PUBLIC_API_URL": "https://api.example.com", "LETAGENTS_REPO_ACCESS": "open",
-			"LETAGENTS_JOIN_LIMIT": "50"}, func(c service.Config) bool {
+			"LETAGENTS_JOIN_LIMIT": "50", "LETAGENTS_INVITE_ROOM_LIMIT": "5", "LETAGENTS_SEND_LIMIT": "1000000"}, func(c service.Config) bool {
 			return c.GitHub.ClientID == "id" && c.GitHub.ClientSecret == "secret" && c.GitHub.Scopes == "read:user" &&
 				c.GitHub.OAuthURL == "http://127.0.0.1:9/" && c.TokenKeyFile == "/tmp/k" && c.BaseURL == "https://chat.example.com" &&
-				!c.RepoAccess && c.JoinLimit == 50
+				!c.RepoAccess && c.JoinLimit == 50 && c.InviteRoomLimit == 5 && c.SendLimit == 1_000_000
 		}, ""},
 		{"GitHub app twice", map[string]string{"GITHUB_CLIENT_ID": "id", "GITHUB_SECRET_ARN": "arn:aws:secretsmanager:x"}, nil, "GITHUB_SECRET_ARN"},
 		{"two token keys", map[string]string{"LETAGENTS_KMS_KEY_ID": "k", "LETAGENTS_TOKEN_KEY_FILE": "/tmp/k"}, nil, "LETAGENTS_TOKEN_KEY_FILE"},
@@ -53,6 +54,8 @@ func TestLoadConfig(t *testing.T) {
 		{"GitHub API not a URL", map[string]string{"GITHUB_API_URL": "localhost"}, nil, "GITHUB_API_URL"},
 		{"bad repo access", map[string]string{"LETAGENTS_REPO_ACCESS": "closed"}, nil, "LETAGENTS_REPO_ACCESS"},
 		{"bad join limit", map[string]string{"LETAGENTS_JOIN_LIMIT": "0"}, nil, "LETAGENTS_JOIN_LIMIT"},
+		{"bad invite room limit", map[string]string{"LETAGENTS_INVITE_ROOM_LIMIT": "ten"}, nil, "LETAGENTS_INVITE_ROOM_LIMIT"},
+		{"send limit too large", map[string]string{"LETAGENTS_SEND_LIMIT": "1000001"}, nil, "LETAGENTS_SEND_LIMIT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

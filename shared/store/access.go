@@ -111,25 +111,3 @@ func (s *Store) SaveRepoAccess(ctx context.Context, accountID int64, repo string
 	}
 	return nil
 }
-
-// Hit counts one event against a fixed-window rate limit and returns the
-// window's count so far (this one included) and when the window ends.
-// Counting in the database makes the limit hold across every instance.
-func (s *Store) Hit(ctx context.Context, bucket string, window time.Duration, now time.Time) (int, time.Time, error) {
-	start := now.Truncate(window)
-	var hits int
-	err := s.pool.QueryRow(ctx, `
-		INSERT INTO rate_limits (bucket, window_start, hits) VALUES ($1, $2, 1)
-		ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_limits.hits + 1
-		RETURNING hits`, bucket, start).Scan(&hits)
-	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("count rate limit hit: %w", err)
-	}
-	if hits == 1 {
-		// A new window: a good moment to forget windows long past.
-		if _, err := s.pool.Exec(ctx, `DELETE FROM rate_limits WHERE window_start < $1`, start.Add(-time.Hour)); err != nil {
-			return 0, time.Time{}, fmt.Errorf("purge rate limits: %w", err)
-		}
-	}
-	return hits, start.Add(window), nil
-}

@@ -311,64 +311,6 @@ func TestCachedRepoAccess(t *testing.T) {
 	}
 }
 
-func TestHit(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	ctx := context.Background()
-	const window = time.Minute
-	start := time.Now().Truncate(window)
-	next := start.Add(window)
-	tests := []struct {
-		bucket  string
-		at      time.Time
-		want    int
-		wantEnd time.Time
-	}{
-		{"join:a", start, 1, next},
-		{"join:a", start.Add(10 * time.Second), 2, next},
-		{"join:a", start.Add(window - time.Millisecond), 3, next},
-		{"join:b", start.Add(20 * time.Second), 1, next},
-		{"send:a", start.Add(20 * time.Second), 1, next},
-		{"join:a", next, 1, next.Add(window)},
-		{"join:a", next.Add(30 * time.Second), 2, next.Add(window)},
-		{"join:b", start.Add(30 * time.Second), 2, next},
-	}
-	for i, tt := range tests {
-		got, end, err := s.Hit(ctx, tt.bucket, window, tt.at)
-		if err != nil || got != tt.want || !end.Equal(tt.wantEnd) {
-			t.Errorf("hit %d: Hit(%q, %v, %v) = %d, %v, %v; want %d, %v", i+1, tt.bucket, window, tt.at, got, end, err, tt.want, tt.wantEnd)
-		}
-	}
-	if got, end, err := s.Hit(ctx, "join:a", time.Hour, start); err != nil || !end.Equal(start.Truncate(time.Hour).Add(time.Hour)) || got < 1 {
-		t.Errorf("Hit(hour window) = %d, %v, %v; want a window ending at %v", got, end, err, start.Truncate(time.Hour).Add(time.Hour))
-	}
-}
-
-func TestConcurrentHits(t *testing.T) {
-	t.Parallel()
-	s, pool := newStoreAndPool(t)
-	ctx := context.Background()
-	now := testNow()
-	const n = 20
-	got := make([]int, n)
-	errs := make([]error, n)
-	warmPool(t, pool, 8)
-	startTogether(n, func(i int) {
-		got[i], _, errs[i] = s.Hit(ctx, "join:203.0.113.7", time.Hour, now)
-	})
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("hit %d: %v", i, err)
-		}
-	}
-	slices.Sort(got)
-	for i, c := range got {
-		if c != i+1 {
-			t.Fatalf("counts of %d concurrent hits = %v; want exactly 1..%d", n, got, n)
-		}
-	}
-}
-
 func TestUpsertAgent(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"time"
 
@@ -183,30 +184,40 @@ func (s *Store) GitHubToken(ctx context.Context, accountID int64) (GitHubToken, 
 	return t, nil
 }
 
-// CreateAuthState records an OAuth state for the web sign-in, purging
-// states that expired.
-func (s *Store) CreateAuthState(ctx context.Context, state, redirectTo string, now, expiresAt time.Time) error {
+// CreateAuthState records an OAuth state for the web sign-in, bound to
+// the browser that started it by browserHash (the hash of a nonce in that
+// browser's cookie), purging states that expired.
+func (s *Store) CreateAuthState(ctx context.Context, state string, browserHash []byte, redirectTo string, now, expiresAt time.Time) error {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM auth_states WHERE expires_at <= $1`, now); err != nil {
 		return fmt.Errorf("purge auth states: %w", err)
 	}
-	if _, err := s.pool.Exec(ctx, `INSERT INTO auth_states (state, redirect_to, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
-		state, redirectTo, now, expiresAt); err != nil {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO auth_states (state, browser_hash, redirect_to, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
+		state, browserHash, redirectTo, now, expiresAt); err != nil {
 		return fmt.Errorf("create auth state: %w", err)
 	}
 	return nil
 }
 
 // ConsumeAuthState redeems an OAuth state once and returns where the
-// sign-in should lead; Invalid when it is unknown, used or expired.
-func (s *Store) ConsumeAuthState(ctx context.Context, state string, now time.Time) (string, error) {
-	var redirectTo string
-	err := s.pool.QueryRow(ctx, `DELETE FROM auth_states WHERE state = $1 AND expires_at > $2 RETURNING redirect_to`,
-		state, now).Scan(&redirectTo)
+// sign-in should lead; Invalid when it is unknown, used or expired, or
+// when browserHash is not the one the state was created for (another
+// browser's callback: the state is spent all the same, so a leaked state
+// cannot be tried again).
+func (s *Store) ConsumeAuthState(ctx context.Context, state string, browserHash []byte, now time.Time) (string, error) {
+	var (
+		redirectTo string
+		bound      []byte
+	)
+	err := s.pool.QueryRow(ctx, `DELETE FROM auth_states WHERE state = $1 AND expires_at > $2 RETURNING redirect_to, browser_hash`,
+		state, now).Scan(&redirectTo, &bound)
 	switch {
 	case isNoRows(err):
 		return "", letagents.Errorf(letagents.Invalid, "Invalid or expired auth state")
 	case err != nil:
 		return "", fmt.Errorf("consume auth state: %w", err)
+	}
+	if subtle.ConstantTimeCompare(bound, browserHash) != 1 {
+		return "", letagents.Errorf(letagents.Invalid, "This sign-in was started in another browser (or its cookie expired); sign in again")
 	}
 	return redirectTo, nil
 }

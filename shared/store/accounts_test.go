@@ -418,39 +418,59 @@ func TestAuthStates(t *testing.T) {
 	ctx := context.Background()
 	now := testNow()
 	ttl := 15 * time.Minute
+	browser := testHash("nonce of the browser that signs in")
 
-	if err := s.CreateAuthState(ctx, "one", "/in/github.com/o/r", now, now.Add(ttl)); err != nil {
+	if err := s.CreateAuthState(ctx, "one", browser, "/in/github.com/o/r", now, now.Add(ttl)); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.ConsumeAuthState(ctx, "one", now.Add(time.Minute))
+	got, err := s.ConsumeAuthState(ctx, "one", browser, now.Add(time.Minute))
 	if err != nil || got != "/in/github.com/o/r" {
 		t.Errorf("ConsumeAuthState(fresh) = %q, %v; want %q", got, err, "/in/github.com/o/r")
 	}
-	if _, err := s.ConsumeAuthState(ctx, "one", now.Add(time.Minute)); codeOf(err) != letagents.Invalid {
+	if _, err := s.ConsumeAuthState(ctx, "one", browser, now.Add(time.Minute)); codeOf(err) != letagents.Invalid {
 		t.Errorf("ConsumeAuthState(used) error = %v; want invalid", err)
 	}
-	if _, err := s.ConsumeAuthState(ctx, "never", now); codeOf(err) != letagents.Invalid {
+	if _, err := s.ConsumeAuthState(ctx, "never", browser, now); codeOf(err) != letagents.Invalid {
 		t.Errorf("ConsumeAuthState(unknown) error = %v; want invalid", err)
 	}
 
-	if err := s.CreateAuthState(ctx, "late", "/", now, now.Add(ttl)); err != nil {
+	// Another browser's callback is refused, and spends the state.
+	if err := s.CreateAuthState(ctx, "bound", browser, "/", now, now.Add(ttl)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ConsumeAuthState(ctx, "late", now.Add(ttl)); codeOf(err) != letagents.Invalid {
+	for _, other := range [][]byte{testHash("another browser's nonce"), testHash(""), nil} {
+		if err := s.CreateAuthState(ctx, "bound2", browser, "/", now, now.Add(ttl)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ConsumeAuthState(ctx, "bound2", other, now); codeOf(err) != letagents.Invalid {
+			t.Errorf("ConsumeAuthState(browser hash %x) error = %v; want invalid", other, err)
+		}
+	}
+	if _, err := s.ConsumeAuthState(ctx, "bound2", browser, now); codeOf(err) != letagents.Invalid {
+		t.Errorf("ConsumeAuthState(right browser after a refusal) error = %v; want invalid (spent)", err)
+	}
+	if got, err := s.ConsumeAuthState(ctx, "bound", browser, now); err != nil || got != "/" {
+		t.Errorf("ConsumeAuthState(right browser) = %q, %v; want %q", got, err, "/")
+	}
+
+	if err := s.CreateAuthState(ctx, "late", browser, "/", now, now.Add(ttl)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ConsumeAuthState(ctx, "late", browser, now.Add(ttl)); codeOf(err) != letagents.Invalid {
 		t.Errorf("ConsumeAuthState(at expiry) error = %v; want invalid", err)
 	}
 
 	// Creating a state purges the expired ones and keeps the live ones.
-	if err := s.CreateAuthState(ctx, "live", "/", now, now.Add(time.Hour)); err != nil {
+	if err := s.CreateAuthState(ctx, "live", browser, "/", now, now.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateAuthState(ctx, "short", "/", now, now.Add(time.Minute)); err != nil {
+	if err := s.CreateAuthState(ctx, "short", browser, "/", now, now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if n := countRows(t, pool, `SELECT count(*) FROM auth_states`); n != 3 {
 		t.Fatalf("auth states before the purge = %d; want 3 (late, live, short)", n)
 	}
-	if err := s.CreateAuthState(ctx, "new", "/", now.Add(ttl), now.Add(2*ttl)); err != nil {
+	if err := s.CreateAuthState(ctx, "new", browser, "/", now.Add(ttl), now.Add(2*ttl)); err != nil {
 		t.Fatal(err)
 	}
 	var left []string
@@ -471,7 +491,7 @@ func TestAuthStates(t *testing.T) {
 	if fmt.Sprint(left) != "[live new]" {
 		t.Errorf("auth states after creating one at %v = %v; want [live new] (expired ones purged)", now.Add(ttl), left)
 	}
-	if got, err := s.ConsumeAuthState(ctx, "live", now.Add(ttl)); err != nil || got != "/" {
+	if got, err := s.ConsumeAuthState(ctx, "live", browser, now.Add(ttl)); err != nil || got != "/" {
 		t.Errorf("ConsumeAuthState(live after a purge) = %q, %v; want %q", got, err, "/")
 	}
 }
