@@ -53,7 +53,7 @@ func TestJoinRateLimitRace(t *testing.T) {
 	e := newAuthEnv(t, nil)
 	instances := []*env{e, e.twin(t)}
 	const racers = 20
-	hold := e.db.Hold(t, `LOCK TABLE rate_buckets IN EXCLUSIVE MODE`)
+	release := e.db.HoldLock(t, `LOCK TABLE rate_buckets IN EXCLUSIVE MODE`)
 	statuses := make([]int, racers)
 	errs := make([]error, racers)
 	var wg sync.WaitGroup
@@ -70,8 +70,8 @@ func TestJoinRateLimitRace(t *testing.T) {
 	}
 	// Every connection of the instances' pool waits on the lock; the
 	// other joins wait for a connection.
-	hold.WaitQueued(int(e.db.Pool.Config().MaxConns))
-	hold.Release()
+	e.db.AwaitLockWaiters(t, int(e.db.Pool.Config().MaxConns))
+	release()
 	wg.Wait()
 	count := map[int]int{}
 	for i, err := range errs {

@@ -120,15 +120,15 @@ func TestTakeRace(t *testing.T) {
 					t.Fatalf("first take = %v, %v", wait, err)
 				}
 			}
-			hold := d.Hold(t, tt.hold)
+			release := d.HoldLock(t, tt.hold)
 			waits := make([]time.Duration, racers)
 			errs := make([]error, racers)
 			var wg sync.WaitGroup
 			for i := range racers {
 				wg.Go(func() { waits[i], errs[i] = s.Take(ctx, "join", "203.0.113.7", limit, now) })
 			}
-			hold.WaitQueued(racers)
-			hold.Release()
+			d.AwaitLockWaiters(t, racers)
+			release()
 			wg.Wait()
 			taken := 0
 			for i, err := range errs {
