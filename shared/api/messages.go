@@ -100,7 +100,7 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) 
 	}
 	if sess != nil {
 		m.Sender, m.Source, m.PublisherSessionID = sess.ActorLabel, letagents.SourceAgent, sess.ID
-	} else if m.Source, err = s.senderSource(r, id, m.Sender); err != nil {
+	} else if m.Source, err = s.senderSource(r, m); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -112,8 +112,8 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) 
 	writeJSON(w, http.StatusCreated, toMessage(msg))
 }
 
-// senderSource is the source of a message sent under sender with no
-// worker session to vouch for it, or why it may not be sent.
+// senderSource is the source of a message sent with no worker session to
+// vouch for its sender, or why it may not be sent.
 //
 // An agent session's label names that agent in the room, so nobody but its
 // account may send under it. An owner token is an agent's credential, but
@@ -123,11 +123,16 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) 
 // an owner ("<name> | <owner>'s agent | <ide>") is refused, as a claim to
 // be someone else's agent; a plain name is stored with no source, as
 // unverified. Labels compare in actors.CanonicalLabel form, ignoring case.
-func (s *server) senderSource(r *http.Request, roomID, sender string) (string, error) {
-	who := identity(r)
+func (s *server) senderSource(r *http.Request, m letagents.NewMessage) (string, error) {
+	// Bad input, such as the server's own name, is refused as such before
+	// anyone's claims are read.
+	if err := m.Validate(); err != nil {
+		return "", err
+	}
+	who, sender := identity(r), m.Sender
 	label := actors.CanonicalLabel(sender)
 	display, owner, _ := actors.ParseActorLabel(label)
-	c, err := s.Store.SenderClaim(r.Context(), roomID, label, display, owner, who.Account.ID)
+	c, err := s.Store.SenderClaim(r.Context(), m.RoomID, label, display, owner, who.Account.ID)
 	switch {
 	case err != nil:
 		return "", err
