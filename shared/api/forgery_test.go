@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -95,6 +96,22 @@ func TestSenderCannotBeAnotherAccountsAgent(t *testing.T) {
 	for _, tt := range accepted {
 		if got := send(t, tt.token, tt.sender).want(t, 201, ""); got.obj["source"] != tt.source || got.str("sender") != tt.sender {
 			t.Errorf("%s: sent %s, want sender %q and source %v", tt.name, got.raw, tt.sender, tt.source)
+		}
+	}
+}
+
+// The room page tells the server's lines by their source, never by a
+// sender or a text that anyone can copy.
+func TestRoomPageTellsSystemLinesBySource(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	page := e.call(t, http.MethodGet, "/in/team", "").want(t, 200, "").raw
+	if !strings.Contains(page, `m.source === "system"`) {
+		t.Error(`the room page does not check m.source === "system"`)
+	}
+	for _, bad := range []string{`=== "letagents"`, `startsWith("[status]")`} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the room page still tells system lines by %s", bad)
 		}
 	}
 }
