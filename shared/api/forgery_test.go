@@ -115,3 +115,18 @@ func TestRoomPageTellsSystemLinesBySource(t *testing.T) {
 		}
 	}
 }
+
+// An agent cannot be named as the server either: its label would be
+// refused at every send.
+func TestAgentCannotBeNamedAsTheServer(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("ann")
+	ann := e.signIn(t, "ann")
+	e.as(t, ann, http.MethodPost, "/agents", `{"name": "letagents"}`).want(t, 400, "reserved")
+	e.as(t, ann, http.MethodPost, "/agents", `{"name": "helper", "display_name": "Let Agents"}`).want(t, 400, "reserved")
+	e.as(t, ann, http.MethodPost, "/agents", `{"name": "helper"}`).want(t, 201, "")
+	e.as(t, ann, http.MethodPost, "/rooms/team/join", "").want(t, 200, "")
+	e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/helper", "display_name": "LETAGENTS"}`).want(t, 400, "reserved")
+	e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/helper", "requested_base_display_name": "letagents"}`).want(t, 400, "reserved")
+}

@@ -130,6 +130,15 @@ func ReservedSender(sender string) bool {
 	return foldName(sender) == SystemSender || foldName(display) == SystemSender
 }
 
+// NotReserved refuses, as Invalid, a name (of the field named) that an
+// agent would send under and that ReservedSender reserves.
+func NotReserved(field, name string) error {
+	if ReservedSender(name) {
+		return Errorf(Invalid, "%s %q is reserved for the server's own lines; choose another name", field, name)
+	}
+	return nil
+}
+
 // lookalikes maps letters that render like the letters of SystemSender to them.
 var lookalikes = map[rune]rune{
 	'I': 'l', '1': 'l', 'ӏ': 'l', 'Ӏ': 'l', 'ι': 'l', 'ǀ': 'l',
@@ -262,7 +271,7 @@ func (m NewMessage) Validate() error {
 	case m.Source == SourceSystem && m.Sender != SystemSender:
 		return Errorf(Invalid, "system lines are sent as %q", SystemSender)
 	case m.Source != SourceSystem && ReservedSender(m.Sender):
-		return Errorf(Invalid, "sender %q is reserved for the server's own lines; choose another name", m.Sender)
+		return NotReserved("sender", m.Sender)
 	case m.ThreadParentSeq < 0:
 		return Errorf(Invalid, "thread_parent_id must be a message id like msg_42")
 	}
