@@ -418,7 +418,7 @@ func TestLivenessFunctionPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page.Messages) != 1 || page.Messages[0].Sender != liveness.Sender ||
+	if len(page.Messages) != 1 || page.Messages[0].Source != letagents.SourceSystem ||
 		!strings.HasPrefix(page.Messages[0].Text, "[status] Quiet's message channel has been unreachable for 10m") {
 		t.Errorf("room has %+v, want one offline notice for Quiet", page.Messages)
 	}

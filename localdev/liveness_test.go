@@ -30,14 +30,14 @@ func TestSweepsLiveness(t *testing.T) {
 	for {
 		status, _, b := call(t, "GET", in.URL+"/rooms/localdev%20liveness/messages?after=0", nil)
 		var p struct {
-			Messages []struct{ Sender, Text string } `json:"messages"`
+			Messages []struct{ Source, Text string } `json:"messages"`
 		}
 		if err := json.Unmarshal(b, &p); status != 200 || err != nil {
 			t.Fatalf("read the room: %d %s (%v)", status, b, err)
 		}
 		if len(p.Messages) > 0 {
 			m := p.Messages[0]
-			if len(p.Messages) != 1 || m.Sender != "letagents" || !strings.HasPrefix(m.Text, "[status] Scout's message channel has been unreachable for 9m") {
+			if len(p.Messages) != 1 || m.Source != letagents.SourceSystem || !strings.HasPrefix(m.Text, "[status] Scout's message channel has been unreachable for 9m") {
 				t.Errorf("room has %+v, want one offline notice for Scout", p.Messages)
 			}
 			break

@@ -15,6 +15,7 @@ import (
 
 	"github.com/letagents/letagents-go/shared/actors"
 	"github.com/letagents/letagents-go/shared/github/githubtest"
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -187,7 +188,7 @@ func TestBoardThroughTwoAgents(t *testing.T) {
 	awaitAnswer(t, wait, "bravo's wait_for_messages(after "+cursor+")", &woke)
 	t.Logf("timing: bravo's wait woke %v after the handoff", time.Since(handedAt).Round(time.Millisecond))
 	wantHandoff := "[status] alpha handed task_1 over to bravo: " + taskTitle
-	if len(woke.Messages) != 1 || woke.Messages[0].Sender != "letagents" || woke.Messages[0].Text != wantHandoff {
+	if len(woke.Messages) != 1 || !isSystem(woke.Messages[0]) || woke.Messages[0].Text != wantHandoff {
 		t.Errorf("bravo woke with %s; want only the server's line %q", describe(woke.Messages), wantHandoff)
 	}
 
@@ -228,7 +229,7 @@ func TestBoardThroughTwoAgents(t *testing.T) {
 	sawStatus := false
 	for _, m := range all.Messages {
 		switch {
-		case m.Sender == "letagents":
+		case isSystem(m):
 			lines = append(lines, m.Text)
 		case m.ID == posted.MessageID:
 			sawStatus = m.Sender == sa.ActorLabel && m.Text == "[status] working on task_1"
@@ -371,6 +372,9 @@ func deref(p *string) string {
 	}
 	return *p
 }
+
+// isSystem tells the server's own lines as clients must: by source.
+func isSystem(m wire.Message) bool { return m.Source != nil && *m.Source == letagents.SourceSystem }
 
 // describe shows messages briefly, for failure messages.
 func describe(msgs []wire.Message) string {

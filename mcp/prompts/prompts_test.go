@@ -98,7 +98,7 @@ func TestTextsMentionTheLoop(t *testing.T) {
 		}
 	}
 	for _, k := range kinds {
-		for _, want := range []string{"send_message", "publish_room_artifact", "empty", "ask in the room"} {
+		for _, want := range []string{"send_message", "publish_room_artifact", "empty", "ask in the room", "system_message_ids"} {
 			if !strings.Contains(Full(k), want) {
 				t.Errorf("Full(%s) does not mention %q", k, want)
 			}

@@ -152,10 +152,14 @@ type messagesAnswer struct {
 	LastObservedMessageID string `json:"last_observed_message_id,omitempty"`
 	// Truncated: more messages exist than this answer holds (over the byte
 	// bound, or past has_more); the cursor continues from the last one here.
-	Truncated           bool   `json:"truncated,omitempty"`
-	OmittedMessageCount int    `json:"omitted_message_count,omitempty"`
-	TimedOut            bool   `json:"timed_out,omitempty"`
-	Hint                string `json:"hint"`
+	Truncated bool `json:"truncated,omitempty"`
+	// SystemMessageIDs are the messages the server itself posted (task
+	// board and liveness notices), told by their source alone: anyone can
+	// send a "[status]" text, and old servers let anyone send as letagents.
+	SystemMessageIDs    []string `json:"system_message_ids,omitempty"`
+	OmittedMessageCount int      `json:"omitted_message_count,omitempty"`
+	TimedOut            bool     `json:"timed_out,omitempty"`
+	Hint                string   `json:"hint"`
 }
 
 // bounded keeps the oldest messages that fit in maxOutputBytes. Keeping
@@ -175,6 +179,9 @@ func bounded(room string, msgs []wire.Message) messagesAnswer {
 		}
 		ans.Messages = append(ans.Messages, b)
 		ans.LastObservedMessageID = m.ID
+		if m.Source != nil && *m.Source == letagents.SourceSystem {
+			ans.SystemMessageIDs = append(ans.SystemMessageIDs, m.ID)
+		}
 	}
 	return ans
 }

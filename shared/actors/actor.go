@@ -3,6 +3,7 @@ package actors
 import (
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 const labelSep = " | "
@@ -58,6 +59,21 @@ func ParseActorLabel(label string) (display, owner, ide string) {
 		}
 	}
 	return label, "", ""
+}
+
+// CanonicalLabel is the form two labels are compared in to tell whether
+// they name the same agent: invisible characters (zero-width spaces and
+// the like) dropped and runs of spaces made one, so that neither can make
+// a copy of another's label that reads the same yet compares unequal.
+// Comparisons also ignore case.
+func CanonicalLabel(label string) string {
+	visible := strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, label)
+	return strings.Join(strings.Fields(visible), " ")
 }
 
 // parseAttribution reads "<owner>'s agent" or "<owner>' agent".

@@ -96,3 +96,19 @@ func TestSessionNames(t *testing.T) {
 		t.Error("a key and its second slot share a codename")
 	}
 }
+
+func TestCanonicalLabel(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ label, want string }{
+		{"Builder | Ann's agent | Codex", "Builder | Ann's agent | Codex"},
+		{"  Builder  |  Ann's agent |\tCodex ", "Builder | Ann's agent | Codex"},
+		{"Builder\u200b | Ann's\u2060 agent | Codex\ufeff", "Builder | Ann's agent | Codex"},
+		{"Build\u00ader", "Builder"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := CanonicalLabel(tt.label); got != tt.want {
+			t.Errorf("CanonicalLabel(%q) = %q, want %q", tt.label, got, tt.want)
+		}
+	}
+}

@@ -51,7 +51,8 @@ func TestPrivateRepoRoom(t *testing.T) {
 
 	// Every route of the room, not only the join, is behind the gate.
 	msgs := "/rooms/github.com/acme/secret/messages"
-	sent := e.as(t, carol, http.MethodPost, msgs, `{"sender": "carol's agent", "text": "private plans"}`).want(t, 201, "")
+	e.as(t, carol, http.MethodPost, "/agents", `{"name": "scout", "owner_label": "Carol"}`).want(t, 201, "")
+	sent := e.as(t, carol, http.MethodPost, msgs, `{"sender": "scout | Carol's agent | Codex", "text": "private plans"}`).want(t, 201, "")
 	if sent.str("source") != "agent" {
 		t.Errorf("message sent with an owner token has source %v, want agent", sent.obj["source"])
 	}

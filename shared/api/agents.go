@@ -61,6 +61,9 @@ func newAgent(acct letagents.Account, req wire.RegisterAgent) (letagents.Agent, 
 			display = name
 		}
 	}
+	if err := letagents.NotReserved("display_name", display); err != nil {
+		return letagents.Agent{}, err
+	}
 	owner, err := letagents.Label("owner_label", req.OwnerLabel, acct.DisplayName)
 	if err != nil {
 		return letagents.Agent{}, err

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/letagents/letagents-go/shared/actors"
+	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/wire"
@@ -89,7 +91,7 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) 
 		s.fail(w, r, err)
 		return
 	}
-	m := letagents.NewMessage{RoomID: id, Sender: req.Sender, Text: req.Text, Source: identity(r).Source()}
+	m := letagents.NewMessage{RoomID: id, Sender: req.Sender, Text: req.Text}
 	if m.ThreadParentSeq, err = replyTarget(req); err != nil {
 		s.fail(w, r, err)
 		return
@@ -101,7 +103,10 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) 
 		return
 	}
 	if sess != nil {
-		m.Sender, m.Source, m.PublisherSessionID = sess.ActorLabel, "agent", sess.ID
+		m.Sender, m.Source, m.PublisherSessionID = sess.ActorLabel, letagents.SourceAgent, sess.ID
+	} else if m.Source, err = s.senderSource(r, m); err != nil {
+		s.fail(w, r, err)
+		return
 	}
 	msg, err := s.Store.SendMessage(r.Context(), m)
 	if err != nil {
@@ -109,6 +114,42 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) 
 		return
 	}
 	writeJSON(w, http.StatusCreated, toMessage(msg))
+}
+
+// senderSource is the source of a message sent with no worker session to
+// vouch for its sender, or why it may not be sent.
+//
+// An agent session's label names that agent in the room, so nobody but its
+// account may send under it. An owner token is an agent's credential, but
+// its messages read as an agent's (source "agent") only under a label the
+// account owns: one of its sessions' in the room, or one made of one of
+// its agents' display and owner labels. Any other actor label that names
+// an owner ("<name> | <owner>'s agent | <ide>") is refused, as a claim to
+// be someone else's agent; a plain name is stored with no source, as
+// unverified. Labels compare in actors.CanonicalLabel form, ignoring case.
+func (s *server) senderSource(r *http.Request, m letagents.NewMessage) (string, error) {
+	// Bad input, such as the server's own name, is refused as such before
+	// anyone's claims are read.
+	if err := m.Validate(); err != nil {
+		return "", err
+	}
+	who, sender := identity(r), m.Sender
+	label := actors.CanonicalLabel(sender)
+	display, owner, _ := actors.ParseActorLabel(label)
+	c, err := s.Store.SenderClaim(r.Context(), m.RoomID, label, display, owner, who.Account.ID)
+	switch {
+	case err != nil:
+		return "", err
+	case c.Others && !c.Session:
+		return "", letagents.Errorf(letagents.Forbidden,
+			"sender %q is the actor label of another account's agent in this room; send under a name of your own", sender)
+	case who.Via != auth.ViaOwnerToken, c.Session || c.Agent:
+		return who.Source(), nil
+	case owner != "":
+		return "", letagents.Errorf(letagents.Forbidden,
+			"sender %q names an agent this account does not own; send as your own agent's actor label, or pass its agent_session_id and agent_session_token", sender)
+	}
+	return "", nil
 }
 
 // replyTarget reads the message a send replies to, from thread_parent_id

@@ -118,6 +118,9 @@ func (s *server) newSession(r *http.Request, who auth.Identity, roomID string, r
 	if base == "" {
 		base = agent.DisplayName
 	}
+	if err := letagents.NotReserved("display_name", base); err != nil {
+		return n, err
+	}
 	if ide == "" {
 		ide = "Agent"
 	}

@@ -82,7 +82,7 @@ func (b *boardEnv) statusLines(t *testing.T) []string {
 	t.Helper()
 	var out []string
 	for _, m := range b.call(t, http.MethodGet, "/rooms/board/messages?limit=500", "").want(t, 200, "").messages(t) {
-		if m["sender"] == "letagents" {
+		if m["source"] == "system" {
 			out = append(out, m["text"].(string))
 		}
 	}

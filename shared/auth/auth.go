@@ -112,13 +112,14 @@ type Identity struct {
 func (i Identity) SignedIn() bool { return i.Account.ID != 0 }
 
 // Source is the message source a write by this identity carries:
-// "browser" for a session, "agent" for an owner token, "" when anonymous.
+// browser for a session, agent for an owner token, "" when anonymous.
+// The API stores the agent source only under a sender the token owns.
 func (i Identity) Source() string {
 	switch i.Via {
 	case ViaSession:
-		return "browser"
+		return letagents.SourceBrowser
 	case ViaOwnerToken:
-		return "agent"
+		return letagents.SourceAgent
 	}
 	return ""
 }

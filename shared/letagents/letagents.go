@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Limits on what a client may send or ask for. They are part of the public
@@ -62,7 +63,7 @@ type Message struct {
 	Seq             int64
 	Sender          string
 	Text            string
-	Source          string // "agent", "browser" or "" (unknown)
+	Source          string // SourceAgent, SourceBrowser, SourceSystem or "" (unverified)
 	ThreadParentSeq int64  // the message this one replies to; 0 for a top-level message
 	ThreadRootSeq   int64  // the top-level message of its thread; 0 for a top-level message
 	CreatedAt       time.Time
@@ -90,6 +91,80 @@ type ThreadSummary struct {
 	ReplyCount     int
 	LatestReplySeq int64
 	LatestReplyAt  time.Time
+}
+
+// Message sources: what the server verified about who wrote a message.
+// Clients tell the server's own lines by SourceSystem, never by sender or
+// text, which anyone could copy.
+const (
+	// SourceAgent: an owner token, or a worker session, that owns the sender.
+	SourceAgent = "agent"
+	// SourceBrowser: a signed-in person in the web page.
+	SourceBrowser = "browser"
+	// SourceSystem: the server itself (task board and liveness notices);
+	// such lines are always sent as SystemSender.
+	SourceSystem = "system"
+)
+
+// SystemSender is the sender of the lines the server itself posts to a
+// room, kept for clients that predate SourceSystem. No client may send
+// as it, nor as anything that reads like it (see ReservedSender).
+const SystemSender = "letagents"
+
+// SystemMessage is a line the server posts to a room in its own name.
+func SystemMessage(roomID, text string) NewMessage {
+	return NewMessage{RoomID: roomID, Sender: SystemSender, Source: SourceSystem, Text: text}
+}
+
+// ReservedSender reports whether a sender, or the display part of an
+// actor label ("letagents | …", "letagents (…)"), reads as the server's
+// own name. It ignores case, spaces, punctuation and invisible characters
+// and folds full-width letters and the common Cyrillic and Greek
+// lookalikes, so "LetAgents", " let-agents " and "lеtagents" (a Cyrillic
+// е) are all reserved: a reader must not take any of them for the server.
+func ReservedSender(sender string) bool {
+	display := sender
+	if i := strings.IndexAny(sender, "|("); i >= 0 {
+		display = sender[:i]
+	}
+	return foldName(sender) == SystemSender || foldName(display) == SystemSender
+}
+
+// NotReserved refuses, as Invalid, a name (of the field named) that an
+// agent would send under and that ReservedSender reserves.
+func NotReserved(field, name string) error {
+	if ReservedSender(name) {
+		return Errorf(Invalid, "%s %q is reserved for the server's own lines; choose another name", field, name)
+	}
+	return nil
+}
+
+// lookalikes maps letters that render like the letters of SystemSender to them.
+var lookalikes = map[rune]rune{
+	'I': 'l', '1': 'l', 'ӏ': 'l', 'Ӏ': 'l', 'ι': 'l', 'ǀ': 'l',
+	'е': 'e', 'Е': 'e', 'ε': 'e', 'ё': 'e',
+	'т': 't', 'Т': 't', 'τ': 't',
+	'а': 'a', 'А': 'a', 'α': 'a', 'Α': 'a',
+	'ɡ': 'g', 'ԍ': 'g', 'ց': 'g',
+	'п': 'n', 'ո': 'n', 'η': 'n', 'Ν': 'n',
+	'ѕ': 's', 'Ѕ': 's',
+}
+
+// foldName reduces a name to lower-case ASCII letters and digits.
+func foldName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if 0xff01 <= r && r <= 0xff5e { // full-width ASCII
+			r -= 0xfee0
+		}
+		if l, ok := lookalikes[r]; ok {
+			r = l
+		}
+		if r = unicode.ToLower(r); unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // NewMessage is what a sender supplies; the store assigns Seq and CreatedAt.
@@ -191,8 +266,12 @@ func (m NewMessage) Validate() error {
 	case strings.ContainsRune(m.Sender, 0) || strings.ContainsRune(m.Text, 0):
 		// PostgreSQL text cannot hold NUL; refuse it here rather than fail there.
 		return Errorf(Invalid, "sender and text must not contain NUL characters")
-	case m.Source != "" && m.Source != "agent" && m.Source != "browser":
-		return Errorf(Invalid, "source must be agent or browser")
+	case m.Source != "" && m.Source != SourceAgent && m.Source != SourceBrowser && m.Source != SourceSystem:
+		return Errorf(Invalid, "source must be agent, browser or system")
+	case m.Source == SourceSystem && m.Sender != SystemSender:
+		return Errorf(Invalid, "system lines are sent as %q", SystemSender)
+	case m.Source != SourceSystem && ReservedSender(m.Sender):
+		return NotReserved("sender", m.Sender)
 	case m.ThreadParentSeq < 0:
 		return Errorf(Invalid, "thread_parent_id must be a message id like msg_42")
 	}

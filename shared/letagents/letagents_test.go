@@ -2,6 +2,7 @@ package letagents
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,6 +55,65 @@ func TestFormatTime(t *testing.T) {
 	for _, tt := range tests {
 		if got := FormatTime(tt.in); got != tt.want {
 			t.Errorf("FormatTime(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestReservedSender(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		sender string
+		want   bool
+	}{
+		{"letagents", true},
+		{"LetAgents", true},
+		{" \tletagents\n", true},
+		{"let agents", true},
+		{"let.agents!", true},
+		{"letagents\u200b", true},          // zero-width space
+		{"\u2060let\u00adagents", true},    // word joiner, soft hyphen
+		{"ｌｅｔａｇｅｎｔｓ", true},                // full-width
+		{"l\u0435t\u0430g\u0435nts", true}, // Cyrillic е and а
+		{"Ietagents", true},                // capital I for l
+		{"1etagents", true},
+		{"letagents | Ann's agent | Codex", true},
+		{"LetAgents (Ann's agent)", true},
+		{"letagents fan", false},
+		{"Builder | letagents' agent | Codex", false},
+		{"not letagents", false},
+		{"agents", false},
+		{"letagent", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := ReservedSender(tt.sender); got != tt.want {
+			t.Errorf("ReservedSender(%q) = %v, want %v", tt.sender, got, tt.want)
+		}
+	}
+}
+
+func TestValidateSystemSender(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		m    NewMessage
+		want string // part of the error, "" for none
+	}{
+		{"the server's line", SystemMessage("r", "[status] done"), ""},
+		{"a system line under another name", NewMessage{RoomID: "r", Sender: "Ann", Source: SourceSystem, Text: "x"}, "system lines are sent as"},
+		{"anonymous as the server", NewMessage{RoomID: "r", Sender: "letagents", Text: "x"}, "reserved"},
+		{"an agent as the server", NewMessage{RoomID: "r", Sender: "LETAGENTS ", Source: SourceAgent, Text: "x"}, "reserved"},
+		{"a browser as the server", NewMessage{RoomID: "r", Sender: "let agents", Source: SourceBrowser, Text: "x"}, "reserved"},
+		{"an unknown source", NewMessage{RoomID: "r", Sender: "Ann", Source: "server", Text: "x"}, "source must be"},
+		{"anyone else", NewMessage{RoomID: "r", Sender: "Ann", Source: SourceBrowser, Text: "[status] done"}, ""},
+	}
+	for _, tt := range tests {
+		err := tt.m.Validate()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: Validate = %v, want nil", tt.name, err)
+		case tt.want != "" && (!IsCode(err, Invalid) || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: Validate = %v, want an Invalid error about %q", tt.name, err, tt.want)
 		}
 	}
 }

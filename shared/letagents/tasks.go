@@ -276,10 +276,6 @@ func LeaseReason(s string) (string, error) {
 	return s, nil
 }
 
-// StatusSender is the sender of the lines the server itself posts to a
-// room (task lifecycle, liveness).
-const StatusSender = "letagents"
-
 // statusPrefix starts every status line.
 const statusPrefix = "[status] "
 

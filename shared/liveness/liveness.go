@@ -39,9 +39,6 @@ const (
 	SweepInterval = time.Minute
 )
 
-// Sender is the sender of every notice the sweeper posts.
-const Sender = "letagents"
-
 // Sweeper posts liveness notices.
 type Sweeper struct {
 	store       *store.Store
@@ -158,11 +155,8 @@ func Decide(st store.LivenessState, now time.Time, grace time.Duration) (store.L
 		if !standing {
 			return store.LivenessNotice{}, false
 		}
-		return store.LivenessNotice{Kind: store.NoticeRecovered, Message: letagents.NewMessage{
-			Sender:          Sender,
-			Text:            "[status] " + a.DisplayName + " is back online and reachable again.",
-			ClientMessageID: clientID(store.NoticeRecovered, a.ID, st.OfflineAnnouncedAt),
-		}}, true
+		return store.LivenessNotice{Kind: store.NoticeRecovered, Message: notice("[status] "+a.DisplayName+" is back online and reachable again.",
+			clientID(store.NoticeRecovered, a.ID, st.OfflineAnnouncedAt))}, true
 	}
 	epoch := OutageStart(st)
 	down := now.Sub(epoch)
@@ -180,11 +174,7 @@ func Decide(st store.LivenessState, now time.Time, grace time.Duration) (store.L
 		text += " Its runtime last reported activity " + FormatDuration(now.Sub(a.LastNativeActivityAt)) + " ago."
 	}
 	text += " This does not authorize taking over its work: reassign only after its lease expires or is handed off, or when a human says so."
-	return store.LivenessNotice{Kind: store.NoticeOffline, Epoch: epoch, Message: letagents.NewMessage{
-		Sender:          Sender,
-		Text:            text,
-		ClientMessageID: clientID(store.NoticeOffline, a.ID, epoch),
-	}}, true
+	return store.LivenessNotice{Kind: store.NoticeOffline, Epoch: epoch, Message: notice(text, clientID(store.NoticeOffline, a.ID, epoch))}, true
 }
 
 // OutageStart is when an unreachable session's current outage began: the
@@ -199,6 +189,14 @@ func OutageStart(st store.LivenessState) time.Time {
 		start = st.Session.LastSeenAt
 	}
 	return start
+}
+
+// notice is a liveness notice as the server posts it (the store sets its
+// room).
+func notice(text, clientID string) letagents.NewMessage {
+	m := letagents.SystemMessage("", text)
+	m.ClientMessageID = clientID
+	return m
 }
 
 // clientID is a notice's client_message_id: one per session and outage

@@ -49,14 +49,16 @@ func (e *env) sweep(t *testing.T, now time.Time, wantOffline, wantRecovered int)
 }
 
 // notice is a liveness notice as the room has it.
+// notice is a posted notice as stored: sender and source together, as
+// only the server may write them.
 type notice struct {
-	sender, text, clientID string
+	from, text, clientID string
 }
 
 // notices lists the room's messages whose client id starts with prefix.
 func (e *env) notices(t *testing.T, room, prefix string) []notice {
 	t.Helper()
-	rows, err := e.pool.Query(context.Background(), `SELECT sender, text, client_message_id FROM messages
+	rows, err := e.pool.Query(context.Background(), `SELECT sender || '/' || coalesce(source, 'null'), text, client_message_id FROM messages
 		WHERE room_id = $1 AND starts_with(client_message_id, $2) ORDER BY seq`, room, prefix)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +67,7 @@ func (e *env) notices(t *testing.T, room, prefix string) []notice {
 	var out []notice
 	for rows.Next() {
 		var n notice
-		if err := rows.Scan(&n.sender, &n.text, &n.clientID); err != nil {
+		if err := rows.Scan(&n.from, &n.text, &n.clientID); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, n)
@@ -75,6 +77,9 @@ func (e *env) notices(t *testing.T, room, prefix string) []notice {
 	}
 	return out
 }
+
+// system is how a notice of the server's is stored (notice.from).
+const system = letagents.SystemSender + "/" + letagents.SourceSystem
 
 func offlineID(w storetest.Worker, epoch time.Time) string {
 	return fmt.Sprintf("agent_liveness:offline:%d:%d", w.ID, epoch.UnixMilli())
@@ -97,7 +102,7 @@ func TestOfflineOnceThenRecovery(t *testing.T) {
 	e.sweep(t, stopped.Add(grace+time.Minute), 0, 0)
 	e.sweep(t, stopped.Add(grace+30*time.Minute), 0, 0)
 	got := e.notices(t, "team", "agent_liveness:")
-	want := notice{liveness.Sender, "[status] Builder's message channel has been unreachable for 5m — it may still be working outside the room. " +
+	want := notice{system, "[status] Builder's message channel has been unreachable for 5m — it may still be working outside the room. " +
 		"This does not authorize taking over its work: reassign only after its lease expires or is handed off, or when a human says so.",
 		offlineID(w, stopped)}
 	if len(got) != 1 || got[0] != want {
@@ -111,7 +116,7 @@ func TestOfflineOnceThenRecovery(t *testing.T) {
 	e.sweep(t, back.Add(time.Minute), 0, 0)
 	announced := stopped.Add(grace) // the offline notice's time
 	got = e.notices(t, "team", "agent_liveness:recovered:")
-	want = notice{liveness.Sender, "[status] Builder is back online and reachable again.",
+	want = notice{system, "[status] Builder is back online and reachable again.",
 		fmt.Sprintf("agent_liveness:recovered:%d:%d", w.ID, announced.UnixMilli())}
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("recovery notices = %q, want only %q", got, want)
@@ -359,7 +364,7 @@ func TestDecide(t *testing.T) {
 			if got := map[bool]string{true: n.Kind}[ok]; got != tt.want {
 				t.Fatalf("Decide = %q (%v), want %q", got, n, tt.want)
 			}
-			if ok && (n.Message.Sender != liveness.Sender || !strings.HasPrefix(n.Message.Text, "[status] Ada") ||
+			if ok && (n.Message.Sender != letagents.SystemSender || n.Message.Source != letagents.SourceSystem || !strings.HasPrefix(n.Message.Text, "[status] Ada") ||
 				!strings.HasPrefix(n.Message.ClientMessageID, "agent_liveness:"+n.Kind+":7:")) {
 				t.Errorf("notice = %+v", n)
 			}

@@ -85,14 +85,21 @@ func TestLivenessCandidates(t *testing.T) {
 
 // offlineOnce is a decide that posts one offline notice for the session
 // unless one was recorded, counting the times it chose to post.
+// systemNotice is a liveness notice as the sweeper builds one; its room
+// is left for the store to set.
+func systemNotice(text, clientID string) letagents.NewMessage {
+	m := letagents.SystemMessage("ignored", text)
+	m.ClientMessageID = clientID
+	return m
+}
+
 func offlineOnce(proposed *atomic.Int32, epoch time.Time) func(store.LivenessState) (store.LivenessNotice, bool) {
 	return func(st store.LivenessState) (store.LivenessNotice, bool) {
 		if st.OfflineEpoch.Equal(epoch) {
 			return store.LivenessNotice{}, false
 		}
 		proposed.Add(1)
-		return store.LivenessNotice{Kind: store.NoticeOffline, Epoch: epoch, Message: letagents.NewMessage{
-			RoomID: "ignored", Sender: "letagents", Text: "[status] gone", ClientMessageID: "agent_liveness:offline:test"}}, true
+		return store.LivenessNotice{Kind: store.NoticeOffline, Epoch: epoch, Message: systemNotice("[status] gone", "agent_liveness:offline:test")}, true
 	}
 }
 
@@ -158,8 +165,7 @@ func TestAnnounceLivenessMarks(t *testing.T) {
 	}
 
 	recovered := func(st store.LivenessState) (store.LivenessNotice, bool) {
-		return store.LivenessNotice{Kind: store.NoticeRecovered, Message: letagents.NewMessage{Sender: "letagents", Text: "[status] back",
-			ClientMessageID: "agent_liveness:recovered:test"}}, true
+		return store.LivenessNotice{Kind: store.NoticeRecovered, Message: systemNotice("[status] back", "agent_liveness:recovered:test")}, true
 	}
 	later := now.Add(time.Minute)
 	if posted, err := s.AnnounceLiveness(ctx, a.ID, later, recovered); err != nil || !posted {

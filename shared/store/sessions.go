@@ -228,3 +228,32 @@ func (s *Store) CloseDelivery(ctx context.Context, id int64, now time.Time) erro
 	}
 	return nil
 }
+
+// SenderClaim is who holds a sender name in a room, as SenderClaim reads it.
+type SenderClaim struct {
+	// Session: an agent session of the account in the room carries it.
+	Session bool
+	// Agent: it is made of the display and owner labels of one of the
+	// account's agents (whatever its IDE part).
+	Agent bool
+	// Others: an agent session of another account in the room carries it.
+	Others bool
+}
+
+// SenderClaim reads the claims on an actor label in a room (ended sessions
+// included: their label still names them in the room's history). label
+// is compared in actors.CanonicalLabel form, display and owner are its
+// parts (actors.ParseActorLabel), all without regard to case; accountID 0
+// is nobody, whom every session's label is someone else's.
+func (s *Store) SenderClaim(ctx context.Context, roomID, label, display, owner string, accountID int64) (SenderClaim, error) {
+	var c SenderClaim
+	err := s.pool.QueryRow(ctx, `
+		SELECT coalesce(bool_or(owner_account_id = $3), false), coalesce(bool_or(owner_account_id <> $3), false),
+			EXISTS (SELECT 1 FROM agents WHERE owner_account_id = $3 AND lower(display_name) = lower($4) AND lower(owner_label) = lower($5))
+		FROM agent_sessions WHERE room_id = $1 AND lower(actor_label) = lower($2)`,
+		roomID, label, accountID, display, owner).Scan(&c.Session, &c.Others, &c.Agent)
+	if err != nil {
+		return c, fmt.Errorf("read claims on sender: %w", err)
+	}
+	return c, nil
+}

@@ -466,7 +466,7 @@ func (s *Store) expireOverdue(ctx context.Context, roomID string, seq int64, now
 // caller's transaction: it commits (and rings the room) with the change it
 // announces, or not at all.
 func (s *Store) postLine(ctx context.Context, tx pgx.Tx, roomID, text string) error {
-	if _, err := s.sendMessage(ctx, tx, letagents.NewMessage{RoomID: roomID, Sender: letagents.StatusSender, Text: text}); err != nil {
+	if _, err := s.sendMessage(ctx, tx, letagents.SystemMessage(roomID, text)); err != nil {
 		return fmt.Errorf("post status line: %w", err)
 	}
 	return nil

@@ -78,7 +78,7 @@ func (b *taskBoard) claim(t *testing.T, seq int64, who store.Actor, ttl time.Dur
 	return lease
 }
 
-// statusLines returns the room's messages from letagents.
+// statusLines returns the texts of the server's own lines in the room.
 func (b *taskBoard) statusLines(t *testing.T) []string {
 	t.Helper()
 	page, err := b.s.Messages(context.Background(), b.room, store.MessageQuery{Limit: letagents.MaxPageSize})
@@ -87,7 +87,7 @@ func (b *taskBoard) statusLines(t *testing.T) []string {
 	}
 	var out []string
 	for _, m := range page.Messages {
-		if m.Sender == letagents.StatusSender {
+		if m.Source == letagents.SourceSystem {
 			out = append(out, m.Text)
 		}
 	}

@@ -209,7 +209,7 @@ type Message struct {
 	RoomID    string  `json:"room_id"`
 	Sender    string  `json:"sender"`
 	Text      string  `json:"text"`
-	Source    *string `json:"source"` // agent, browser or null
+	Source    *string `json:"source"` // agent, browser, system (the server's own lines) or null
 	Timestamp string  `json:"timestamp"`
 	// ThreadParentID is the message this one replies to (null for a
 	// top-level message); ReplyTo quotes it.
