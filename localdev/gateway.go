@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -161,6 +162,12 @@ func (g *gateway) invoke(w http.ResponseWriter, r *http.Request, group api.Group
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			writeTooLarge(w)
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The body took longer than the server allows (Serving.BodyTimeout).
+			w.Header().Set("Connection", "close")
+			writeGatewayError(w, http.StatusRequestTimeout, "Request Timeout")
 			return
 		}
 		g.logger.Warn("read request body", "error", err)

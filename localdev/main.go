@@ -114,13 +114,14 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 			svc.Drain()
 		}
 	}
-	return service.Serve(ctx, loopback(cfg.Addr), gw, drain, shutdownGrace, func(a net.Addr) {
-		u := service.Listening(a)
-		fmt.Fprintf(stdout, "letagents localdev: every function on %s\n", u)
-		fmt.Fprintf(stdout, "export LETAGENTS_API_URL=%s\n", u)
-		fmt.Fprintf(stdout, "database: %s\n", dbDesc)
-		fmt.Fprintf(stdout, "sign-in: %s\n", signIn)
-	})
+	return service.Serve(ctx, loopback(cfg.Addr), gw, service.Serving{Drain: drain, Grace: shutdownGrace, BodyTimeout: cfg.BodyTimeout,
+		Ready: func(a net.Addr) {
+			u := service.Listening(a)
+			fmt.Fprintf(stdout, "letagents localdev: every function on %s\n", u)
+			fmt.Fprintf(stdout, "export LETAGENTS_API_URL=%s\n", u)
+			fmt.Fprintf(stdout, "database: %s\n", dbDesc)
+			fmt.Fprintf(stdout, "sign-in: %s\n", signIn)
+		}})
 }
 
 // startSweeper runs the liveness sweeper every liveness.SweepInterval

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -376,5 +378,34 @@ func TestBadConfig(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("run with %v = %v, want an error naming %s", tt.env, err, tt.want)
 		}
+	}
+}
+
+// TestSlowBodyCut: a client that starts a body and stops sending is
+// answered 408 once LETAGENTS_BODY_TIMEOUT_MS has passed, its connection
+// closed, rather than holding it forever.
+func TestSlowBodyCut(t *testing.T) {
+	t.Parallel()
+	env := dbEnv(t)
+	env["LETAGENTS_BODY_TIMEOUT_MS"] = "1000"
+	in := start(t, env)
+	c, err := net.Dial("tcp", strings.TrimPrefix(in.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	begin := time.Now()
+	if _, err := io.WriteString(c, "POST /rooms/slow/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"); err != nil {
+		t.Fatal(err)
+	}
+	// Only a runner that never cuts the body runs into this bound.
+	_ = c.SetReadDeadline(time.Now().Add(60 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer after %v: %v", time.Since(begin), err)
+	}
+	resp.Body.Close()
+	if took := time.Since(begin); resp.StatusCode != http.StatusRequestTimeout || !resp.Close || took < time.Second {
+		t.Errorf("got %d (close %v) after %v, want 408 closing the connection after the 1 s body timeout", resp.StatusCode, resp.Close, took)
 	}
 }
