@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -95,6 +96,8 @@ type Config struct {
 	BodyTimeout time.Duration
 	// Now is the clock of the sign-in flows; tests set it, nil is time.Now.
 	Now func() time.Time
+	// LogOutput is where logs go; nil is stderr. Tests set it.
+	LogOutput io.Writer
 }
 
 // Variables lists every environment variable LoadConfig reads; the
@@ -238,6 +241,11 @@ func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error
 	if err != nil {
 		return nil, err
 	}
+	// Here, not in newAuth: the local runner assembles one service per
+	// function from FromPool, and says what it opened once, itself.
+	if !cfg.RepoAccess {
+		logger.Warn("LETAGENTS_REPO_ACCESS=open: every room, private repositories' too, is open to anyone")
+	}
 	s := assemble(ctx, cfg, logger, pool, authSvc, groups)
 	s.ownsPool = true
 	return s, nil
@@ -278,9 +286,14 @@ func openPool(ctx context.Context, cfg Config, conn string) (*pgxpool.Pool, erro
 	return pool, nil
 }
 
-// NewLogger is the logger of an instance: JSON on stderr at LOG_LEVEL.
+// NewLogger is the logger of an instance: JSON on stderr (or
+// cfg.LogOutput) at LOG_LEVEL.
 func NewLogger(cfg Config) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	out := cfg.LogOutput
+	if out == nil {
+		out = os.Stderr
+	}
+	return slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel}))
 }
 
 // NewSweeper builds the liveness sweeper on pool with the configured
@@ -290,7 +303,8 @@ func NewSweeper(cfg Config, pool *pgxpool.Pool, logger *slog.Logger) *liveness.S
 }
 
 // FromPool is Open for a pool the caller made and migrated (tests, the
-// local runner); Close leaves the pool open.
+// local runner); Close leaves the pool open. Unlike Open it does not warn
+// that LETAGENTS_REPO_ACCESS=open: its caller tells its user.
 func FromPool(ctx context.Context, cfg Config, pool *pgxpool.Pool, groups ...api.Group) (*Service, error) {
 	logger := NewLogger(cfg)
 	authSvc, err := newAuth(ctx, cfg, logger)
@@ -339,9 +353,6 @@ func newAuth(ctx context.Context, cfg Config, logger *slog.Logger) (authParts, e
 	}
 	if p.github.Configured() && p.sealer == nil {
 		logger.Warn("GitHub sign-in is configured but no token key is: set LETAGENTS_KMS_KEY_ID or LETAGENTS_TOKEN_KEY_FILE")
-	}
-	if !cfg.RepoAccess {
-		logger.Warn("LETAGENTS_REPO_ACCESS=open: every room, private repositories' too, is open to anyone")
 	}
 	return p, nil
 }
