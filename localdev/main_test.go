@@ -365,21 +365,28 @@ func TestShutdownAnswersParkedPoll(t *testing.T) {
 	}
 }
 
-// TestEmbeddedDatabase runs with DB_URL unset: run starts a private
-// PostgreSQL in LETAGENTS_LOCALDEV_DIR and stops it on the way out.
-func TestEmbeddedDatabase(t *testing.T) {
-	t.Parallel()
+// embeddedDir is a folder for an embedded database. As root, PostgreSQL
+// runs as the postgres user, who must reach it (t.TempDir makes 0700
+// folders), or the cluster would move to a folder of its own outside it
+// that nobody cleans up.
+func embeddedDir(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	if os.Geteuid() == 0 {
-		// PostgreSQL runs as the postgres user then, who must reach dir
-		// (t.TempDir makes 0700 folders), or the cluster would move to a
-		// folder of its own outside dir that nobody cleans up.
 		for _, p := range []string{filepath.Dir(dir), dir} {
 			if err := os.Chmod(p, 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
+	return dir
+}
+
+// TestEmbeddedDatabase runs with DB_URL unset: run starts a private
+// PostgreSQL in LETAGENTS_LOCALDEV_DIR and stops it on the way out.
+func TestEmbeddedDatabase(t *testing.T) {
+	t.Parallel()
+	dir := embeddedDir(t)
 	in := start(t, map[string]string{"PORT": "0", "LETAGENTS_LOCALDEV_DIR": dir})
 	if want := "database: embedded PostgreSQL, data in " + dir; !strings.Contains(in.stdout.String(), want) {
 		t.Errorf("stdout lacks %q:\n%s", want, in.stdout)
