@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -13,7 +14,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -57,21 +60,57 @@ const (
 // and the function's answer back into HTTP. Long-polls skip the conversion:
 // in AWS the poll container is a plain HTTP server of its own.
 type gateway struct {
-	functions map[api.Group]lambda.Handler
+	functions map[api.Group]*function
 	poll      http.Handler
 	timeout   time.Duration
 	logger    *slog.Logger
 }
 
-// newGateway builds the Lambda handler of each function once, as one cold
-// start of each would: through lambdaapi.Handler and lambda.NewHandler, the
-// same path the deployed runtime takes. poll serves GroupPoll directly.
+// newGateway builds each function's Lambda handler through
+// lambdaapi.Handler and lambda.NewHandler, the same path the deployed
+// runtime takes. poll serves GroupPoll directly.
 func newGateway(functions map[api.Group]http.Handler, poll http.Handler, gatewayHold time.Duration, logger *slog.Logger) *gateway {
-	g := &gateway{functions: map[api.Group]lambda.Handler{}, poll: poll, timeout: functionTimeout, logger: logger}
+	g := &gateway{functions: map[api.Group]*function{}, poll: poll, timeout: functionTimeout, logger: logger}
 	for group, h := range functions {
-		g.functions[group] = lambda.NewHandler(lambdaapi.Handler(h, gatewayHold))
+		g.functions[group] = &function{start: func() lambda.Handler {
+			return lambda.NewHandler(lambdaapi.Handler(h, gatewayHold))
+		}}
 	}
 	return g
+}
+
+// function is one Lambda function: its warm instances, each serving one
+// invocation at a time, as in AWS. The runtime's handler is not safe for
+// concurrent invocations: the answer Invoke returns lives in a buffer the
+// handler reuses for its next invocation.
+type function struct {
+	start func() lambda.Handler // a cold start
+
+	mu   sync.Mutex
+	idle []lambda.Handler
+}
+
+// invoke runs payload on an idle instance, or a new one when all are busy,
+// and returns a copy of the answer that no later invocation can touch. An
+// instance whose handler panicked is dropped, as the runtime exits then.
+func (f *function) invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	f.mu.Lock()
+	var h lambda.Handler
+	if n := len(f.idle); n > 0 {
+		h, f.idle = f.idle[n-1], f.idle[:n-1]
+	} else {
+		h = f.start()
+	}
+	f.mu.Unlock()
+	out, err := invokeSafely(ctx, h, payload)
+	if errors.Is(err, errPanicked) {
+		return nil, err
+	}
+	out = bytes.Clone(out)
+	f.mu.Lock()
+	f.idle = append(f.idle, h)
+	f.mu.Unlock()
+	return out, err
 }
 
 func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -125,6 +164,12 @@ func (g *gateway) invoke(w http.ResponseWriter, r *http.Request, group api.Group
 			writeTooLarge(w)
 			return
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The body took longer than the server allows (Serving.BodyTimeout).
+			w.Header().Set("Connection", "close")
+			writeGatewayError(w, http.StatusRequestTimeout, "Request Timeout")
+			return
+		}
 		g.logger.Warn("read request body", "error", err)
 		writeGatewayError(w, http.StatusBadRequest, "Bad Request")
 		return
@@ -160,7 +205,7 @@ func (g *gateway) invoke(w http.ResponseWriter, r *http.Request, group api.Group
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := invokeSafely(ctx, fn, payload)
+		out, err := fn.invoke(ctx, payload)
 		done <- result{out, err}
 	}()
 	var res result
@@ -199,12 +244,15 @@ func (g *gateway) invoke(w http.ResponseWriter, r *http.Request, group api.Group
 	writeResponse(w, resp, g.logger)
 }
 
+// errPanicked marks the error of an invocation whose handler panicked.
+var errPanicked = errors.New("handler panicked")
+
 // invokeSafely turns a panic into an error, as the Lambda runtime reports a
 // panicking handler as a function error.
 func invokeSafely(ctx context.Context, fn lambda.Handler, payload []byte) (out []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("handler panicked: %v", p)
+			err = fmt.Errorf("%w: %v", errPanicked, p)
 		}
 	}()
 	return fn.Invoke(ctx, payload)

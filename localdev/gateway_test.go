@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -252,8 +254,9 @@ func TestGatewayFailures(t *testing.T) {
 			}
 			w.WriteHeader(http.StatusCreated)
 		}),
+		// Answers only when its invocation ends: the timeout must.
 		api.GroupWeb: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			time.Sleep(2 * time.Second)
+			<-r.Context().Done()
 			w.WriteHeader(http.StatusOK)
 		}),
 	}
@@ -342,5 +345,66 @@ func TestGatewayOwn404(t *testing.T) {
 		if resp.Header.Get("Apigw-Requestid") == "" {
 			t.Errorf("%s /: no apigw-requestid header", method)
 		}
+	}
+}
+
+// TestConcurrentInvocationsOwnTheirAnswers runs streams of requests to one
+// function side by side and checks that each client got the answer to its
+// own request: the runtime's handler reuses its answer buffer on its next
+// invocation, so invocations sharing one handler would hand out each
+// other's answers. The first request of every stream waits for the others,
+// so the streams surely overlap.
+func TestConcurrentInvocationsOwnTheirAnswers(t *testing.T) {
+	t.Parallel()
+	const streams, each = 16, 40
+	var (
+		mu      sync.Mutex
+		arrived int
+		all     = make(chan struct{})
+	)
+	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		if arrived++; arrived == streams {
+			close(all)
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+		case <-r.Context().Done():
+			http.Error(w, "the streams never overlapped", http.StatusGatewayTimeout)
+			return
+		}
+		// Answers of different lengths, so an overwritten one shows.
+		_, _ = w.Write(bytes.Repeat(body, 1+len(body)%7))
+	})
+	srv := fakeGateway(t, map[api.Group]http.Handler{api.GroupMessages: echo})
+
+	errs := make(chan error, streams*each)
+	var wg sync.WaitGroup
+	for s := range streams {
+		wg.Go(func() {
+			for i := range each {
+				want := fmt.Sprintf("stream %d request %d;", s, i)
+				resp, err := http.Post(srv.URL+"/rooms/r/messages", "text/plain", strings.NewReader(want))
+				if err != nil {
+					errs <- err
+					return
+				}
+				got, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err == nil && (resp.StatusCode != http.StatusOK || string(got) != strings.Repeat(want, 1+len(want)%7)) {
+					err = fmt.Errorf("%q got %d %.80q", want, resp.StatusCode, got)
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -11,7 +11,9 @@
 // It reads the same environment as the deployed functions (see
 // service.LoadConfig: DB_URL, PORT default 3001, LETAGENTS_POLL_MAX_MS, …).
 // It listens on 127.0.0.1 only. The liveness sweeper, a scheduled function
-// in AWS, runs here on a ticker every minute.
+// in AWS, runs here on a ticker every minute. It stops, and stops its
+// PostgreSQL, on SIGINT or SIGTERM, and when the process that started it
+// exits: killing `go run` (a script's `kill $!`) leaves its child running.
 package main
 
 import (
@@ -19,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -46,29 +47,71 @@ import (
 // the server stops (parked long-polls answer at once).
 const shutdownGrace = 10 * time.Second
 
+// parentCheck is how often the runner looks whether its parent has exited.
+const parentCheck = time.Second
+
+// errOrphaned ends the run when the process that started it has exited.
+var errOrphaned = errors.New("the process that started localdev has exited")
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Getenv, os.Stdout); err != nil {
-		log.Fatal(err)
+	ctx, cancel := untilOrphaned(ctx, parentCheck)
+	defer cancel()
+	if err := run(ctx, os.Getenv, os.Stdout, os.Stderr); err != nil {
+		slog.New(slog.NewJSONHandler(os.Stderr, nil)).Error("localdev failed", "error", err)
+		os.Exit(1)
 	}
 }
 
+// untilOrphaned returns a context that also ends, with errOrphaned as its
+// cause, once this process's parent has exited: the process is then
+// adopted by another, and its parent process id changes. Parent death
+// signals (Linux only) would fire when the parent's thread that started
+// us exits, not the parent; polling is portable and exact.
+func untilOrphaned(ctx context.Context, every time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	parent := os.Getppid()
+	go func() {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if os.Getppid() != parent {
+					cancel(errOrphaned)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() { cancel(nil) }
+}
+
 // run serves until ctx ends, then drains and stops everything it started.
-// Once listening it prints the URL and the database in use on stdout.
-func run(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
+// Once listening it prints the URL and the database in use on stdout; it
+// logs, in JSON, on stderr.
+func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := service.LoadConfig(getenv)
 	if err != nil {
 		return err
 	}
+	cfg.LogOutput = stderr
 	dir := getenv("LETAGENTS_LOCALDEV_DIR")
 	if dir == "" {
 		dir = ".localdev"
 	}
 	signIn := localAuth(&cfg, getenv, dir)
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	logger := service.NewLogger(cfg)
+	defer context.AfterFunc(ctx, func() {
+		if errors.Is(context.Cause(ctx), errOrphaned) {
+			logger.Warn("stopping: the process that started localdev has exited")
+		}
+	})()
 
-	connString, dbDesc, stopDB, err := database(ctx, cfg, dir)
+	connString, dbDesc, stopDB, err := database(ctx, cfg, dir, logger)
 	if err != nil {
 		return err
 	}
@@ -114,13 +157,14 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 			svc.Drain()
 		}
 	}
-	return service.Serve(ctx, loopback(cfg.Addr), gw, drain, shutdownGrace, func(a net.Addr) {
-		u := service.Listening(a)
-		fmt.Fprintf(stdout, "letagents localdev: every function on %s\n", u)
-		fmt.Fprintf(stdout, "export LETAGENTS_API_URL=%s\n", u)
-		fmt.Fprintf(stdout, "database: %s\n", dbDesc)
-		fmt.Fprintf(stdout, "sign-in: %s\n", signIn)
-	})
+	return service.Serve(ctx, loopback(cfg.Addr), gw, service.Serving{Drain: drain, Grace: shutdownGrace, BodyTimeout: cfg.BodyTimeout,
+		Ready: func(a net.Addr) {
+			u := service.Listening(a)
+			fmt.Fprintf(stdout, "letagents localdev: every function on %s\n", u)
+			fmt.Fprintf(stdout, "export LETAGENTS_API_URL=%s\n", u)
+			fmt.Fprintf(stdout, "database: %s\n", dbDesc)
+			fmt.Fprintf(stdout, "sign-in: %s\n", signIn)
+		}})
 }
 
 // startSweeper runs the liveness sweeper every liveness.SweepInterval
@@ -154,14 +198,17 @@ func localAuth(cfg *service.Config, getenv func(string) string, dir string) stri
 	if cfg.KMSKeyID == "" && cfg.TokenKeyFile == "" {
 		cfg.TokenKeyFile = filepath.Join(dir, "token.key")
 	}
-	if cfg.GitHub.ClientID != "" || cfg.GitHubSecretARN != "" {
-		return "GitHub, tokens sealed with " + describeSealer(cfg)
+	desc := "GitHub, tokens sealed with " + describeSealer(cfg)
+	if cfg.GitHub.ClientID == "" && cfg.GitHubSecretARN == "" {
+		desc = "off (set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET to sign in with GitHub)"
+		if getenv("LETAGENTS_REPO_ACCESS") == "" {
+			cfg.RepoAccess = false
+		}
 	}
-	if getenv("LETAGENTS_REPO_ACCESS") == "" {
-		cfg.RepoAccess = false
-		return "off (set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET to sign in with GitHub); every room, repo rooms too, is open"
+	if !cfg.RepoAccess {
+		desc += "; every room, repo rooms too, is open to anyone who can reach this server"
 	}
-	return "off (set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET to sign in with GitHub)"
+	return desc
 }
 
 func describeSealer(cfg *service.Config) string {
@@ -175,7 +222,7 @@ func describeSealer(cfg *service.Config) string {
 // the user (no password), and a function that stops what it started. With
 // DB_URL unset it starts the embedded PostgreSQL in dir, logging to a file
 // there.
-func database(ctx context.Context, cfg service.Config, dir string) (connString, desc string, stop func(), err error) {
+func database(ctx context.Context, cfg service.Config, dir string, logger *slog.Logger) (connString, desc string, stop func(), err error) {
 	switch {
 	case cfg.DB.SecretARN != "":
 		return "", "", nil, errors.New("DB_SECRET_ARN is for deployed functions; give localdev DB_URL, or nothing for the embedded database")
@@ -204,7 +251,7 @@ func database(ctx context.Context, cfg service.Config, dir string) (connString, 
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if err := srv.Stop(stopCtx); err != nil {
-			fmt.Fprintf(os.Stderr, "localdev: %v\n", err)
+			logger.Error("stop the embedded database", "error", err)
 		}
 		logFile.Close()
 	}

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +17,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
+	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/store/storetest"
+	"github.com/letagents/letagents-go/shared/wire"
 )
 
 // stdoutWatch is run's stdout: it keeps what was written and hands over the
@@ -43,20 +52,45 @@ func (s *stdoutWatch) String() string {
 	return s.buf.String()
 }
 
+// syncBuffer is a bytes.Buffer several goroutines may write.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // instance is one `run` serving in the background.
 type instance struct {
 	URL    string
 	stdout *stdoutWatch
+	stderr *syncBuffer
 	stop   context.CancelFunc
 	done   chan error
 }
 
-// start runs run with env until the test ends (or stop is called).
+// start runs run with env until the test ends (or stop is called). Its
+// logs are shown only if the test fails.
 func start(t *testing.T, env map[string]string) *instance {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &instance{stdout: &stdoutWatch{url: make(chan string, 1)}, stop: cancel, done: make(chan error, 1)}
-	go func() { in.done <- run(ctx, func(k string) string { return env[k] }, in.stdout) }()
+	in := &instance{stdout: &stdoutWatch{url: make(chan string, 1)}, stderr: &syncBuffer{}, stop: cancel, done: make(chan error, 1)}
+	go func() { in.done <- run(ctx, func(k string) string { return env[k] }, in.stdout, in.stderr) }()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("run's log:\n%s", in.stderr)
+		}
+	})
 	select {
 	case in.URL = <-in.stdout.url:
 	case err := <-in.done:
@@ -75,6 +109,21 @@ func start(t *testing.T, env map[string]string) *instance {
 		}
 	})
 	return in
+}
+
+// stopped stops in and returns run's error, failing the test if run does
+// not return within a bound only a hung shutdown would reach.
+func (in *instance) stopped(t *testing.T) error {
+	t.Helper()
+	in.stop()
+	select {
+	case err := <-in.done:
+		in.done <- nil // for the cleanup in start
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return within 30s of cancel")
+		return nil
+	}
 }
 
 // dbEnv is the environment of a run on a fresh test schema.
@@ -132,11 +181,11 @@ type pollResult struct {
 }
 
 // parkPoll starts a long-poll in the background.
-func parkPoll(url string) <-chan pollResult {
+func parkPoll(req *http.Request) <-chan pollResult {
 	ch := make(chan pollResult, 1)
 	go func() {
 		begin := time.Now()
-		resp, err := client.Get(url)
+		resp, err := client.Do(req)
 		if err != nil {
 			ch <- pollResult{err: err}
 			return
@@ -237,85 +286,107 @@ func TestServesEveryRoute(t *testing.T) {
 	}
 }
 
+// workerPoll starts a long-poll of a fresh worker session in room (made
+// on st) and returns once the runner serves it: once the session's
+// delivery connection, which the poll opens before it waits, is open.
+func workerPoll(t *testing.T, in *instance, st *store.Store, room string, timeout time.Duration) <-chan pollResult {
+	t.Helper()
+	w := storetest.Register(t, st, room, "Waiter", letagents.SessionWorker, time.Now())
+	req, err := http.NewRequest("GET", fmt.Sprintf("%s/rooms/%s/messages/poll?after=0&timeout=%d",
+		in.URL, url.PathEscape(room), timeout.Milliseconds()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+w.OwnerToken)
+	req.Header.Set(wire.SessionIDHeader, letagents.WireID(letagents.AgentSessionPrefix, w.ID))
+	req.Header.Set(wire.SessionTokenHeader, w.Token)
+	polled := parkPoll(req)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		a, err := st.AgentSession(context.Background(), room, w.ID, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.OpenConnections > 0 {
+			return polled
+		}
+		select {
+		case r := <-polled:
+			t.Fatalf("poll answered before it waited: %+v", r)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the poll did not reach the runner within 30 s")
+		}
+	}
+}
+
 func TestPollWokenBySend(t *testing.T) {
 	t.Parallel()
-	in := start(t, dbEnv(t))
-	room := in.URL + "/rooms/github.com/o/r"
-	if status, _, b := call(t, "POST", room+"/join", nil); status != 200 {
-		t.Fatalf("join: %d %s", status, b)
-	}
-	polled := parkPoll(room + "/messages/poll?after=0&timeout=20000")
-	select {
-	case r := <-polled:
-		t.Fatalf("poll answered before any send: %+v", r)
-	case <-time.After(500 * time.Millisecond):
-	}
-	sent := time.Now()
-	if status, _, b := call(t, "POST", room+"/messages", strings.NewReader(`{"sender":"t","text":"wake up"}`)); status != 201 {
+	d := pgtest.New(t)
+	in := start(t, map[string]string{"DB_URL": d.URL, "PORT": "0", "LETAGENTS_LOCALDEV_DIR": t.TempDir()})
+	const room = "localdev wake room"
+	polled := workerPoll(t, in, store.New(d.Pool), room, 20*time.Second)
+	if status, _, b := call(t, "POST", in.URL+"/rooms/localdev%20wake%20room/messages", strings.NewReader(`{"sender":"t","text":"wake up"}`)); status != 201 {
 		t.Fatalf("send: %d %s", status, b)
 	}
+	// A poll nobody wakes answers at its timeout with no messages.
 	select {
 	case r := <-polled:
 		if r.err != nil || r.status != 200 || len(r.page.Messages) != 1 || r.page.Messages[0].Text != "wake up" {
 			t.Fatalf("poll got %+v, want 200 with the message", r)
 		}
-		if d := time.Since(sent); d > 3*time.Second {
-			t.Errorf("poll answered %v after the send; want it woken at once", d)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("poll not woken within 10s of the send")
+	case <-time.After(60 * time.Second):
+		t.Fatal("poll not answered within 60 s")
 	}
 }
 
 func TestShutdownAnswersParkedPoll(t *testing.T) {
 	t.Parallel()
-	in := start(t, dbEnv(t))
-	room := in.URL + "/rooms/localdev%20test%20room"
-	if status, _, b := call(t, "POST", room+"/join", nil); status != 200 {
-		t.Fatalf("join: %d %s", status, b)
+	d := pgtest.New(t)
+	in := start(t, map[string]string{"DB_URL": d.URL, "PORT": "0", "LETAGENTS_LOCALDEV_DIR": t.TempDir()})
+	// Longer than shutdownGrace: only the drain can answer it in time.
+	polled := workerPoll(t, in, store.New(d.Pool), "localdev shutdown room", 60*time.Second)
+	stopping := time.Now()
+	if err := in.stopped(t); err != nil {
+		t.Errorf("run returned %v, want nil", err)
 	}
-	polled := parkPoll(room + "/messages/poll?after=0&timeout=60000")
-	time.Sleep(500 * time.Millisecond)
-
-	stopped := time.Now()
-	in.stop()
-	select {
-	case err := <-in.done:
-		if err != nil {
-			t.Errorf("run returned %v, want nil", err)
-		}
-		if d := time.Since(stopped); d > 5*time.Second {
-			t.Errorf("run took %v to return after cancel", d)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("run did not return within 15s of cancel")
+	// Had the drain not answered the poll, shutdown would have waited out
+	// its grace for it.
+	if took := time.Since(stopping); took >= shutdownGrace {
+		t.Errorf("run took %v to stop: the parked poll held the shutdown", took)
 	}
-	in.done <- nil // for the cleanup in start
 	select {
 	case r := <-polled:
 		if r.err != nil || r.status != 200 || r.page.Messages == nil || len(r.page.Messages) != 0 {
 			t.Errorf("parked poll got %+v, want 200 with no messages", r)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("parked poll got no answer on shutdown")
 	}
 }
 
-// TestEmbeddedDatabase runs with DB_URL unset: run starts a private
-// PostgreSQL in LETAGENTS_LOCALDEV_DIR and stops it on the way out.
-func TestEmbeddedDatabase(t *testing.T) {
-	t.Parallel()
+// embeddedDir is a folder for an embedded database. As root, PostgreSQL
+// runs as the postgres user, who must reach it (t.TempDir makes 0700
+// folders), or the cluster would move to a folder of its own outside it
+// that nobody cleans up.
+func embeddedDir(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
 	if os.Geteuid() == 0 {
-		// PostgreSQL runs as the postgres user then, who must reach dir
-		// (t.TempDir makes 0700 folders), or the cluster would move to a
-		// folder of its own outside dir that nobody cleans up.
 		for _, p := range []string{filepath.Dir(dir), dir} {
 			if err := os.Chmod(p, 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
+	return dir
+}
+
+// TestEmbeddedDatabase runs with DB_URL unset: run starts a private
+// PostgreSQL in LETAGENTS_LOCALDEV_DIR and stops it on the way out.
+func TestEmbeddedDatabase(t *testing.T) {
+	t.Parallel()
+	dir := embeddedDir(t)
 	in := start(t, map[string]string{"PORT": "0", "LETAGENTS_LOCALDEV_DIR": dir})
 	if want := "database: embedded PostgreSQL, data in " + dir; !strings.Contains(in.stdout.String(), want) {
 		t.Errorf("stdout lacks %q:\n%s", want, in.stdout)
@@ -324,16 +395,9 @@ func TestEmbeddedDatabase(t *testing.T) {
 	if status != 201 {
 		t.Fatalf("POST /projects = %d %s, want 201", status, b)
 	}
-	in.stop()
-	select {
-	case err := <-in.done:
-		if err != nil {
-			t.Fatalf("run returned %v, want nil", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("run did not return within 30s of cancel")
+	if err := in.stopped(t); err != nil {
+		t.Fatalf("run returned %v, want nil", err)
 	}
-	in.done <- nil
 	if _, err := os.Stat(filepath.Join(dir, "embeddedpg.log")); err != nil {
 		t.Errorf("no embedded database log: %v", err)
 	}
@@ -372,9 +436,92 @@ func TestBadConfig(t *testing.T) {
 		{map[string]string{"DB_SECRET_ARN": "arn:aws:secretsmanager:x"}, "DB_URL"},
 	}
 	for _, tt := range tests {
-		err := run(context.Background(), func(k string) string { return tt.env[k] }, io.Discard)
+		err := run(context.Background(), func(k string) string { return tt.env[k] }, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("run with %v = %v, want an error naming %s", tt.env, err, tt.want)
+		}
+	}
+}
+
+// TestSlowBodyCut: a client that starts a body and stops sending is
+// answered 408 once LETAGENTS_BODY_TIMEOUT_MS has passed, its connection
+// closed, rather than holding it forever.
+func TestSlowBodyCut(t *testing.T) {
+	t.Parallel()
+	env := dbEnv(t)
+	env["LETAGENTS_BODY_TIMEOUT_MS"] = "1000"
+	in := start(t, env)
+	c, err := net.Dial("tcp", strings.TrimPrefix(in.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	begin := time.Now()
+	if _, err := io.WriteString(c, "POST /rooms/slow/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"); err != nil {
+		t.Fatal(err)
+	}
+	// Only a runner that never cuts the body runs into this bound.
+	_ = c.SetReadDeadline(time.Now().Add(60 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer after %v: %v", time.Since(begin), err)
+	}
+	resp.Body.Close()
+	if took := time.Since(begin); resp.StatusCode != http.StatusRequestTimeout || !resp.Close || took < time.Second {
+		t.Errorf("got %d (close %v) after %v, want 408 closing the connection after the 1 s body timeout", resp.StatusCode, resp.Close, took)
+	}
+}
+
+// TestLogsAreJSON: everything run logs is JSON, as README says, and that
+// every room is open is said once, on stdout, not by each function.
+func TestLogsAreJSON(t *testing.T) {
+	t.Parallel()
+	in := start(t, dbEnv(t))
+	if status, _, b := call(t, "GET", in.URL+"/api/health", nil); status != 200 {
+		t.Fatalf("health: %d %s", status, b)
+	}
+	if err := in.stopped(t); err != nil {
+		t.Fatal(err)
+	}
+	logs := strings.TrimSpace(in.stderr.String())
+	if logs == "" {
+		t.Fatal("run logged nothing, not even the request")
+	}
+	for line := range strings.SplitSeq(logs, "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("log line is not JSON: %s", line)
+		}
+	}
+	if strings.Contains(logs, "LETAGENTS_REPO_ACCESS") {
+		t.Errorf("the log names LETAGENTS_REPO_ACCESS, which the user did not set:\n%s", logs)
+	}
+	if n := strings.Count(in.stdout.String(), "is open to anyone"); n != 1 {
+		t.Errorf("stdout says %d times that every room is open, want once:\n%s", n, in.stdout)
+	}
+}
+
+func TestLocalAuth(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		env      map[string]string
+		open     bool
+		contains string
+	}{
+		{"no GitHub app", nil, true, "off (set GITHUB_CLIENT_ID"},
+		{"no GitHub app, repo rooms follow GitHub", map[string]string{"LETAGENTS_REPO_ACCESS": "github"}, false, "off (set GITHUB_CLIENT_ID"},
+		{"GitHub app", map[string]string{"GITHUB_CLIENT_ID": "id", "GITHUB_CLIENT_SECRET": "s"}, false, "GitHub, tokens sealed with the key file"},
+		{"GitHub app, rooms open", map[string]string{"GITHUB_CLIENT_ID": "id", "GITHUB_CLIENT_SECRET": "s", "LETAGENTS_REPO_ACCESS": "open"}, true, "GitHub"},
+	}
+	for _, tt := range tests {
+		getenv := func(k string) string { return tt.env[k] }
+		cfg, err := service.LoadConfig(getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := localAuth(&cfg, getenv, "dir")
+		if cfg.RepoAccess == tt.open || !strings.Contains(got, tt.contains) || strings.Contains(got, "open to anyone") != tt.open {
+			t.Errorf("%s: localAuth = %q, repo access %v; want it to say %q and open %v", tt.name, got, cfg.RepoAccess, tt.contains, tt.open)
 		}
 	}
 }

@@ -39,7 +39,6 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	defer svc.Close()
-	return service.Serve(ctx, cfg.Addr, svc.Handler, svc.Drain, 10*time.Second, func(a net.Addr) {
-		svc.Logger.Info("poll server listening", "url", service.Listening(a))
-	})
+	return service.Serve(ctx, cfg.Addr, svc.Handler, service.Serving{Drain: svc.Drain, Grace: 10 * time.Second, BodyTimeout: cfg.BodyTimeout,
+		Ready: func(a net.Addr) { svc.Logger.Info("poll server listening", "url", service.Listening(a)) }})
 }

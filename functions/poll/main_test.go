@@ -39,7 +39,7 @@ func TestRunServesPollsUntilStopped(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for get("/rooms/container%20room/messages/poll?timeout=0") != http.StatusOK {
 		if time.Now().After(deadline) {
 			t.Fatal("poll server never answered")
@@ -55,7 +55,7 @@ func TestRunServesPollsUntilStopped(t *testing.T) {
 		if err != nil {
 			t.Errorf("run = %v, want nil after SIGTERM-like stop", err)
 		}
-	case <-time.After(15 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("run did not return after stop")
 	}
 }

@@ -354,7 +354,8 @@ func (s *Server) initdbIfNeeded(ctx context.Context) error {
 	args := []string{"-D", s.dataDir, "-U", DBUser, "-A", "trust", "--encoding=UTF8",
 		// C locale: the same on every machine, and needs no OS locales installed.
 		"--locale=C"}
-	help, _ := s.run(ctx, "initdb", "--help")
+	// Asked quietly: the log is for what happened, not for a usage text.
+	help, _ := s.runTo(ctx, io.Discard, "initdb", "--help")
 	// --no-sync: like fsync=off below, a dev cluster need not survive an OS crash.
 	for _, opt := range []string{"--no-instructions", "--no-sync"} {
 		if strings.Contains(help, opt) {
@@ -481,6 +482,11 @@ func (s *Server) createDB(ctx context.Context) error {
 // run runs a PostgreSQL program (a name in s.bin, or a path) as the server's
 // user, its output going to the log and returned.
 func (s *Server) run(ctx context.Context, prog string, args ...string) (string, error) {
+	return s.runTo(ctx, s.log, prog, args...)
+}
+
+// runTo is run with its output going to log instead of the server's.
+func (s *Server) runTo(ctx context.Context, log io.Writer, prog string, args ...string) (string, error) {
 	if !filepath.IsAbs(prog) {
 		prog = filepath.Join(s.bin, prog)
 	}
@@ -488,7 +494,7 @@ func (s *Server) run(ctx context.Context, prog string, args ...string) (string, 
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Dir = s.base
 	cmd.Env = cleanEnv()
-	cmd.Stdout = io.MultiWriter(&buf, s.log)
+	cmd.Stdout = io.MultiWriter(&buf, log)
 	cmd.Stderr = cmd.Stdout
 	cmd.WaitDelay = 5 * time.Second
 	if s.cred != nil {

@@ -114,6 +114,9 @@ func TestStartReuseStop(t *testing.T) {
 	if !strings.Contains(log1.String(), "creating a PostgreSQL cluster") {
 		t.Errorf("first Start did not run initdb? log:\n%s", log1.String())
 	}
+	if strings.Contains(log1.String(), "Usage:") {
+		t.Errorf("the log holds a usage text:\n%s", log1.String())
+	}
 
 	// Second run on the same Dir: same cluster, same URL, no initdb.
 	var log2 bytes.Buffer

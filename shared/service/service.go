@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -36,6 +37,11 @@ import (
 	"github.com/letagents/letagents-go/shared/seal"
 	"github.com/letagents/letagents-go/shared/store"
 )
+
+// DefaultBodyTimeout is Config.BodyTimeout unless set: ample for the 10 MB
+// a body may hold over a slow link, short enough that clients trickling
+// bodies cannot hold the server's connections for long.
+const DefaultBodyTimeout = 30 * time.Second
 
 // Config is everything an instance reads from its environment.
 type Config struct {
@@ -86,8 +92,15 @@ type Config struct {
 	// (LETAGENTS_LIVENESS_NOTICE_AFTER_MS, default 300000, accepted 120000
 	// to 3600000).
 	LivenessNoticeAfter time.Duration
+	// BodyTimeout bounds how long a request's body may take to arrive at a
+	// long-running server, the poll server or the local runner
+	// (LETAGENTS_BODY_TIMEOUT_MS, default 30000, accepted 1000 to 600000);
+	// API Gateway buffers bodies before a function sees them.
+	BodyTimeout time.Duration
 	// Now is the clock of the sign-in flows; tests set it, nil is time.Now.
 	Now func() time.Time
+	// LogOutput is where logs go; nil is stderr. Tests set it.
+	LogOutput io.Writer
 }
 
 // Variables lists every environment variable LoadConfig reads; the
@@ -95,15 +108,16 @@ type Config struct {
 var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_MAX_CONNS", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL",
 	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
 	"LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
-	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS"}
+	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS"}
 
 // LocalVariables are the Variables a deployment leaves unset: their
 // defaults suit AWS (PORT, the GitHub URLs, the repo access policy, the
-// rate limits), or they are the local stand-ins for what AWS provides
-// (client id and secret in plain text, the token key file).
+// rate limits, the body timeout of long-running servers), or they are the
+// local stand-ins for what AWS provides (client id and secret in plain
+// text, the token key file).
 var LocalVariables = []string{"PORT", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
 	"LETAGENTS_TOKEN_KEY_FILE", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT", "LETAGENTS_INVITE_ROOM_LIMIT",
-	"LETAGENTS_SEND_LIMIT"}
+	"LETAGENTS_SEND_LIMIT", "LETAGENTS_BODY_TIMEOUT_MS"}
 
 // LoadConfig reads the environment through getenv, naming the variable at
 // fault when a value is unusable.
@@ -125,6 +139,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		InviteRoomLimit:     auth.DefaultInviteRoomLimit,
 		SendLimit:           auth.DefaultSendLimit,
 		LivenessNoticeAfter: liveness.DefaultNoticeAfter,
+		BodyTimeout:         DefaultBodyTimeout,
 	}
 	if cfg.GitHubSecretARN != "" && (cfg.GitHub.ClientID != "" || cfg.GitHub.ClientSecret != "") {
 		return cfg, errors.New("set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET, or GITHUB_SECRET_ARN, not both")
@@ -171,6 +186,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if cfg.LivenessNoticeAfter, err = millis(getenv, "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", cfg.LivenessNoticeAfter,
 		liveness.MinNoticeAfter, liveness.MaxNoticeAfter); err != nil {
+		return cfg, err
+	}
+	if cfg.BodyTimeout, err = millis(getenv, "LETAGENTS_BODY_TIMEOUT_MS", cfg.BodyTimeout, time.Second, 10*time.Minute); err != nil {
 		return cfg, err
 	}
 	if v := getenv("PORT"); v != "" {
@@ -233,6 +251,11 @@ func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error
 	if err != nil {
 		return nil, err
 	}
+	// Here, not in newAuth: the local runner assembles one service per
+	// function from FromPool, and says what it opened once, itself.
+	if !cfg.RepoAccess {
+		logger.Warn("LETAGENTS_REPO_ACCESS=open: every room, private repositories' too, is open to anyone")
+	}
 	s := assemble(ctx, cfg, logger, pool, authSvc, groups)
 	s.ownsPool = true
 	return s, nil
@@ -273,9 +296,14 @@ func openPool(ctx context.Context, cfg Config, conn string) (*pgxpool.Pool, erro
 	return pool, nil
 }
 
-// NewLogger is the logger of an instance: JSON on stderr at LOG_LEVEL.
+// NewLogger is the logger of an instance: JSON on stderr (or
+// cfg.LogOutput) at LOG_LEVEL.
 func NewLogger(cfg Config) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	out := cfg.LogOutput
+	if out == nil {
+		out = os.Stderr
+	}
+	return slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel}))
 }
 
 // NewSweeper builds the liveness sweeper on pool with the configured
@@ -285,7 +313,8 @@ func NewSweeper(cfg Config, pool *pgxpool.Pool, logger *slog.Logger) *liveness.S
 }
 
 // FromPool is Open for a pool the caller made and migrated (tests, the
-// local runner); Close leaves the pool open.
+// local runner); Close leaves the pool open. Unlike Open it does not warn
+// that LETAGENTS_REPO_ACCESS=open: its caller tells its user.
 func FromPool(ctx context.Context, cfg Config, pool *pgxpool.Pool, groups ...api.Group) (*Service, error) {
 	logger := NewLogger(cfg)
 	authSvc, err := newAuth(ctx, cfg, logger)
@@ -334,9 +363,6 @@ func newAuth(ctx context.Context, cfg Config, logger *slog.Logger) (authParts, e
 	}
 	if p.github.Configured() && p.sealer == nil {
 		logger.Warn("GitHub sign-in is configured but no token key is: set LETAGENTS_KMS_KEY_ID or LETAGENTS_TOKEN_KEY_FILE")
-	}
-	if !cfg.RepoAccess {
-		logger.Warn("LETAGENTS_REPO_ACCESS=open: every room, private repositories' too, is open to anyone")
 	}
 	return p, nil
 }
@@ -415,29 +441,49 @@ func (s *Service) Close() {
 	}
 }
 
+// Serving says how Serve runs a long-running server.
+type Serving struct {
+	// Drain makes parked long-polls answer at once; Serve calls it when
+	// its ctx ends.
+	Drain func()
+	// Grace bounds how long in-flight requests may take to finish after.
+	Grace time.Duration
+	// BodyTimeout bounds how long a request's body may take to arrive
+	// (Config.BodyTimeout); 0 leaves it unbounded.
+	BodyTimeout time.Duration
+	// Ready, when set, gets the address Serve listens on, once it does.
+	Ready func(net.Addr)
+}
+
+// headerTimeout bounds how long a request's headers may take to arrive.
+const headerTimeout = 10 * time.Second
+
 // Serve runs h on addr until ctx ends, then drains: parked long-polls are
-// answered at once and in-flight requests get up to grace to finish.
-func Serve(ctx context.Context, addr string, h http.Handler, drain func(), grace time.Duration, ready func(net.Addr)) error {
+// answered at once and in-flight requests get up to opt.Grace to finish.
+func Serve(ctx context.Context, addr string, h http.Handler, opt Serving) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	// No write timeout: a long-poll holds its answer by design. Idle
-	// keep-alive connections are dropped after a while, or a crowd of
-	// agents that came and went would pin a socket each.
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// No write timeout, nor a ReadTimeout: a long-poll holds its answer
+	// by design, and the server reads the connection while it waits, to
+	// notice the client leaving; a deadline on that read would end the
+	// poll. Headers and bodies are bounded instead. Idle keep-alive
+	// connections are dropped after a while, or a crowd of agents that
+	// came and went would pin a socket each.
+	srv := &http.Server{Handler: limitBodyTime(h, opt.BodyTimeout), ReadHeaderTimeout: headerTimeout, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	if ready != nil {
-		ready(ln.Addr())
+	if opt.Ready != nil {
+		opt.Ready(ln.Addr())
 	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	drain()
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	opt.Drain()
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opt.Grace)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("shutdown: %w", err)
@@ -452,4 +498,23 @@ func Listening(a net.Addr) string {
 		host = "127.0.0.1"
 	}
 	return "http://" + net.JoinHostPort(host, port)
+}
+
+// limitBodyTime gives a request with a body until d after its headers to
+// send it: a read past that fails with os.ErrDeadlineExceeded, and so does
+// the server's own draining of a body the handler left unread, which then
+// closes the connection. A request without a body (a long-poll) gets no
+// deadline; nor does one whose body has been read to its end, since the
+// server clears the deadline then to watch for the client leaving
+// (TestServeCutsSlowBodies holds it to that).
+func limitBodyTime(h http.Handler, d time.Duration) http.Handler {
+	if d <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+		}
+		h.ServeHTTP(w, r)
+	})
 }

@@ -56,6 +56,10 @@ func TestLoadConfig(t *testing.T) {
 		{"bad join limit", map[string]string{"LETAGENTS_JOIN_LIMIT": "0"}, nil, "LETAGENTS_JOIN_LIMIT"},
 		{"bad invite room limit", map[string]string{"LETAGENTS_INVITE_ROOM_LIMIT": "ten"}, nil, "LETAGENTS_INVITE_ROOM_LIMIT"},
 		{"send limit too large", map[string]string{"LETAGENTS_SEND_LIMIT": "1000001"}, nil, "LETAGENTS_SEND_LIMIT"},
+		{"body timeout default", nil, func(c service.Config) bool { return c.BodyTimeout == 30*time.Second }, ""},
+		{"body timeout set", map[string]string{"LETAGENTS_BODY_TIMEOUT_MS": "1000"}, func(c service.Config) bool { return c.BodyTimeout == time.Second }, ""},
+		{"body timeout too small", map[string]string{"LETAGENTS_BODY_TIMEOUT_MS": "999"}, nil, "LETAGENTS_BODY_TIMEOUT_MS"},
+		{"body timeout too large", map[string]string{"LETAGENTS_BODY_TIMEOUT_MS": "600001"}, nil, "LETAGENTS_BODY_TIMEOUT_MS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,7 +117,8 @@ func TestServeDrainsParkedPollsOnShutdown(t *testing.T) {
 	addr := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- service.Serve(ctx, "127.0.0.1:0", svc.Handler, svc.Drain, 5*time.Second, func(a net.Addr) { addr <- a })
+		done <- service.Serve(ctx, "127.0.0.1:0", svc.Handler, service.Serving{Drain: svc.Drain, Grace: 5 * time.Second,
+			Ready: func(a net.Addr) { addr <- a }})
 	}()
 	url := service.Listening(<-addr)
 	answered := make(chan int, 1)
