@@ -33,6 +33,7 @@ func TestEveryAnswerIsItsOwn(t *testing.T) {
 	env["GITHUB_CLIENT_ID"], env["GITHUB_CLIENT_SECRET"] = gc.ClientID, gc.ClientSecret
 	env["GITHUB_OAUTH_URL"], env["GITHUB_API_URL"] = gc.OAuthURL, gc.APIURL
 	env["LETAGENTS_JOIN_LIMIT"] = "1000"
+	env["LETAGENTS_SEND_LIMIT"] = "1000000"
 	env["DB_MAX_CONNS"] = "16"
 	env["LOG_LEVEL"] = "warn"
 	in := start(t, env)
