@@ -147,7 +147,7 @@ const (
 	Forbidden    ErrorCode = "forbidden"
 	TooLarge     ErrorCode = "too_large"
 	RateLimited  ErrorCode = "rate_limited"
-	Unavailable  ErrorCode = "unavailable" // a service we depend on (GitHub) did not answer
+	Unavailable  ErrorCode = "unavailable" // a service we depend on (GitHub, the database) did not answer
 	Internal     ErrorCode = "internal"
 )
 

@@ -149,3 +149,23 @@ func (p *Proxy) pipe(c net.Conn) {
 	delete(p.conns, s)
 	p.mu.Unlock()
 }
+
+// Fill opens n connections of pool at once and returns them to it, so the
+// pool holds n idle ones, and says which server processes they are.
+func Fill(t testing.TB, pool *pgxpool.Pool, n int) []int32 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pids := make([]int32, n)
+	for i := range pids {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatalf("pgtest: fill pool: %v", err)
+		}
+		defer c.Release() // held until all n are open
+		if err := c.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pids[i]); err != nil {
+			t.Fatalf("pgtest: fill pool: %v", err)
+		}
+	}
+	return pids
+}

@@ -5,31 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/letagents/letagents-go/shared/db"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
 )
-
-// fill opens n connections of pool at once and returns them to it, so the
-// pool holds n idle ones, and says which server processes they are.
-func fill(ctx context.Context, t *testing.T, pool *pgxpool.Pool, n int) []int32 {
-	t.Helper()
-	pids := make([]int32, n)
-	for i := range pids {
-		c, err := pool.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Release() // held until all n are open
-		if err := c.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pids[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return pids
-}
 
 // TestReadsSurviveKilledConnections plays a restart that kills every
 // pooled connection while the pool does not know it (its connections are
@@ -72,11 +52,11 @@ func TestReadsSurviveKilledConnections(t *testing.T) {
 			}
 			// Both reads below meet a dead connection first: the pool holds
 			// two, and nothing tells it they died.
-			tt.kill(p, fill(ctx, t, pool, 2))
+			tt.kill(p, pgtest.Fill(t, pool, 2))
 			if _, err := s.Room(ctx, room.ID); err != nil {
 				t.Errorf("Room right after the restart: %v", err)
 			}
-			tt.kill(p, fill(ctx, t, pool, 2))
+			tt.kill(p, pgtest.Fill(t, pool, 2))
 			page, err := s.Messages(ctx, room.ID, store.MessageQuery{Limit: 10})
 			if err != nil || len(page.Messages) != 1 {
 				t.Errorf("Messages right after the restart = %d messages, %v; want 1, nil", len(page.Messages), err)
