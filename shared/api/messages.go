@@ -85,7 +85,8 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) 
 		s.fail(w, r, err)
 		return
 	}
-	m := letagents.NewMessage{RoomID: id, Sender: req.Sender, Text: req.Text, Source: identity(r).Source()}
+	m := letagents.NewMessage{RoomID: id, Sender: req.Sender, Text: req.Text, Source: identity(r).Source(),
+		ClientMessageID: req.ClientMessageID}
 	if m.ThreadParentSeq, err = replyTarget(req); err != nil {
 		s.fail(w, r, err)
 		return
@@ -99,12 +100,16 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) 
 	if sess != nil {
 		m.Sender, m.Source, m.PublisherSessionID = sess.ActorLabel, "agent", sess.ID
 	}
-	msg, err := s.Store.SendMessage(r.Context(), m)
+	msg, created, err := s.Store.SendMessage(r.Context(), m)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, toMessage(msg))
+	status := http.StatusCreated
+	if !created {
+		status = http.StatusOK // a repeat of a send that went through
+	}
+	writeJSON(w, status, toMessage(msg))
 }
 
 // replyTarget reads the message a send replies to, from thread_parent_id

@@ -18,6 +18,9 @@ const (
 	MaxTextBytes = 32 << 10
 	// MaxSenderBytes is the largest sender label accepted (400 above it).
 	MaxSenderBytes = 200
+	// MaxClientMessageIDBytes is the largest client_message_id accepted
+	// (400 above it).
+	MaxClientMessageIDBytes = 200
 	// MaxBodyBytes bounds any JSON request body (413 above it); it leaves
 	// room for a MaxTextBytes text written with JSON escapes.
 	MaxBodyBytes = 256 << 10
@@ -103,7 +106,8 @@ type NewMessage struct {
 	// sender, 0 for none.
 	PublisherSessionID int64
 	// ClientMessageID, when set, makes the post idempotent within the room:
-	// a second post with it is a Conflict.
+	// a second post with it answers the first message (see
+	// store.SendMessage).
 	ClientMessageID string
 }
 
@@ -195,6 +199,10 @@ func (m NewMessage) Validate() error {
 		return Errorf(Invalid, "source must be agent or browser")
 	case m.ThreadParentSeq < 0:
 		return Errorf(Invalid, "thread_parent_id must be a message id like msg_42")
+	case len(m.ClientMessageID) > MaxClientMessageIDBytes:
+		return Errorf(Invalid, "client_message_id is longer than %d bytes", MaxClientMessageIDBytes)
+	case strings.ContainsRune(m.ClientMessageID, 0):
+		return Errorf(Invalid, "client_message_id must not contain NUL characters")
 	}
 	return nil
 }

@@ -171,7 +171,7 @@ func TestAnnounceLivenessMarks(t *testing.T) {
 
 	// A message already holding the notice's id (none should) does not
 	// wedge the session: the mark is recorded, nothing posted twice.
-	if _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: "marks", Sender: "x", Text: "squatter", ClientMessageID: "agent_liveness:offline:test"}); err != nil {
+	if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: "marks", Sender: "x", Text: "squatter", ClientMessageID: "agent_liveness:offline:test"}); err != nil {
 		t.Fatal(err)
 	}
 	epoch := now.Add(-time.Hour)

@@ -19,8 +19,38 @@ import (
 // so a woken reader always finds the row). A reply joins its parent's
 // thread (the parent's root, or the parent itself when it is top-level),
 // and the thread's reply count moves in the same statement.
-func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (letagents.Message, error) {
-	return s.sendMessage(ctx, s.pool, m)
+//
+// A message with a ClientMessageID is sent at most once per room, which
+// makes a send safe to repeat when its outcome is unknown (a timeout, a
+// dropped connection): when the room already holds a message of that id,
+// SendMessage answers that message with created false. It does so even
+// when the repeat's text differs, since the id names the send: a client
+// gives every new message a new id.
+func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (msg letagents.Message, created bool, err error) {
+	msg, err = s.sendMessage(ctx, s.pool, m)
+	if m.ClientMessageID == "" || !letagents.IsCode(err, letagents.Conflict) {
+		return msg, err == nil, err
+	}
+	msg, err = s.messageByClientID(ctx, m.RoomID, m.ClientMessageID)
+	return msg, false, err
+}
+
+// messageByClientID reads the message of a room sent with a client id.
+func (s *Store) messageByClientID(ctx context.Context, roomID, clientID string) (letagents.Message, error) {
+	m := letagents.Message{RoomID: roomID}
+	var source *string
+	var parent, root *int64
+	err := s.queryRow(ctx, `
+		SELECT seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at
+		FROM messages WHERE room_id = $1 AND client_message_id = $2`, roomID, clientID,
+	).Scan(&m.Seq, &m.Sender, &m.Text, &source, &parent, &root, &m.CreatedAt)
+	if err != nil {
+		// Not even no rows is expected: the id's unique index just refused a
+		// second message, and messages are never deleted.
+		return m, fmt.Errorf("read message of client_message_id %q: %w", clientID, err)
+	}
+	m.Source, m.ThreadParentSeq, m.ThreadRootSeq = deref(source), deref(parent), deref(root)
+	return m, nil
 }
 
 // querier is what runs a statement: the pool, or a transaction.

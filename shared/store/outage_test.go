@@ -47,7 +47,7 @@ func TestReadsSurviveKilledConnections(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "before"}); err != nil {
+			if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "before"}); err != nil {
 				t.Fatal(err)
 			}
 			// Both reads below meet a dead connection first: the pool holds
@@ -82,7 +82,7 @@ func TestOutageIsUnavailable(t *testing.T) {
 
 	p.Cut()
 	_, readErr := s.Messages(ctx, room.ID, store.MessageQuery{Limit: 10})
-	_, sendErr := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "lost"})
+	_, _, sendErr := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "lost"})
 	for name, err := range map[string]error{"read": readErr, "send": sendErr} {
 		if !db.Unavailable(err) {
 			t.Errorf("%s during the outage: %v; want an error db.Unavailable recognises", name, err)
