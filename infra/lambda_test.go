@@ -184,7 +184,7 @@ func ensureRoom(t *testing.T, f function) {
 
 func send(t *testing.T, f function, text string) {
 	t.Helper()
-	if _, err := f.svc.Store.SendMessage(t.Context(), letagents.NewMessage{RoomID: fixtureRoom, Sender: "infra-test", Text: text}); err != nil {
+	if _, _, err := f.svc.Store.SendMessage(t.Context(), letagents.NewMessage{RoomID: fixtureRoom, Sender: "infra-test", Text: text}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -102,7 +102,7 @@ func (b *bench) floorA(ctx context.Context, n int) (floor, sends, hot dist, err 
 			return nil, nil, nil, err
 		}
 		t0 := time.Now()
-		if _, err := b.svc.Store.SendMessage(ctx, letagents.NewMessage{RoomID: room, Sender: "bench", Text: "floor"}); err != nil {
+		if _, _, err := b.svc.Store.SendMessage(ctx, letagents.NewMessage{RoomID: room, Sender: "bench", Text: "floor"}); err != nil {
 			return nil, nil, nil, err
 		}
 		ds, err := wait(t0)

@@ -35,7 +35,7 @@ func (b *bench) throughput(ctx context.Context) error {
 		return send(ctx, b.client, b.srv.URL, rooms[i], fmt.Sprintf("throughput %d", seq))
 	}}
 	viaStore := &kind{op: func(ctx context.Context, i, seq int) error {
-		_, err := b.svc.Store.SendMessage(ctx, letagents.NewMessage{RoomID: rooms[i], Sender: "bench", Text: fmt.Sprintf("throughput %d", seq)})
+		_, _, err := b.svc.Store.SendMessage(ctx, letagents.NewMessage{RoomID: rooms[i], Sender: "bench", Text: fmt.Sprintf("throughput %d", seq)})
 		return err
 	}}
 	// Rounds alternate the three, so a slow moment of the machine falls on

@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -63,6 +65,9 @@ type Client struct {
 	// pollMargin is added to a long-poll's timeout for its request
 	// deadline; a field so that internal tests can shorten it.
 	pollMargin time.Duration
+	// sendTimeout bounds one attempt of a send and retryWait is the first
+	// pause between attempts (see Send); fields for internal tests too.
+	sendTimeout, retryWait time.Duration
 	// session, when set, rides on every request as the session headers.
 	session wire.SessionCredentials
 }
@@ -80,12 +85,14 @@ func (c *Client) As(creds wire.SessionCredentials) *Client {
 // New returns a client for cfg.
 func New(cfg Config) *Client {
 	c := &Client{
-		api:        strings.TrimRight(cfg.APIURL, "/"),
-		poll:       strings.TrimRight(cfg.PollURL, "/"),
-		token:      cfg.Token,
-		hc:         cfg.HTTPClient,
-		ua:         cfg.UserAgent,
-		pollMargin: pollMargin,
+		api:         strings.TrimRight(cfg.APIURL, "/"),
+		poll:        strings.TrimRight(cfg.PollURL, "/"),
+		token:       cfg.Token,
+		hc:          cfg.HTTPClient,
+		ua:          cfg.UserAgent,
+		pollMargin:  pollMargin,
+		sendTimeout: sendTimeout,
+		retryWait:   retryWait,
 	}
 	if c.poll == "" {
 		c.poll = c.api
@@ -110,6 +117,8 @@ type APIError struct {
 	// Method and Path are the request's, the path escaped as sent and
 	// without its query.
 	Method, Path string
+	// RetryAfter is the answer's Retry-After (in seconds), 0 for none.
+	RetryAfter time.Duration
 }
 
 // Error reads "POST /rooms/x/join: 401 auth_required: <message> (CODE)",
@@ -237,6 +246,9 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := &APIError{Status: resp.StatusCode, Method: r.method, Path: r.path}
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			e.RetryAfter = time.Duration(secs) * time.Second
+		}
 		if json.Unmarshal(raw, &e.Body) != nil {
 			e.Body = wire.Error{}
 		}
@@ -255,6 +267,57 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 		return fmt.Errorf("%s %s: decode answer: %w", r.method, r.path, err)
 	}
 	return nil
+}
+
+// Retries of a request whose outcome is unknown (see retry).
+const (
+	maxAttempts  = 4
+	retryWait    = 250 * time.Millisecond // doubled after each attempt
+	maxRetryWait = 5 * time.Second        // also caps the server's Retry-After
+)
+
+// retry runs attempt, a request that is safe to repeat, again while its
+// outcome is unknown (unknownOutcome), at most maxAttempts times in all,
+// pausing between attempts: retryWait, doubled each time, or the
+// server's Retry-After when longer, both capped at maxRetryWait. It gives
+// up with the last error when ctx ends.
+func (c *Client) retry(ctx context.Context, attempt func() error) error {
+	wait := c.retryWait
+	for n := 1; ; n++ {
+		err := attempt()
+		if err == nil || n == maxAttempts || ctx.Err() != nil || !unknownOutcome(err) {
+			return err
+		}
+		pause := wait
+		if e, ok := errors.AsType[*APIError](err); ok {
+			pause = max(pause, e.RetryAfter)
+		}
+		t := time.NewTimer(min(pause, maxRetryWait))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+// unknownOutcome reports whether a failed request may or may not have
+// been served, and may succeed if sent again: it timed out, its
+// connection dropped, or a gateway or an unavailable server answered 502,
+// 503 or 504 in its place.
+func unknownOutcome(err error) bool {
+	if e, ok := errors.AsType[*APIError](err); ok {
+		switch e.Status {
+		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true
+		}
+		return false
+	}
+	_, netErr := errors.AsType[net.Error](err)
+	return netErr || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // orLegacy does r and, only when the server lacks r's route, legacy.

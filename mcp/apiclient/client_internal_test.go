@@ -2,11 +2,13 @@ package apiclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -176,5 +178,117 @@ func TestAnswerTooLarge(t *testing.T) {
 	_, err := New(Config{APIURL: srv.URL}).Health(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("Health with a 17 MiB answer: %v, want an answer-too-large error", err)
+	}
+}
+
+// TestSendRetries: a send is repeated, with the same client_message_id,
+// exactly while its outcome is unknown, and at most four times in all.
+func TestSendRetries(t *testing.T) {
+	t.Parallel()
+	const hang = 0 // an attempt the server never answers
+	tests := []struct {
+		name     string
+		statuses []int // one answer per attempt; the last repeats
+		wantErr  int   // the status Send fails with, 0 for success
+		attempts int
+	}{
+		{"ok", []int{201}, 0, 1},
+		{"unavailable once", []int{503, 201}, 0, 2},
+		{"every gateway failure", []int{502, 504, 503, 200}, 0, 4},
+		{"timed out", []int{hang, 201}, 0, 2},
+		{"still unavailable", []int{503}, 503, 4},
+		{"bad request", []int{400}, 400, 1},
+		{"server bug", []int{500}, 500, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var (
+				mu  sync.Mutex
+				ids []string
+			)
+			release := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var m wire.SendMessage
+				if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+					t.Errorf("send body: %v", err)
+				}
+				mu.Lock()
+				ids = append(ids, m.ClientMessageID)
+				status := tt.statuses[min(len(ids), len(tt.statuses))-1]
+				mu.Unlock()
+				if status == hang {
+					select {
+					case <-r.Context().Done():
+					case <-release:
+					}
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(status)
+				fmt.Fprint(w, `{"id": "msg_1", "error": "scripted"}`)
+			}))
+			t.Cleanup(srv.Close)
+			t.Cleanup(func() { close(release) })
+			c := New(Config{APIURL: srv.URL})
+			// The hung attempt gives up after sendTimeout; the machine may be
+			// slow, so it stays far above what one local request takes.
+			c.sendTimeout, c.retryWait = 3*time.Second, time.Millisecond
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+
+			m, err := c.Send(ctx, "room", wire.SendMessage{Sender: "a", Text: "x"})
+			switch {
+			case tt.wantErr == 0 && (err != nil || m.ID != "msg_1"):
+				t.Errorf("Send = %+v, %v; want msg_1", m, err)
+			case tt.wantErr != 0 && !IsStatus(err, tt.wantErr):
+				t.Errorf("Send error = %v, want status %d", err, tt.wantErr)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(ids) != tt.attempts {
+				t.Errorf("%d attempts, want %d", len(ids), tt.attempts)
+			}
+			for _, id := range ids {
+				if id == "" || id != ids[0] {
+					t.Errorf("client_message_id of each attempt = %q, want one id, repeated", ids)
+					break
+				}
+			}
+		})
+	}
+}
+
+// TestSendKeepsClientMessageID: a caller's own client_message_id is sent
+// as given.
+func TestSendKeepsClientMessageID(t *testing.T) {
+	t.Parallel()
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m wire.SendMessage
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		got <- m.ClientMessageID
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprint(w, `{"id": "msg_1"}`)
+	}))
+	t.Cleanup(srv.Close)
+	if _, err := New(Config{APIURL: srv.URL}).Send(t.Context(), "room", wire.SendMessage{Sender: "a", Text: "x", ClientMessageID: "mine"}); err != nil {
+		t.Fatal(err)
+	}
+	if id := <-got; id != "mine" {
+		t.Errorf("client_message_id sent = %q, want mine", id)
+	}
+}
+
+func TestAPIErrorRetryAfter(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "3")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	_, err := New(Config{APIURL: srv.URL}).Messages(t.Context(), "room", Query{})
+	if e, ok := errors.AsType[*APIError](err); !ok || e.RetryAfter != 3*time.Second {
+		t.Errorf("error %#v, want an *APIError with RetryAfter 3s", err)
 	}
 }

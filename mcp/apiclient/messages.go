@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -46,18 +47,34 @@ type Page struct {
 	HasOlder bool
 }
 
+// sendTimeout bounds one attempt of a send: a send takes milliseconds,
+// and API Gateway gives up on a request after 30 s anyway.
+const sendTimeout = 30 * time.Second
+
 // Send posts a message to a room (POST /rooms/{id}/messages; on a server
 // without that route, POST /projects/{id}/messages).
+//
+// The message goes out with a client_message_id, a random one unless m
+// has one, which makes it safe to send again: when an attempt's outcome
+// is unknown (no answer within 30 s, a dropped connection, 502, 503 or
+// 504) Send repeats it with the same id, up to 4 attempts in all with
+// growing pauses, and the server answers a repeat of a message it already
+// holds with that message instead of posting it twice.
 func (c *Client) Send(ctx context.Context, roomID string, m wire.SendMessage) (wire.Message, error) {
 	rp, err := roomPath(roomID)
 	if err != nil {
 		return wire.Message{}, err
 	}
+	if m.ClientMessageID == "" {
+		m.ClientMessageID = "mcp_" + rand.Text()
+	}
 	var msg wire.Message
-	err = c.orLegacy(ctx,
-		request{method: http.MethodPost, base: c.api, path: "/rooms/" + rp + "/messages", body: m},
-		request{method: http.MethodPost, base: c.api, path: "/projects/" + rp + "/messages", body: m},
-		&msg)
+	err = c.retry(ctx, func() error {
+		return c.orLegacy(ctx,
+			request{method: http.MethodPost, base: c.api, path: "/rooms/" + rp + "/messages", body: m, deadline: c.sendTimeout},
+			request{method: http.MethodPost, base: c.api, path: "/projects/" + rp + "/messages", body: m, deadline: c.sendTimeout},
+			&msg)
+	})
 	return msg, err
 }
 

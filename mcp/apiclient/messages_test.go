@@ -1,9 +1,15 @@
 package apiclient_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,5 +190,74 @@ func TestPollWithoutPollURL(t *testing.T) {
 	}
 	if got := e.poll.paths(); len(got) != 0 {
 		t.Errorf("the unused poll server got %q", got)
+	}
+}
+
+// TestSendSurvivesDroppedConnection: the connection drops after the
+// server committed a message and before its answer arrived; Send sends it
+// again with the same client_message_id and gets the message, which the
+// room holds once.
+func TestSendSurvivesDroppedConnection(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	var (
+		mu        sync.Mutex
+		clientIDs []string
+	)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/messages") {
+			e.svc.Handler.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Errorf("read send: %v", err)
+			return
+		}
+		var m wire.SendMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Errorf("send body %s: %v", body, err)
+		}
+		mu.Lock()
+		clientIDs = append(clientIDs, m.ClientMessageID)
+		first := len(clientIDs) == 1
+		mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if !first {
+			e.svc.Handler.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		e.svc.Handler.ServeHTTP(rec, r) // committed...
+		if rec.Code != http.StatusCreated {
+			t.Errorf("first send answered %d %s, want 201", rec.Code, rec.Body)
+		}
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		conn.Close() // ...and the answer is lost
+	}))
+	t.Cleanup(front.Close)
+	c := apiclient.New(apiclient.Config{APIURL: front.URL})
+	join(t, c, "drops")
+
+	m := send(t, c, "drops", "exactly once")
+	if m.ID != "msg_1" || m.Text != "exactly once" {
+		t.Errorf("Send = %+v, want msg_1", m)
+	}
+	mu.Lock()
+	ids := slices.Clone(clientIDs)
+	mu.Unlock()
+	if len(ids) != 2 || ids[0] == "" || ids[0] != ids[1] {
+		t.Errorf("client_message_id of each attempt = %q, want two equal ids", ids)
+	}
+	page, err := c.Messages(testContext(t), "drops", apiclient.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := messageIDs(page.Messages); !slices.Equal(got, []string{"msg_1"}) {
+		t.Errorf("room holds %v, want [msg_1]", got)
 	}
 }

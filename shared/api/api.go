@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/db"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/notify"
 	"github.com/letagents/letagents-go/shared/store"
@@ -120,8 +121,23 @@ func writeClientError(w http.ResponseWriter, status int, e *letagents.Error) {
 	writeJSON(w, status, body)
 }
 
-// fail answers with err: a client error as itself, anything else as a 500
-// whose details go to the log and never to the client.
+// DatabaseRetryAfter is the Retry-After of a 503 that says the database
+// is unavailable: long enough for a restart's new connections, short
+// enough that a waiting agent notices the end of an outage soon.
+const DatabaseRetryAfter = 2 * time.Second
+
+// errDatabaseUnavailable is the answer to a request the database could
+// not serve (db.Unavailable), which the client may send again.
+var errDatabaseUnavailable = &letagents.Error{
+	Code:       letagents.Unavailable,
+	Message:    "The database is unavailable; try again shortly",
+	Reason:     "DATABASE_UNAVAILABLE",
+	RetryAfter: DatabaseRetryAfter,
+}
+
+// fail answers with err: a client error as itself, an unavailable
+// database as a 503 with Retry-After, anything else as a 500 whose
+// details go to the log and never to the client.
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var e *letagents.Error
 	if errors.As(err, &e) {
@@ -132,6 +148,11 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return // the client left; nobody reads an answer
+	}
+	if db.Unavailable(err) {
+		s.Logger.Warn("database unavailable", "method", r.Method, "path", r.URL.Path, "error", err)
+		writeClientError(w, http.StatusServiceUnavailable, errDatabaseUnavailable)
+		return
 	}
 	s.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	writeError(w, http.StatusInternalServerError, "internal error")

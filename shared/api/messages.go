@@ -91,7 +91,7 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) 
 		s.fail(w, r, err)
 		return
 	}
-	m := letagents.NewMessage{RoomID: id, Sender: req.Sender, Text: req.Text}
+	m := letagents.NewMessage{RoomID: id, Sender: req.Sender, Text: req.Text, ClientMessageID: req.ClientMessageID}
 	if m.ThreadParentSeq, err = replyTarget(req); err != nil {
 		s.fail(w, r, err)
 		return
@@ -108,12 +108,16 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) 
 		s.fail(w, r, err)
 		return
 	}
-	msg, err := s.Store.SendMessage(r.Context(), m)
+	msg, created, err := s.Store.SendMessage(r.Context(), m)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, toMessage(msg))
+	status := http.StatusCreated
+	if !created {
+		status = http.StatusOK // a repeat of a send that went through
+	}
+	writeJSON(w, status, toMessage(msg))
 }
 
 // senderSource is the source of a message sent with no worker session to

@@ -139,6 +139,8 @@ func TestSendErrors(t *testing.T) {
 		{"long sender", "/rooms/errors/messages", body(map[string]string{"sender": strings.Repeat("s", letagents.MaxSenderBytes+1), "text": "x"}), 400, "sender is longer than 200 bytes"},
 		{"text too large", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": long}), 413, "text is longer than 32768 bytes"},
 		{"body too large", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": strings.Repeat("\u0001", letagents.MaxBodyBytes/6+1)}), 413, "request body is larger than"},
+		{"long client_message_id", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": "x", "client_message_id": strings.Repeat("c", letagents.MaxClientMessageIDBytes+1)}), 400, "client_message_id is longer than 200 bytes"},
+		{"liveness client_message_id", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": "x", "client_message_id": "agent_liveness:offline:1:1700000000000"}), 400, "must not start with \"agent_liveness:\""},
 		{"unknown room", "/rooms/no-such-room/messages", `{"sender":"a","text":"b"}`, 404, "Room not found"},
 		{"unknown invite room", "/rooms/ZZZZ-ZZZZ/messages", `{"sender":"a","text":"b"}`, 404, "Room not found"},
 	}
@@ -152,6 +154,27 @@ func TestSendErrors(t *testing.T) {
 	at := strings.Repeat("x", letagents.MaxTextBytes)
 	if id := e.call(t, http.MethodPost, "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": at})).want(t, 201, "").str("id"); id != "msg_1" {
 		t.Errorf("first accepted message is %s, want msg_1", id)
+	}
+}
+
+// TestRepeatedSend: a send repeated with its client_message_id (after a
+// timeout, say) answers the first message with 200 and posts nothing.
+func TestRepeatedSend(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.join(t, "repeats")
+	send := `{"sender":"a","text":"once","client_message_id":"k-1"}`
+	first := e.call(t, http.MethodPost, "/rooms/repeats/messages", send).want(t, 201, "")
+	for _, body := range []string{send, `{"sender":"a","text":"changed","client_message_id":"k-1"}`} {
+		again := e.call(t, http.MethodPost, "/projects/repeats/messages", body).want(t, 200, "")
+		if again.raw != first.raw {
+			t.Errorf("repeat answered %s, want the first answer %s", again.raw, first.raw)
+		}
+	}
+	e.call(t, http.MethodPost, "/rooms/repeats/messages", `{"sender":"a","text":"next","client_message_id":"k-2"}`).want(t, 201, "")
+	got := ids(e.call(t, http.MethodGet, "/rooms/repeats/messages", "").want(t, 200, "").messages(t))
+	if !slices.Equal(got, []string{"msg_1", "msg_2"}) {
+		t.Errorf("room holds %v, want [msg_1 msg_2]", got)
 	}
 }
 
@@ -235,7 +258,7 @@ func TestPagesStayUnderTheLambdaResponseLimit(t *testing.T) {
 	big := strings.Repeat("x", letagents.MaxTextBytes)
 	const n = 200 // 6.5 MB of text: more than one Lambda response may carry
 	for range n {
-		if _, err := e.svc.Store.SendMessage(context.Background(), letagents.NewMessage{RoomID: "big", Sender: "a", Text: big}); err != nil {
+		if _, _, err := e.svc.Store.SendMessage(context.Background(), letagents.NewMessage{RoomID: "big", Sender: "a", Text: big}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -103,6 +103,12 @@ func secretURL(secret string) (string, error) {
 
 // Open builds the pool and pings it, so a wrong address fails at start and
 // not on the first request.
+//
+// Pooled connections keep pgx's check: one idle for over a second is
+// pinged before it is handed out. Pinging every use would cost a round
+// trip per statement to catch only the connections a restart killed in
+// the second before it; the store instead retries a read that meets one,
+// and answers writes with Unavailable for the client to repeat.
 func Open(ctx context.Context, connString string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {

@@ -19,6 +19,9 @@ const (
 	MaxTextBytes = 32 << 10
 	// MaxSenderBytes is the largest sender label accepted (400 above it).
 	MaxSenderBytes = 200
+	// MaxClientMessageIDBytes is the largest client_message_id accepted
+	// (400 above it).
+	MaxClientMessageIDBytes = 200
 	// MaxBodyBytes bounds any JSON request body (413 above it); it leaves
 	// room for a MaxTextBytes text written with JSON escapes.
 	MaxBodyBytes = 256 << 10
@@ -167,6 +170,10 @@ func foldName(s string) string {
 	return b.String()
 }
 
+// LivenessClientIDPrefix begins the client_message_id of every liveness
+// notice, and no other message's.
+const LivenessClientIDPrefix = "agent_liveness:"
+
 // NewMessage is what a sender supplies; the store assigns Seq and CreatedAt.
 type NewMessage struct {
 	RoomID          string
@@ -178,7 +185,8 @@ type NewMessage struct {
 	// sender, 0 for none.
 	PublisherSessionID int64
 	// ClientMessageID, when set, makes the post idempotent within the room:
-	// a second post with it is a Conflict.
+	// a second post with it answers the first message (see
+	// store.SendMessage).
 	ClientMessageID string
 }
 
@@ -222,7 +230,7 @@ const (
 	Forbidden    ErrorCode = "forbidden"
 	TooLarge     ErrorCode = "too_large"
 	RateLimited  ErrorCode = "rate_limited"
-	Unavailable  ErrorCode = "unavailable" // a service we depend on (GitHub) did not answer
+	Unavailable  ErrorCode = "unavailable" // a service we depend on (GitHub, the database) did not answer
 	Internal     ErrorCode = "internal"
 )
 
@@ -274,6 +282,14 @@ func (m NewMessage) Validate() error {
 		return NotReserved("sender", m.Sender)
 	case m.ThreadParentSeq < 0:
 		return Errorf(Invalid, "thread_parent_id must be a message id like msg_42")
+	case len(m.ClientMessageID) > MaxClientMessageIDBytes:
+		return Errorf(Invalid, "client_message_id is longer than %d bytes", MaxClientMessageIDBytes)
+	case strings.ContainsRune(m.ClientMessageID, 0):
+		return Errorf(Invalid, "client_message_id must not contain NUL characters")
+	case m.Source != SourceSystem && strings.HasPrefix(m.ClientMessageID, LivenessClientIDPrefix):
+		// The liveness sweeper posts each notice once by its id; a client
+		// holding that id first would silence the notice.
+		return Errorf(Invalid, "client_message_id must not start with %q, which the server's liveness notices use", LivenessClientIDPrefix)
 	}
 	return nil
 }

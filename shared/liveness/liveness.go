@@ -202,7 +202,7 @@ func notice(text, clientID string) letagents.NewMessage {
 // clientID is a notice's client_message_id: one per session and outage
 // (offline, by its start) or per offline notice (recovered, by its time).
 func clientID(kind string, sessionID int64, at time.Time) string {
-	return "agent_liveness:" + kind + ":" + strconv.FormatInt(sessionID, 10) + ":" + strconv.FormatInt(at.UnixMilli(), 10)
+	return letagents.LivenessClientIDPrefix + kind + ":" + strconv.FormatInt(sessionID, 10) + ":" + strconv.FormatInt(at.UnixMilli(), 10)
 }
 
 // FormatDuration renders an outage's length for people: whole minutes,

@@ -9,7 +9,7 @@ import (
 // IsRoomAdmin reports whether an account administers a room.
 func (s *Store) IsRoomAdmin(ctx context.Context, roomID string, accountID int64) (bool, error) {
 	var ok bool
-	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2)`,
+	err := s.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2)`,
 		roomID, accountID).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("read room admin: %w", err)
@@ -59,7 +59,7 @@ func (s *Store) ClaimFirstAdmin(ctx context.Context, roomID string, accountID in
 // RepoVisibility returns what GitHub last said about a repository's
 // visibility and when; found is false if it never did.
 func (s *Store) RepoVisibility(ctx context.Context, repo string) (public bool, checkedAt time.Time, found bool, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT public, checked_at FROM github_repo_visibility WHERE repo = $1`, repo).Scan(&public, &checkedAt)
+	err = s.queryRow(ctx, `SELECT public, checked_at FROM github_repo_visibility WHERE repo = $1`, repo).Scan(&public, &checkedAt)
 	switch {
 	case isNoRows(err):
 		return false, checkedAt, false, nil
@@ -89,7 +89,7 @@ type RepoAccess struct {
 // CachedRepoAccess returns the access GitHub last reported for an account
 // and a repository and when; found is false if it never did.
 func (s *Store) CachedRepoAccess(ctx context.Context, accountID int64, repo string) (a RepoAccess, checkedAt time.Time, found bool, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT allowed, admin, checked_at FROM github_repo_access WHERE account_id = $1 AND repo = $2`,
+	err = s.queryRow(ctx, `SELECT allowed, admin, checked_at FROM github_repo_access WHERE account_id = $1 AND repo = $2`,
 		accountID, repo).Scan(&a.Allowed, &a.Admin, &checkedAt)
 	switch {
 	case isNoRows(err):

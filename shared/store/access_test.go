@@ -77,11 +77,11 @@ func TestRotateInviteCode(t *testing.T) {
 	if err := s.AddRoomAdmin(ctx, old.ID, bob.ID); err != nil {
 		t.Fatal(err)
 	}
-	root, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: old.ID, Sender: "a", Text: "one"})
+	root, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: old.ID, Sender: "a", Text: "one"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: old.ID, Sender: "b", Text: "two", ThreadParentSeq: root.Seq}); err != nil {
+	if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: old.ID, Sender: "b", Text: "two", ThreadParentSeq: root.Seq}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -115,7 +115,7 @@ func TestRotateInviteCode(t *testing.T) {
 	if got := roomAdmins(t, s, old.ID, alice, bob); len(got) != 0 {
 		t.Errorf("admins under the old code = %v; want none", got)
 	}
-	next, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: rotated.ID, Sender: "a", Text: "three"})
+	next, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: rotated.ID, Sender: "a", Text: "three"})
 	if err != nil || next.Seq != 3 {
 		t.Errorf("SendMessage(new code) = seq %d, %v; want 3 (numbering continues)", next.Seq, err)
 	}
@@ -127,7 +127,7 @@ func TestRotateInviteCode(t *testing.T) {
 	if _, err := s.Messages(ctx, old.ID, store.MessageQuery{Limit: 10}); codeOf(err) != letagents.NotFound {
 		t.Errorf("Messages(old code) error = %v; want not found", err)
 	}
-	if _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: old.ID, Sender: "a", Text: "x"}); codeOf(err) != letagents.NotFound {
+	if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: old.ID, Sender: "a", Text: "x"}); codeOf(err) != letagents.NotFound {
 		t.Errorf("SendMessage(old code) error = %v; want not found", err)
 	}
 	if _, err := s.RotateInviteCode(ctx, old.ID); codeOf(err) != letagents.NotFound {

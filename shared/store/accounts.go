@@ -106,7 +106,7 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (letagents.Account, int64
 func (s *Store) AccountBySession(ctx context.Context, hash []byte, now time.Time) (letagents.Account, int64, error) {
 	var id int64
 	var expires time.Time
-	a, err := scanAccount(s.pool.QueryRow(ctx, `
+	a, err := scanAccount(s.queryRow(ctx, `
 		SELECT `+accountColumns+`, s.id, s.expires_at
 		FROM auth_sessions s JOIN accounts a ON a.id = s.account_id
 		WHERE s.token_hash = $1`, hash), &id, &expires)
@@ -128,7 +128,7 @@ func (s *Store) AccountBySession(ctx context.Context, hash []byte, now time.Time
 // token's id; Unauthorized when the token is unknown or revoked.
 func (s *Store) AccountByOwnerToken(ctx context.Context, hash []byte) (letagents.Account, int64, error) {
 	var id int64
-	a, err := scanAccount(s.pool.QueryRow(ctx, `
+	a, err := scanAccount(s.queryRow(ctx, `
 		SELECT `+accountColumns+`, t.id
 		FROM owner_tokens t JOIN accounts a ON a.id = t.account_id
 		WHERE t.token_hash = $1`, hash), &id)
@@ -168,7 +168,7 @@ type GitHubToken struct {
 func (s *Store) GitHubToken(ctx context.Context, accountID int64) (GitHubToken, error) {
 	var t GitHubToken
 	var expires *time.Time
-	err := s.pool.QueryRow(ctx, `
+	err := s.queryRow(ctx, `
 		SELECT g.sealed, a.provider_user_id, g.expires_at
 		FROM github_tokens g JOIN accounts a ON a.id = g.account_id
 		WHERE g.account_id = $1`, accountID).Scan(&t.Sealed, &t.GitHubUserID, &expires)

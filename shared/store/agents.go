@@ -41,13 +41,15 @@ func (s *Store) UpsertAgent(ctx context.Context, a letagents.Agent, now time.Tim
 
 // AgentsOf lists an account's agents by name.
 func (s *Store) AgentsOf(ctx context.Context, accountID int64) ([]letagents.Agent, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+agentColumns+` FROM agents WHERE owner_account_id = $1 ORDER BY name`, accountID)
-	if err != nil {
-		return nil, fmt.Errorf("list agents: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Agent, error) { return scanAgent(row) })
-	if err != nil {
-		return nil, fmt.Errorf("list agents: %w", err)
-	}
-	return out, nil
+	return retried(ctx, s, func() ([]letagents.Agent, error) {
+		rows, err := s.pool.Query(ctx, `SELECT `+agentColumns+` FROM agents WHERE owner_account_id = $1 ORDER BY name`, accountID)
+		if err != nil {
+			return nil, fmt.Errorf("list agents: %w", err)
+		}
+		out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Agent, error) { return scanAgent(row) })
+		if err != nil {
+			return nil, fmt.Errorf("list agents: %w", err)
+		}
+		return out, nil
+	})
 }

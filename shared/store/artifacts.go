@@ -75,26 +75,28 @@ func (s *Store) PublishArtifact(ctx context.Context, a letagents.Artifact, now t
 // Artifacts lists a room's artifacts by kind and identity, at most limit,
 // only those linked to taskID when it is not "".
 func (s *Store) Artifacts(ctx context.Context, roomID, taskID string, limit int) ([]letagents.Artifact, error) {
-	var exists bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM rooms WHERE id = $1)`, roomID).Scan(&exists); err != nil {
-		return nil, fmt.Errorf("list artifacts: %w", err)
-	}
-	if !exists {
-		return nil, letagents.Errorf(letagents.NotFound, "Room not found")
-	}
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+artifactColumns+` FROM room_artifacts a
-		WHERE a.room_id = $1 AND ($2 = '' OR EXISTS (
-			SELECT 1 FROM room_artifact_tasks t WHERE t.room_id = a.room_id AND t.identity_key = a.identity_key AND t.task_id = $2))
-		ORDER BY a.kind, a.identity_key LIMIT $3`, roomID, taskID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list artifacts: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Artifact, error) { return scanArtifact(row) })
-	if err != nil {
-		return nil, fmt.Errorf("list artifacts: %w", err)
-	}
-	return out, nil
+	return retried(ctx, s, func() ([]letagents.Artifact, error) {
+		var exists bool
+		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM rooms WHERE id = $1)`, roomID).Scan(&exists); err != nil {
+			return nil, fmt.Errorf("list artifacts: %w", err)
+		}
+		if !exists {
+			return nil, letagents.Errorf(letagents.NotFound, "Room not found")
+		}
+		rows, err := s.pool.Query(ctx, `
+			SELECT `+artifactColumns+` FROM room_artifacts a
+			WHERE a.room_id = $1 AND ($2 = '' OR EXISTS (
+				SELECT 1 FROM room_artifact_tasks t WHERE t.room_id = a.room_id AND t.identity_key = a.identity_key AND t.task_id = $2))
+			ORDER BY a.kind, a.identity_key LIMIT $3`, roomID, taskID, limit)
+		if err != nil {
+			return nil, fmt.Errorf("list artifacts: %w", err)
+		}
+		out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Artifact, error) { return scanArtifact(row) })
+		if err != nil {
+			return nil, fmt.Errorf("list artifacts: %w", err)
+		}
+		return out, nil
+	})
 }
 
 func nullInt(n int64) any {

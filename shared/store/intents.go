@@ -132,7 +132,7 @@ func ttlSQL(ttlParam string) string {
 func (s *Store) BoardSettings(ctx context.Context, roomID string) (BoardSettings, error) {
 	b := BoardSettings{RoomID: roomID}
 	var ttl int64
-	err := s.pool.QueryRow(ctx, `
+	err := s.queryRow(ctx, `
 		SELECT coalesce(b.manager_mode, $2), coalesce(b.intent_ttl_seconds, $3)
 		FROM rooms r LEFT JOIN board_settings b ON b.room_id = r.id WHERE r.id = $1`,
 		roomID, letagents.ManagerOptional, int64(DefaultIntentTTL/time.Second)).Scan(&b.ManagerMode, &ttl)
@@ -256,37 +256,41 @@ func (s *Store) createBoardIntent(ctx context.Context, n NewBoardIntent, now tim
 // BoardIntent reads one intent of a room as of now; NotFound when the room
 // has none of that id.
 func (s *Store) BoardIntent(ctx context.Context, roomID string, id int64, now time.Time) (BoardIntent, error) {
-	if _, err := s.pool.Exec(ctx, `UPDATE board_intents SET status = 'expired'
-		WHERE id = $1 AND room_id = $2 AND status IN ('pending', 'approved') AND expires_at <= $3`, id, roomID, now); err != nil {
-		return BoardIntent{}, fmt.Errorf("read board intent: expire: %w", err)
-	}
-	i, err := scanIntent(s.pool.QueryRow(ctx, `SELECT `+intentColumns+` FROM board_intents WHERE id = $1 AND room_id = $2`, id, roomID))
-	switch {
-	case isNoRows(err):
-		return i, letagents.Errorf(letagents.NotFound, "Board intent not found")
-	case err != nil:
-		return i, fmt.Errorf("read board intent: %w", err)
-	}
-	return i, nil
+	return retried(ctx, s, func() (BoardIntent, error) {
+		if _, err := s.pool.Exec(ctx, `UPDATE board_intents SET status = 'expired'
+			WHERE id = $1 AND room_id = $2 AND status IN ('pending', 'approved') AND expires_at <= $3`, id, roomID, now); err != nil {
+			return BoardIntent{}, fmt.Errorf("read board intent: expire: %w", err)
+		}
+		i, err := scanIntent(s.pool.QueryRow(ctx, `SELECT `+intentColumns+` FROM board_intents WHERE id = $1 AND room_id = $2`, id, roomID))
+		switch {
+		case isNoRows(err):
+			return i, letagents.Errorf(letagents.NotFound, "Board intent not found")
+		case err != nil:
+			return i, fmt.Errorf("read board intent: %w", err)
+		}
+		return i, nil
+	})
 }
 
 // BoardIntents lists a room's intents as of now, newest first: those of a
 // status, or all when status is "", at most limit.
 func (s *Store) BoardIntents(ctx context.Context, roomID, status string, limit int, now time.Time) ([]BoardIntent, error) {
-	if _, err := s.pool.Exec(ctx, `UPDATE board_intents SET status = 'expired'
-		WHERE room_id = $1 AND status IN ('pending', 'approved') AND expires_at <= $2`, roomID, now); err != nil {
-		return nil, fmt.Errorf("list board intents: expire: %w", err)
-	}
-	rows, err := s.pool.Query(ctx, `SELECT `+intentColumns+` FROM board_intents
-		WHERE room_id = $1 AND ($2 = '' OR status = $2) ORDER BY id DESC LIMIT $3`, roomID, status, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list board intents: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BoardIntent, error) { return scanIntent(row) })
-	if err != nil {
-		return nil, fmt.Errorf("list board intents: %w", err)
-	}
-	return out, nil
+	return retried(ctx, s, func() ([]BoardIntent, error) {
+		if _, err := s.pool.Exec(ctx, `UPDATE board_intents SET status = 'expired'
+			WHERE room_id = $1 AND status IN ('pending', 'approved') AND expires_at <= $2`, roomID, now); err != nil {
+			return nil, fmt.Errorf("list board intents: expire: %w", err)
+		}
+		rows, err := s.pool.Query(ctx, `SELECT `+intentColumns+` FROM board_intents
+			WHERE room_id = $1 AND ($2 = '' OR status = $2) ORDER BY id DESC LIMIT $3`, roomID, status, limit)
+		if err != nil {
+			return nil, fmt.Errorf("list board intents: %w", err)
+		}
+		out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BoardIntent, error) { return scanIntent(row) })
+		if err != nil {
+			return nil, fmt.Errorf("list board intents: %w", err)
+		}
+		return out, nil
+	})
 }
 
 // DecideBoardIntent approves or denies a pending intent. An approval

@@ -175,9 +175,12 @@ func TestAnnounceLivenessMarks(t *testing.T) {
 		t.Errorf("after a recovery notice: recovered %v, offline %v; want %v and never", st.RecoveryAnnouncedAt, st.OfflineAnnouncedAt, later)
 	}
 
-	// A message already holding the notice's id (none should) does not
-	// wedge the session: the mark is recorded, nothing posted twice.
-	if _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: "marks", Sender: "x", Text: "squatter", ClientMessageID: "agent_liveness:offline:test"}); err != nil {
+	// A message already holding the notice's id (clients may not take
+	// one; a notice whose mark was lost could) does not wedge the session:
+	// the mark is recorded, nothing posted twice.
+	squatter := systemNotice("squatter", "agent_liveness:offline:test")
+	squatter.RoomID = "marks"
+	if _, _, err := s.SendMessage(ctx, squatter); err != nil {
 		t.Fatal(err)
 	}
 	epoch := now.Add(-time.Hour)

@@ -19,8 +19,38 @@ import (
 // so a woken reader always finds the row). A reply joins its parent's
 // thread (the parent's root, or the parent itself when it is top-level),
 // and the thread's reply count moves in the same statement.
-func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (letagents.Message, error) {
-	return s.sendMessage(ctx, s.pool, m)
+//
+// A message with a ClientMessageID is sent at most once per room, which
+// makes a send safe to repeat when its outcome is unknown (a timeout, a
+// dropped connection): when the room already holds a message of that id,
+// SendMessage answers that message with created false. It does so even
+// when the repeat's text differs, since the id names the send: a client
+// gives every new message a new id.
+func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (msg letagents.Message, created bool, err error) {
+	msg, err = s.sendMessage(ctx, s.pool, m)
+	if m.ClientMessageID == "" || !letagents.IsCode(err, letagents.Conflict) {
+		return msg, err == nil, err
+	}
+	msg, err = s.messageByClientID(ctx, m.RoomID, m.ClientMessageID)
+	return msg, false, err
+}
+
+// messageByClientID reads the message of a room sent with a client id.
+func (s *Store) messageByClientID(ctx context.Context, roomID, clientID string) (letagents.Message, error) {
+	m := letagents.Message{RoomID: roomID}
+	var source *string
+	var parent, root *int64
+	err := s.queryRow(ctx, `
+		SELECT seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at
+		FROM messages WHERE room_id = $1 AND client_message_id = $2`, roomID, clientID,
+	).Scan(&m.Seq, &m.Sender, &m.Text, &source, &parent, &root, &m.CreatedAt)
+	if err != nil {
+		// Not even no rows is expected: the id's unique index just refused a
+		// second message, and messages are never deleted.
+		return m, fmt.Errorf("read message of client_message_id %q: %w", clientID, err)
+	}
+	m.Source, m.ThreadParentSeq, m.ThreadRootSeq = deref(source), deref(parent), deref(root)
+	return m, nil
 }
 
 // querier is what runs a statement: the pool, or a transaction.
@@ -93,75 +123,77 @@ type MessageQuery struct {
 // Messages reads one page of a room's timeline, oldest first, in one round
 // trip that also tells a missing room from an empty one.
 func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (letagents.MessagePage, error) {
-	var page letagents.MessagePage
-	if q.Limit < 1 || q.Limit > letagents.MaxPageSize {
-		return page, letagents.Errorf(letagents.Invalid, "limit must be between 1 and %d", letagents.MaxPageSize)
-	}
-	inner := `SELECT * FROM messages WHERE room_id = r.id AND seq > $2 ORDER BY seq LIMIT $3`
-	bound := q.After
-	if q.Before > 0 {
-		inner = `SELECT * FROM messages WHERE room_id = r.id AND seq < $2 ORDER BY seq DESC LIMIT $3`
-		bound = q.Before
-	}
-	// A reply brings a quote of its parent; a root its thread's summary.
-	rows, err := s.pool.Query(ctx, `
-		SELECT r.last_seq, m.seq, m.sender, m.text, m.source, m.thread_parent_seq, m.thread_root_seq, m.created_at,
-			p.sender, left(p.text, $4), length(p.text) > $4, p.source, p.created_at,
-			t.reply_count, t.latest_reply_seq, t.latest_reply_at
-		FROM rooms r
-		LEFT JOIN LATERAL (`+inner+`) m ON true
-		LEFT JOIN messages p ON p.room_id = m.room_id AND p.seq = m.thread_parent_seq
-		LEFT JOIN message_threads t ON t.room_id = m.room_id AND t.root_seq = m.seq
-		WHERE r.id = $1
-		ORDER BY m.seq`, roomID, bound, q.Limit, letagents.QuoteMaxChars)
-	if err != nil {
-		return page, fmt.Errorf("read messages: %w", err)
-	}
-	defer rows.Close()
-	found := false
-	for rows.Next() {
-		found = true
-		var (
-			seq, parent, root       *int64
-			sender, text, source    *string
-			createdAt               *time.Time
-			qSender, qText, qSource *string
-			qTruncated              *bool
-			qAt, latestAt           *time.Time
-			replies                 *int
-			latest                  *int64
-		)
-		if err := rows.Scan(&page.LastSeq, &seq, &sender, &text, &source, &parent, &root, &createdAt,
-			&qSender, &qText, &qTruncated, &qSource, &qAt, &replies, &latest, &latestAt); err != nil {
+	return retried(ctx, s, func() (letagents.MessagePage, error) {
+		var page letagents.MessagePage
+		if q.Limit < 1 || q.Limit > letagents.MaxPageSize {
+			return page, letagents.Errorf(letagents.Invalid, "limit must be between 1 and %d", letagents.MaxPageSize)
+		}
+		inner := `SELECT * FROM messages WHERE room_id = r.id AND seq > $2 ORDER BY seq LIMIT $3`
+		bound := q.After
+		if q.Before > 0 {
+			inner = `SELECT * FROM messages WHERE room_id = r.id AND seq < $2 ORDER BY seq DESC LIMIT $3`
+			bound = q.Before
+		}
+		// A reply brings a quote of its parent; a root its thread's summary.
+		rows, err := s.pool.Query(ctx, `
+			SELECT r.last_seq, m.seq, m.sender, m.text, m.source, m.thread_parent_seq, m.thread_root_seq, m.created_at,
+				p.sender, left(p.text, $4), length(p.text) > $4, p.source, p.created_at,
+				t.reply_count, t.latest_reply_seq, t.latest_reply_at
+			FROM rooms r
+			LEFT JOIN LATERAL (`+inner+`) m ON true
+			LEFT JOIN messages p ON p.room_id = m.room_id AND p.seq = m.thread_parent_seq
+			LEFT JOIN message_threads t ON t.room_id = m.room_id AND t.root_seq = m.seq
+			WHERE r.id = $1
+			ORDER BY m.seq`, roomID, bound, q.Limit, letagents.QuoteMaxChars)
+		if err != nil {
 			return page, fmt.Errorf("read messages: %w", err)
 		}
-		if seq == nil {
-			continue // the room exists and the page is empty
+		defer rows.Close()
+		found := false
+		for rows.Next() {
+			found = true
+			var (
+				seq, parent, root       *int64
+				sender, text, source    *string
+				createdAt               *time.Time
+				qSender, qText, qSource *string
+				qTruncated              *bool
+				qAt, latestAt           *time.Time
+				replies                 *int
+				latest                  *int64
+			)
+			if err := rows.Scan(&page.LastSeq, &seq, &sender, &text, &source, &parent, &root, &createdAt,
+				&qSender, &qText, &qTruncated, &qSource, &qAt, &replies, &latest, &latestAt); err != nil {
+				return page, fmt.Errorf("read messages: %w", err)
+			}
+			if seq == nil {
+				continue // the room exists and the page is empty
+			}
+			m := letagents.Message{RoomID: roomID, Seq: *seq, Sender: *sender, Text: *text, CreatedAt: *createdAt,
+				Source: deref(source), ThreadParentSeq: deref(parent), ThreadRootSeq: deref(root)}
+			if qSender != nil {
+				m.ReplyTo = &letagents.Quote{Seq: m.ThreadParentSeq, Sender: *qSender, Text: *qText, Truncated: *qTruncated,
+					Source: deref(qSource), CreatedAt: *qAt}
+			}
+			if replies != nil {
+				m.Thread = &letagents.ThreadSummary{ReplyCount: *replies, LatestReplySeq: *latest, LatestReplyAt: *latestAt}
+			}
+			page.Messages = append(page.Messages, m)
 		}
-		m := letagents.Message{RoomID: roomID, Seq: *seq, Sender: *sender, Text: *text, CreatedAt: *createdAt,
-			Source: deref(source), ThreadParentSeq: deref(parent), ThreadRootSeq: deref(root)}
-		if qSender != nil {
-			m.ReplyTo = &letagents.Quote{Seq: m.ThreadParentSeq, Sender: *qSender, Text: *qText, Truncated: *qTruncated,
-				Source: deref(qSource), CreatedAt: *qAt}
+		if err := rows.Err(); err != nil {
+			return page, fmt.Errorf("read messages: %w", err)
 		}
-		if replies != nil {
-			m.Thread = &letagents.ThreadSummary{ReplyCount: *replies, LatestReplySeq: *latest, LatestReplyAt: *latestAt}
+		if !found {
+			return page, letagents.Errorf(letagents.NotFound, "Room not found")
 		}
-		page.Messages = append(page.Messages, m)
-	}
-	if err := rows.Err(); err != nil {
-		return page, fmt.Errorf("read messages: %w", err)
-	}
-	if !found {
-		return page, letagents.Errorf(letagents.NotFound, "Room not found")
-	}
-	// Numbers are gap-free and last_seq was read in the same snapshot, so
-	// the page's ends say exactly whether anything lies beyond them.
-	if n := len(page.Messages); n > 0 {
-		page.HasMore = page.Messages[n-1].Seq < page.LastSeq
-		page.HasOlder = page.Messages[0].Seq > 1
-	}
-	return page, nil
+		// Numbers are gap-free and last_seq was read in the same snapshot, so
+		// the page's ends say exactly whether anything lies beyond them.
+		if n := len(page.Messages); n > 0 {
+			page.HasMore = page.Messages[n-1].Seq < page.LastSeq
+			page.HasOlder = page.Messages[0].Seq > 1
+		}
+		return page, nil
+	})
 }
 
 func deref[T any](p *T) T {

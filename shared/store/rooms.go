@@ -113,7 +113,7 @@ func insertInviteRoom(ctx context.Context, tx pgx.Tx, write func(code string) (l
 
 // Room returns the room with a canonical id.
 func (s *Store) Room(ctx context.Context, id string) (letagents.Room, error) {
-	r, err := scanRoom(s.pool.QueryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE id = $1`, id))
+	r, err := scanRoom(s.queryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE id = $1`, id))
 	if isNoRows(err) {
 		return r, letagents.Errorf(letagents.NotFound, "Room not found")
 	}

@@ -94,7 +94,7 @@ func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now t
 // AgentSession reads a session as of now; NotFound when there is none in
 // the room.
 func (s *Store) AgentSession(ctx context.Context, roomID string, id int64, now time.Time) (letagents.AgentSession, error) {
-	a, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionColumns("$3")+` FROM agent_sessions s WHERE s.id = $1 AND s.room_id = $2`,
+	a, err := scanSession(s.queryRow(ctx, `SELECT `+sessionColumns("$3")+` FROM agent_sessions s WHERE s.id = $1 AND s.room_id = $2`,
 		id, roomID, now))
 	switch {
 	case isNoRows(err):
@@ -108,7 +108,7 @@ func (s *Store) AgentSession(ctx context.Context, roomID string, id int64, now t
 // AgentSessionByToken finds the session a token belongs to, and touches
 // its last_seen_at; Unauthorized when there is none.
 func (s *Store) AgentSessionByToken(ctx context.Context, hash []byte, now time.Time) (letagents.AgentSession, error) {
-	a, err := scanSession(s.pool.QueryRow(ctx, `
+	a, err := scanSession(s.queryRow(ctx, `
 		WITH touched AS (
 			UPDATE agent_sessions SET last_seen_at = greatest(last_seen_at, $2) WHERE token_hash = $1 RETURNING id
 		)
@@ -125,18 +125,20 @@ func (s *Store) AgentSessionByToken(ctx context.Context, hash []byte, now time.T
 // AgentSessions lists a room's live sessions of a kind ("" for all) as of
 // now, by actor label.
 func (s *Store) AgentSessions(ctx context.Context, roomID, kind string, now time.Time) ([]letagents.AgentSession, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+sessionColumns("$3")+` FROM agent_sessions s
-		WHERE s.room_id = $1 AND s.ended_at IS NULL AND ($2 = '' OR s.session_kind = $2)
-		ORDER BY s.actor_label`, roomID, kind, now)
-	if err != nil {
-		return nil, fmt.Errorf("list agent sessions: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.AgentSession, error) { return scanSession(row) })
-	if err != nil {
-		return nil, fmt.Errorf("list agent sessions: %w", err)
-	}
-	return out, nil
+	return retried(ctx, s, func() ([]letagents.AgentSession, error) {
+		rows, err := s.pool.Query(ctx, `
+			SELECT `+sessionColumns("$3")+` FROM agent_sessions s
+			WHERE s.room_id = $1 AND s.ended_at IS NULL AND ($2 = '' OR s.session_kind = $2)
+			ORDER BY s.actor_label`, roomID, kind, now)
+		if err != nil {
+			return nil, fmt.Errorf("list agent sessions: %w", err)
+		}
+		out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.AgentSession, error) { return scanSession(row) })
+		if err != nil {
+			return nil, fmt.Errorf("list agent sessions: %w", err)
+		}
+		return out, nil
+	})
 }
 
 // EndAgentSession ends a session (idempotent) and closes its delivery

@@ -4,6 +4,7 @@
 package store
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -51,3 +52,51 @@ func pgCode(err error) string {
 }
 
 func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+
+// retry runs read, which only reads (or repeats an idempotent repair such
+// as expiring what is overdue), and runs it once more when it failed
+// because the database was unavailable and ctx still has time.
+//
+// A restart or failover kills every pooled connection at once, and pgx
+// learns that a connection is dead only by using it: it pings the ones
+// idle for over a second before handing them out, so those used just
+// before the restart are met dead. The pool is reset before the second
+// attempt, which then (like the requests after it) opens a fresh
+// connection instead of meeting the dead one's siblings. Writes are not
+// retried here: whether one committed before its connection broke is
+// unknown (a send is made safe by its client_message_id instead).
+func (s *Store) retry(ctx context.Context, read func() error) error {
+	err := read()
+	if !db.Unavailable(err) || ctx.Err() != nil {
+		return err
+	}
+	s.pool.Reset()
+	return read()
+}
+
+// retried is retry for a read that returns a value.
+func retried[T any](ctx context.Context, s *Store, read func() (T, error)) (T, error) {
+	var v T
+	err := s.retry(ctx, func() (err error) {
+		v, err = read()
+		return err
+	})
+	return v, err
+}
+
+// queryRow is the pool's QueryRow for a statement that only reads: its
+// Scan is retried as retry says.
+func (s *Store) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return retryRow{ctx: ctx, s: s, sql: sql, args: args}
+}
+
+type retryRow struct {
+	ctx  context.Context
+	s    *Store
+	sql  string
+	args []any
+}
+
+func (r retryRow) Scan(dest ...any) error {
+	return r.s.retry(r.ctx, func() error { return r.s.pool.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...) })
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestConcurrentSendersGetConsecutiveNumbers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: fmt.Sprintf("agent-%d", i), Text: "hello"})
+			m, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: fmt.Sprintf("agent-%d", i), Text: "hello"})
 			seqs[i], errs[i] = m.Seq, err
 		}()
 	}
@@ -135,7 +136,7 @@ func TestMessagesPaging(t *testing.T) {
 		t.Fatalf("empty room page = %+v, %v", empty, err)
 	}
 	for i := 1; i <= 7; i++ {
-		if _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: fmt.Sprint(i)}); err != nil {
+		if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -187,14 +188,14 @@ func TestSendMessageValidation(t *testing.T) {
 	ctx := context.Background()
 	room, _, _ := s.EnsureRoom(ctx, "valid")
 	other, _, _ := s.EnsureRoom(ctx, "other")
-	root, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "root", Source: "agent"})
+	root, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "root", Source: "agent"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: other.ID, Sender: "a", Text: "x"}); err != nil {
+	if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: other.ID, Sender: "a", Text: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	reply, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "b", Text: "reply", ThreadParentSeq: root.Seq})
+	reply, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "b", Text: "reply", ThreadParentSeq: root.Seq})
 	if err != nil || reply.ThreadParentSeq != root.Seq || reply.Seq != 2 {
 		t.Fatalf("reply = %+v, %v", reply, err)
 	}
@@ -219,13 +220,13 @@ func TestSendMessageValidation(t *testing.T) {
 		{"room missing", letagents.NewMessage{RoomID: "nowhere", Sender: "a", Text: "x"}, letagents.NotFound},
 	}
 	for _, tt := range tests {
-		_, err := s.SendMessage(ctx, tt.m)
+		_, _, err := s.SendMessage(ctx, tt.m)
 		if codeOf(err) != tt.want || (tt.want == "" && err != nil) {
 			t.Errorf("%s: error = %v, want code %q", tt.name, err, tt.want)
 		}
 	}
 	// Refused sends take no number: the next message is still gap-free.
-	next, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "after"})
+	next, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "after"})
 	if err != nil || next.Seq != 4 {
 		t.Errorf("next message = %d, %v; want 4 (refused sends must not burn numbers)", next.Seq, err)
 	}
@@ -242,5 +243,47 @@ func TestChannelNamespacing(t *testing.T) {
 	}
 	if n := len(a.Channel(string(make([]byte, 600)))); n > 63 {
 		t.Errorf("channel name is %d bytes, PostgreSQL allows 63", n)
+	}
+}
+
+func TestSendMessageClientID(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	room, _, _ := s.EnsureRoom(ctx, "idempotent")
+	other, _, _ := s.EnsureRoom(ctx, "elsewhere")
+	first, created, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "once", Source: "agent", ClientMessageID: "c1"})
+	if err != nil || !created {
+		t.Fatalf("first send: created %v, %v", created, err)
+	}
+	tests := []struct {
+		name        string
+		m           letagents.NewMessage
+		wantCreated bool
+		wantSeq     int64
+		wantText    string
+	}{
+		{"repeat", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "once", Source: "agent", ClientMessageID: "c1"}, false, first.Seq, "once"},
+		{"repeat with other text", letagents.NewMessage{RoomID: room.ID, Sender: "b", Text: "twice?", ClientMessageID: "c1"}, false, first.Seq, "once"},
+		{"same id, other room", letagents.NewMessage{RoomID: other.ID, Sender: "a", Text: "there", ClientMessageID: "c1"}, true, 1, "there"},
+		{"other id", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "new", ClientMessageID: "c2"}, true, 2, "new"},
+		{"no id", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "plain"}, true, 3, "plain"},
+	}
+	for _, tt := range tests {
+		got, created, err := s.SendMessage(ctx, tt.m)
+		if err != nil || created != tt.wantCreated || got.Seq != tt.wantSeq || got.Text != tt.wantText {
+			t.Errorf("%s: seq %d %q, created %v, err %v; want seq %d %q, created %v", tt.name, got.Seq, got.Text, created, err, tt.wantSeq, tt.wantText, tt.wantCreated)
+		}
+	}
+	if got, _, _ := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "x", Text: "x", ClientMessageID: "c1"}); got.Sender != "a" || got.Source != "agent" || !got.CreatedAt.Equal(first.CreatedAt) {
+		t.Errorf("repeat answered %+v, want the original %+v", got, first)
+	}
+	long := strings.Repeat("x", letagents.MaxClientMessageIDBytes+1)
+	if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "x", ClientMessageID: long}); codeOf(err) != letagents.Invalid {
+		t.Errorf("client id over the limit: %v, want Invalid", err)
+	}
+	page, err := s.Messages(ctx, room.ID, store.MessageQuery{Limit: 10})
+	if err != nil || len(page.Messages) != 3 || page.LastSeq != 3 {
+		t.Errorf("room holds %d messages, last_seq %d, %v; want 3, 3 (repeats post nothing and burn no number)", len(page.Messages), page.LastSeq, err)
 	}
 }

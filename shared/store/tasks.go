@@ -142,58 +142,62 @@ type TaskQuery struct {
 // Tasks reads one page of a room's board, oldest task first, each with its
 // active leases. Overdue leases of the room expire first.
 func (s *Store) Tasks(ctx context.Context, roomID string, q TaskQuery, now time.Time) (letagents.TaskPage, error) {
-	page := letagents.TaskPage{Tasks: []letagents.Task{}}
-	if q.Limit < 1 || q.Limit > letagents.MaxTaskPage {
-		return page, letagents.Errorf(letagents.Invalid, "limit must be between 1 and %d", letagents.MaxTaskPage)
-	}
-	if err := s.expireOverdue(ctx, roomID, 0, now); err != nil {
-		return page, err
-	}
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+taskColumns+` FROM tasks t
-		WHERE t.room_id = $1 AND t.seq > $2 AND ($3 = '' OR t.status = $3) AND (NOT $4 OR t.status NOT IN ('done', 'cancelled'))
-		ORDER BY t.seq LIMIT $5`, roomID, q.After, string(q.Status), q.Open, q.Limit+1)
-	if err != nil {
-		return page, fmt.Errorf("list tasks: %w", err)
-	}
-	tasks, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Task, error) { return scanTask(row) })
-	if err != nil {
-		return page, fmt.Errorf("list tasks: %w", err)
-	}
-	if len(tasks) == 0 {
-		if _, err := s.Room(ctx, roomID); err != nil {
+	return retried(ctx, s, func() (letagents.TaskPage, error) {
+		page := letagents.TaskPage{Tasks: []letagents.Task{}}
+		if q.Limit < 1 || q.Limit > letagents.MaxTaskPage {
+			return page, letagents.Errorf(letagents.Invalid, "limit must be between 1 and %d", letagents.MaxTaskPage)
+		}
+		if err := s.expireOverdue(ctx, roomID, 0, now); err != nil {
 			return page, err
 		}
+		rows, err := s.pool.Query(ctx, `
+			SELECT `+taskColumns+` FROM tasks t
+			WHERE t.room_id = $1 AND t.seq > $2 AND ($3 = '' OR t.status = $3) AND (NOT $4 OR t.status NOT IN ('done', 'cancelled'))
+			ORDER BY t.seq LIMIT $5`, roomID, q.After, string(q.Status), q.Open, q.Limit+1)
+		if err != nil {
+			return page, fmt.Errorf("list tasks: %w", err)
+		}
+		tasks, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Task, error) { return scanTask(row) })
+		if err != nil {
+			return page, fmt.Errorf("list tasks: %w", err)
+		}
+		if len(tasks) == 0 {
+			if _, err := s.Room(ctx, roomID); err != nil {
+				return page, err
+			}
+			return page, nil
+		}
+		if len(tasks) > q.Limit {
+			tasks, page.HasMore = tasks[:q.Limit], true
+		}
+		if err := withLeases(ctx, s.pool, tasks, now); err != nil {
+			return page, fmt.Errorf("list tasks: %w", err)
+		}
+		page.Tasks = tasks
 		return page, nil
-	}
-	if len(tasks) > q.Limit {
-		tasks, page.HasMore = tasks[:q.Limit], true
-	}
-	if err := withLeases(ctx, s.pool, tasks, now); err != nil {
-		return page, fmt.Errorf("list tasks: %w", err)
-	}
-	page.Tasks = tasks
-	return page, nil
+	})
 }
 
 // Task reads one task with its active leases, its overdue leases expired
 // first. NotFound when the room or the task does not exist.
 func (s *Store) Task(ctx context.Context, roomID string, seq int64, now time.Time) (letagents.Task, error) {
-	if err := s.expireOverdue(ctx, roomID, seq, now); err != nil {
-		return letagents.Task{}, err
-	}
-	t, err := scanTask(s.pool.QueryRow(ctx, `SELECT `+taskColumns+` FROM tasks t WHERE t.room_id = $1 AND t.seq = $2`, roomID, seq))
-	switch {
-	case isNoRows(err):
-		return t, s.taskNotFound(ctx, s.pool, roomID)
-	case err != nil:
-		return t, fmt.Errorf("read task: %w", err)
-	}
-	one := []letagents.Task{t}
-	if err := withLeases(ctx, s.pool, one, now); err != nil {
-		return t, fmt.Errorf("read task: %w", err)
-	}
-	return one[0], nil
+	return retried(ctx, s, func() (letagents.Task, error) {
+		if err := s.expireOverdue(ctx, roomID, seq, now); err != nil {
+			return letagents.Task{}, err
+		}
+		t, err := scanTask(s.pool.QueryRow(ctx, `SELECT `+taskColumns+` FROM tasks t WHERE t.room_id = $1 AND t.seq = $2`, roomID, seq))
+		switch {
+		case isNoRows(err):
+			return t, s.taskNotFound(ctx, s.pool, roomID)
+		case err != nil:
+			return t, fmt.Errorf("read task: %w", err)
+		}
+		one := []letagents.Task{t}
+		if err := withLeases(ctx, s.pool, one, now); err != nil {
+			return t, fmt.Errorf("read task: %w", err)
+		}
+		return one[0], nil
+	})
 }
 
 // taskNotFound tells a missing room from a missing task.

@@ -88,6 +88,10 @@ type SendMessage struct {
 	Text           string  `json:"text"`
 	ThreadParentID *string `json:"thread_parent_id,omitempty"`
 	ReplyTo        *string `json:"reply_to,omitempty"`
+	// ClientMessageID, chosen by the client (at most 200 bytes), makes the
+	// send safe to repeat: a second send of it to the same room answers
+	// the first message with 200 instead of posting another.
+	ClientMessageID string `json:"client_message_id,omitempty"`
 	// With a worker session's credentials the message is sent as that
 	// session: its actor label replaces sender.
 	SessionCredentials
