@@ -344,14 +344,15 @@ func TestSignInConsumesDeviceRequest(t *testing.T) {
 
 func TestConcurrentSignInsConsumeADeviceRequestOnce(t *testing.T) {
 	t.Parallel()
-	s, pool := newStoreAndPool(t)
+	db := pgtest.New(t)
+	s, pool := store.New(db.Pool), db.Pool
 	ctx := context.Background()
 	now := testNow()
 	d := newDeviceRequest(t, s, "req", 5*time.Second, now)
+	release := db.HoldLock(t, `SELECT 1 FROM device_requests WHERE id_hash = $1 FOR UPDATE`, d.IDHash)
 	const n = 8
 	errs := make([]error, n)
-	warmPool(t, pool, n)
-	startTogether(n, func(i int) {
+	db.Race(t, n, release, func(i int) {
 		_, _, errs[i] = s.SignIn(ctx, store.SignIn{Account: githubAccount("1001", "alice"), GitHubToken: []byte("x"),
 			DeviceRequest: d.IDHash, OwnerTokenHash: testHash(fmt.Sprint("tok-", i)), Now: now})
 	})
@@ -622,14 +623,15 @@ func TestCreateDeviceRequestPurgesLongExpired(t *testing.T) {
 
 func TestConcurrentDevicePollsClaimOnce(t *testing.T) {
 	t.Parallel()
-	s, pool := newStoreAndPool(t)
+	db := pgtest.New(t)
+	s := store.New(db.Pool)
 	ctx := context.Background()
 	now := testNow()
 	d := newDeviceRequest(t, s, "req", 5*time.Second, now)
+	release := db.HoldLock(t, `SELECT 1 FROM device_requests WHERE id_hash = $1 FOR UPDATE`, d.IDHash)
 	const pollers = 10
 	errs := make([]error, pollers)
-	warmPool(t, pool, 8)
-	startTogether(pollers, func(i int) {
+	db.Race(t, pollers, release, func(i int) {
 		_, errs[i] = s.ClaimDevicePoll(ctx, d.IDHash, now)
 	})
 	ok := 0
