@@ -6,10 +6,10 @@ import (
 	"net"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // The container mode: a plain long-running server serving only long-polls.
@@ -39,23 +39,14 @@ func TestRunServesPollsUntilStopped(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for get("/rooms/container%20room/messages/poll?timeout=0") != http.StatusOK {
-		if time.Now().After(deadline) {
-			t.Fatal("poll server never answered")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, "the poll server to answer", func() bool {
+		return get("/rooms/container%20room/messages/poll?timeout=0") == http.StatusOK
+	})
 	if code := get("/api/health"); code != http.StatusNotFound {
 		t.Errorf("GET /api/health on the poll server = %d, want 404 (it serves only polls)", code)
 	}
 	stop()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run = %v, want nil after SIGTERM-like stop", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("run did not return after stop")
+	if err := testwait.Recv(t, "run to return after stop", done); err != nil {
+		t.Errorf("run = %v, want nil after SIGTERM-like stop", err)
 	}
 }

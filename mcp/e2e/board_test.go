@@ -16,6 +16,7 @@ import (
 	"github.com/letagents/letagents-go/shared/actors"
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/testwait"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -23,10 +24,6 @@ const (
 	boardRoom = "github.com/acme/board"
 	taskTitle = "Fix login"
 	taskPR    = "https://github.com/acme/board/pull/9"
-	// connectTimeout bounds how long the test waits to see a parked
-	// wait_for_messages counted as the session's delivery connection.
-	connectTimeout = 10 * time.Second
-	connectPoll    = 50 * time.Millisecond
 )
 
 // TestBoardThroughTwoAgents: two agents of one GitHub account work one
@@ -302,7 +299,8 @@ func (a *agent) signInDevice(t *testing.T, gh *githubtest.Server, login string) 
 			Login string `json:"login"`
 		} `json:"account"`
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	// Paced as the device flow asks, bounded as testwait bounds a wait.
+	deadline := time.Now().Add(testwait.Bound)
 	for {
 		polled.Status, polled.Interval = "", 0
 		a.callOK(t, "poll_device_auth", map[string]any{"auto_join": false}, &polled)
@@ -310,7 +308,7 @@ func (a *agent) signInDevice(t *testing.T, gh *githubtest.Server, login string) 
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("agent %s: poll_device_auth still %q 20s after approval", a.name, polled.Status)
+			t.Fatalf("agent %s: poll_device_auth still %q %v after approval", a.name, polled.Status, testwait.Bound)
 		}
 		// The device flow's own pace, not a guess: polling sooner is refused.
 		time.Sleep(time.Duration(max(polled.Interval, started.Interval, 1)) * time.Second)
@@ -487,14 +485,9 @@ func (p person) participant(sessionID string) (wire.Participant, bool) {
 func (p person) awaitConnected(sessionID string) {
 	p.t.Helper()
 	began := time.Now()
-	for {
-		if x, ok := p.participant(sessionID); ok && x.Connected {
-			p.t.Logf("ann (person): the roster shows %s connected after %v", sessionID, time.Since(began).Round(time.Millisecond))
-			return
-		}
-		if time.Since(began) > connectTimeout {
-			p.t.Fatalf("%s not shown connected in the roster %v after its wait_for_messages began", sessionID, connectTimeout)
-		}
-		time.Sleep(connectPoll)
-	}
+	testwait.Until(p.t, "the roster to show "+sessionID+" connected", func() bool {
+		x, ok := p.participant(sessionID)
+		return ok && x.Connected
+	})
+	p.t.Logf("ann (person): the roster shows %s connected after %v", sessionID, time.Since(began).Round(time.Millisecond))
 }

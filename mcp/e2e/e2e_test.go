@@ -11,6 +11,7 @@ import (
 
 	"github.com/letagents/letagents-go/shared/actors"
 	"github.com/letagents/letagents-go/shared/rooms"
+	"github.com/letagents/letagents-go/shared/testwait"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -347,17 +348,10 @@ func TestPrivateRepoSignIn(t *testing.T) {
 
 	// The auto-join is refused for want of sign-in and starts a device flow.
 	var status onboarding
-	deadline := time.Now().Add(joinTimeout)
-	for {
+	testwait.Until(t, "a pending device sign-in after start", func() bool {
 		c.callOK(t, "get_onboarding_status", nil, &status)
-		if status.PendingDeviceAuth != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no pending device sign-in %v after start; onboarding status: %+v", joinTimeout, status)
-		}
-		time.Sleep(joinPollEvery)
-	}
+		return status.PendingDeviceAuth != nil
+	})
 	code := gh.LastUserCode()
 	if code == "" || status.PendingDeviceAuth.UserCode != code {
 		t.Errorf("pending_device_auth.user_code = %q, want the fake GitHub's last code %q", status.PendingDeviceAuth.UserCode, code)
@@ -384,7 +378,8 @@ func TestPrivateRepoSignIn(t *testing.T) {
 		} `json:"account"`
 		AgentIdentity identityJSON `json:"agent_identity"`
 	}
-	deadline = time.Now().Add(20 * time.Second)
+	// Paced as the device flow asks, bounded as testwait bounds a wait.
+	deadline := time.Now().Add(testwait.Bound)
 	for {
 		authorized.Status, authorized.Interval = "", 0
 		c.callOK(t, "poll_device_auth", nil, &authorized)
@@ -392,7 +387,7 @@ func TestPrivateRepoSignIn(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("poll_device_auth still %q 20s after approval", authorized.Status)
+			t.Fatalf("poll_device_auth still %q %v after approval", authorized.Status, testwait.Bound)
 		}
 		time.Sleep(time.Duration(max(authorized.Interval, 1)) * time.Second)
 	}

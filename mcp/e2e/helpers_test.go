@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/pgtest"
+	"github.com/letagents/letagents-go/shared/testwait"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -30,11 +32,10 @@ const (
 	runnerStartTimeout = 60 * time.Second
 	runnerStopTimeout  = 30 * time.Second
 	callTimeout        = 30 * time.Second
-	joinTimeout        = 10 * time.Second
-	joinPollEvery      = 100 * time.Millisecond
-	// waitMillis is the timeout a blocking wait_for_messages is given: far
-	// longer than the test needs to send what wakes it.
-	waitMillis = 20000
+	// waitMillis is the timeout a blocking wait_for_messages is given:
+	// longer than testwait.Bound, so that only what the test sends ends
+	// it, however slow the machine. The agents clamp waits at the same.
+	waitMillis = 120000
 	// notYetFor is how long a blocked call is watched to make sure it
 	// stays blocked (the only "nothing happened" check; kept short).
 	notYetFor = 200 * time.Millisecond
@@ -239,7 +240,7 @@ func startAgent(t *testing.T, apiURL string, cfg agentConfig) *agent {
 		"LETAGENTS_STATE_PATH=" + cfg.StatePath,
 		"LETAGENTS_AGENT_NAME=" + cfg.Name,
 		"LETAGENTS_AGENT_INSTANCE_ID=" + cfg.InstanceID,
-		"LETAGENTS_POLL_MAX_MS=30000",
+		"LETAGENTS_POLL_MAX_MS=" + strconv.Itoa(waitMillis),
 	}
 	a := &agent{name: cfg.Name, stderr: &syncBuffer{}}
 	c, err := client.NewStdioMCPClientWithOptions(bins.agent, env, nil,
@@ -413,19 +414,15 @@ func stillBlocked(t *testing.T, p *pending, what string) {
 // awaitAnswer waits for a background call's answer and wants a success.
 func awaitAnswer(t *testing.T, p *pending, what string, out any) {
 	t.Helper()
-	select {
-	case ans := <-p.ch:
-		if ans.Err != nil {
-			t.Fatalf("%s: %v", what, ans.Err)
-		}
-		p.a.logCall(t, p.tool, p.args, ans)
-		if ans.IsError {
-			t.Fatalf("%s answered an error, want success:\n%s", what, ans.Text)
-		}
-		decode(t, what, ans.Text, out)
-	case <-time.After(2 * waitMillis * time.Millisecond):
-		t.Fatalf("%s did not answer within %v", what, 2*waitMillis*time.Millisecond)
+	ans := testwait.Recv(t, what+" to answer", p.ch)
+	if ans.Err != nil {
+		t.Fatalf("%s: %v", what, ans.Err)
 	}
+	p.a.logCall(t, p.tool, p.args, ans)
+	if ans.IsError {
+		t.Fatalf("%s answered an error, want success:\n%s", what, ans.Text)
+	}
+	decode(t, what, ans.Text, out)
 }
 
 // identityJSON is the agent_identity of tool answers.
@@ -498,18 +495,13 @@ type failureAnswer struct {
 // put the agent in a room, and returns the answer.
 func (a *agent) waitJoined(t *testing.T) currentRoom {
 	t.Helper()
-	deadline := time.Now().Add(joinTimeout)
-	for {
-		var cur currentRoom
+	var cur currentRoom
+	testwait.Until(t, "agent "+a.name+" to auto-join a room", func() bool {
+		cur = currentRoom{}
 		a.callOK(t, "get_current_room", nil, &cur)
-		if cur.Connected {
-			return cur
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent %s: still in no room %v after start (auto-join)", a.name, joinTimeout)
-		}
-		time.Sleep(joinPollEvery)
-	}
+		return cur.Connected
+	})
+	return cur
 }
 
 // send posts a top-level message and returns it as the server stored it.

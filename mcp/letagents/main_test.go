@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 func TestRun(t *testing.T) {
@@ -33,7 +34,7 @@ func TestRun(t *testing.T) {
 		for k, v := range tt.vars {
 			vars[k] = v
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound) // only a hung run reaches it
 		var stdout, stderr bytes.Buffer
 		err := run(ctx, tt.args, env(vars), strings.NewReader(""), &stdout, &stderr)
 		cancel()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
 
@@ -99,10 +101,15 @@ func TestAgentSessionTools(t *testing.T) {
 	// A wait with the session is a delivery connection: connected meanwhile.
 	done := make(chan answer, 1)
 	go func() {
-		done <- a.call(t, "wait_for_messages", map[string]any{"after_message_id": sent.str("id"), "timeout": 5000})
+		done <- a.call(t, "wait_for_messages", map[string]any{"after_message_id": sent.str("id"), "timeout": 120000})
 	}()
 	testwait.Until(t, "the waiting agent to show as connected", func() bool { return roster()["connected"] == true })
-	<-done
+	if _, _, err := b.svc.Store.SendMessage(context.Background(), letagents.NewMessage{RoomID: "github.com/acme/app", Sender: "someone", Text: "wake"}); err != nil {
+		t.Fatal(err)
+	}
+	if woken := testwait.Recv(t, "the wait to be woken", done).ok(t); len(woken.list("messages")) != 1 {
+		t.Errorf("woken wait = %s, want the one message sent", woken.raw)
+	}
 	a.call(t, "wait_for_messages", map[string]any{"agent_session_id": "as_999", "timeout": 1000}).failed(t, "unknown agent_session_id")
 
 	out := a.call(t, "disconnect_agent_session", nil).ok(t)

@@ -20,6 +20,7 @@ import (
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // backend is the real API on a private schema, over real HTTP.
@@ -111,7 +112,10 @@ func newAgent(t *testing.T, b *backend, dir string, env map[string]string) *agen
 		dir = t.TempDir()
 	}
 	statePath := filepath.Join(t.TempDir(), "state", "mcp-state.json")
-	vars := map[string]string{"LETAGENTS_API_URL": b.url, "LETAGENTS_STATE_PATH": statePath, "LETAGENTS_POLL_MAX_MS": "10000",
+	// Waits the tests wake must outlast testwait.Bound: a busy machine may
+	// take that long to wake them, and a wait that timed out first would
+	// answer empty.
+	vars := map[string]string{"LETAGENTS_API_URL": b.url, "LETAGENTS_STATE_PATH": statePath, "LETAGENTS_POLL_MAX_MS": "120000",
 		"LETAGENTS_AGENT_INSTANCE_ID": "test-" + t.Name()}
 	for k, v := range env {
 		vars[k] = v
@@ -185,7 +189,7 @@ func (a *agent) callWith(t *testing.T, name string, args map[string]any, meta *m
 	t.Helper()
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments, req.Params.Meta = name, args, meta
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*testwait.Bound) // a woken wait may take testwait.Bound
 	defer cancel()
 	res, err := a.client.CallTool(ctx, req)
 	if err != nil {

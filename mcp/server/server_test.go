@@ -295,7 +295,7 @@ func TestSystemLinesBySource(t *testing.T) {
 	if forged := a.call(t, "read_messages", map[string]any{"limit": 0}).ok(t); forged.obj["system_message_ids"] != nil {
 		t.Errorf("with only a participant's [status] line, read_messages = %s; want no system_message_ids", forged.raw)
 	}
-	line, err := b.svc.Store.SendMessage(context.Background(), letagents.SystemMessage(room, "[status] task_1 is complete: Shipped"))
+	line, _, err := b.svc.Store.SendMessage(context.Background(), letagents.SystemMessage(room, "[status] task_1 is complete: Shipped"))
 	if err != nil {
 		t.Fatal(err)
 	}

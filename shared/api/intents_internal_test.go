@@ -35,6 +35,7 @@ func (c *hookClock) Advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock();
 // hookEnv is a server on a private schema with a room and two worker
 // sessions of different agents of one owner.
 type hookEnv struct {
+	db         *pgtest.DB
 	s          *server
 	clock      *hookClock
 	room       string
@@ -44,9 +45,10 @@ type hookEnv struct {
 func newHookEnv(t *testing.T) *hookEnv {
 	t.Helper()
 	ctx := context.Background()
-	st := store.New(pgtest.New(t).Pool)
+	db := pgtest.New(t)
+	st := store.New(db.Pool)
 	clock := &hookClock{now: time.Now().Truncate(time.Millisecond)}
-	h := &hookEnv{s: &server{Deps: Deps{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler)}}, clock: clock, room: "hooks"}
+	h := &hookEnv{db: db, s: &server{Deps: Deps{Store: st, Now: clock.Now, Logger: slog.New(slog.DiscardHandler)}}, clock: clock, room: "hooks"}
 	if _, _, err := st.EnsureRoom(ctx, h.room); err != nil {
 		t.Fatal(err)
 	}
@@ -229,16 +231,10 @@ func TestAuthorizeBoardActionRace(t *testing.T) {
 	g := h.approve(t, h.propose(t, h.ann, letagents.IntentTaskClose, `{"task_id": "task_3", "status": "done"}`))
 	const racers = 20
 	errs := make([]error, racers)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range racers {
-		wg.Go(func() {
-			<-start
-			errs[i] = h.authorize(h.ann, letagents.IntentTaskClose, closeTask, g)
-		})
-	}
-	close(start)
-	wg.Wait()
+	release := h.db.HoldLock(t, `SELECT 1 FROM board_intents WHERE room_id = $1 FOR UPDATE`, h.room)
+	h.db.Race(t, racers, release, func(i int) {
+		errs[i] = h.authorize(h.ann, letagents.IntentTaskClose, closeTask, g)
+	})
 	wins := 0
 	for _, err := range errs {
 		if err == nil {

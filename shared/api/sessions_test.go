@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/shared/actors"
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // session is a registered agent session, as a test uses it.
@@ -110,17 +111,11 @@ func TestPresenceAndDelivery(t *testing.T) {
 	// A parked poll with the session's headers is an open delivery connection.
 	done := make(chan reply, 1)
 	go func() {
-		done <- e.callWith(context.Background(), t, http.MethodGet, "/rooms/ops/messages/poll?after=msg_0&timeout=5000", "", s.headers())
+		done <- e.callWith(context.Background(), t, http.MethodGet, "/rooms/ops/messages/poll?after=msg_0&timeout=120000", "", s.headers())
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for roster()["connected"] != true {
-		if time.Now().After(deadline) {
-			t.Fatal("the parked poll never showed as connected")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, "the parked poll to show as connected", func() bool { return roster()["connected"] == true })
 	e.send(t, "ops", "someone", "wake")
-	if r := <-done; r.status != 200 {
+	if r := testwait.Recv(t, "the woken poll", done); r.status != 200 {
 		t.Fatalf("poll = %d %s", r.status, r.raw)
 	}
 	// Reachable for the reconnect grace after the poll ends, then not.

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -104,21 +103,14 @@ func TestTaskClaimRace(t *testing.T) {
 		err    error
 	}
 	answers := make([]answer, agents)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i, s := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			status, obj, err := rawCall(http.MethodPatch, b.url+"/rooms/board/tasks/"+task, `{"status": "assigned", `+s.creds()+`}`,
-				http.Header{"Authorization": {"Bearer " + s.owner}})
-			code, _ := obj["code"].(string)
-			answers[i] = answer{status, code, err}
-		}()
-	}
-	close(start)
-	wg.Wait()
+	release := b.db.HoldLock(t, `SELECT 1 FROM tasks WHERE room_id = 'board' FOR UPDATE`)
+	b.db.Race(t, agents, release, func(i int) {
+		s := sessions[i]
+		status, obj, err := rawCall(http.MethodPatch, b.url+"/rooms/board/tasks/"+task, `{"status": "assigned", `+s.creds()+`}`,
+			http.Header{"Authorization": {"Bearer " + s.owner}})
+		code, _ := obj["code"].(string)
+		answers[i] = answer{status, code, err}
+	})
 	won := 0
 	for i, a := range answers {
 		switch {

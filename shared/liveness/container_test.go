@@ -15,6 +15,7 @@ import (
 
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/store/storetest"
+	"github.com/letagents/letagents-go/shared/testwait"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -71,13 +72,7 @@ func startPollContainer(t *testing.T, dbURL string) (url string, kill func()) {
 		})
 	}
 	t.Cleanup(kill)
-	select {
-	case u := <-urls:
-		return u, kill
-	case <-time.After(30 * time.Second):
-		t.Fatal("the poll container did not log its URL within 30 s")
-		return "", kill
-	}
+	return testwait.Recv(t, "the poll container to log its URL", urls), kill
 }
 
 // Killing a poll container's process leaves no agent shown as connected
@@ -88,7 +83,7 @@ func TestKilledPollContainer(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	w := storetest.Register(t, e.store, "containers", "Sleeper", letagents.SessionWorker, time.Now().Truncate(time.Millisecond))
-	base, kill := startPollContainer(t, e.url)
+	base, kill := startPollContainer(t, e.db.URL)
 
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/rooms/containers/messages/poll?after=msg_0&timeout=60000", nil)
 	if err != nil {
@@ -108,28 +103,21 @@ func TestKilledPollContainer(t *testing.T) {
 		answered <- "status " + strconv.Itoa(resp.StatusCode)
 	}()
 
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testwait.Until(t, "the parked poll to show as an open delivery connection", func() bool {
 		a, err := e.store.AgentSession(ctx, "containers", w.ID, time.Now())
 		if err != nil {
 			t.Fatal(err)
-		}
-		if a.OpenConnections == 1 {
-			break
 		}
 		select {
 		case got := <-answered:
 			t.Fatalf("the poll answered (%s) instead of parking", got)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the parked poll never showed as an open delivery connection")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return a.OpenConnections == 1
+	})
 	kill()
 	killed := time.Now()
-	<-answered // the connection dropped
+	testwait.Recv(t, "the killed container's connection to drop", answered)
 
 	// Right now the dead process's row still counts: nothing closed it.
 	a, err := e.store.AgentSession(ctx, "containers", w.ID, time.Now())

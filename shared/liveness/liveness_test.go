@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -22,8 +19,7 @@ const grace = liveness.DefaultNoticeAfter
 
 // env is a test database with a sweeper on it.
 type env struct {
-	pool  *pgxpool.Pool
-	url   string
+	db    *pgtest.DB
 	store *store.Store
 	sw    *liveness.Sweeper
 }
@@ -32,7 +28,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	d := pgtest.New(t)
 	st := store.New(d.Pool)
-	return &env{pool: d.Pool, url: d.URL, store: st, sw: liveness.New(st, grace, nil)}
+	return &env{db: d, store: st, sw: liveness.New(st, grace, nil)}
 }
 
 // sweep runs one sweep at now and checks what it posted.
@@ -58,7 +54,7 @@ type notice struct {
 // notices lists the room's messages whose client id starts with prefix.
 func (e *env) notices(t *testing.T, room, prefix string) []notice {
 	t.Helper()
-	rows, err := e.pool.Query(context.Background(), `SELECT sender || '/' || coalesce(source, 'null'), text, client_message_id FROM messages
+	rows, err := e.db.Pool.Query(context.Background(), `SELECT sender || '/' || coalesce(source, 'null'), text, client_message_id FROM messages
 		WHERE room_id = $1 AND starts_with(client_message_id, $2) ORDER BY seq`, room, prefix)
 	if err != nil {
 		t.Fatal(err)
@@ -240,18 +236,13 @@ func TestConcurrentSweepsPostOnce(t *testing.T) {
 		t.Helper()
 		reports := make([]liveness.Report, sweepers)
 		errs := make([]error, sweepers)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range sweepers {
+		// Every sweeper lists the workers, then waits for the first one
+		// it would announce: all of them hold the same candidates.
+		release := e.db.HoldLock(t, `SELECT 1 FROM agent_sessions FOR UPDATE`)
+		e.db.Race(t, sweepers, release, func(i int) {
 			// Each its own instance, as two Lambda invocations would be.
-			sw := liveness.New(store.New(e.pool), grace, nil)
-			wg.Go(func() {
-				<-start
-				reports[i], errs[i] = sw.Sweep(context.Background(), now)
-			})
-		}
-		close(start)
-		wg.Wait()
+			reports[i], errs[i] = liveness.New(store.New(e.db.Pool), grace, nil).Sweep(context.Background(), now)
+		})
 		for i, err := range errs {
 			if err != nil {
 				t.Fatalf("sweeper %d: %v", i, err)
@@ -267,7 +258,7 @@ func TestConcurrentSweepsPostOnce(t *testing.T) {
 	if got := e.notices(t, "crowd", "agent_liveness:offline:"); len(got) != workers {
 		t.Errorf("%d offline notices in the room, want %d", len(got), workers)
 	}
-	rows, err := e.pool.Query(context.Background(), `SELECT id FROM agent_sessions`)
+	rows, err := e.db.Pool.Query(context.Background(), `SELECT id FROM agent_sessions`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -147,6 +149,13 @@ func (d *DB) HoldLock(t testing.TB, query string, args ...any) (release func()) 
 // connection of the pool.
 func (d *DB) AwaitLockWaiters(t testing.TB, n int) {
 	t.Helper()
+	d.awaitLockWaiters(t, n, func() bool { return false })
+}
+
+// awaitLockWaiters is AwaitLockWaiters, failing at once when gaveUp
+// reports true: then the waiters will never come.
+func (d *DB) awaitLockWaiters(t testing.TB, n int, gaveUp func() bool) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, d.URL)
@@ -154,7 +163,8 @@ func (d *DB) AwaitLockWaiters(t testing.TB, n int) {
 		t.Fatalf("pgtest: connect to count lock waiters: %v", err)
 	}
 	defer conn.Close(context.Background())
-	testwait.Until(t, fmt.Sprintf("%d connections to wait for a lock", n), func() bool {
+	what := fmt.Sprintf("%d connections to wait for a lock", n)
+	testwait.Until(t, what, func() bool {
 		var waiting int
 		err := conn.QueryRow(ctx, `
 			SELECT count(*) FROM pg_stat_activity
@@ -162,6 +172,30 @@ func (d *DB) AwaitLockWaiters(t testing.TB, n int) {
 		if err != nil {
 			t.Fatalf("pgtest: count lock waiters: %v", err)
 		}
+		if waiting < n && gaveUp() {
+			t.Fatalf("pgtest: a racer returned while waiting for %s: it never contended for the held lock", what)
+		}
 		return waiting >= n
 	})
+}
+
+// Race runs racer(0), …, racer(n-1), each in a goroutine of its own,
+// against rows held by HoldLock, whose release it is given. It lets them
+// go only once as many racers wait for a lock as can: n, or the pool's
+// size when n is larger (the others wait for a connection). It returns
+// when every racer has. A racer that returns before the release fails the
+// test, since it did not contend.
+func (d *DB) Race(t testing.TB, n int, release func(), racer func(i int)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var returned atomic.Bool
+	for i := range n {
+		wg.Go(func() {
+			defer returned.Store(true)
+			racer(i)
+		})
+	}
+	d.awaitLockWaiters(t, min(n, int(d.Pool.Config().MaxConns)), returned.Load)
+	release()
+	wg.Wait()
 }

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -315,8 +316,16 @@ func TestKMSCacheBounded(t *testing.T) {
 	}
 }
 
+// The KMS tests of waiters run in a synctest bubble: synctest.Wait
+// returns once every goroutine is blocked, so the waiters have surely
+// lined up behind the call in flight, however slow the machine.
+
 func TestKMSConcurrentFirstSeal(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testKMSConcurrentFirstSeal)
+}
+
+func testKMSConcurrentFirstSeal(t *testing.T) {
 	ctx := context.Background()
 	f := newFakeKMS(t, "alias/seal")
 	f.genGate = make(chan struct{})
@@ -332,10 +341,10 @@ func TestKMSConcurrentFirstSeal(t *testing.T) {
 			values[i], errs[i] = s.Seal(ctx, []byte("gho_secret"), nil)
 		})
 	}
-	<-f.genEntered
-	// Give the other goroutines time to pile up behind the first call;
-	// the assertions hold however many of them do.
-	time.Sleep(20 * time.Millisecond)
+	synctest.Wait() // one Seal in GenerateDataKey, the others waiting for it
+	if entered := len(f.genEntered); entered != 1 {
+		t.Fatalf("%d GenerateDataKey calls entered while %d Seals waited, want 1", entered, n)
+	}
 	close(f.genGate)
 	wg.Wait()
 
@@ -359,6 +368,10 @@ func TestKMSConcurrentFirstSeal(t *testing.T) {
 
 func TestKMSWaiterContext(t *testing.T) {
 	t.Parallel()
+	synctest.Test(t, testKMSWaiterContext)
+}
+
+func testKMSWaiterContext(t *testing.T) {
 	f := newFakeKMS(t, "alias/seal")
 	f.genGate = make(chan struct{})
 	f.genEntered = make(chan struct{}, 10)
@@ -373,7 +386,7 @@ func TestKMSWaiterContext(t *testing.T) {
 	}()
 	<-f.genEntered
 
-	// A waiter gives up at its own deadline.
+	// A waiter gives up at its own deadline (on the bubble's clock).
 	waitCtx, cancelWait := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancelWait()
 	if _, err := s.Seal(waitCtx, []byte("b"), nil); !errors.Is(err, context.DeadlineExceeded) {
@@ -387,7 +400,7 @@ func TestKMSWaiterContext(t *testing.T) {
 		_, err := s.Seal(context.Background(), []byte("c"), nil)
 		retryErr <- err
 	}()
-	time.Sleep(10 * time.Millisecond)
+	synctest.Wait() // the retrying Seal waits for the leader's call
 	cancelLeader()
 	if err := <-leaderErr; !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled Seal: got %v, want context.Canceled", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -117,10 +118,11 @@ func TestServeDrainsParkedPollsOnShutdown(t *testing.T) {
 	addr := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- service.Serve(ctx, "127.0.0.1:0", svc.Handler, service.Serving{Drain: svc.Drain, Grace: 5 * time.Second,
+		// A shutdown budget only a broken drain would use up.
+		done <- service.Serve(ctx, "127.0.0.1:0", svc.Handler, service.Serving{Drain: svc.Drain, Grace: 30 * time.Second,
 			Ready: func(a net.Addr) { addr <- a }})
 	}()
-	url := service.Listening(<-addr)
+	url := service.Listening(testwait.Recv(t, "the server to listen", addr))
 	answered := make(chan int, 1)
 	go func() {
 		resp, err := http.Get(url + "/rooms/shutdown/messages/poll?timeout=60000")
@@ -131,19 +133,12 @@ func TestServeDrainsParkedPollsOnShutdown(t *testing.T) {
 		resp.Body.Close()
 		answered <- resp.StatusCode
 	}()
-	for svc.Hub.Stats().Subscribers == 0 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, "the poll to park", func() bool { return svc.Hub.Stats().Subscribers > 0 })
 	stop()
-	select {
-	case code := <-answered:
-		if code != http.StatusOK {
-			t.Errorf("parked poll answered %d on shutdown, want 200", code)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("parked poll not answered on shutdown")
+	if code := testwait.Recv(t, "the parked poll's answer on shutdown", answered); code != http.StatusOK {
+		t.Errorf("parked poll answered %d on shutdown, want 200", code)
 	}
-	if err := <-done; err != nil {
+	if err := testwait.Recv(t, "Serve to return", done); err != nil {
 		t.Errorf("Serve = %v", err)
 	}
 }

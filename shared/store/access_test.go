@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/store"
 )
@@ -173,7 +174,8 @@ func TestRotateInviteCodeRefuses(t *testing.T) {
 
 func TestClaimFirstAdmin(t *testing.T) {
 	t.Parallel()
-	s, pool := newStoreAndPool(t)
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
 	ctx := context.Background()
 	room, _, err := s.EnsureRoom(ctx, "first come")
 	if err != nil {
@@ -186,8 +188,8 @@ func TestClaimFirstAdmin(t *testing.T) {
 	}
 	got := make([]bool, joiners)
 	errs := make([]error, joiners)
-	warmPool(t, pool, 8)
-	startTogether(joiners, func(i int) {
+	release := d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, room.ID)
+	d.Race(t, joiners, release, func(i int) {
 		got[i], errs[i] = s.ClaimFirstAdmin(ctx, room.ID, accounts[i].ID)
 	})
 	winner := -1

@@ -44,21 +44,6 @@ func warmPool(t *testing.T, pool *pgxpool.Pool, n int) {
 	}
 }
 
-// startTogether runs f(0..n-1) in n goroutines released at the same
-// moment, and waits for them all.
-func startTogether(n int, f func(i int)) {
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			f(i)
-		})
-	}
-	close(start)
-	wg.Wait()
-}
-
 // testHash is the 32-byte hash a secret would be stored under.
 func testHash(secret string) []byte {
 	sum := sha256.Sum256([]byte(secret))
@@ -344,14 +329,15 @@ func TestSignInConsumesDeviceRequest(t *testing.T) {
 
 func TestConcurrentSignInsConsumeADeviceRequestOnce(t *testing.T) {
 	t.Parallel()
-	s, pool := newStoreAndPool(t)
+	db := pgtest.New(t)
+	s, pool := store.New(db.Pool), db.Pool
 	ctx := context.Background()
 	now := testNow()
 	d := newDeviceRequest(t, s, "req", 5*time.Second, now)
+	release := db.HoldLock(t, `SELECT 1 FROM device_requests WHERE id_hash = $1 FOR UPDATE`, d.IDHash)
 	const n = 8
 	errs := make([]error, n)
-	warmPool(t, pool, n)
-	startTogether(n, func(i int) {
+	db.Race(t, n, release, func(i int) {
 		_, _, errs[i] = s.SignIn(ctx, store.SignIn{Account: githubAccount("1001", "alice"), GitHubToken: []byte("x"),
 			DeviceRequest: d.IDHash, OwnerTokenHash: testHash(fmt.Sprint("tok-", i)), Now: now})
 	})
@@ -642,14 +628,15 @@ func TestCreateDeviceRequestPurgesLongExpired(t *testing.T) {
 
 func TestConcurrentDevicePollsClaimOnce(t *testing.T) {
 	t.Parallel()
-	s, pool := newStoreAndPool(t)
+	db := pgtest.New(t)
+	s := store.New(db.Pool)
 	ctx := context.Background()
 	now := testNow()
 	d := newDeviceRequest(t, s, "req", 5*time.Second, now)
+	release := db.HoldLock(t, `SELECT 1 FROM device_requests WHERE id_hash = $1 FOR UPDATE`, d.IDHash)
 	const pollers = 10
 	errs := make([]error, pollers)
-	warmPool(t, pool, 8)
-	startTogether(pollers, func(i int) {
+	db.Race(t, pollers, release, func(i int) {
 		_, errs[i] = s.ClaimDevicePoll(ctx, d.IDHash, now)
 	})
 	ok := 0

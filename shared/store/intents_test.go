@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
 )
 
@@ -232,7 +233,8 @@ func TestBoardIntentRefusals(t *testing.T) {
 // the same intent registered at once by many requests is one intent.
 func TestBoardIntentRaces(t *testing.T) {
 	t.Parallel()
-	s, pool := newStoreAndPool(t)
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
 	ctx := context.Background()
 	room, _, err := s.EnsureRoom(ctx, "races")
 	if err != nil {
@@ -240,12 +242,15 @@ func TestBoardIntentRaces(t *testing.T) {
 	}
 	now := time.Now()
 	const racers = 20
-	warmPool(t, pool, 8)
 	n := newIntent(t, room.ID, "ann/builder", letagents.IntentLeaseAction, letagents.NewLeaseActionPayload("task_1", "release", "", "", ""))
 	ids := make([]int64, racers)
 	news := make([]bool, racers)
 	errs := make([]error, racers)
-	startTogether(racers, func(i int) {
+	// The insert's foreign key check waits for the room, held here, or
+	// for the first insert of the same pending intent: so every racer has
+	// looked for a twin and found none before any of them inserts.
+	release := d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, room.ID)
+	d.Race(t, racers, release, func(i int) {
 		r, created, err := s.CreateBoardIntent(ctx, n, now)
 		ids[i], news[i], errs[i] = r.ID, created, err
 	})
@@ -266,7 +271,8 @@ func TestBoardIntentRaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	use := store.BoardIntentUse{TokenHash: tokenHash("race"), Action: n.Action, PayloadHash: n.PayloadHash, AgentKey: n.ProposerAgentKey}
-	startTogether(racers, func(i int) { _, errs[i] = s.UseBoardIntent(ctx, room.ID, ids[0], use, now) })
+	release = d.HoldLock(t, `SELECT 1 FROM board_intents WHERE id = $1 FOR UPDATE`, ids[0])
+	d.Race(t, racers, release, func(i int) { _, errs[i] = s.UseBoardIntent(ctx, room.ID, ids[0], use, now) })
 	var wins int
 	var refused bytes.Buffer
 	for _, err := range errs {

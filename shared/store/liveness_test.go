@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
 )
@@ -105,18 +106,19 @@ func offlineOnce(proposed *atomic.Int32, epoch time.Time) func(store.LivenessSta
 
 func TestAnnounceLivenessPostsOnceUnderConcurrency(t *testing.T) {
 	t.Parallel()
-	s, pool := newStoreAndPool(t)
+	d := pgtest.New(t)
+	s, pool := store.New(d.Pool), d.Pool
 	ctx := context.Background()
 	now := testNow()
 	a := storetest.Register(t, s, "race", "Racer", letagents.SessionWorker, now)
 	epoch := now.Add(-10 * time.Minute)
 
 	const sweepers = 8
-	warmPool(t, pool, sweepers)
 	var proposed atomic.Int32
 	posted := make([]bool, sweepers)
 	errs := make([]error, sweepers)
-	startTogether(sweepers, func(i int) {
+	release := d.HoldLock(t, `SELECT 1 FROM agent_sessions WHERE id = $1 FOR UPDATE`, a.ID)
+	d.Race(t, sweepers, release, func(i int) {
 		posted[i], errs[i] = s.AnnounceLiveness(ctx, a.ID, now, offlineOnce(&proposed, epoch))
 	})
 	for i, err := range errs {

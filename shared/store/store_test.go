@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -30,25 +29,23 @@ func codeOf(err error) letagents.ErrorCode {
 
 func TestConcurrentSendersGetConsecutiveNumbers(t *testing.T) {
 	t.Parallel()
-	s := newStore(t)
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
 	ctx := context.Background()
 	room, _, err := s.EnsureRoom(ctx, "racing senders")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every sender waits for the room's counter, held here, before any
+	// of them takes a number.
+	release := d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, room.ID)
 	const senders = 50
 	seqs := make([]int64, senders)
 	errs := make([]error, senders)
-	var wg sync.WaitGroup
-	for i := range senders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			m, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: fmt.Sprintf("agent-%d", i), Text: "hello"})
-			seqs[i], errs[i] = m.Seq, err
-		}()
-	}
-	wg.Wait()
+	d.Race(t, senders, release, func(i int) {
+		m, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: fmt.Sprintf("agent-%d", i), Text: "hello"})
+		seqs[i], errs[i] = m.Seq, err
+	})
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("sender %d: %v", i, err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -261,18 +260,10 @@ func TestConcurrentClaims(t *testing.T) {
 	release := d.HoldLock(t, `SELECT 1 FROM tasks WHERE room_id = $1 AND seq = $2 FOR UPDATE`, b.room, task.Seq)
 	const agents = 20
 	errs := make([]error, agents)
-	var wg sync.WaitGroup
-	for i := range agents {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			who := store.Actor{Label: fmt.Sprintf("Agent%d | Ann's agent | Codex", i), AgentKey: fmt.Sprintf("ann/agent%d", i)}
-			_, _, errs[i] = b.s.ClaimTask(context.Background(), b.room, task.Seq, store.Claim{Actor: who}, b.now)
-		}()
-	}
-	d.AwaitLockWaiters(t, min(agents, int(d.Pool.Config().MaxConns)))
-	release()
-	wg.Wait()
+	d.Race(t, agents, release, func(i int) {
+		who := store.Actor{Label: fmt.Sprintf("Agent%d | Ann's agent | Codex", i), AgentKey: fmt.Sprintf("ann/agent%d", i)}
+		_, _, errs[i] = b.s.ClaimTask(context.Background(), b.room, task.Seq, store.Claim{Actor: who}, b.now)
+	})
 	won := 0
 	for i, err := range errs {
 		switch {
