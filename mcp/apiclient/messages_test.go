@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/shared/testwait"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -121,30 +122,38 @@ func TestPoll(t *testing.T) {
 	})
 
 	t.Run("a send wakes it", func(t *testing.T) {
-		sent := make(chan wire.Message, 1)
-		errc := make(chan error, 1)
-		go func() {
-			time.Sleep(300 * time.Millisecond)
-			m, err := e.client("").Send(ctx, room, wire.SendMessage{Sender: "bob", Text: "three"})
-			errc <- err
-			sent <- m
-		}()
+		type polled struct {
+			p   apiclient.Page
+			err error
+		}
+		done := make(chan polled, 1)
 		start := time.Now()
-		p, err := c.Poll(ctx, room, second.ID, 20*time.Second, 10)
-		if err != nil {
-			t.Fatal(err)
+		go func() {
+			p, err := c.Poll(ctx, room, second.ID, 120*time.Second, 10)
+			done <- polled{p, err}
+		}()
+		// Send once the poll has reached the server: it is parked, or
+		// about to read; either way the send is what answers it.
+		testwait.Until(t, "the poll to reach the server", func() bool {
+			for _, r := range e.poll.requests() {
+				if strings.Contains(r.Query, "after="+second.ID) {
+					return true
+				}
+			}
+			return false
+		})
+		third := send(t, e.client(""), room, "three")
+		got := testwait.Recv(t, "the poll to answer", done)
+		if got.err != nil {
+			t.Fatal(got.err)
 		}
-		if err := <-errc; err != nil {
-			t.Fatal(err)
+		if ids := messageIDs(got.p.Messages); !slices.Equal(ids, []string{third.ID}) {
+			t.Errorf("Poll = %q, want [%s]", ids, third.ID)
 		}
-		third := <-sent
-		if got := messageIDs(p.Messages); !slices.Equal(got, []string{third.ID}) {
-			t.Errorf("Poll = %q, want [%s]", got, third.ID)
+		if took := time.Since(start); took > 60*time.Second {
+			t.Errorf("Poll took %v, want it to answer when the message came, not at its 120 s timeout", took)
 		}
-		if took := time.Since(start); took > 10*time.Second {
-			t.Errorf("Poll took %v, want it to answer when the message came", took)
-		}
-		want := "after=" + second.ID + "&limit=10&timeout=20000"
+		want := "after=" + second.ID + "&limit=10&timeout=120000"
 		if got := e.poll.last(t, "/messages/poll"); got.Query != want {
 			t.Errorf("Poll sent ?%s, want ?%s", got.Query, want)
 		}
