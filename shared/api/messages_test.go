@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -232,15 +231,11 @@ func TestConcurrentSendsThroughTheAPI(t *testing.T) {
 	e.join(t, "crowd")
 	const n = 50
 	got := make([]string, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			got[i] = e.send(t, "crowd", fmt.Sprintf("agent-%d", i), "hi")
-		}()
-	}
-	wg.Wait()
+	// Holding the room's row lines the senders up on its counter.
+	release := e.db.HoldLock(t, `SELECT 1 FROM rooms WHERE id = 'crowd' FOR UPDATE`)
+	e.db.Race(t, n, release, func(i int) {
+		got[i] = e.send(t, "crowd", fmt.Sprintf("agent-%d", i), "hi")
+	})
 	want := make([]string, n)
 	for i := range n {
 		want[i] = fmt.Sprintf("msg_%d", i+1)
