@@ -143,18 +143,16 @@ func TestSlowDownRaisesInterval(t *testing.T) {
 func TestEnforceInterval(t *testing.T) {
 	t.Parallel()
 	s, c := newFake(t)
-	s.SetDeviceTiming(50*time.Millisecond, time.Minute)
+	// An interval no busy machine outlasts between two polls in a row.
+	s.SetDeviceTiming(30*time.Second, time.Minute)
 	s.EnforceInterval(true)
 	dc := startDevice(t, c)
-	if dc.Interval != time.Second {
-		t.Errorf("Interval = %v, want 1s (50 ms rounded up to whole seconds)", dc.Interval)
-	}
 	_, err := poll(t, c, dc)
 	wantErr(t, "first poll", err, github.ErrAuthorizationPending)
 	_, err = poll(t, c, dc)
 	var sd *github.SlowDownError
-	if !errors.As(err, &sd) || sd.Interval != 6*time.Second {
-		t.Errorf("immediate second poll: error %v, want slow_down with interval 6s", err)
+	if !errors.As(err, &sd) || sd.Interval != 35*time.Second {
+		t.Errorf("immediate second poll: error %v, want slow_down with interval 35s", err)
 	}
 
 	s.EnforceInterval(false)
@@ -168,6 +166,10 @@ func TestDeviceTiming(t *testing.T) {
 	s.SetDeviceTiming(2*time.Second, 30*time.Second)
 	if dc := startDevice(t, c); dc.Interval != 2*time.Second || dc.ExpiresIn != 30*time.Second {
 		t.Errorf("DeviceCode timing %v/%v, want 2s/30s", dc.Interval, dc.ExpiresIn)
+	}
+	s.SetDeviceTiming(50*time.Millisecond, time.Minute)
+	if dc := startDevice(t, c); dc.Interval != time.Second {
+		t.Errorf("Interval = %v, want 1s (50 ms rounded up to whole seconds)", dc.Interval)
 	}
 	s.SetDeviceTiming(0, 0)
 	if dc := startDevice(t, c); dc.Interval != 5*time.Second || dc.ExpiresIn != 900*time.Second {
