@@ -145,13 +145,7 @@ func (s *Store) ClaimTask(ctx context.Context, roomID string, seq int64, c Claim
 	var t letagents.Task
 	var lease letagents.Lease
 	err := s.withTx(ctx, func(tx pgx.Tx) (err error) {
-		if t, err = s.lockTask(ctx, tx, roomID, seq, now); err != nil {
-			return err
-		}
-		if lease, err = letagents.ClaimWork(t, c); err != nil {
-			return err
-		}
-		if lease, err = insertLease(ctx, tx, lease, now); err != nil {
+		if t, lease, err = s.claim(ctx, tx, roomID, seq, c, letagents.ClaimWork, now); err != nil {
 			return err
 		}
 		t, err = scanTask(tx.QueryRow(ctx, `
@@ -167,6 +161,22 @@ func (s *Store) ClaimTask(ctx context.Context, roomID string, seq int64, c Claim
 		t.ActiveLeases = []letagents.Lease{lease}
 		return nil
 	})
+	return t, lease, err
+}
+
+// claim locks a task and creates the lease that decide (ClaimWork or
+// ClaimReview) grants c on it.
+func (s *Store) claim(ctx context.Context, tx pgx.Tx, roomID string, seq int64, c Claim,
+	decide func(letagents.Task, letagents.Claim) (letagents.Lease, error), now time.Time) (letagents.Task, letagents.Lease, error) {
+	t, err := s.lockTask(ctx, tx, roomID, seq, now)
+	if err != nil {
+		return t, letagents.Lease{}, err
+	}
+	lease, err := decide(t, c)
+	if err != nil {
+		return t, lease, err
+	}
+	lease, err = insertLease(ctx, tx, lease, now)
 	return t, lease, err
 }
 
@@ -306,13 +316,7 @@ func (s *Store) ClaimReview(ctx context.Context, roomID string, seq int64, c Cla
 	var t letagents.Task
 	var lease letagents.Lease
 	err := s.withTx(ctx, func(tx pgx.Tx) (err error) {
-		if t, err = s.lockTask(ctx, tx, roomID, seq, now); err != nil {
-			return err
-		}
-		if lease, err = letagents.ClaimReview(t, c); err != nil {
-			return err
-		}
-		if lease, err = insertLease(ctx, tx, lease, now); err != nil {
+		if t, lease, err = s.claim(ctx, tx, roomID, seq, c, letagents.ClaimReview, now); err != nil {
 			return err
 		}
 		if t.ActiveLeases, err = leasesOf(ctx, tx, roomID, seq, now); err != nil {

@@ -93,7 +93,7 @@ func inTx(ctx context.Context, db interface {
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 		defer cancel()
-		_ = tx.Rollback(rctx) // a no-op after Commit; a failed rollback closes the connection
+		_ = tx.Rollback(rctx) // a no-op after Commit; pgx closes a connection whose rollback failed
 	}()
 	if err := fn(tx); err != nil {
 		return err
