@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // IsRoomAdmin reports whether an account administers a room.
@@ -30,28 +32,26 @@ func (s *Store) AddRoomAdmin(ctx context.Context, roomID string, accountID int64
 // and reports whether the account is an admin afterwards. The room row's
 // lock makes two first joiners take turns, so only one becomes admin.
 func (s *Store) ClaimFirstAdmin(ctx context.Context, roomID string, accountID int64) (bool, error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return false, fmt.Errorf("claim first admin: begin: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, roomID); err != nil {
-		return false, fmt.Errorf("claim first admin: lock room: %w", err)
-	}
 	var admin bool
-	err = tx.QueryRow(ctx, `
-		WITH ins AS (
-			INSERT INTO room_admins (room_id, account_id)
-			SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1)
-			RETURNING account_id
-		)
-		SELECT EXISTS (SELECT 1 FROM ins) OR EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2)`,
-		roomID, accountID).Scan(&admin)
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, roomID); err != nil {
+			return fmt.Errorf("claim first admin: lock room: %w", err)
+		}
+		err := tx.QueryRow(ctx, `
+			WITH ins AS (
+				INSERT INTO room_admins (room_id, account_id)
+				SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1)
+				RETURNING account_id
+			)
+			SELECT EXISTS (SELECT 1 FROM ins) OR EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2)`,
+			roomID, accountID).Scan(&admin)
+		if err != nil {
+			return fmt.Errorf("claim first admin: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return false, fmt.Errorf("claim first admin: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return false, fmt.Errorf("claim first admin: commit: %w", err)
+		return false, err
 	}
 	return admin, nil
 }

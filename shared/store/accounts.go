@@ -46,56 +46,54 @@ type SignIn struct {
 // credential it minted. The account's cached repository decisions are
 // dropped, so new access (or its loss) shows at once.
 func (s *Store) SignIn(ctx context.Context, in SignIn) (letagents.Account, int64, error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return letagents.Account{}, 0, fmt.Errorf("sign in: begin: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-
-	if in.DeviceRequest != nil {
-		tag, err := tx.Exec(ctx, `DELETE FROM device_requests WHERE id_hash = $1`, in.DeviceRequest)
-		if err != nil {
-			return letagents.Account{}, 0, fmt.Errorf("sign in: consume device request: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return letagents.Account{}, 0, letagents.Errorf(letagents.NotFound, "Device authorization request not found")
-		}
-	}
-	a := in.Account
-	acct, err := scanAccount(tx.QueryRow(ctx, `
-		INSERT INTO accounts AS a (provider, provider_user_id, login, display_name, avatar_url, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $6)
-		ON CONFLICT (provider, provider_user_id) DO UPDATE
-		SET login = EXCLUDED.login, display_name = EXCLUDED.display_name,
-		    avatar_url = EXCLUDED.avatar_url, updated_at = EXCLUDED.updated_at
-		RETURNING `+accountColumns,
-		a.Provider, a.ProviderUserID, a.Login, a.DisplayName, a.AvatarURL, in.Now))
-	if err != nil {
-		return acct, 0, fmt.Errorf("sign in: upsert account: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `
-		INSERT INTO github_tokens (account_id, sealed, expires_at, updated_at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (account_id) DO UPDATE
-		SET sealed = EXCLUDED.sealed, expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at`,
-		acct.ID, in.GitHubToken, nullTime(in.GitHubTokenExpiresAt), in.Now); err != nil {
-		return acct, 0, fmt.Errorf("sign in: store GitHub token: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM github_repo_access WHERE account_id = $1`, acct.ID); err != nil {
-		return acct, 0, fmt.Errorf("sign in: clear access cache: %w", err)
-	}
+	var acct letagents.Account
 	var credID int64
-	if in.OwnerTokenHash != nil {
-		err = tx.QueryRow(ctx, `INSERT INTO owner_tokens (account_id, token_hash, created_at) VALUES ($1, $2, $3) RETURNING id`,
-			acct.ID, in.OwnerTokenHash, in.Now).Scan(&credID)
-	} else {
-		err = tx.QueryRow(ctx, `INSERT INTO auth_sessions (account_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4) RETURNING id`,
-			acct.ID, in.SessionHash, in.Now, in.SessionExpiresAt).Scan(&credID)
-	}
+	err := s.withTx(ctx, func(tx pgx.Tx) (err error) {
+		if in.DeviceRequest != nil {
+			tag, err := tx.Exec(ctx, `DELETE FROM device_requests WHERE id_hash = $1`, in.DeviceRequest)
+			if err != nil {
+				return fmt.Errorf("sign in: consume device request: %w", err)
+			}
+			if tag.RowsAffected() == 0 {
+				return letagents.Errorf(letagents.NotFound, "Device authorization request not found")
+			}
+		}
+		a := in.Account
+		acct, err = scanAccount(tx.QueryRow(ctx, `
+			INSERT INTO accounts AS a (provider, provider_user_id, login, display_name, avatar_url, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $6)
+			ON CONFLICT (provider, provider_user_id) DO UPDATE
+			SET login = EXCLUDED.login, display_name = EXCLUDED.display_name,
+			    avatar_url = EXCLUDED.avatar_url, updated_at = EXCLUDED.updated_at
+			RETURNING `+accountColumns,
+			a.Provider, a.ProviderUserID, a.Login, a.DisplayName, a.AvatarURL, in.Now))
+		if err != nil {
+			return fmt.Errorf("sign in: upsert account: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO github_tokens (account_id, sealed, expires_at, updated_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (account_id) DO UPDATE
+			SET sealed = EXCLUDED.sealed, expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at`,
+			acct.ID, in.GitHubToken, nullTime(in.GitHubTokenExpiresAt), in.Now); err != nil {
+			return fmt.Errorf("sign in: store GitHub token: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM github_repo_access WHERE account_id = $1`, acct.ID); err != nil {
+			return fmt.Errorf("sign in: clear access cache: %w", err)
+		}
+		if in.OwnerTokenHash != nil {
+			err = tx.QueryRow(ctx, `INSERT INTO owner_tokens (account_id, token_hash, created_at) VALUES ($1, $2, $3) RETURNING id`,
+				acct.ID, in.OwnerTokenHash, in.Now).Scan(&credID)
+		} else {
+			err = tx.QueryRow(ctx, `INSERT INTO auth_sessions (account_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4) RETURNING id`,
+				acct.ID, in.SessionHash, in.Now, in.SessionExpiresAt).Scan(&credID)
+		}
+		if err != nil {
+			return fmt.Errorf("sign in: mint credential: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return acct, 0, fmt.Errorf("sign in: mint credential: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return acct, 0, fmt.Errorf("sign in: commit: %w", err)
+		return acct, 0, err
 	}
 	return acct, credID, nil
 }
@@ -256,51 +254,51 @@ func (s *Store) CreateDeviceRequest(ctx context.Context, d DeviceRequest) error 
 // poll per interval. NotFound for an unknown request, Gone (and deleted)
 // for an expired one, RateLimited (with the interval) when too early.
 func (s *Store) ClaimDevicePoll(ctx context.Context, idHash []byte, now time.Time) (DeviceRequest, error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return DeviceRequest{}, fmt.Errorf("claim device poll: begin: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-
 	d := DeviceRequest{IDHash: idHash}
-	var interval int
-	var room *string
-	var last *time.Time
-	err = tx.QueryRow(ctx, `
-		SELECT device_code, user_code, verification_uri, interval_seconds, room_id, created_at, expires_at, last_poll_at
-		FROM device_requests WHERE id_hash = $1 FOR UPDATE`, idHash).
-		Scan(&d.DeviceCode, &d.UserCode, &d.VerificationURI, &interval, &room, &d.CreatedAt, &d.ExpiresAt, &last)
+	expired := false
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
+		var interval int
+		var room *string
+		var last *time.Time
+		err := tx.QueryRow(ctx, `
+			SELECT device_code, user_code, verification_uri, interval_seconds, room_id, created_at, expires_at, last_poll_at
+			FROM device_requests WHERE id_hash = $1 FOR UPDATE`, idHash).
+			Scan(&d.DeviceCode, &d.UserCode, &d.VerificationURI, &interval, &room, &d.CreatedAt, &d.ExpiresAt, &last)
+		switch {
+		case isNoRows(err):
+			return letagents.Errorf(letagents.NotFound, "Device authorization request not found")
+		case err != nil:
+			return fmt.Errorf("claim device poll: %w", err)
+		}
+		d.Interval = time.Duration(interval) * time.Second
+		if room != nil {
+			d.RoomID = *room
+		}
+		if last != nil {
+			d.LastPollAt = *last
+		}
+		if !now.Before(d.ExpiresAt) {
+			// Deleted for good: the refusal commits.
+			expired = true
+			if _, err := tx.Exec(ctx, `DELETE FROM device_requests WHERE id_hash = $1`, idHash); err != nil {
+				return fmt.Errorf("delete expired device request: %w", err)
+			}
+			return nil
+		}
+		if !d.LastPollAt.IsZero() && now.Before(d.LastPollAt.Add(d.Interval)) {
+			return &letagents.Error{Code: letagents.RateLimited, Message: "Polling too quickly",
+				Fields: map[string]any{"interval": interval}, RetryAfter: d.LastPollAt.Add(d.Interval).Sub(now)}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE device_requests SET last_poll_at = $2 WHERE id_hash = $1`, idHash, now); err != nil {
+			return fmt.Errorf("claim device poll: %w", err)
+		}
+		return nil
+	})
 	switch {
-	case isNoRows(err):
-		return d, letagents.Errorf(letagents.NotFound, "Device authorization request not found")
 	case err != nil:
-		return d, fmt.Errorf("claim device poll: %w", err)
-	}
-	d.Interval = time.Duration(interval) * time.Second
-	if room != nil {
-		d.RoomID = *room
-	}
-	if last != nil {
-		d.LastPollAt = *last
-	}
-	if !now.Before(d.ExpiresAt) {
-		if _, err := tx.Exec(ctx, `DELETE FROM device_requests WHERE id_hash = $1`, idHash); err != nil {
-			return d, fmt.Errorf("delete expired device request: %w", err)
-		}
-		if err := tx.Commit(ctx); err != nil {
-			return d, fmt.Errorf("delete expired device request: %w", err)
-		}
+		return d, err
+	case expired:
 		return d, letagents.Errorf(letagents.Gone, "The device authorization request expired")
-	}
-	if !d.LastPollAt.IsZero() && now.Before(d.LastPollAt.Add(d.Interval)) {
-		return d, &letagents.Error{Code: letagents.RateLimited, Message: "Polling too quickly",
-			Fields: map[string]any{"interval": interval}, RetryAfter: d.LastPollAt.Add(d.Interval).Sub(now)}
-	}
-	if _, err := tx.Exec(ctx, `UPDATE device_requests SET last_poll_at = $2 WHERE id_hash = $1`, idHash, now); err != nil {
-		return d, fmt.Errorf("claim device poll: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return d, fmt.Errorf("claim device poll: commit: %w", err)
 	}
 	d.LastPollAt = now
 	return d, nil

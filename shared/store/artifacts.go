@@ -27,47 +27,46 @@ func scanArtifact(row pgx.Row) (letagents.Artifact, error) {
 // publish leaves out; a manual publish never replaces the source of one
 // that came from a task's workflow or from GitHub.
 func (s *Store) PublishArtifact(ctx context.Context, a letagents.Artifact, now time.Time) (letagents.Artifact, error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return a, fmt.Errorf("publish artifact: begin: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	_, err = tx.Exec(ctx, `
-		INSERT INTO room_artifacts AS a (room_id, identity_key, provider, kind, artifact_id, artifact_number, title, url, ref, state,
-			source, first_seen_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
-		ON CONFLICT (room_id, identity_key) DO UPDATE SET
-			artifact_id = coalesce(EXCLUDED.artifact_id, a.artifact_id),
-			artifact_number = coalesce(EXCLUDED.artifact_number, a.artifact_number),
-			title = coalesce(EXCLUDED.title, a.title),
-			url = coalesce(EXCLUDED.url, a.url),
-			ref = coalesce(EXCLUDED.ref, a.ref),
-			state = coalesce(EXCLUDED.state, a.state),
-			source = CASE WHEN EXCLUDED.source = 'manual' THEN a.source ELSE EXCLUDED.source END,
-			updated_at = EXCLUDED.updated_at`,
-		a.RoomID, a.IdentityKey, a.Provider, a.Kind, nullString(a.ID), nullInt(a.Number), nullString(a.Title), nullString(a.URL),
-		nullString(a.Ref), nullString(a.State), a.Source, now)
-	switch {
-	case pgCode(err) == foreignKeyViolation:
-		return a, letagents.Errorf(letagents.NotFound, "Room not found")
-	case err != nil:
-		return a, fmt.Errorf("publish artifact: %w", err)
-	}
-	if len(a.TaskIDs) > 0 {
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO room_artifact_tasks (room_id, identity_key, task_id, linked_at)
-			SELECT $1, $2, unnest($3::text[]), $4 ON CONFLICT DO NOTHING`,
-			a.RoomID, a.IdentityKey, a.TaskIDs, now); err != nil {
-			return a, fmt.Errorf("publish artifact: link tasks: %w", err)
+	var out letagents.Artifact
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `
+			INSERT INTO room_artifacts AS a (room_id, identity_key, provider, kind, artifact_id, artifact_number, title, url, ref, state,
+				source, first_seen_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
+			ON CONFLICT (room_id, identity_key) DO UPDATE SET
+				artifact_id = coalesce(EXCLUDED.artifact_id, a.artifact_id),
+				artifact_number = coalesce(EXCLUDED.artifact_number, a.artifact_number),
+				title = coalesce(EXCLUDED.title, a.title),
+				url = coalesce(EXCLUDED.url, a.url),
+				ref = coalesce(EXCLUDED.ref, a.ref),
+				state = coalesce(EXCLUDED.state, a.state),
+				source = CASE WHEN EXCLUDED.source = 'manual' THEN a.source ELSE EXCLUDED.source END,
+				updated_at = EXCLUDED.updated_at`,
+			a.RoomID, a.IdentityKey, a.Provider, a.Kind, nullString(a.ID), nullInt(a.Number), nullString(a.Title), nullString(a.URL),
+			nullString(a.Ref), nullString(a.State), a.Source, now)
+		switch {
+		case pgCode(err) == foreignKeyViolation:
+			return letagents.Errorf(letagents.NotFound, "Room not found")
+		case err != nil:
+			return fmt.Errorf("publish artifact: %w", err)
 		}
-	}
-	out, err := scanArtifact(tx.QueryRow(ctx, `SELECT `+artifactColumns+` FROM room_artifacts a WHERE a.room_id = $1 AND a.identity_key = $2`,
-		a.RoomID, a.IdentityKey))
+		if len(a.TaskIDs) > 0 {
+			if _, err := tx.Exec(ctx, `
+				INSERT INTO room_artifact_tasks (room_id, identity_key, task_id, linked_at)
+				SELECT $1, $2, unnest($3::text[]), $4 ON CONFLICT DO NOTHING`,
+				a.RoomID, a.IdentityKey, a.TaskIDs, now); err != nil {
+				return fmt.Errorf("publish artifact: link tasks: %w", err)
+			}
+		}
+		out, err = scanArtifact(tx.QueryRow(ctx, `SELECT `+artifactColumns+` FROM room_artifacts a WHERE a.room_id = $1 AND a.identity_key = $2`,
+			a.RoomID, a.IdentityKey))
+		if err != nil {
+			return fmt.Errorf("publish artifact: read back: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return a, fmt.Errorf("publish artifact: read back: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return a, fmt.Errorf("publish artifact: commit: %w", err)
+		return a, err
 	}
 	return out, nil
 }

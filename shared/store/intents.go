@@ -195,60 +195,55 @@ func (s *Store) CreateBoardIntent(ctx context.Context, n NewBoardIntent, now tim
 	return i, false, fmt.Errorf("create board intent: the pending twin kept changing")
 }
 
-func (s *Store) createBoardIntent(ctx context.Context, n NewBoardIntent, now time.Time) (BoardIntent, bool, error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return BoardIntent{}, false, fmt.Errorf("create board intent: begin: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	if _, err := tx.Exec(ctx, `UPDATE board_intents SET status = 'expired'
-		WHERE room_id = $1 AND action = $2 AND payload_hash = $3 AND proposer_agent_key = $4 AND status = 'pending' AND expires_at <= $5`,
-		n.RoomID, n.Action, n.PayloadHash, n.ProposerAgentKey, now); err != nil {
-		return BoardIntent{}, false, fmt.Errorf("create board intent: expire: %w", err)
-	}
-	pendingTwin := func() (BoardIntent, error) {
-		return scanIntent(tx.QueryRow(ctx, `SELECT `+intentColumns+` FROM board_intents
-			WHERE room_id = $1 AND action = $2 AND payload_hash = $3 AND proposer_agent_key = $4 AND status = 'pending'`,
-			n.RoomID, n.Action, n.PayloadHash, n.ProposerAgentKey))
-	}
-	// Look first, so that asking again does not spend an id; the insert's
-	// ON CONFLICT settles a race between two first askers.
-	i, err := pendingTwin()
-	switch {
-	case err == nil:
-		if err := tx.Commit(ctx); err != nil {
-			return i, false, fmt.Errorf("create board intent: commit: %w", err)
+func (s *Store) createBoardIntent(ctx context.Context, n NewBoardIntent, now time.Time) (i BoardIntent, created bool, err error) {
+	err = s.withTx(ctx, func(tx pgx.Tx) (err error) {
+		if _, err := tx.Exec(ctx, `UPDATE board_intents SET status = 'expired'
+			WHERE room_id = $1 AND action = $2 AND payload_hash = $3 AND proposer_agent_key = $4 AND status = 'pending' AND expires_at <= $5`,
+			n.RoomID, n.Action, n.PayloadHash, n.ProposerAgentKey, now); err != nil {
+			return fmt.Errorf("create board intent: expire: %w", err)
 		}
-		return i, false, nil
-	case !isNoRows(err):
-		return i, false, fmt.Errorf("create board intent: %w", err)
-	}
-	var session any
-	if n.ProposerSessionID != 0 {
-		session = n.ProposerSessionID
-	}
-	i, err = scanIntent(tx.QueryRow(ctx, `
-		INSERT INTO board_intents (room_id, action, payload, payload_hash, proposer_session_id, proposer_actor_label,
-			proposer_agent_key, reason, expires_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::timestamptz + `+ttlSQL("$10")+` * interval '1 second', $9)
-		ON CONFLICT (room_id, action, payload_hash, proposer_agent_key) WHERE status = 'pending' DO NOTHING
-		RETURNING `+intentColumns,
-		n.RoomID, n.Action, string(n.Payload), n.PayloadHash, session, n.ProposerActorLabel, n.ProposerAgentKey, n.Reason, now,
-		int64(DefaultIntentTTL/time.Second)))
-	created := err == nil
-	switch {
-	case pgCode(err) == foreignKeyViolation:
-		return i, false, letagents.Errorf(letagents.NotFound, "Room not found")
-	case isNoRows(err):
-		if i, err = pendingTwin(); isNoRows(err) {
-			return i, false, err // retried by the caller
+		pendingTwin := func() (BoardIntent, error) {
+			return scanIntent(tx.QueryRow(ctx, `SELECT `+intentColumns+` FROM board_intents
+				WHERE room_id = $1 AND action = $2 AND payload_hash = $3 AND proposer_agent_key = $4 AND status = 'pending'`,
+				n.RoomID, n.Action, n.PayloadHash, n.ProposerAgentKey))
 		}
-	}
+		// Look first, so that asking again does not spend an id; the insert's
+		// ON CONFLICT settles a race between two first askers.
+		i, err = pendingTwin()
+		switch {
+		case err == nil:
+			return nil
+		case !isNoRows(err):
+			return fmt.Errorf("create board intent: %w", err)
+		}
+		var session any
+		if n.ProposerSessionID != 0 {
+			session = n.ProposerSessionID
+		}
+		i, err = scanIntent(tx.QueryRow(ctx, `
+			INSERT INTO board_intents (room_id, action, payload, payload_hash, proposer_session_id, proposer_actor_label,
+				proposer_agent_key, reason, expires_at, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::timestamptz + `+ttlSQL("$10")+` * interval '1 second', $9)
+			ON CONFLICT (room_id, action, payload_hash, proposer_agent_key) WHERE status = 'pending' DO NOTHING
+			RETURNING `+intentColumns,
+			n.RoomID, n.Action, string(n.Payload), n.PayloadHash, session, n.ProposerActorLabel, n.ProposerAgentKey, n.Reason, now,
+			int64(DefaultIntentTTL/time.Second)))
+		created = err == nil
+		switch {
+		case pgCode(err) == foreignKeyViolation:
+			return letagents.Errorf(letagents.NotFound, "Room not found")
+		case isNoRows(err):
+			if i, err = pendingTwin(); isNoRows(err) {
+				return err // retried by the caller
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("create board intent: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return i, false, fmt.Errorf("create board intent: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return i, false, fmt.Errorf("create board intent: commit: %w", err)
+		return i, false, err
 	}
 	return i, created, nil
 }

@@ -96,69 +96,61 @@ func (s *Store) LivenessCandidates(ctx context.Context, now, since time.Time) ([
 // decide runs inside the transaction: it must not block or do I/O.
 func (s *Store) AnnounceLiveness(ctx context.Context, sessionID int64, now time.Time,
 	decide func(LivenessState) (LivenessNotice, bool)) (posted bool, err error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return false, fmt.Errorf("announce liveness: begin: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	// NO KEY UPDATE: it excludes another sweeper, yet lets rows that refer
-	// to the session (tasks, intents: KEY SHARE) be written meanwhile.
-	// The state is read by a second statement, whose snapshot is taken
-	// after the lock was granted and so sees whatever the lock waited for.
-	if err := tx.QueryRow(ctx, `SELECT id FROM agent_sessions WHERE id = $1 FOR NO KEY UPDATE`, sessionID).Scan(new(int64)); err != nil {
-		if isNoRows(err) {
-			return false, nil
+	err = s.withTx(ctx, func(tx pgx.Tx) error {
+		// NO KEY UPDATE: it excludes another sweeper, yet lets rows that refer
+		// to the session (tasks, intents: KEY SHARE) be written meanwhile.
+		// The state is read by a second statement, whose snapshot is taken
+		// after the lock was granted and so sees whatever the lock waited for.
+		if err := tx.QueryRow(ctx, `SELECT id FROM agent_sessions WHERE id = $1 FOR NO KEY UPDATE`, sessionID).Scan(new(int64)); err != nil {
+			if isNoRows(err) {
+				return nil
+			}
+			return fmt.Errorf("announce liveness: lock session: %w", err)
 		}
-		return false, fmt.Errorf("announce liveness: lock session: %w", err)
-	}
-	st, err := scanLiveness(tx.QueryRow(ctx, `SELECT `+livenessColumns+` FROM agent_sessions s WHERE s.id = $2`, now, sessionID))
-	if err != nil {
-		return false, fmt.Errorf("announce liveness: read session: %w", err)
-	}
-	n, ok := decide(st)
-	if !ok {
-		return false, nil
-	}
-	var mark string
-	args := []any{sessionID}
-	switch n.Kind {
-	case NoticeOffline:
-		mark = `UPDATE agent_sessions SET offline_epoch = $2, offline_announced_at = $3 WHERE id = $1`
-		args = append(args, n.Epoch, now)
-	case NoticeRecovered:
-		mark = `UPDATE agent_sessions SET recovery_announced_at = $2 WHERE id = $1`
-		args = append(args, now)
-	default:
-		return false, fmt.Errorf("announce liveness: unknown notice kind %q", n.Kind)
-	}
-	n.Message.RoomID = st.Session.RoomID
-	// The lock, not the unique index, keeps notices single. The savepoint
-	// only keeps a message that already holds the notice's client id (none
-	// should) from failing every later sweep: the mark is then recorded
-	// without a second post.
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return false, fmt.Errorf("announce liveness: %w", err)
-	}
-	_, err = s.sendMessage(ctx, sp, n.Message)
-	switch {
-	case letagents.IsCode(err, letagents.Conflict):
-		if err := sp.Rollback(ctx); err != nil {
-			return false, fmt.Errorf("announce liveness: %w", err)
+		st, err := scanLiveness(tx.QueryRow(ctx, `SELECT `+livenessColumns+` FROM agent_sessions s WHERE s.id = $2`, now, sessionID))
+		if err != nil {
+			return fmt.Errorf("announce liveness: read session: %w", err)
 		}
-	case err != nil:
-		return false, fmt.Errorf("announce liveness: post %s notice: %w", n.Kind, err)
-	default:
-		if err := sp.Commit(ctx); err != nil {
-			return false, fmt.Errorf("announce liveness: %w", err)
+		n, ok := decide(st)
+		if !ok {
+			return nil
 		}
-		posted = true
-	}
-	if _, err := tx.Exec(ctx, mark, args...); err != nil {
-		return false, fmt.Errorf("announce liveness: mark %s notice: %w", n.Kind, err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return false, fmt.Errorf("announce liveness: commit: %w", err)
+		var mark string
+		args := []any{sessionID}
+		switch n.Kind {
+		case NoticeOffline:
+			mark = `UPDATE agent_sessions SET offline_epoch = $2, offline_announced_at = $3 WHERE id = $1`
+			args = append(args, n.Epoch, now)
+		case NoticeRecovered:
+			mark = `UPDATE agent_sessions SET recovery_announced_at = $2 WHERE id = $1`
+			args = append(args, now)
+		default:
+			return fmt.Errorf("announce liveness: unknown notice kind %q", n.Kind)
+		}
+		n.Message.RoomID = st.Session.RoomID
+		// The lock, not the unique index, keeps notices single. The savepoint
+		// only keeps a message that already holds the notice's client id (none
+		// should) from failing every later sweep: the mark is then recorded
+		// without a second post.
+		err = savepoint(ctx, tx, func(sp pgx.Tx) error {
+			_, err := s.sendMessage(ctx, sp, n.Message)
+			return err
+		})
+		switch {
+		case letagents.IsCode(err, letagents.Conflict):
+			// Rolled back to the savepoint: the mark goes without a post.
+		case err != nil:
+			return fmt.Errorf("announce liveness: post %s notice: %w", n.Kind, err)
+		default:
+			posted = true
+		}
+		if _, err := tx.Exec(ctx, mark, args...); err != nil {
+			return fmt.Errorf("announce liveness: mark %s notice: %w", n.Kind, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
 	}
 	return posted, nil
 }

@@ -6,8 +6,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
@@ -51,11 +49,6 @@ func (s *Store) messageByClientID(ctx context.Context, roomID, clientID string) 
 	}
 	m.Source, m.ThreadParentSeq, m.ThreadRootSeq = deref(source), deref(parent), deref(root)
 	return m, nil
-}
-
-// querier is what runs a statement: the pool, or a transaction.
-type querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // sendMessage is SendMessage on q: inside a caller's transaction the

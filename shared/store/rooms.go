@@ -23,28 +23,24 @@ func scanRoom(row pgx.Row) (letagents.Room, error) {
 // A signed-in creator (creatorID > 0) becomes its admin in the same
 // transaction.
 func (s *Store) CreateInviteRoom(ctx context.Context, creatorID int64) (letagents.Room, error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return letagents.Room{}, fmt.Errorf("create invite room: begin: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	r, err := insertInviteRoom(ctx, tx, func(code string) (letagents.Room, error) {
-		return scanRoom(tx.QueryRow(ctx,
-			`INSERT INTO rooms (id, kind, display_name) VALUES ($1, $2, $3) RETURNING `+roomColumns,
-			code, letagents.RoomInvite, rooms.DisplayName(code)))
-	})
-	if err != nil {
-		return r, fmt.Errorf("create invite room: %w", err)
-	}
-	if creatorID > 0 {
-		if _, err := tx.Exec(ctx, `INSERT INTO room_admins (room_id, account_id) VALUES ($1, $2)`, r.ID, creatorID); err != nil {
-			return r, fmt.Errorf("create invite room: add admin: %w", err)
+	var r letagents.Room
+	err := s.withTx(ctx, func(tx pgx.Tx) (err error) {
+		r, err = insertInviteRoom(ctx, tx, func(code string) (letagents.Room, error) {
+			return scanRoom(tx.QueryRow(ctx,
+				`INSERT INTO rooms (id, kind, display_name) VALUES ($1, $2, $3) RETURNING `+roomColumns,
+				code, letagents.RoomInvite, rooms.DisplayName(code)))
+		})
+		if err != nil {
+			return fmt.Errorf("create invite room: %w", err)
 		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return r, fmt.Errorf("create invite room: commit: %w", err)
-	}
-	return r, nil
+		if creatorID > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO room_admins (room_id, account_id) VALUES ($1, $2)`, r.ID, creatorID); err != nil {
+				return fmt.Errorf("create invite room: add admin: %w", err)
+			}
+		}
+		return nil
+	})
+	return r, err
 }
 
 // RotateInviteCode gives an invite room a fresh code: its id changes, and
@@ -52,30 +48,26 @@ func (s *Store) CreateInviteRoom(ctx context.Context, creatorID int64) (letagent
 // working at once. The room keeps its display name, which its people know
 // it by. Invalid for any other kind of room.
 func (s *Store) RotateInviteCode(ctx context.Context, id string) (letagents.Room, error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return letagents.Room{}, fmt.Errorf("rotate invite code: begin: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	room, err := scanRoom(tx.QueryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE id = $1 FOR UPDATE`, id))
-	switch {
-	case isNoRows(err):
-		return room, letagents.Errorf(letagents.NotFound, "Room not found")
-	case err != nil:
-		return room, fmt.Errorf("rotate invite code: %w", err)
-	case room.Kind != letagents.RoomInvite:
-		return room, letagents.Errorf(letagents.Invalid, "Only invite rooms have a code to rotate")
-	}
-	r, err := insertInviteRoom(ctx, tx, func(code string) (letagents.Room, error) {
-		return scanRoom(tx.QueryRow(ctx, `UPDATE rooms SET id = $2 WHERE id = $1 RETURNING `+roomColumns, id, code))
+	var r letagents.Room
+	err := s.withTx(ctx, func(tx pgx.Tx) (err error) {
+		r, err = scanRoom(tx.QueryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE id = $1 FOR UPDATE`, id))
+		switch {
+		case isNoRows(err):
+			return letagents.Errorf(letagents.NotFound, "Room not found")
+		case err != nil:
+			return fmt.Errorf("rotate invite code: %w", err)
+		case r.Kind != letagents.RoomInvite:
+			return letagents.Errorf(letagents.Invalid, "Only invite rooms have a code to rotate")
+		}
+		r, err = insertInviteRoom(ctx, tx, func(code string) (letagents.Room, error) {
+			return scanRoom(tx.QueryRow(ctx, `UPDATE rooms SET id = $2 WHERE id = $1 RETURNING `+roomColumns, id, code))
+		})
+		if err != nil {
+			return fmt.Errorf("rotate invite code: %w", err)
+		}
+		return nil
 	})
-	if err != nil {
-		return r, fmt.Errorf("rotate invite code: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return r, fmt.Errorf("rotate invite code: commit: %w", err)
-	}
-	return r, nil
+	return r, err
 }
 
 // insertInviteRoom runs write with fresh codes until one is free. 36^12
@@ -89,21 +81,15 @@ func insertInviteRoom(ctx context.Context, tx pgx.Tx, write func(code string) (l
 		if err != nil {
 			return letagents.Room{}, err
 		}
-		sp, err := tx.Begin(ctx)
-		if err != nil {
-			return letagents.Room{}, err
-		}
-		r, err := write(code)
+		var r letagents.Room
+		err = savepoint(ctx, tx, func(pgx.Tx) (err error) {
+			r, err = write(code)
+			return err
+		})
 		if pgCode(err) == uniqueViolation {
-			if rerr := sp.Rollback(ctx); rerr != nil {
-				return letagents.Room{}, rerr
-			}
 			continue
 		}
 		if err != nil {
-			return letagents.Room{}, err
-		}
-		if err := sp.Commit(ctx); err != nil {
 			return letagents.Room{}, err
 		}
 		return r, nil
@@ -132,27 +118,21 @@ func (s *Store) EnsureRoom(ctx context.Context, id string) (room letagents.Room,
 		r, err := s.Room(ctx, id)
 		return r, false, err
 	}
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return room, false, fmt.Errorf("ensure room: begin: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-
-	parent := ""
-	if locator, _, ok := rooms.ParseBranchRoom(id); ok {
-		if _, _, err := ensureRoom(ctx, tx, locator, letagents.RoomRepo, ""); err != nil {
-			return room, false, err
+	err = s.withTx(ctx, func(tx pgx.Tx) (err error) {
+		parent := ""
+		if locator, _, ok := rooms.ParseBranchRoom(id); ok {
+			if _, _, err := ensureRoom(ctx, tx, locator, letagents.RoomRepo, ""); err != nil {
+				return err
+			}
+			parent = locator
 		}
-		parent = locator
-	}
-	// rooms.Kind names its kinds as the rooms table stores them (the
-	// table's CHECK and TestEnsureRoom hold the two together).
-	room, created, err = ensureRoom(ctx, tx, id, letagents.RoomKind(kind.String()), parent)
+		// rooms.Kind names its kinds as the rooms table stores them (the
+		// table's CHECK and TestEnsureRoom hold the two together).
+		room, created, err = ensureRoom(ctx, tx, id, letagents.RoomKind(kind.String()), parent)
+		return err
+	})
 	if err != nil {
 		return room, false, err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return room, false, fmt.Errorf("ensure room: commit: %w", err)
 	}
 	return room, created, nil
 }

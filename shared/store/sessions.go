@@ -46,49 +46,39 @@ type NewAgentSession struct {
 // agent_session_display_name_exhausted) when every one is taken, NotFound
 // when the room does not exist.
 func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now time.Time) (letagents.AgentSession, error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return letagents.AgentSession{}, fmt.Errorf("create agent session: begin: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
 	a := n.AgentSession
-	for _, name := range n.Names {
-		sp, err := tx.Begin(ctx)
-		if err != nil {
-			return a, fmt.Errorf("create agent session: %w", err)
-		}
-		var id int64
-		err = sp.QueryRow(ctx, `
-			INSERT INTO agent_sessions (room_id, token_hash, session_kind, runtime, agent_key, agent_instance_id, owner_account_id,
-				display_name, owner_label, ide_label, actor_label, repo_branch, created_at, updated_at, last_seen_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $13) RETURNING id`,
-			a.RoomID, n.TokenHash, a.Kind, a.Runtime, a.AgentKey, a.InstanceID, a.OwnerAccountID, name, a.OwnerLabel, a.IDELabel,
-			n.Label(name), a.RepoBranch, now).Scan(&id)
-		switch {
-		case pgCode(err) == uniqueViolation:
-			if err := sp.Rollback(ctx); err != nil {
-				return a, fmt.Errorf("create agent session: %w", err)
+	var out letagents.AgentSession
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
+		for _, name := range n.Names {
+			var id int64
+			err := savepoint(ctx, tx, func(sp pgx.Tx) error {
+				return sp.QueryRow(ctx, `
+					INSERT INTO agent_sessions (room_id, token_hash, session_kind, runtime, agent_key, agent_instance_id, owner_account_id,
+						display_name, owner_label, ide_label, actor_label, repo_branch, created_at, updated_at, last_seen_at)
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $13) RETURNING id`,
+					a.RoomID, n.TokenHash, a.Kind, a.Runtime, a.AgentKey, a.InstanceID, a.OwnerAccountID, name, a.OwnerLabel, a.IDELabel,
+					n.Label(name), a.RepoBranch, now).Scan(&id)
+			})
+			switch {
+			case pgCode(err) == uniqueViolation:
+				continue
+			case pgCode(err) == foreignKeyViolation:
+				return letagents.Errorf(letagents.NotFound, "Room not found")
+			case err != nil:
+				return fmt.Errorf("create agent session: %w", err)
 			}
-			continue
-		case pgCode(err) == foreignKeyViolation:
-			return a, letagents.Errorf(letagents.NotFound, "Room not found")
-		case err != nil:
-			return a, fmt.Errorf("create agent session: %w", err)
+			if out, err = scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns("$2")+` FROM agent_sessions s WHERE s.id = $1`, id, now)); err != nil {
+				return fmt.Errorf("create agent session: read back: %w", err)
+			}
+			return nil
 		}
-		if err := sp.Commit(ctx); err != nil {
-			return a, fmt.Errorf("create agent session: %w", err)
-		}
-		out, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns("$2")+` FROM agent_sessions s WHERE s.id = $1`, id, now))
-		if err != nil {
-			return a, fmt.Errorf("create agent session: read back: %w", err)
-		}
-		if err := tx.Commit(ctx); err != nil {
-			return a, fmt.Errorf("create agent session: commit: %w", err)
-		}
-		return out, nil
+		return &letagents.Error{Code: letagents.Conflict, Reason: "agent_session_display_name_exhausted",
+			Message: fmt.Sprintf("Every display name tried (%d) is taken by a live agent in this room; pass another display_name.", len(n.Names))}
+	})
+	if err != nil {
+		return a, err
 	}
-	return a, &letagents.Error{Code: letagents.Conflict, Reason: "agent_session_display_name_exhausted",
-		Message: fmt.Sprintf("Every display name tried (%d) is taken by a live agent in this room; pass another display_name.", len(n.Names))}
+	return out, nil
 }
 
 // AgentSession reads a session as of now; NotFound when there is none in
@@ -144,34 +134,29 @@ func (s *Store) AgentSessions(ctx context.Context, roomID, kind string, now time
 // EndAgentSession ends a session (idempotent) and closes its delivery
 // connections; the answer is the session as ended.
 func (s *Store) EndAgentSession(ctx context.Context, roomID string, id int64, now time.Time) (letagents.AgentSession, error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return letagents.AgentSession{}, fmt.Errorf("end agent session: begin: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	tag, err := tx.Exec(ctx, `
-		UPDATE agent_sessions SET ended_at = coalesce(ended_at, $3), updated_at = $3,
-			last_disconnected_at = CASE WHEN EXISTS (SELECT 1 FROM delivery_connections c
-				WHERE c.agent_session_id = agent_sessions.id AND c.expires_at > $3)
-				THEN $3 ELSE last_disconnected_at END
-		WHERE id = $1 AND room_id = $2`, id, roomID, now)
-	if err != nil {
-		return letagents.AgentSession{}, fmt.Errorf("end agent session: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return letagents.AgentSession{}, letagents.Errorf(letagents.NotFound, "Agent session not found")
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM delivery_connections WHERE agent_session_id = $1`, id); err != nil {
-		return letagents.AgentSession{}, fmt.Errorf("end agent session: close connections: %w", err)
-	}
-	a, err := scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns("$2")+` FROM agent_sessions s WHERE s.id = $1`, id, now))
-	if err != nil {
-		return a, fmt.Errorf("end agent session: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return a, fmt.Errorf("end agent session: commit: %w", err)
-	}
-	return a, nil
+	var a letagents.AgentSession
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			UPDATE agent_sessions SET ended_at = coalesce(ended_at, $3), updated_at = $3,
+				last_disconnected_at = CASE WHEN EXISTS (SELECT 1 FROM delivery_connections c
+					WHERE c.agent_session_id = agent_sessions.id AND c.expires_at > $3)
+					THEN $3 ELSE last_disconnected_at END
+			WHERE id = $1 AND room_id = $2`, id, roomID, now)
+		if err != nil {
+			return fmt.Errorf("end agent session: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return letagents.Errorf(letagents.NotFound, "Agent session not found")
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM delivery_connections WHERE agent_session_id = $1`, id); err != nil {
+			return fmt.Errorf("end agent session: close connections: %w", err)
+		}
+		if a, err = scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns("$2")+` FROM agent_sessions s WHERE s.id = $1`, id, now)); err != nil {
+			return fmt.Errorf("end agent session: %w", err)
+		}
+		return nil
+	})
+	return a, err
 }
 
 // SetPresence records what a session says it is doing.

@@ -8,6 +8,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -52,6 +54,55 @@ func pgCode(err error) string {
 }
 
 func isNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+
+// querier runs statements: the pool, or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// rollbackTimeout bounds a rollback, which runs even when the caller's
+// context is done.
+const rollbackTimeout = 5 * time.Second
+
+// withTx runs fn in a transaction: committed when fn returns nil, rolled
+// back otherwise. fn's error comes back as it is, so a letagents error
+// stays one.
+func (s *Store) withTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return inTx(ctx, s.pool, fn)
+}
+
+// savepoint runs fn under a savepoint of tx: released when fn returns nil,
+// rolled back to otherwise, which leaves tx usable after a statement of
+// fn's failed (a unique violation the caller means to survive).
+func savepoint(ctx context.Context, tx pgx.Tx, fn func(pgx.Tx) error) error {
+	return inTx(ctx, tx, fn)
+}
+
+// inTx runs fn in a transaction begun on db (a savepoint when db is one).
+// The rollback runs under context.WithoutCancel: a caller whose context
+// was cancelled mid-transaction still gets its rollback sent, rather than
+// pgx giving up on it at once and closing the connection.
+func inTx(ctx context.Context, db interface {
+	Begin(context.Context) (pgx.Tx, error)
+}, fn func(pgx.Tx) error) error {
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+		defer cancel()
+		_ = tx.Rollback(rctx) // a no-op after Commit; pgx closes a connection whose rollback failed
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit transaction: %w", err)
+	}
+	return nil
+}
 
 // retry runs read, which only reads (or repeats an idempotent repair such
 // as expiring what is overdue), and runs it once more when it failed

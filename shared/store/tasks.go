@@ -21,30 +21,8 @@ import (
 // time is the caller's now, never the database's clock, so expiry follows
 // whatever clock the caller runs on.
 
-// Actor is who acts on the board, as the API verified them: an agent
-// through its worker session, or a person.
-type Actor struct {
-	Label      string // an agent's actor label, or a person's name
-	AgentKey   string // the agent's canonical key; "" for a person
-	InstanceID string // the agent instance, "" when it named none
-	SessionID  int64  // the agent session, 0 for a person
-	// Admin: the signed-in account behind the request administers the room.
-	Admin bool
-}
-
-func (a Actor) agent() bool { return a.AgentKey != "" }
-
-// holds reports whether the actor holds lease l: the same agent, and the
-// same instance when the lease recorded one.
-func (a Actor) holds(l letagents.Lease) bool {
-	return a.agent() && l.AgentKey == a.AgentKey && (l.InstanceID == "" || l.InstanceID == a.InstanceID)
-}
-
-// boardQuerier runs statements: the pool, or a transaction.
-type boardQuerier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
+// Actor is who acts on the board (letagents.Actor).
+type Actor = letagents.Actor
 
 const taskColumns = `t.room_id, t.seq, t.title, coalesce(t.description, ''), t.status, coalesce(t.assignee, ''),
 	coalesce(t.assignee_agent_key, ''), t.created_by, coalesce(t.created_by_account_id, 0), coalesce(t.created_by_session_id, 0),
@@ -99,36 +77,32 @@ func (s *Store) CreateTask(ctx context.Context, n NewTask, now time.Time) (letag
 	if n.Accepted {
 		status = letagents.TaskAccepted
 	}
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return letagents.Task{}, fmt.Errorf("create task: begin: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	t, err := scanTask(tx.QueryRow(ctx, `
-		WITH next AS (
-			UPDATE rooms SET last_task_seq = last_task_seq + 1 WHERE id = $1 RETURNING id, last_task_seq
-		)
-		INSERT INTO tasks AS t (room_id, seq, title, description, status, created_by, created_by_account_id, created_by_session_id,
-			source_message_id, created_at, updated_at)
-		SELECT id, last_task_seq, $2, $3, $4, $5, $6, $7, $8, $9, $9 FROM next
-		RETURNING `+taskColumns,
-		n.RoomID, strings.TrimSpace(n.Title), nullString(strings.TrimSpace(n.Description)), status, n.CreatedBy,
-		nullInt(n.CreatedByAccountID), nullInt(n.CreatedBySessionID), nullString(n.SourceMessageID), now))
-	switch {
-	case isNoRows(err):
-		return t, letagents.Errorf(letagents.NotFound, "Room not found")
-	case err != nil:
-		return t, fmt.Errorf("create task: %w", err)
-	}
-	if n.Accepted {
-		if err := s.postLine(ctx, tx, t.RoomID, letagents.TaskStatusLine(t, "")); err != nil {
-			return t, fmt.Errorf("create task: %w", err)
+	var t letagents.Task
+	err := s.withTx(ctx, func(tx pgx.Tx) (err error) {
+		t, err = scanTask(tx.QueryRow(ctx, `
+			WITH next AS (
+				UPDATE rooms SET last_task_seq = last_task_seq + 1 WHERE id = $1 RETURNING id, last_task_seq
+			)
+			INSERT INTO tasks AS t (room_id, seq, title, description, status, created_by, created_by_account_id, created_by_session_id,
+				source_message_id, created_at, updated_at)
+			SELECT id, last_task_seq, $2, $3, $4, $5, $6, $7, $8, $9, $9 FROM next
+			RETURNING `+taskColumns,
+			n.RoomID, strings.TrimSpace(n.Title), nullString(strings.TrimSpace(n.Description)), status, n.CreatedBy,
+			nullInt(n.CreatedByAccountID), nullInt(n.CreatedBySessionID), nullString(n.SourceMessageID), now))
+		switch {
+		case isNoRows(err):
+			return letagents.Errorf(letagents.NotFound, "Room not found")
+		case err != nil:
+			return fmt.Errorf("create task: %w", err)
 		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return t, fmt.Errorf("create task: commit: %w", err)
-	}
-	return t, nil
+		if n.Accepted {
+			if err := s.postLine(ctx, tx, t.RoomID, letagents.TaskStatusLine(t, "")); err != nil {
+				return fmt.Errorf("create task: %w", err)
+			}
+		}
+		return nil
+	})
+	return t, err
 }
 
 // TaskQuery selects a page of a room's board, by task number.
@@ -201,7 +175,7 @@ func (s *Store) Task(ctx context.Context, roomID string, seq int64, now time.Tim
 }
 
 // taskNotFound tells a missing room from a missing task.
-func (s *Store) taskNotFound(ctx context.Context, q boardQuerier, roomID string) error {
+func (s *Store) taskNotFound(ctx context.Context, q querier, roomID string) error {
 	var room bool
 	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM rooms WHERE id = $1)`, roomID).Scan(&room); err != nil {
 		return fmt.Errorf("read room: %w", err)
@@ -212,163 +186,73 @@ func (s *Store) taskNotFound(ctx context.Context, q boardQuerier, roomID string)
 	return letagents.Errorf(letagents.NotFound, "Task not found")
 }
 
-// TaskChange is a change to a task other than a claim.
-type TaskChange struct {
-	Status letagents.TaskStatus // the status to move to; "" keeps it
-	// Assignee and AssigneeAgentKey may only repeat what the task has (or
-	// be empty when the change reopens it): a task changes hands through a
-	// claim or a lease handoff, never by editing its assignee.
-	Assignee, AssigneeAgentKey *string
-	PRURL                      *string       // "" clears it
-	LeaseTTL                   time.Duration // >0: the holder's work lease now lives this long past each heartbeat
-	Actor                      Actor
-}
+// TaskChange is a change to a task other than a claim
+// (letagents.TaskChange).
+type TaskChange = letagents.TaskChange
 
-// UpdateTask changes a task, in one transaction under the task's lock:
-//
-//   - a status change must be in the transition table (Invalid otherwise)
-//     and is announced with a status line; done, cancelled and accepted
-//     end the task's active leases (accepted also clears the assignee);
-//   - once the task has an active work lease, an agent other than its
-//     holder may not change it (Conflict coordination_not_lease_holder),
-//     except a reviewer holding an active review lease, who may change
-//     the status only (coordination_review_decision_only otherwise), and
-//     a room admin's agent moving it to an admin-only status;
-//   - merged needs an active review lease of an agent other than the work
-//     holder (coordination_board_review_required);
-//   - a change by the holder is a heartbeat: it renews its lease's expiry.
-//
-// Who may ask for which status (admins for admin-only ones) is the API's
-// to check; a claim (status assigned) is ClaimTask.
+// UpdateTask changes a task as letagents.DecideTaskUpdate decides, in one
+// transaction under the task's lock: the task's row, the leases the
+// change ends or renews, and a status line announcing a new status. A
+// claim (status assigned) is ClaimTask.
 func (s *Store) UpdateTask(ctx context.Context, roomID string, seq int64, c TaskChange, now time.Time) (letagents.Task, error) {
-	if c.Status == letagents.TaskAssigned {
-		return letagents.Task{}, letagents.Errorf(letagents.Invalid, "status assigned is a claim: claim the task with the claiming agent's session")
-	}
-	if c.Status != "" && !c.Status.Valid() {
-		_, err := letagents.ParseTaskStatus(string(c.Status))
+	if err := c.Check(); err != nil {
 		return letagents.Task{}, err
 	}
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return letagents.Task{}, fmt.Errorf("update task: begin: %w", err)
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	t, err := s.lockTask(ctx, tx, roomID, seq, now)
-	if err != nil {
-		return t, err
-	}
-	moving := c.Status != "" && c.Status != t.Status
-	if moving {
-		if err := letagents.CheckTransition(t.Status, c.Status); err != nil {
-			return t, err
+	var t letagents.Task
+	err := s.withTx(ctx, func(tx pgx.Tx) (err error) {
+		if t, err = s.lockTask(ctx, tx, roomID, seq, now); err != nil {
+			return err
 		}
-	}
-	reopening := moving && c.Status == letagents.TaskAccepted
-	for _, f := range []struct {
-		name      string
-		give, has *string
-	}{{"assignee", c.Assignee, &t.Assignee}, {"assignee_agent_key", c.AssigneeAgentKey, &t.AssigneeAgentKey}} {
-		if f.give != nil && *f.give != *f.has && !(reopening && *f.give == "") {
-			return t, letagents.Errorf(letagents.Invalid,
-				"%s cannot be edited: an agent takes a task by claiming it (status assigned), and a held task changes hands by a lease handoff", f.name)
+		// Decided on the leases as read under the lock: nobody else can
+		// change them before this transaction ends.
+		u, err := letagents.DecideTaskUpdate(t, c)
+		if err != nil {
+			return err
 		}
-	}
-	work, held := t.WorkLease()
-	holder := held && c.Actor.holds(work)
-	if c.Actor.agent() && held && !holder && !(c.Actor.Admin && moving && c.Status.AdminOnly()) {
-		if !holdsReview(c.Actor, t) {
-			return t, letagents.Coordination(letagents.CodeNotLeaseHolder,
-				"%s is held by %s: only the holder of its work lease can change it (ask them to release or hand it off)", t.ID(), work.ActorLabel)
+		if t, err = s.writeTaskUpdate(ctx, tx, t, u, now); err != nil {
+			return fmt.Errorf("update task: %w", err)
 		}
-		if c.PRURL != nil || c.LeaseTTL > 0 {
-			return t, letagents.Coordination(letagents.CodeReviewDecisionOnly,
-				"A reviewer of %s can only change its status (request changes with blocked, or move it on)", t.ID())
-		}
-	}
-	if c.LeaseTTL > 0 && !holder {
-		return t, letagents.Errorf(letagents.Invalid, "lease_ttl_seconds renews the work lease of its holder; this caller holds none on %s", t.ID())
-	}
-	if moving && c.Status == letagents.TaskMerged && !reviewedByOther(t) {
-		return t, letagents.Coordination(letagents.CodeReviewRequired,
-			"Merging %s needs an active review lease held by an agent other than the one that did the work (claim_task_review)", t.ID())
-	}
+		return nil
+	})
+	return t, err
+}
 
-	// The leases as read under the lock: nobody else can change them
-	// before this transaction ends.
-	leases := t.ActiveLeases
-	status, prURL := t.Status, t.PRURL
-	if moving {
-		status = c.Status
-	}
-	if c.PRURL != nil {
-		prURL = *c.PRURL
-	}
-	t, err = scanTask(tx.QueryRow(ctx, `
+// writeTaskUpdate writes what DecideTaskUpdate decided for the locked
+// task t and returns the task as it now is.
+func (s *Store) writeTaskUpdate(ctx context.Context, tx pgx.Tx, t letagents.Task, u letagents.TaskUpdate, now time.Time) (letagents.Task, error) {
+	t, err := scanTask(tx.QueryRow(ctx, `
 		UPDATE tasks t SET status = $3, pr_url = $4, updated_at = $5,
 			assignee = CASE WHEN $6 THEN NULL ELSE assignee END,
 			assignee_agent_key = CASE WHEN $6 THEN NULL ELSE assignee_agent_key END
 		WHERE t.room_id = $1 AND t.seq = $2 RETURNING `+taskColumns,
-		roomID, seq, status, nullString(prURL), now, reopening))
+		t.RoomID, t.Seq, u.Status, nullString(u.PRURL), now, u.ClearAssignee))
 	if err != nil {
-		return t, fmt.Errorf("update task: %w", err)
+		return t, err
 	}
-	switch {
-	case moving && (status == letagents.TaskDone || status == letagents.TaskCancelled || status == letagents.TaskAccepted):
-		for _, l := range leases {
-			// Finishing a task ends its leases as finished work; anything
-			// else taken from under their holders is a revocation.
-			how, reason := letagents.LeaseReleased, ""
-			if !c.Actor.holds(l) && status != letagents.TaskDone {
-				how, reason = letagents.LeaseRevoked, "task moved to "+string(status)
-			}
-			if _, err := endLease(ctx, tx, l.ID, how, reason, now); err != nil {
-				return t, fmt.Errorf("update task: %w", err)
-			}
-		}
-	case holder:
-		if err := heartbeat(ctx, tx, work, c.LeaseTTL, c.PRURL, now); err != nil {
-			return t, fmt.Errorf("update task: %w", err)
-		}
-	case held && c.PRURL != nil:
-		// An admin's edit keeps the lease's PR in step with the task's.
-		if _, err := tx.Exec(ctx, `UPDATE task_leases SET pr_url = $2, updated_at = $3 WHERE id = $1`, work.ID, nullString(prURL), now); err != nil {
-			return t, fmt.Errorf("update task: %w", err)
+	for _, e := range u.EndLeases {
+		if _, err := endLease(ctx, tx, e, now); err != nil {
+			return t, err
 		}
 	}
-	if moving {
-		if err := s.postLine(ctx, tx, roomID, letagents.TaskStatusLine(t, primary(t.Assignee))); err != nil {
-			return t, fmt.Errorf("update task: %w", err)
+	if u.Renew != nil {
+		if err := renewLease(ctx, tx, *u.Renew, now); err != nil {
+			return t, err
 		}
 	}
-	if t.ActiveLeases, err = leasesOf(ctx, tx, roomID, seq, now); err != nil {
-		return t, fmt.Errorf("update task: %w", err)
+	if u.PRLease != "" {
+		if _, err := tx.Exec(ctx, `UPDATE task_leases SET pr_url = $2, updated_at = $3 WHERE id = $1`, u.PRLease, nullString(u.PRURL), now); err != nil {
+			return t, err
+		}
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return t, fmt.Errorf("update task: commit: %w", err)
+	if u.Moved {
+		if err := s.postLine(ctx, tx, t.RoomID, letagents.TaskStatusLine(t, primary(t.Assignee))); err != nil {
+			return t, err
+		}
+	}
+	if t.ActiveLeases, err = leasesOf(ctx, tx, t.RoomID, t.Seq, now); err != nil {
+		return t, err
 	}
 	return t, nil
-}
-
-// holdsReview reports whether the actor holds an active review lease on t.
-func holdsReview(a Actor, t letagents.Task) bool {
-	for _, l := range t.ActiveLeases {
-		if l.Kind == letagents.LeaseReview && a.holds(l) {
-			return true
-		}
-	}
-	return false
-}
-
-// reviewedByOther reports whether t has an active review lease of an
-// agent other than its work holder.
-func reviewedByOther(t letagents.Task) bool {
-	work, held := t.WorkLease()
-	for _, l := range t.ActiveLeases {
-		if l.Kind == letagents.LeaseReview && (!held || l.AgentKey != work.AgentKey) {
-			return true
-		}
-	}
-	return false
 }
 
 // lockTask reads a task under FOR UPDATE, expires its overdue leases
@@ -456,7 +340,7 @@ func (s *Store) expireOverdue(ctx context.Context, roomID string, seq int64, now
 		return fmt.Errorf("find overdue leases: %w", err)
 	}
 	for _, n := range due {
-		if err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.withTx(ctx, func(tx pgx.Tx) error {
 			_, err := s.lockTask(ctx, tx, roomID, n, now)
 			return err
 		}); err != nil {
