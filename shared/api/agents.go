@@ -19,28 +19,25 @@ func toAgent(a letagents.Agent) wire.Agent {
 // registerAgent adds an agent to the caller's directory, or updates the
 // labels of the one with that name. Its canonical key is
 // "<login>/<name>", the login lower-cased as GitHub compares it.
-func (s *server) registerAgent(w http.ResponseWriter, r *http.Request, _ params) {
+func (s *server) registerAgent(w http.ResponseWriter, r *http.Request, _ call) error {
 	who := identity(r)
 	if err := requireAccount(who); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	var req wire.RegisterAgent
 	if err := decode(w, r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	a, err := newAgent(who.Account, req)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	agent, _, err := s.Store.UpsertAgent(r.Context(), a, time.Now())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, toAgent(agent))
+	return nil
 }
 
 func newAgent(acct letagents.Account, req wire.RegisterAgent) (letagents.Agent, error) {
@@ -73,16 +70,14 @@ func newAgent(acct letagents.Account, req wire.RegisterAgent) (letagents.Agent, 
 		DisplayName: display, OwnerLogin: login, OwnerLabel: owner}, nil
 }
 
-func (s *server) myAgents(w http.ResponseWriter, r *http.Request, _ params) {
+func (s *server) myAgents(w http.ResponseWriter, r *http.Request, _ call) error {
 	who := identity(r)
 	if err := requireAccount(who); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	agents, err := s.Store.AgentsOf(r.Context(), who.Account.ID)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	var j wire.MyAgents
 	j.Account.ID = letagents.WireID(letagents.AccountPrefix, who.Account.ID)
@@ -93,4 +88,5 @@ func (s *server) myAgents(w http.ResponseWriter, r *http.Request, _ params) {
 		j.Agents[i] = toAgent(a)
 	}
 	writeJSON(w, http.StatusOK, j)
+	return nil
 }

@@ -66,10 +66,10 @@ func New(d Deps, groups ...Group) http.Handler {
 		d.Auth = auth.New(d.Store, auth.Config{Logger: d.Logger})
 	}
 	s := &server{Deps: d}
-	var rs router
+	rs := router{s: s}
 	for _, rt := range s.routes() {
 		if len(groups) == 0 || slices.Contains(groups, rt.Group) {
-			rs = append(rs, rt)
+			rs.routes = append(rs.routes, rt)
 		}
 	}
 	return s.middleware(rs)

@@ -22,57 +22,48 @@ func toArtifact(a letagents.Artifact) wire.Artifact {
 	return j
 }
 
-func (s *server) listArtifacts(w http.ResponseWriter, r *http.Request, ps params) {
-	id, _, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) listArtifacts(w http.ResponseWriter, r *http.Request, c call) error {
 	q := r.URL.Query()
 	limit := letagents.DefaultArtifactPage
 	if v := q.Get("limit"); v != "" {
+		var err error
 		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > letagents.MaxArtifactPage {
-			s.fail(w, r, letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", letagents.MaxArtifactPage))
-			return
+			return letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", letagents.MaxArtifactPage)
 		}
 	}
 	task := q.Get("task_id")
 	if _, ok := letagents.ParseWireID(letagents.TaskPrefix, task); task != "" && !ok {
-		s.fail(w, r, letagents.Errorf(letagents.Invalid, "task_id must be a task id like task_7"))
-		return
+		return letagents.Errorf(letagents.Invalid, "task_id must be a task id like task_7")
 	}
-	list, err := s.Store.Artifacts(r.Context(), id, task, limit)
+	list, err := s.Store.Artifacts(r.Context(), c.room, task, limit)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	j := wire.Artifacts{RoomID: id, Artifacts: make([]wire.Artifact, len(list))}
+	j := wire.Artifacts{RoomID: c.room, Artifacts: make([]wire.Artifact, len(list))}
 	for i, a := range list {
 		j.Artifacts[i] = toArtifact(a)
 	}
 	writeJSON(w, http.StatusOK, j)
+	return nil
 }
 
 // publishArtifact records an artifact. Its source is stamped by the
 // server: task_workflow_artifact when a worker session publishes it,
 // manual otherwise (a manual republish never downgrades it).
-func (s *server) publishArtifact(w http.ResponseWriter, r *http.Request, ps params) {
+func (s *server) publishArtifact(w http.ResponseWriter, r *http.Request, c call) error {
 	var req wire.PublishArtifact
-	id, _, err := s.enterWith(w, r, ps, &req)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	if err := decode(w, r, &req); err != nil {
+		return err
 	}
 	f := req.ArtifactFields
 	if req.Artifact != nil {
 		f = *req.Artifact
 	}
-	a := letagents.Artifact{RoomID: id, Provider: f.Provider, Kind: f.Kind, ID: f.ID, Number: f.Number,
+	a := letagents.Artifact{RoomID: c.room, Provider: f.Provider, Kind: f.Kind, ID: f.ID, Number: f.Number,
 		Title: f.Title, URL: f.URL, Ref: f.Ref, State: f.State, Source: "manual", TaskIDs: req.LinkedTaskIDs}
-	sess, err := s.agentSession(r, id, req.SessionCredentials, true)
+	sess, err := s.agentSession(r, c.room, req.SessionCredentials, true)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if sess != nil {
 		a.Source = "task_workflow_artifact"
@@ -81,13 +72,12 @@ func (s *server) publishArtifact(w http.ResponseWriter, r *http.Request, ps para
 		a.TaskIDs = append(a.TaskIDs, req.TaskID)
 	}
 	if a, err = letagents.NormalizeArtifact(a); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	a, err = s.Store.PublishArtifact(r.Context(), a, time.Now())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, wire.PublishedArtifact{RoomID: id, Artifact: toArtifact(a)})
+	writeJSON(w, http.StatusOK, wire.PublishedArtifact{RoomID: c.room, Artifact: toArtifact(a)})
+	return nil
 }

@@ -20,12 +20,11 @@ func seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Seco
 
 // startDevice begins a device sign-in. The room, optional, comes from the
 // body or from ?room_id (the device_flow_url of an auth_required answer).
-func (s *server) startDevice(w http.ResponseWriter, r *http.Request, _ params) {
+func (s *server) startDevice(w http.ResponseWriter, r *http.Request, _ call) error {
 	var req wire.DeviceStartRequest
 	if r.ContentLength != 0 {
 		if err := decode(w, r, &req); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 	}
 	if req.RoomID == "" {
@@ -34,28 +33,26 @@ func (s *server) startDevice(w http.ResponseWriter, r *http.Request, _ params) {
 	if req.RoomID != "" {
 		id, err := rooms.Normalize(req.RoomID)
 		if err != nil {
-			s.fail(w, r, letagents.Errorf(letagents.Invalid, "room_id: %v", err))
-			return
+			return letagents.Errorf(letagents.Invalid, "room_id: %v", err)
 		}
 		req.RoomID = id
 	}
 	d, err := s.Auth.StartDevice(r.Context(), clientAddress(r), req.RoomID)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, wire.DeviceStart{RequestID: d.RequestID, UserCode: d.UserCode,
 		VerificationURI: d.VerificationURI, ExpiresIn: seconds(d.ExpiresIn), Interval: seconds(d.Interval)})
+	return nil
 }
 
 // pollDevice reports a device sign-in's progress. Denied and expired flows
 // answer 403 and 410 with their status (and an error for people), as
 // existing clients expect.
-func (s *server) pollDevice(w http.ResponseWriter, r *http.Request, ps params) {
-	p, err := s.Auth.PollDevice(r.Context(), ps["request_id"])
+func (s *server) pollDevice(w http.ResponseWriter, r *http.Request, c call) error {
+	p, err := s.Auth.PollDevice(r.Context(), c.ps["request_id"])
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	switch p.Status {
 	case auth.DeviceDenied:
@@ -74,25 +71,25 @@ func (s *server) pollDevice(w http.ResponseWriter, r *http.Request, ps params) {
 		in := seconds(p.ExpiresIn)
 		writeJSON(w, http.StatusOK, wire.DevicePoll{Status: p.Status, Interval: seconds(p.Interval), ExpiresIn: &in})
 	}
+	return nil
 }
 
 func (s *server) callbackURL(r *http.Request) string { return s.baseURL(r) + "/auth/github/callback" }
 
-func (s *server) githubLogin(w http.ResponseWriter, r *http.Request, _ params) {
+func (s *server) githubLogin(w http.ResponseWriter, r *http.Request, _ call) error {
 	var req wire.LoginRequest
 	if r.ContentLength != 0 {
 		if err := decode(w, r, &req); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 	}
 	l, err := s.Auth.BeginLogin(r.Context(), req.RedirectTo, s.callbackURL(r))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	setLoginCookie(w, l.BrowserNonce, int(auth.StateTTL/time.Second), s.secure(r))
 	writeJSON(w, http.StatusOK, wire.Login{AuthURL: l.AuthURL, State: l.State, RedirectTo: l.RedirectTo})
+	return nil
 }
 
 // setLoginCookie gives the browser the nonce its sign-in is bound to. Only
@@ -107,7 +104,7 @@ func setLoginCookie(w http.ResponseWriter, nonce string, maxAge int, secure bool
 // login cookie, spent either way, must match the state): the session
 // cookie is set and the browser goes where the sign-in began (a client
 // asking for JSON gets the account instead).
-func (s *server) githubCallback(w http.ResponseWriter, r *http.Request, _ params) {
+func (s *server) githubCallback(w http.ResponseWriter, r *http.Request, _ call) error {
 	var nonce string
 	if ck, err := r.Cookie(auth.LoginCookie); err == nil {
 		nonce = ck.Value
@@ -115,43 +112,43 @@ func (s *server) githubCallback(w http.ResponseWriter, r *http.Request, _ params
 	setLoginCookie(w, "", -1, s.secure(r))
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
-		s.fail(w, r, letagents.Errorf(letagents.Invalid, "GitHub sign-in did not complete (%s)", e))
-		return
+		return letagents.Errorf(letagents.Invalid, "GitHub sign-in did not complete (%s)", e)
 	}
 	l, err := s.Auth.FinishLogin(r.Context(), q.Get("code"), q.Get("state"), nonce, s.callbackURL(r))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	setSessionCookie(w, l.SessionToken, int(auth.SessionTTL/time.Second), s.secure(r))
 	if strings.Contains(r.Header.Get("Accept"), "application/json") {
 		acct := toAccount(l.Account)
 		writeJSON(w, http.StatusOK, wire.Session{Authenticated: true, Account: &acct})
-		return
+		return nil
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, l.RedirectTo, http.StatusFound)
+	return nil
 }
 
-func (s *server) session(w http.ResponseWriter, r *http.Request, _ params) {
+func (s *server) session(w http.ResponseWriter, r *http.Request, _ call) error {
 	who := identity(r)
 	if !who.SignedIn() {
 		writeJSON(w, http.StatusOK, wire.Session{})
-		return
+		return nil
 	}
 	acct := toAccount(who.Account)
 	writeJSON(w, http.StatusOK, wire.Session{Authenticated: true, Account: &acct})
+	return nil
 }
 
 // logout ends the credential the request signed in with: the browser
 // session (and its cookie), or the owner token.
-func (s *server) logout(w http.ResponseWriter, r *http.Request, _ params) {
+func (s *server) logout(w http.ResponseWriter, r *http.Request, _ call) error {
 	if err := s.Auth.SignOut(r.Context(), identity(r)); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	clearSessionCookie(w, s.secure(r))
 	writeJSON(w, http.StatusOK, wire.Success{Success: true})
+	return nil
 }
 
 // requireAccount refuses anonymous callers.

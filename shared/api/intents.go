@@ -130,118 +130,93 @@ func decodePayload(action string, raw json.RawMessage, v any) error {
 
 // registerIntent records a worker's intent to take one exact board action
 // (201), or returns the same agent's identical pending one (200).
-func (s *server) registerIntent(w http.ResponseWriter, r *http.Request, ps params) {
+func (s *server) registerIntent(w http.ResponseWriter, r *http.Request, c call) error {
 	var req wire.RegisterIntent
-	id, _, err := s.enterWith(w, r, ps, &req)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	if err := decode(w, r, &req); err != nil {
+		return err
 	}
-	a, err := s.requireWorker(r, id, req.SessionCredentials)
+	a, err := s.requireWorker(r, c.room, req.SessionCredentials)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if !slices.Contains(intentActions, req.Action) {
-		s.fail(w, r, letagents.Errorf(letagents.Invalid, "action must be one of %s", strings.Join(intentActions, ", ")))
-		return
+		return letagents.Errorf(letagents.Invalid, "action must be one of %s", strings.Join(intentActions, ", "))
 	}
 	payload, err := canonicalPayload(req.Action, req.Payload)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	reason := strings.TrimSpace(req.Reason)
 	if len(reason) > maxIntentReason || strings.ContainsRune(reason, 0) {
-		s.fail(w, r, letagents.Errorf(letagents.Invalid, "reason must be at most %d bytes of text", maxIntentReason))
-		return
+		return letagents.Errorf(letagents.Invalid, "reason must be at most %d bytes of text", maxIntentReason)
 	}
 	canon, err := json.Marshal(payload)
 	if err != nil {
-		s.fail(w, r, fmt.Errorf("encode intent payload: %w", err))
-		return
+		return fmt.Errorf("encode intent payload: %w", err)
 	}
 	hash, err := letagents.PayloadHash(payload)
 	if err != nil {
-		s.fail(w, r, fmt.Errorf("hash intent payload: %w", err))
-		return
+		return fmt.Errorf("hash intent payload: %w", err)
 	}
-	i, created, err := s.Store.CreateBoardIntent(r.Context(), store.NewBoardIntent{RoomID: id, Action: req.Action, Payload: canon,
+	i, created, err := s.Store.CreateBoardIntent(r.Context(), store.NewBoardIntent{RoomID: c.room, Action: req.Action, Payload: canon,
 		PayloadHash: hash, ProposerSessionID: a.ID, ProposerActorLabel: a.ActorLabel, ProposerAgentKey: a.AgentKey, Reason: reason}, s.now())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, toIntent(i))
+	return nil
 }
 
 // listIntents lists a room's intents, newest first: ?status filters,
 // ?limit (default 50, at most 200) bounds.
-func (s *server) listIntents(w http.ResponseWriter, r *http.Request, ps params) {
-	id, _, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) listIntents(w http.ResponseWriter, r *http.Request, c call) error {
 	q := r.URL.Query()
 	status := q.Get("status")
 	if status != "" && !slices.Contains(store.IntentStatuses, status) {
-		s.fail(w, r, letagents.Errorf(letagents.Invalid, "status must be one of %s", strings.Join(store.IntentStatuses, ", ")))
-		return
+		return letagents.Errorf(letagents.Invalid, "status must be one of %s", strings.Join(store.IntentStatuses, ", "))
 	}
 	limit := defaultIntentPage
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxIntentPage {
-			s.fail(w, r, letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", maxIntentPage))
-			return
+			return letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", maxIntentPage)
 		}
 		limit = n
 	}
-	if _, err := s.Store.Room(r.Context(), id); err != nil {
-		s.fail(w, r, err)
-		return
+	if _, err := s.Store.Room(r.Context(), c.room); err != nil {
+		return err
 	}
-	list, err := s.Store.BoardIntents(r.Context(), id, status, limit, s.now())
+	list, err := s.Store.BoardIntents(r.Context(), c.room, status, limit, s.now())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	out := wire.BoardIntents{RoomID: id, Intents: make([]wire.BoardIntent, len(list))}
+	out := wire.BoardIntents{RoomID: c.room, Intents: make([]wire.BoardIntent, len(list))}
 	for k, i := range list {
 		out.Intents[k] = toIntent(i)
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-// approveIntent approves a pending intent (room admins) and answers, this
-// once, the approval token the matching action must present.
-func (s *server) approveIntent(w http.ResponseWriter, r *http.Request, ps params) {
-	s.decideIntent(w, r, ps, true)
+// approveIntent approves a pending intent (the admin gate) and answers,
+// this once, the approval token the matching action must present.
+func (s *server) approveIntent(w http.ResponseWriter, r *http.Request, c call) error {
+	return s.decideIntent(w, r, c, true)
 }
 
-// denyIntent denies a pending intent (room admins).
-func (s *server) denyIntent(w http.ResponseWriter, r *http.Request, ps params) {
-	s.decideIntent(w, r, ps, false)
+// denyIntent denies a pending intent (the admin gate).
+func (s *server) denyIntent(w http.ResponseWriter, r *http.Request, c call) error {
+	return s.decideIntent(w, r, c, false)
 }
 
-func (s *server) decideIntent(w http.ResponseWriter, r *http.Request, ps params, approve bool) {
-	room, role, err := s.existingRoom(r, ps)
-	if err == nil {
-		err = requireAdmin(identity(r), role)
-	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	iid, ok := letagents.ParseWireID(wire.IntentPrefix, ps["intent_id"])
+func (s *server) decideIntent(w http.ResponseWriter, r *http.Request, c call, approve bool) error {
+	iid, ok := letagents.ParseWireID(wire.IntentPrefix, c.ps["intent_id"])
 	if !ok {
-		s.fail(w, r, letagents.Errorf(letagents.NotFound, "Board intent not found"))
-		return
+		return letagents.Errorf(letagents.NotFound, "Board intent not found")
 	}
 	d := store.BoardDecision{Approve: approve, DecidedBy: identity(r).Account.Login}
 	var token string
@@ -249,47 +224,34 @@ func (s *server) decideIntent(w http.ResponseWriter, r *http.Request, ps params,
 		token = auth.NewToken()
 		d.TokenHash = auth.HashToken(token)
 	}
-	i, err := s.Store.DecideBoardIntent(r.Context(), room.ID, iid, d, s.now())
+	i, err := s.Store.DecideBoardIntent(r.Context(), c.room, iid, d, s.now())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	j := toIntent(i)
 	j.ApprovalToken = token
 	writeJSON(w, http.StatusOK, j)
+	return nil
 }
 
 // boardSettings is a room's board settings.
-func (s *server) boardSettings(w http.ResponseWriter, r *http.Request, ps params) {
-	id, _, err := s.enter(r, ps, false)
+func (s *server) boardSettings(w http.ResponseWriter, r *http.Request, c call) error {
+	b, err := s.Store.BoardSettings(r.Context(), c.room)
 	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	b, err := s.Store.BoardSettings(r.Context(), id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, toSettings(b))
+	return nil
 }
 
-// setBoardSettings changes a room's manager_mode (and intent TTL): room
-// admins only.
-func (s *server) setBoardSettings(w http.ResponseWriter, r *http.Request, ps params) {
-	room, role, err := s.existingRoom(r, ps)
-	if err == nil {
-		err = requireAdmin(identity(r), role)
-	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+// setBoardSettings changes a room's manager_mode (and intent TTL) (the
+// admin gate).
+func (s *server) setBoardSettings(w http.ResponseWriter, r *http.Request, c call) error {
 	var req wire.BoardSettingsUpdate
 	if err := decode(w, r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
+	var err error
 	var ttl time.Duration
 	switch {
 	case req.ManagerMode == "" && req.IntentTTLSeconds == nil:
@@ -304,15 +266,14 @@ func (s *server) setBoardSettings(w http.ResponseWriter, r *http.Request, ps par
 		ttl = time.Duration(*req.IntentTTLSeconds) * time.Second
 	}
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	b, err := s.Store.SetBoardSettings(r.Context(), room.ID, req.ManagerMode, ttl, s.now())
+	b, err := s.Store.SetBoardSettings(r.Context(), c.room, req.ManagerMode, ttl, s.now())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, toSettings(b))
+	return nil
 }
 
 // boardGrant is what authorizes an agent's board action: the intent and

@@ -80,44 +80,36 @@ func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward bo
 	return j, nil
 }
 
-func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, ps params) {
-	if err := s.Auth.LimitSend(r.Context(), clientAddress(r)); err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, c call) error {
 	var req wire.SendMessage
-	id, _, err := s.enterWith(w, r, ps, &req)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	if err := decode(w, r, &req); err != nil {
+		return err
 	}
-	m := letagents.NewMessage{RoomID: id, Sender: req.Sender, Text: req.Text, ClientMessageID: req.ClientMessageID}
+	m := letagents.NewMessage{RoomID: c.room, Sender: req.Sender, Text: req.Text, ClientMessageID: req.ClientMessageID}
+	var err error
 	if m.ThreadParentSeq, err = replyTarget(req); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	// A worker session's message is signed by the server, never the body.
-	sess, err := s.agentSession(r, id, req.SessionCredentials, true)
+	sess, err := s.agentSession(r, c.room, req.SessionCredentials, true)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if sess != nil {
 		m.Sender, m.Source, m.PublisherSessionID = sess.ActorLabel, letagents.SourceAgent, sess.ID
 	} else if m.Source, err = s.senderSource(r, m); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	msg, created, err := s.Store.SendMessage(r.Context(), m)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	status := http.StatusCreated
 	if !created {
 		status = http.StatusOK // a repeat of a send that went through
 	}
 	writeJSON(w, status, toMessage(msg))
+	return nil
 }
 
 // senderSource is the source of a message sent with no worker session to
@@ -179,32 +171,25 @@ func replyTarget(req wire.SendMessage) (int64, error) {
 	return seq, nil
 }
 
-func (s *server) readMessages(w http.ResponseWriter, r *http.Request, ps params) {
-	id, _, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) readMessages(w http.ResponseWriter, r *http.Request, c call) error {
 	q, err := pageQuery(r.URL.Query(), true)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	page, err := s.Store.Messages(r.Context(), id, q)
+	page, err := s.Store.Messages(r.Context(), c.room, q)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	s.writePage(w, r, id, page, q.Before > 0)
+	return writePage(w, r, c.room, page, q.Before > 0)
 }
 
-func (s *server) writePage(w http.ResponseWriter, r *http.Request, id string, page letagents.MessagePage, backward bool) {
+func writePage(w http.ResponseWriter, r *http.Request, id string, page letagents.MessagePage, backward bool) error {
 	j, err := toPage(r, id, page, backward)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, j)
+	return nil
 }
 
 // pageQuery reads ?after, ?before (when allowed) and ?limit.

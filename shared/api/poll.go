@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -15,96 +16,47 @@ import (
 const holdMargin = 500 * time.Millisecond
 
 // poll answers at once when messages exist after the cursor, and otherwise
-// waits for the room's doorbell (or the timeout) and answers with what it
-// then reads. Nothing is ever taken from the notification itself.
-func (s *server) poll(w http.ResponseWriter, r *http.Request, ps params) {
-	id, _, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+// waits for them (nextMessages) and answers with what it then reads.
+func (s *server) poll(w http.ResponseWriter, r *http.Request, c call) error {
 	q, err := pageQuery(r.URL.Query(), false)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	timeout, err := pollTimeout(r.URL.Query().Get("timeout"), s.PollMax)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	// A poll with session credentials (headers) is the agent's delivery
 	// connection: it counts as reachable while parked.
-	sess, err := s.agentSession(r, id, wire.SessionCredentials{}, false)
+	sess, err := s.agentSession(r, c.room, wire.SessionCredentials{}, false)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if sess != nil {
 		defer s.deliver(r.Context(), sess.ID)()
 	}
 	ctx := r.Context()
+	page, err := s.nextMessages(ctx, c.room, q, holdable(ctx, timeout))
+	switch {
+	case err != nil && errors.Is(err, ctx.Err()):
+		return nil // the client left, or its time ran out: nobody reads an answer
+	case err != nil:
+		return err
+	}
+	return writePage(w, r, c.room, page, false)
+}
+
+// holdable is how much of timeout a handler may hold a request on ctx
+// open: no longer than the hold limit, and ending holdMargin before the
+// context's deadline.
+func holdable(ctx context.Context, timeout time.Duration) time.Duration {
 	if limit, ok := holdLimit(ctx); ok {
 		timeout = min(timeout, limit)
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = max(0, min(timeout, time.Until(dl)-holdMargin))
 	}
-
-	read := func(ctx context.Context) (letagents.MessagePage, error) {
-		since := s.reads.ticket()
-		return s.reads.read(ctx, readKey{id, q}, since, func(ctx context.Context) (letagents.MessagePage, error) {
-			return s.Store.Messages(ctx, id, q)
-		})
-	}
-	page, err := read(ctx) // also answers 404 for a missing room
-	if err != nil || len(page.Messages) > 0 || timeout == 0 {
-		s.answerPoll(w, r, id, page, err)
-		return
-	}
-	// A cursor past the newest message would otherwise wait for a number
-	// that may be far off and skip everything before it.
-	q.After = min(q.After, page.LastSeq)
-
-	waitCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	sub, subErr := s.Hub.Subscribe(waitCtx, s.Store.Channel(id))
-	var bell <-chan struct{}
-	if subErr == nil {
-		defer sub.Close()
-		bell = sub.C()
-	}
-	for subErr == nil {
-		// Read only once subscribed: a message committed before the
-		// subscription is found here, any later one rings the bell.
-		page, err = read(ctx)
-		if err != nil || len(page.Messages) > 0 {
-			s.answerPoll(w, r, id, page, err)
-			return
-		}
-		select {
-		case <-bell:
-			continue
-		case <-waitCtx.Done():
-		case <-s.Draining:
-		}
-		break
-	}
-	if ctx.Err() != nil {
-		return // the client left; its waiter is already released
-	}
-	// One last read covers a doorbell that could not ring (the listener
-	// was reconnecting): the poll then answers late, never wrong.
-	page, err = read(context.WithoutCancel(ctx))
-	s.answerPoll(w, r, id, page, err)
-}
-
-func (s *server) answerPoll(w http.ResponseWriter, r *http.Request, id string, page letagents.MessagePage, err error) {
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.writePage(w, r, id, page, false)
+	return timeout
 }
 
 // pollTimeout reads ?timeout (milliseconds), clamped to max.

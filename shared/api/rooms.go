@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/wire"
@@ -75,105 +74,72 @@ func roomParam(ps params) (string, error) {
 	return id, nil
 }
 
-// enter normalises the room id of the path and lets the caller in, or
-// refuses (401 auth_required, 403 private_repo_no_access). join asks for
-// everything a join needs to know (the caller's GitHub admin bit).
-func (s *server) enter(r *http.Request, ps params, join bool) (string, auth.Access, error) {
-	id, err := roomParam(ps)
-	if err != nil {
-		return "", auth.Access{}, err
-	}
-	a, err := s.Auth.Gate(r.Context(), identity(r), id, s.baseURL(r), join)
-	return id, a, err
-}
-
-// enterWith is enter for routes with a JSON body, which it decodes into v.
-func (s *server) enterWith(w http.ResponseWriter, r *http.Request, ps params, v any) (string, auth.Access, error) {
-	id, a, err := s.enter(r, ps, false)
-	if err == nil {
-		err = decode(w, r, v)
-	}
-	return id, a, err
-}
-
-// joined opens (creating when allowed) the room a join asks for, after
-// counting the attempt against the client's join rate, and works out the
-// caller's role in it.
-func (s *server) joined(r *http.Request, ps params) (letagents.Room, letagents.Role, bool, error) {
-	if err := s.Auth.LimitJoin(r.Context(), clientAddress(r)); err != nil {
-		return letagents.Room{}, "", false, err
-	}
-	id, a, err := s.enter(r, ps, true)
-	if err != nil {
-		return letagents.Room{}, "", false, err
-	}
-	room, created, err := s.Store.EnsureRoom(r.Context(), id)
+// joined opens (creating when allowed) the room a join asks for and works
+// out the caller's role in it, recording what joining means (auth.Role).
+func (s *server) joined(r *http.Request, c call) (letagents.Room, letagents.Role, bool, error) {
+	room, created, err := s.Store.EnsureRoom(r.Context(), c.room)
 	if err != nil {
 		return room, "", false, err
 	}
-	role, err := s.Auth.Role(r.Context(), identity(r), room, a, true)
+	role, err := s.Auth.Role(r.Context(), identity(r), room, c.access, true)
 	return room, role, created, err
 }
 
-func (s *server) createInviteRoom(w http.ResponseWriter, r *http.Request, _ params) {
+func (s *server) createInviteRoom(w http.ResponseWriter, r *http.Request, _ call) error {
 	if err := s.Auth.LimitInviteRoom(r.Context(), clientAddress(r)); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	room, err := s.Store.CreateInviteRoom(r.Context(), identity(r).Account.ID)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, toProject(room))
+	return nil
 }
 
-func (s *server) joinByCode(w http.ResponseWriter, r *http.Request, ps params) {
+func (s *server) joinByCode(w http.ResponseWriter, r *http.Request, c call) error {
 	if err := s.Auth.LimitJoin(r.Context(), clientAddress(r)); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	id, err := rooms.Normalize(ps["code"])
+	id, err := rooms.Normalize(c.ps["code"])
 	if err != nil || rooms.KindOf(id) != rooms.KindInvite {
-		s.fail(w, r, letagents.Errorf(letagents.Invalid, "%q is not an invite code like FEH7-YWH4-ZYT3", ps["code"]))
-		return
+		return letagents.Errorf(letagents.Invalid, "%q is not an invite code like FEH7-YWH4-ZYT3", c.ps["code"])
 	}
 	room, err := s.Store.Room(r.Context(), id)
 	if err != nil {
-		s.fail(w, r, notFoundAs(err, "Project not found for the given code"))
-		return
+		return notFoundAs(err, "Project not found for the given code")
 	}
 	writeJSON(w, http.StatusOK, toProject(room))
+	return nil
 }
 
-func (s *server) openNamedRoom(w http.ResponseWriter, r *http.Request, ps params) {
-	room, _, created, err := s.joined(r, ps)
+func (s *server) openNamedRoom(w http.ResponseWriter, r *http.Request, c call) error {
+	room, _, created, err := s.joined(r, c)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
 	writeJSON(w, status, toProject(room))
+	return nil
 }
 
-func (s *server) joinRoom(w http.ResponseWriter, r *http.Request, ps params) {
-	room, role, _, err := s.joined(r, ps)
+func (s *server) joinRoom(w http.ResponseWriter, r *http.Request, c call) error {
+	room, role, _, err := s.joined(r, c)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, toJoin(room, role, identity(r).SignedIn()))
+	return nil
 }
 
 // roomAccess tells the caller what they are in a room (legacy route).
-func (s *server) roomAccess(w http.ResponseWriter, r *http.Request, ps params) {
-	room, role, err := s.existingRoom(r, ps)
+func (s *server) roomAccess(w http.ResponseWriter, r *http.Request, c call) error {
+	room, role, err := s.roleIn(r, c)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	who := identity(r)
 	j := wire.Access{ProjectID: room.ID, RoomType: "discoverable", Authenticated: who.SignedIn(), Role: string(role)}
@@ -184,48 +150,16 @@ func (s *server) roomAccess(w http.ResponseWriter, r *http.Request, ps params) {
 		j.Account = &wire.AccessAccount{ID: letagents.WireID(letagents.AccountPrefix, who.Account.ID), Login: who.Account.Login, Provider: who.Account.Provider}
 	}
 	writeJSON(w, http.StatusOK, j)
+	return nil
 }
 
-// rotateCode gives an invite room a new code; admins only.
-func (s *server) rotateCode(w http.ResponseWriter, r *http.Request, ps params) {
-	room, role, err := s.existingRoom(r, ps)
-	if err == nil {
-		err = requireAdmin(identity(r), role)
-	}
+// rotateCode gives an invite room a new code (the admin gate).
+func (s *server) rotateCode(w http.ResponseWriter, r *http.Request, c call) error {
+	room, err := s.Store.RotateInviteCode(r.Context(), c.room)
 	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	room, err = s.Store.RotateInviteCode(r.Context(), room.ID)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toProject(room))
-}
-
-// existingRoom lets the caller into a room that must exist and says their role.
-func (s *server) existingRoom(r *http.Request, ps params) (letagents.Room, letagents.Role, error) {
-	id, a, err := s.enter(r, ps, false)
-	if err != nil {
-		return letagents.Room{}, "", err
-	}
-	room, err := s.Store.Room(r.Context(), id)
-	if err != nil {
-		return room, "", err
-	}
-	role, err := s.Auth.Role(r.Context(), identity(r), room, a, false)
-	return room, role, err
-}
-
-// requireAdmin refuses callers who are not admins of the room.
-func requireAdmin(who auth.Identity, role letagents.Role) error {
-	if err := requireAccount(who); err != nil {
 		return err
 	}
-	if role != letagents.RoleAdmin {
-		return letagents.Errorf(letagents.Forbidden, "Admin privileges required")
-	}
+	writeJSON(w, http.StatusOK, toProject(room))
 	return nil
 }
 

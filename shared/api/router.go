@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/rooms"
 )
 
@@ -34,7 +35,20 @@ type Route struct {
 	Group   Group
 	Method  string
 	Pattern string
-	handle  func(http.ResponseWriter, *http.Request, params)
+	gate    gate // what the caller needs of the room of the path
+	handle  handler
+}
+
+// handler serves a request its route's gate let through. An error is
+// answered by the router, once (server.fail).
+type handler func(http.ResponseWriter, *http.Request, call) error
+
+// call is a request as its handler sees it: the values its path captured
+// and, on a route that acts on a room, the room the gate let the caller into.
+type call struct {
+	ps     params
+	room   string      // the normalised room id; "" on public routes
+	access auth.Access // the access gate's verdict for the caller in room
 }
 
 // params are the values a pattern captured, already unescaped.
@@ -134,13 +148,18 @@ func (rt Route) GatewayRoute(escapedPath string) (key string, pathParams map[str
 	return rt.Method + " /" + strings.Join(m.gateway, "/"), m.gwParams, true
 }
 
-// router dispatches to the first route that matches, in table order.
-type router []Route
+// router dispatches to the first route that matches, in table order: it
+// runs the route's gate, then its handler, and answers a refusal or a
+// failure of either.
+type router struct {
+	s      *server
+	routes []Route
+}
 
 func (rs router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.EscapedPath()
 	var allowed []string
-	for _, rt := range rs {
+	for _, rt := range rs.routes {
 		ps, ok := rt.match(path)
 		if !ok {
 			continue
@@ -149,7 +168,13 @@ func (rs router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			allowed = append(allowed, rt.Method)
 			continue
 		}
-		rt.handle(w, r, ps)
+		c, err := rs.s.pass(r, rt.gate, ps)
+		if err == nil {
+			err = rt.handle(w, r, c)
+		}
+		if err != nil {
+			rs.s.fail(w, r, err)
+		}
 		return
 	}
 	if len(allowed) > 0 {
@@ -160,8 +185,24 @@ func (rs router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeError(w, http.StatusNotFound, "Not Found")
 }
 
-// table is the route table without handlers, for lookups from outside.
-var table = (&server{}).routes()
+// table is the route table without a server behind its handlers, for
+// lookups from outside. Building it checks every route's gate, so a route
+// that declares none stops the package at start (and every test).
+var table = checkGates((&server{}).routes())
+
+// checkGates panics unless every route declares its gate, and only routes
+// with a room in their path declare a room gate.
+func checkGates(rs []Route) []Route {
+	for _, rt := range rs {
+		switch {
+		case rt.gate == undeclared:
+			panic(fmt.Sprintf("api: route %s %s declares no gate", rt.Method, rt.Pattern))
+		case rt.gate != public && !strings.Contains(rt.Pattern, "{room}"):
+			panic(fmt.Sprintf("api: route %s %s has a room gate but no {room}", rt.Method, rt.Pattern))
+		}
+	}
+	return rs
+}
 
 // Match returns the route serving method and path, as the gateway would
 // route it; the local runner uses it to pick the function to invoke. HEAD

@@ -46,38 +46,30 @@ func toDelivery(a letagents.AgentSession, now time.Time) wire.DeliverySession {
 // registerSession registers an agent of the caller's in a room. The agent
 // (actor_key) must be in the caller's agents directory; its display name
 // is made unique among the room's live workers.
-func (s *server) registerSession(w http.ResponseWriter, r *http.Request, ps params) {
-	id, _, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) registerSession(w http.ResponseWriter, r *http.Request, c call) error {
 	who := identity(r)
 	if !who.SignedIn() {
-		s.fail(w, r, &letagents.Error{Code: letagents.Unauthorized, Reason: "NOT_AUTHENTICATED",
-			Message: "Agent session registration requires authenticated owner context."})
-		return
+		return &letagents.Error{Code: letagents.Unauthorized, Reason: "NOT_AUTHENTICATED",
+			Message: "Agent session registration requires authenticated owner context."}
 	}
 	var req wire.RegisterSession
 	if err := decode(w, r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	n, err := s.newSession(r, who, id, req)
+	n, err := s.newSession(r, who, c.room, req)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	token := auth.NewToken()
 	n.TokenHash = auth.HashToken(token)
 	a, err := s.Store.CreateAgentSession(r.Context(), n, s.now())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	j := toSession(a)
 	j.SessionToken = token
 	writeJSON(w, http.StatusCreated, j)
+	return nil
 }
 
 // newSession checks a registration and fills in what the server decides.
@@ -139,160 +131,132 @@ func (s *server) newSession(r *http.Request, who auth.Identity, roomID string, r
 }
 
 // disconnectSession ends a session: its own credentials, or a room admin.
-func (s *server) disconnectSession(w http.ResponseWriter, r *http.Request, ps params) {
-	id, a, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	sid, ok := letagents.ParseWireID(letagents.AgentSessionPrefix, ps["session_id"])
+func (s *server) disconnectSession(w http.ResponseWriter, r *http.Request, c call) error {
+	sid, ok := letagents.ParseWireID(letagents.AgentSessionPrefix, c.ps["session_id"])
 	if !ok {
-		s.fail(w, r, letagents.Errorf(letagents.NotFound, "Agent session not found"))
-		return
+		return letagents.Errorf(letagents.NotFound, "Agent session not found")
 	}
 	var creds wire.SessionCredentials
 	if r.ContentLength != 0 {
 		if err := decode(w, r, &creds); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 	}
-	self, err := s.agentSession(r, id, creds, false)
+	self, err := s.agentSession(r, c.room, creds, false)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	switch {
 	case self != nil && self.ID != sid:
-		s.fail(w, r, letagents.Errorf(letagents.Forbidden, "Worker sessions can only disconnect themselves."))
-		return
+		return letagents.Errorf(letagents.Forbidden, "Worker sessions can only disconnect themselves.")
 	case self == nil:
-		room, err := s.Store.Room(r.Context(), id)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		role, err := s.Auth.Role(r.Context(), identity(r), room, a, false)
+		_, role, err := s.roleIn(r, c)
 		if err == nil {
 			err = requireAdmin(identity(r), role)
 		}
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 	}
-	ended, err := s.Store.EndAgentSession(r.Context(), id, sid, s.now())
+	ended, err := s.Store.EndAgentSession(r.Context(), c.room, sid, s.now())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, wire.Disconnected{RoomID: id, AgentSession: toSession(ended), DeliverySession: toDelivery(ended, s.now())})
+	writeJSON(w, http.StatusOK, wire.Disconnected{RoomID: c.room, AgentSession: toSession(ended), DeliverySession: toDelivery(ended, s.now())})
+	return nil
 }
 
 // postPresence records what a worker session says it is doing.
-func (s *server) postPresence(w http.ResponseWriter, r *http.Request, ps params) {
+func (s *server) postPresence(w http.ResponseWriter, r *http.Request, c call) error {
 	var req wire.PresenceUpdate
-	id, _, err := s.enterWith(w, r, ps, &req)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	if err := decode(w, r, &req); err != nil {
+		return err
 	}
 	if !slices.Contains(letagents.PresenceStatuses, req.Status) {
-		s.fail(w, r, letagents.Errorf(letagents.Invalid, "status must be one of %s", strings.Join(letagents.PresenceStatuses, ", ")))
-		return
+		return letagents.Errorf(letagents.Invalid, "status must be one of %s", strings.Join(letagents.PresenceStatuses, ", "))
 	}
 	text, err := letagents.Label("status_text", req.StatusText, "")
 	if err == nil && len(req.StatusText) > letagents.MaxPresenceText {
 		err = letagents.Errorf(letagents.Invalid, "status_text is longer than %d bytes", letagents.MaxPresenceText)
 	}
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	a, err := s.requireWorker(r, id, req.SessionCredentials)
+	a, err := s.requireWorker(r, c.room, req.SessionCredentials)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	now := s.now()
 	a, err = s.Store.SetPresence(r.Context(), a.ID, letagents.Presence{Status: req.Status, Text: text, UpdatedAt: now})
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, toParticipant(a, now))
+	return nil
 }
 
-func (s *server) roster(r *http.Request, ps params) (string, []wire.Participant, error) {
-	id, _, err := s.enter(r, ps, false)
-	if err != nil {
-		return "", nil, err
-	}
-	if _, err := s.Store.Room(r.Context(), id); err != nil {
-		return "", nil, err
+// roster lists the live workers of the room, which must exist.
+func (s *server) roster(r *http.Request, c call) ([]wire.Participant, error) {
+	if _, err := s.Store.Room(r.Context(), c.room); err != nil {
+		return nil, err
 	}
 	now := s.now()
-	list, err := s.Store.AgentSessions(r.Context(), id, letagents.SessionWorker, now)
+	list, err := s.Store.AgentSessions(r.Context(), c.room, letagents.SessionWorker, now)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	out := make([]wire.Participant, len(list))
 	for i, a := range list {
 		out[i] = toParticipant(a, now)
 	}
-	return id, out, nil
+	return out, nil
 }
 
 // participants is the room's roster of live workers.
-func (s *server) participants(w http.ResponseWriter, r *http.Request, ps params) {
-	id, list, err := s.roster(r, ps)
+func (s *server) participants(w http.ResponseWriter, r *http.Request, c call) error {
+	list, err := s.roster(r, c)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, wire.Participants{RoomID: id, Participants: list})
+	writeJSON(w, http.StatusOK, wire.Participants{RoomID: c.room, Participants: list})
+	return nil
 }
 
-func (s *server) presence(w http.ResponseWriter, r *http.Request, ps params) {
-	id, list, err := s.roster(r, ps)
+func (s *server) presence(w http.ResponseWriter, r *http.Request, c call) error {
+	list, err := s.roster(r, c)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, wire.PresenceList{RoomID: id, Presence: list})
+	writeJSON(w, http.StatusOK, wire.PresenceList{RoomID: c.room, Presence: list})
+	return nil
 }
 
 // nativeActivity records that a worker's runtime is busy outside the room
 // (a Codex turn, say): the liveness sweeper does not call it offline then.
-func (s *server) nativeActivity(w http.ResponseWriter, r *http.Request, ps params) {
+func (s *server) nativeActivity(w http.ResponseWriter, r *http.Request, c call) error {
 	var req wire.NativeActivity
-	id, _, err := s.enterWith(w, r, ps, &req)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	if err := decode(w, r, &req); err != nil {
+		return err
 	}
-	a, err := s.requireWorker(r, id, req.SessionCredentials)
+	a, err := s.requireWorker(r, c.room, req.SessionCredentials)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	if ps["session_id"] != letagents.WireID(letagents.AgentSessionPrefix, a.ID) {
-		s.fail(w, r, letagents.Errorf(letagents.Forbidden, "Workers can only report their own activity."))
-		return
+	if c.ps["session_id"] != letagents.WireID(letagents.AgentSessionPrefix, a.ID) {
+		return letagents.Errorf(letagents.Forbidden, "Workers can only report their own activity.")
 	}
 	now := s.now()
 	at, err := time.Parse(time.RFC3339Nano, req.ObservedAt)
 	if err != nil || req.Sequence < 1 || strings.TrimSpace(req.Method) == "" || len(req.Method) > 160 || len(req.Status) > 32 ||
 		at.Before(now.Add(-10*time.Minute)) || at.After(now.Add(5*time.Second)) {
-		s.fail(w, r, letagents.Errorf(letagents.Invalid, "observed_at (within the last 10 minutes), positive integer sequence, and native method are required."))
-		return
+		return letagents.Errorf(letagents.Invalid, "observed_at (within the last 10 minutes), positive integer sequence, and native method are required.")
 	}
 	if err := s.Store.RecordNativeActivity(r.Context(), a.ID, at); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"room_id": id, "axis": "execution_activity", "agent_session_id": letagents.WireID(letagents.AgentSessionPrefix, a.ID),
+	writeJSON(w, http.StatusOK, map[string]any{"room_id": c.room, "axis": "execution_activity", "agent_session_id": letagents.WireID(letagents.AgentSessionPrefix, a.ID),
 		"observed_at": letagents.FormatTime(at), "sequence": req.Sequence})
+	return nil
 }
 
 // agentSession verifies the session credentials a request carries (in the

@@ -78,18 +78,13 @@ func bodyText(p *string) string {
 	return *p
 }
 
-// enterTask lets the caller into the room of the path, reads its task id
-// and, when v is not nil, decodes the JSON body into v.
-func (s *server) enterTask(w http.ResponseWriter, r *http.Request, ps params, v any) (string, auth.Access, int64, error) {
-	id, a, err := s.enter(r, ps, false)
-	if err != nil {
-		return "", a, 0, err
-	}
-	seq, err := taskSeq(ps)
-	if err == nil && v != nil {
+// taskBody reads the task id of the path, then decodes the JSON body into v.
+func taskBody(w http.ResponseWriter, r *http.Request, c call, v any) (int64, error) {
+	seq, err := taskSeq(c.ps)
+	if err == nil {
 		err = decode(w, r, v)
 	}
-	return id, a, seq, err
+	return seq, err
 }
 
 // taskSeq reads the task id of the path; anything but task_N is a task
@@ -140,20 +135,16 @@ func taskQuery(v url.Values) (store.TaskQuery, error) {
 // session the request carries (nil for none), the Actor the store judges
 // by, and the caller's role in the room (which also makes sure the room
 // exists).
-func (s *server) boardCaller(r *http.Request, roomID string, a auth.Access, creds wire.SessionCredentials) (*letagents.AgentSession, store.Actor, letagents.Role, error) {
-	sess, err := s.agentSession(r, roomID, creds, true)
+func (s *server) boardCaller(r *http.Request, c call, creds wire.SessionCredentials) (*letagents.AgentSession, store.Actor, letagents.Role, error) {
+	sess, err := s.agentSession(r, c.room, creds, true)
 	if err != nil {
 		return nil, store.Actor{}, "", err
 	}
-	room, err := s.Store.Room(r.Context(), roomID)
+	_, role, err := s.roleIn(r, c)
 	if err != nil {
 		return nil, store.Actor{}, "", err
 	}
 	who := identity(r)
-	role, err := s.Auth.Role(r.Context(), who, room, a, false)
-	if err != nil {
-		return nil, store.Actor{}, "", err
-	}
 	actor := store.Actor{Label: boardAccountName(who.Account), Admin: who.SignedIn() && role == letagents.RoleAdmin}
 	if sess != nil {
 		actor.Label, actor.AgentKey, actor.InstanceID, actor.SessionID = sess.ActorLabel, sess.AgentKey, sess.InstanceID, sess.ID
@@ -179,73 +170,61 @@ func boardWorkerRequired() error {
 		Message: "Registered worker session is required for agent write actions."}
 }
 
-func (s *server) listTasks(w http.ResponseWriter, r *http.Request, ps params) {
-	id, _, err := s.enter(r, ps, false)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *server) listTasks(w http.ResponseWriter, r *http.Request, c call) error {
 	q, err := taskQuery(r.URL.Query())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	page, err := s.Store.Tasks(r.Context(), id, q, s.now())
+	page, err := s.Store.Tasks(r.Context(), c.room, q, s.now())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	j := wire.TaskList{Tasks: make([]wire.Task, len(page.Tasks)), HasMore: page.HasMore}
 	for i, t := range page.Tasks {
 		j.Tasks[i] = toTask(t)
 	}
 	if strings.HasPrefix(r.URL.Path, "/projects/") {
-		j.ProjectID = id
+		j.ProjectID = c.room
 	} else {
-		j.RoomID = id
+		j.RoomID = c.room
 	}
 	writeJSON(w, http.StatusOK, j)
+	return nil
 }
 
-func (s *server) getTask(w http.ResponseWriter, r *http.Request, ps params) {
-	id, _, seq, err := s.enterTask(w, r, ps, nil)
+func (s *server) getTask(w http.ResponseWriter, r *http.Request, c call) error {
+	seq, err := taskSeq(c.ps)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	t, err := s.Store.Task(r.Context(), id, seq, s.now())
+	t, err := s.Store.Task(r.Context(), c.room, seq, s.now())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, toTask(t))
+	return nil
 }
 
-func (s *server) createTask(w http.ResponseWriter, r *http.Request, ps params) {
+func (s *server) createTask(w http.ResponseWriter, r *http.Request, c call) error {
 	var req wire.CreateTask
-	id, a, err := s.enterWith(w, r, ps, &req)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	if err := decode(w, r, &req); err != nil {
+		return err
 	}
-	n, err := newTask(id, req)
+	n, err := newTask(c.room, req)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	sess, actor, role, err := s.boardCaller(r, id, a, req.SessionCredentials)
+	sess, actor, role, err := s.boardCaller(r, c, req.SessionCredentials)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	who := identity(r)
 	switch {
 	case sess != nil:
 		n.CreatedBy, n.CreatedBySessionID, n.CreatedByAccountID = actor.Label, sess.ID, who.Account.ID
 		payload := letagents.NewTaskCreatePayload(req.Title, req.Description, req.SourceMessageID)
-		if err := s.authorizeBoardAction(r, id, *sess, letagents.IntentTaskCreate, payload, grantOf(req.BoardIntentGrant)); err != nil {
-			s.fail(w, r, err)
-			return
+		if err := s.authorizeBoardAction(r, c.room, *sess, letagents.IntentTaskCreate, payload, grantOf(req.BoardIntentGrant)); err != nil {
+			return err
 		}
 	case who.SignedIn():
 		n.CreatedBy, n.CreatedByAccountID = actor.Label, who.Account.ID
@@ -253,21 +232,19 @@ func (s *server) createTask(w http.ResponseWriter, r *http.Request, ps params) {
 	default:
 		by := strings.Join(strings.Fields(req.CreatedBy), " ")
 		if by == "" {
-			s.fail(w, r, letagents.Errorf(letagents.Invalid, "title and created_by are required"))
-			return
+			return letagents.Errorf(letagents.Invalid, "title and created_by are required")
 		}
 		if len(by) > letagents.MaxSenderBytes {
-			s.fail(w, r, letagents.Errorf(letagents.Invalid, "created_by is longer than %d bytes", letagents.MaxSenderBytes))
-			return
+			return letagents.Errorf(letagents.Invalid, "created_by is longer than %d bytes", letagents.MaxSenderBytes)
 		}
 		n.CreatedBy = by
 	}
 	t, err := s.Store.CreateTask(r.Context(), n, s.now())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, toTask(t))
+	return nil
 }
 
 // newTask checks what a creation asks for.
@@ -293,38 +270,33 @@ func newTask(roomID string, req wire.CreateTask) (store.NewTask, error) {
 	return n, nil
 }
 
-func (s *server) updateTask(w http.ResponseWriter, r *http.Request, ps params) {
+func (s *server) updateTask(w http.ResponseWriter, r *http.Request, c call) error {
 	var req wire.UpdateTask
-	id, a, seq, err := s.enterTask(w, r, ps, &req)
+	seq, err := taskBody(w, r, c, &req)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	var status letagents.TaskStatus
 	if req.Status != nil && *req.Status != "" {
 		if status, err = letagents.ParseTaskStatus(*req.Status); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 	}
 	var prURL *string
 	if req.PRURL != nil {
 		v, err := letagents.PRURL(*req.PRURL)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 		prURL = &v
 	}
 	ttl, err := letagents.LeaseTTL(req.LeaseTTLSeconds)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	sess, actor, role, err := s.boardCaller(r, id, a, req.SessionCredentials)
+	sess, actor, role, err := s.boardCaller(r, c, req.SessionCredentials)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	payload := letagents.NewTaskMutationPayload(letagents.TaskID(seq), bodyText(req.Status), bodyText(req.Assignee), bodyText(req.AssigneeAgentKey), bodyText(req.PRURL))
 	grant := grantOf(req.BoardIntentGrant)
@@ -333,58 +305,50 @@ func (s *server) updateTask(w http.ResponseWriter, r *http.Request, ps params) {
 	if status == letagents.TaskAssigned {
 		// A claim: the caller takes the task for itself.
 		if sess == nil {
-			s.fail(w, r, boardWorkerRequired())
-			return
+			return boardWorkerRequired()
 		}
 		if err := claimSelf(*sess, req); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
-		if err := s.authorizeBoardAction(r, id, *sess, letagents.IntentTaskClaim, payload, grant); err != nil {
-			s.fail(w, r, err)
-			return
+		if err := s.authorizeBoardAction(r, c.room, *sess, letagents.IntentTaskClaim, payload, grant); err != nil {
+			return err
 		}
-		t, _, err := s.Store.ClaimTask(r.Context(), id, seq, store.Claim{Actor: actor, TTL: ttl, PRURL: prURL}, now)
+		t, _, err := s.Store.ClaimTask(r.Context(), c.room, seq, store.Claim{Actor: actor, TTL: ttl, PRURL: prURL}, now)
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 		writeJSON(w, http.StatusOK, toTask(t))
-		return
+		return nil
 	}
 
 	who := identity(r)
 	switch {
 	case status.AdminOnly():
 		if err := requireAdmin(who, role); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 	case sess == nil && !actor.Admin:
 		if err := requireAccount(who); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
-		s.fail(w, r, boardWorkerRequired())
-		return
+		return boardWorkerRequired()
 	}
 	if sess != nil {
 		kind := letagents.IntentTaskUpdate
 		if status.Closing() {
 			kind = letagents.IntentTaskClose
 		}
-		if err := s.authorizeBoardAction(r, id, *sess, kind, payload, grant); err != nil {
-			s.fail(w, r, err)
-			return
+		if err := s.authorizeBoardAction(r, c.room, *sess, kind, payload, grant); err != nil {
+			return err
 		}
 	}
-	t, err := s.Store.UpdateTask(r.Context(), id, seq, store.TaskChange{Status: status, Assignee: req.Assignee,
+	t, err := s.Store.UpdateTask(r.Context(), c.room, seq, store.TaskChange{Status: status, Assignee: req.Assignee,
 		AssigneeAgentKey: req.AssigneeAgentKey, PRURL: prURL, LeaseTTL: ttl, Actor: actor}, now)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, toTask(t))
+	return nil
 }
 
 // claimSelf checks that a claim's assignee, when given, is the claiming
@@ -410,128 +374,111 @@ func badKey(s string) bool {
 
 // leaseAction releases a task's work lease or hands it off to another
 // agent's session.
-func (s *server) leaseAction(w http.ResponseWriter, r *http.Request, ps params) {
+func (s *server) leaseAction(w http.ResponseWriter, r *http.Request, c call) error {
 	var req wire.LeaseAction
-	id, a, seq, err := s.enterTask(w, r, ps, &req)
+	seq, err := taskBody(w, r, c, &req)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if req.Action != "release" && req.Action != "handoff" {
-		s.fail(w, r, letagents.Errorf(letagents.Invalid, "action must be release or handoff"))
-		return
+		return letagents.Errorf(letagents.Invalid, "action must be release or handoff")
 	}
 	reason, err := letagents.LeaseReason(req.Reason)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	h := store.Handoff{LeaseID: strings.TrimSpace(req.LeaseID), Reason: reason, TargetKey: strings.TrimSpace(req.TargetActorKey),
 		TargetInstanceID: strings.TrimSpace(req.TargetActorInstanceID)}
 	if req.Action == "handoff" {
 		if h.TargetKey == "" {
-			s.fail(w, r, letagents.Errorf(letagents.Invalid, "target_actor_key is required for a handoff"))
-			return
+			return letagents.Errorf(letagents.Invalid, "target_actor_key is required for a handoff")
 		}
 		if badKey(h.TargetKey) || badKey(h.TargetInstanceID) {
-			s.fail(w, r, letagents.Errorf(letagents.Invalid, "target_actor_key and target_actor_instance_id must be short text without control characters"))
-			return
+			return letagents.Errorf(letagents.Invalid, "target_actor_key and target_actor_instance_id must be short text without control characters")
 		}
 		if req.TargetAgentSessionID != "" {
 			sid, ok := letagents.ParseWireID(letagents.AgentSessionPrefix, req.TargetAgentSessionID)
 			if !ok {
-				s.fail(w, r, letagents.Errorf(letagents.Invalid, "target_agent_session_id must be a session id like as_7"))
-				return
+				return letagents.Errorf(letagents.Invalid, "target_agent_session_id must be a session id like as_7")
 			}
 			h.TargetSessionID = sid
 		}
 	}
-	sess, actor, role, err := s.boardCaller(r, id, a, req.SessionCredentials)
+	sess, actor, role, err := s.boardCaller(r, c, req.SessionCredentials)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if sess == nil {
 		if err := requireAdmin(identity(r), role); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 	} else {
 		payload := letagents.NewLeaseActionPayload(letagents.TaskID(seq), req.Action, req.LeaseID, req.TargetActorKey, req.TargetAgentSessionID)
-		if err := s.authorizeBoardAction(r, id, *sess, letagents.IntentLeaseAction, payload, grantOf(req.BoardIntentGrant)); err != nil {
-			s.fail(w, r, err)
-			return
+		if err := s.authorizeBoardAction(r, c.room, *sess, letagents.IntentLeaseAction, payload, grantOf(req.BoardIntentGrant)); err != nil {
+			return err
 		}
 	}
 	h.Actor = actor
-	out := wire.LeaseActionResult{RoomID: id, Action: req.Action}
+	out := wire.LeaseActionResult{RoomID: c.room, Action: req.Action}
 	var t letagents.Task
 	var released, next letagents.Lease
 	if req.Action == "release" {
-		t, released, err = s.Store.ReleaseWorkLease(r.Context(), id, seq, store.LeaseRelease{Actor: actor, LeaseID: h.LeaseID, Reason: reason}, s.now())
+		t, released, err = s.Store.ReleaseWorkLease(r.Context(), c.room, seq, store.LeaseRelease{Actor: actor, LeaseID: h.LeaseID, Reason: reason}, s.now())
 	} else {
-		t, released, next, err = s.Store.HandoffWorkLease(r.Context(), id, seq, h, s.now())
+		t, released, next, err = s.Store.HandoffWorkLease(r.Context(), c.room, seq, h, s.now())
 		out.NewLease = toLeasePtr(next)
 	}
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	out.Task, out.ReleasedLease = toTask(t), toLeasePtr(released)
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // reviewLeaseAction claims or releases a review lease.
-func (s *server) reviewLeaseAction(w http.ResponseWriter, r *http.Request, ps params) {
+func (s *server) reviewLeaseAction(w http.ResponseWriter, r *http.Request, c call) error {
 	var req wire.ReviewLeaseAction
-	id, a, seq, err := s.enterTask(w, r, ps, &req)
+	seq, err := taskBody(w, r, c, &req)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if req.Action != "claim" && req.Action != "release" {
-		s.fail(w, r, letagents.Errorf(letagents.Invalid, "action must be claim or release"))
-		return
+		return letagents.Errorf(letagents.Invalid, "action must be claim or release")
 	}
 	reason, err := letagents.LeaseReason(req.Reason)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	ttl, err := letagents.LeaseTTL(req.LeaseTTLSeconds)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	sess, actor, role, err := s.boardCaller(r, id, a, req.SessionCredentials)
+	sess, actor, role, err := s.boardCaller(r, c, req.SessionCredentials)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if req.Action == "claim" {
 		if sess == nil {
-			s.fail(w, r, boardWorkerRequired())
-			return
+			return boardWorkerRequired()
 		}
-		t, lease, err := s.Store.ClaimReview(r.Context(), id, seq, store.Claim{Actor: actor, TTL: ttl}, s.now())
+		t, lease, err := s.Store.ClaimReview(r.Context(), c.room, seq, store.Claim{Actor: actor, TTL: ttl}, s.now())
 		if err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
-		writeJSON(w, http.StatusOK, wire.ReviewClaimed{RoomID: id, Action: req.Action, Task: toTask(t), Lease: toLease(lease)})
-		return
+		writeJSON(w, http.StatusOK, wire.ReviewClaimed{RoomID: c.room, Action: req.Action, Task: toTask(t), Lease: toLease(lease)})
+		return nil
 	}
 	if sess == nil {
 		if err := requireAdmin(identity(r), role); err != nil {
-			s.fail(w, r, err)
-			return
+			return err
 		}
 	}
-	t, released, err := s.Store.ReleaseReview(r.Context(), id, seq,
+	t, released, err := s.Store.ReleaseReview(r.Context(), c.room, seq,
 		store.LeaseRelease{Actor: actor, LeaseID: strings.TrimSpace(req.LeaseID), Reason: reason}, s.now())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	writeJSON(w, http.StatusOK, wire.ReviewReleased{RoomID: id, Action: req.Action, Task: toTask(t), ReleasedLease: toLease(released)})
+	writeJSON(w, http.StatusOK, wire.ReviewReleased{RoomID: c.room, Action: req.Action, Task: toTask(t), ReleasedLease: toLease(released)})
+	return nil
 }

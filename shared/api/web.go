@@ -11,23 +11,23 @@ import (
 //go:embed web
 var webFS embed.FS
 
-func (s *server) health(w http.ResponseWriter, r *http.Request, _ params) {
+func (s *server) health(w http.ResponseWriter, r *http.Request, _ call) error {
 	writeJSON(w, http.StatusOK, wire.Health{Status: "ok", Service: "letagents-api"})
+	return nil
 }
 
-func (s *server) landingPage(w http.ResponseWriter, r *http.Request, _ params) {
-	s.page(w, r, "web/index.html")
+func (s *server) landingPage(w http.ResponseWriter, r *http.Request, _ call) error {
+	return page(w, r, "web/index.html")
 }
 
-func (s *server) roomPage(w http.ResponseWriter, r *http.Request, _ params) {
-	s.page(w, r, "web/room.html")
+func (s *server) roomPage(w http.ResponseWriter, r *http.Request, _ call) error {
+	return page(w, r, "web/room.html")
 }
 
-func (s *server) page(w http.ResponseWriter, r *http.Request, name string) {
+func page(w http.ResponseWriter, r *http.Request, name string) error {
 	body, err := webFS.ReadFile(name)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -36,4 +36,5 @@ func (s *server) page(w http.ResponseWriter, r *http.Request, name string) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 	}
+	return nil
 }

@@ -1,0 +1,65 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/store"
+)
+
+// nextMessages returns the page of room id that q asks for: at once when it
+// has messages after the cursor (or timeout is 0), otherwise once the
+// room's doorbell rings for one, or, empty, when timeout passes or the
+// server drains. It knows nothing of HTTP, so that every way of waiting
+// for messages (the long-poll, an event stream) waits alike. When ctx ends
+// first it returns ctx's error.
+//
+// Nothing is ever taken from the notification itself: a ring only says
+// to read again, and reads of the same page by waiters woken together are
+// shared (readGroup).
+func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQuery, timeout time.Duration) (letagents.MessagePage, error) {
+	read := func(ctx context.Context) (letagents.MessagePage, error) {
+		since := s.reads.ticket()
+		return s.reads.read(ctx, readKey{id, q}, since, func(ctx context.Context) (letagents.MessagePage, error) {
+			return s.Store.Messages(ctx, id, q)
+		})
+	}
+	page, err := read(ctx) // also answers 404 for a missing room
+	if err != nil || len(page.Messages) > 0 || timeout == 0 {
+		return page, err
+	}
+	// A cursor past the newest message would otherwise wait for a number
+	// that may be far off and skip everything before it.
+	q.After = min(q.After, page.LastSeq)
+
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	sub, subErr := s.Hub.Subscribe(waitCtx, s.Store.Channel(id))
+	var bell <-chan struct{}
+	if subErr == nil {
+		defer sub.Close()
+		bell = sub.C()
+	}
+	for subErr == nil {
+		// Read only once subscribed: a message committed before the
+		// subscription is found here, any later one rings the bell.
+		page, err = read(ctx)
+		if err != nil || len(page.Messages) > 0 {
+			return page, err
+		}
+		select {
+		case <-bell:
+			continue
+		case <-waitCtx.Done():
+		case <-s.Draining:
+		}
+		break
+	}
+	if err := ctx.Err(); err != nil {
+		return letagents.MessagePage{}, err // the caller left; its waiter is already released
+	}
+	// One last read covers a doorbell that could not ring (the listener
+	// was reconnecting): the wait then ends late, never wrong.
+	return read(context.WithoutCancel(ctx))
+}
