@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 
@@ -12,19 +13,36 @@ import (
 // /rooms/{id}/agent-sessions); the answer holds its token, once.
 func (c *Client) RegisterSession(ctx context.Context, roomID string, r wire.RegisterSession) (wire.AgentSession, error) {
 	var out wire.AgentSession
-	err := c.Room(ctx, http.MethodPost, roomID, "/agent-sessions", nil, r, &out)
+	err := c.inRoom(ctx, http.MethodPost, roomID, "/agent-sessions", nil, r, &out)
 	return out, err
 }
 
-// Room calls a route of a room that the coordination tools use (agent
-// sessions, presence, the task board, board intents) and decodes the
-// answer into out, which a tool usually passes on to the model as it came
-// (a json.RawMessage). suffix is the route's path after the room, such as
-// "/tasks/task_3".
-func (c *Client) Room(ctx context.Context, method, roomID, suffix string, query url.Values, body, out any) error {
+// DisconnectSession ends the agent session whose credentials creds are
+// (POST /rooms/{id}/agent-sessions/{session_id}/disconnect, the
+// credentials in the body).
+func (c *Client) DisconnectSession(ctx context.Context, roomID string, creds wire.SessionCredentials) (wire.Disconnected, error) {
+	if creds.AgentSessionID == "" {
+		return wire.Disconnected{}, errors.New("apiclient: empty agent session id")
+	}
+	var out wire.Disconnected
+	err := c.inRoom(ctx, http.MethodPost, roomID, "/agent-sessions/"+url.PathEscape(creds.AgentSessionID)+"/disconnect", nil, creds, &out)
+	return out, err
+}
+
+// UpdatePresence sets an agent session's presence in a room (POST
+// /rooms/{id}/presence) and answers its entry in the roster.
+func (c *Client) UpdatePresence(ctx context.Context, roomID string, p wire.PresenceUpdate) (wire.Participant, error) {
+	var out wire.Participant
+	err := c.inRoom(ctx, http.MethodPost, roomID, "/presence", nil, p, &out)
+	return out, err
+}
+
+// inRoom does a request on a route of a room: path is the route after
+// /rooms/{id}, such as "/tasks/task_3".
+func (c *Client) inRoom(ctx context.Context, method, roomID, path string, query url.Values, body, out any) error {
 	rp, err := roomPath(roomID)
 	if err != nil {
 		return err
 	}
-	return c.do(ctx, request{method: method, base: c.api, path: "/rooms/" + rp + suffix, query: query, body: body}, out)
+	return c.do(ctx, request{method: method, base: c.api, path: "/rooms/" + rp + path, query: query, body: body}, out)
 }

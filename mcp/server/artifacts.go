@@ -2,11 +2,61 @@ package server
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/wire"
 )
+
+// artifactTools are the tools that list and publish a room's Git
+// workflow artifacts.
+func (s *Server) artifactTools() []mcpserver.ServerTool {
+	return []mcpserver.ServerTool{
+		bind(tool("get_room_artifacts", readOnly,
+			"List the room's Git workflow artifacts (issues, branches, pull/merge requests, reviews, checks, merges), optionally those of one task.",
+			roomIDArg,
+			mcp.WithString("task_id", mcp.Pattern(taskID), mcp.Description("Only artifacts linked to this task (task_N).")),
+			mcp.WithInteger("limit", mcp.Min(1), mcp.Max(letagents.MaxArtifactPage), mcp.Description("At most this many (default 100)."))),
+			s.getRoomArtifacts),
+		bind(tool("publish_room_artifact", writes,
+			"Tell the room about a Git workflow artifact you made or found: a branch you pushed, a pull request you opened, a review, a check, a merge. "+
+				"Publishing the same one again (same url, id, number or ref) updates it.",
+			mcp.WithObject("artifact", mcp.Required(), mcp.Description("The artifact: kind plus at least one of url, id, number, ref."),
+				mcp.Properties(artifactSchema), mcp.AdditionalProperties(false)),
+			artifactRules,
+			mcp.WithString("task_id", mcp.Pattern(taskID), mcp.Description("Link it to this task.")),
+			mcp.WithArray("linked_task_ids", mcp.MaxItems(letagents.MaxLinkedTasks), mcp.WithStringItems(mcp.Pattern(taskID)),
+				mcp.Description(fmt.Sprintf("Link it to these tasks (at most %d).", letagents.MaxLinkedTasks))),
+			roomIDArg, sessionArg),
+			s.publishRoomArtifact),
+	}
+}
+
+// artifactRules makes the artifact's kind required, and one stable
+// identity at least, so a bad artifact is refused before any request.
+func artifactRules(t *mcp.Tool) {
+	schema, _ := t.InputSchema.Properties["artifact"].(map[string]any)
+	schema["required"] = []string{"kind"}
+	schema["anyOf"] = []any{
+		map[string]any{"required": []string{"url"}}, map[string]any{"required": []string{"id"}},
+		map[string]any{"required": []string{"number"}}, map[string]any{"required": []string{"ref"}},
+	}
+}
+
+// artifactSchema is the artifact object publish_room_artifact takes.
+var artifactSchema = map[string]any{
+	"provider": map[string]any{"type": "string", "enum": letagents.ArtifactProviders},
+	"kind":     map[string]any{"type": "string", "enum": letagents.ArtifactKinds},
+	"id":       map[string]any{"type": "string", "maxLength": letagents.MaxArtifactFieldBytes},
+	"number":   map[string]any{"type": "integer", "minimum": 1},
+	"title":    map[string]any{"type": "string", "maxLength": letagents.MaxArtifactTitleBytes},
+	"url":      map[string]any{"type": "string", "maxLength": letagents.MaxArtifactURLBytes, "pattern": "^https?://"},
+	"ref":      map[string]any{"type": "string", "maxLength": letagents.MaxArtifactFieldBytes},
+	"state":    map[string]any{"type": "string", "maxLength": letagents.MaxArtifactFieldBytes},
+}
 
 type artifactsArgs struct {
 	RoomID string `json:"room_id"`

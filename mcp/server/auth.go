@@ -7,11 +7,39 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
 	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/wire"
 )
+
+// authTools are the tools of signing in and of diagnosing the set-up.
+func (s *Server) authTools() []mcpserver.ServerTool {
+	return []mcpserver.ServerTool{
+		bind(tool("get_onboarding_status", readOnly,
+			"Diagnose set-up: the API address, sign-in, your identity, the room you are in, the room your working directory suggests, "+
+				"and next_step: the tool to call next.",
+			cwdArg("A directory to inspect instead of the working directory.")),
+			s.onboardingStatus),
+		bind(tool("start_device_auth", writes,
+			"Start signing in with GitHub (needed for private repositories' rooms). The answer has a verification_uri and user_code: ask your human "+
+				"to open the page and enter the code, then call poll_device_auth. Reuses a pending request unless force is true.",
+			roomIDArg, mcp.WithBoolean("force", mcp.Description("Start a new request even if one is pending."))),
+			s.startDeviceAuth),
+		bind(tool("poll_device_auth", writes,
+			"Check whether your human approved the GitHub sign-in. Call it every interval seconds until status is authorized (or denied/expired); "+
+				"once authorized it saves the sign-in and joins the room that needed it (auto_join, default true).",
+			mcp.WithString("request_id", mcp.MaxLength(letagents.MaxTokenBytes), mcp.Description("Defaults to the pending request.")),
+			mcp.WithString("room_id", mcp.MaxLength(maxRoomID), mcp.Description("The room to join once signed in (default: the one that asked for sign-in).")),
+			mcp.WithBoolean("auto_join", mcp.Description("Join the room once signed in (default true)."))),
+			s.pollDeviceAuth),
+		bind(tool("clear_saved_auth", hints{destructive: true, idempotent: true},
+			"Forget the saved GitHub sign-in (and any pending one) on this machine, e.g. to sign in with another account. LETAGENTS_TOKEN, if set, still applies."),
+			s.clearSavedAuth),
+	}
+}
 
 // startDevice begins a GitHub device sign-in for roomID (may be ""),
 // reusing the pending one for the same room unless force is set.
@@ -193,13 +221,13 @@ func (s *Server) clearPending(ctx context.Context, requestID string) {
 	})
 }
 
-func (s *Server) clearSavedAuth(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) clearSavedAuth(ctx context.Context, _ noArgs) *mcp.CallToolResult {
 	s.update(ctx, func(st *state.State) error {
 		st.Auth, st.PendingDeviceAuth = nil, nil
 		return nil
 	})
 	s.forgetIdentity()
-	return result(map[string]any{"success": true, "env_token_still_present": s.cfg.EnvToken != ""}), nil
+	return result(map[string]any{"success": true, "env_token_still_present": s.cfg.EnvToken != ""})
 }
 
 type onboardingArgs struct {

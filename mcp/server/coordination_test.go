@@ -99,15 +99,18 @@ func TestAgentSessionTools(t *testing.T) {
 		t.Errorf("roster after post_status = %v", p)
 	}
 	// A wait with the session is a delivery connection: connected meanwhile.
+	// It waits after the status line, the newest message, so that the wake
+	// is the one message it answers whether the poll reads before or after
+	// the wake is sent (the roster shows the connection before its read).
 	done := make(chan answer, 1)
 	go func() {
-		done <- a.call(t, "wait_for_messages", map[string]any{"after_message_id": sent.str("id"), "timeout": 120000})
+		done <- a.call(t, "wait_for_messages", map[string]any{"after_message_id": st.str("message_id"), "timeout": 120000})
 	}()
 	testwait.Until(t, "the waiting agent to show as connected", func() bool { return roster()["connected"] == true })
 	if _, _, err := b.svc.Store.SendMessage(context.Background(), letagents.NewMessage{RoomID: "github.com/acme/app", Sender: "someone", Text: "wake"}); err != nil {
 		t.Fatal(err)
 	}
-	if woken := testwait.Recv(t, "the wait to be woken", done).ok(t); len(woken.list("messages")) != 1 {
+	if woken := testwait.Recv(t, "the wait to be woken", done).ok(t); len(woken.list("messages")) != 1 || woken.list("messages")[0]["text"] != "wake" {
 		t.Errorf("woken wait = %s, want the one message sent", woken.raw)
 	}
 	a.call(t, "wait_for_messages", map[string]any{"agent_session_id": "as_999", "timeout": 1000}).failed(t, "unknown agent_session_id")

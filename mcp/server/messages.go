@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
 	"github.com/letagents/letagents-go/mcp/state"
@@ -15,6 +16,46 @@ import (
 	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/wire"
 )
+
+// messageTools are the tools that send, read and wait for messages.
+func (s *Server) messageTools() []mcpserver.ServerTool {
+	return []mcpserver.ServerTool{
+		bind(tool("send_message", writes,
+			"Post a message to the room, as yourself (the sender is your agent identity). Top-level by default; pass thread_parent_id "+
+				"(any message of a thread) to reply in that thread instead. Keep it short and concrete. After sending, go back to wait_for_messages.",
+			mcp.WithString("text", mcp.Required(), mcp.MinLength(1), mcp.MaxLength(letagents.MaxTextBytes), mcp.Description("The message (Markdown).")),
+			roomIDArg,
+			mcp.WithString("thread_parent_id", mcp.Pattern(messageID), mcp.Description("Reply in the thread of this message (msg_N).")),
+			mcp.WithString("reply_to", mcp.Pattern(messageID), mcp.Description("Older name of thread_parent_id.")),
+			mcp.WithString("sender", mcp.MaxLength(letagents.MaxSenderBytes), mcp.Description("Ignored: messages are always sent as your identity.")),
+			mcp.WithString("conversation_id", mcp.MaxLength(maxIgnored), mcp.Description("Ignored.")),
+			sessionArg),
+			s.sendMessage),
+		bind(tool("send_thread_message", writes,
+			"Reply in a thread: answer a specific message (thread_parent_id = its id, or any message of its thread). "+
+				"Prefer this over send_message whenever you answer someone.",
+			mcp.WithString("text", mcp.Required(), mcp.MinLength(1), mcp.MaxLength(letagents.MaxTextBytes), mcp.Description("The reply (Markdown).")),
+			mcp.WithString("thread_parent_id", mcp.Required(), mcp.Pattern(messageID), mcp.Description("The message you answer (msg_N).")),
+			roomIDArg, sessionArg),
+			s.sendThreadMessage),
+		bind(tool("read_messages", readOnly,
+			"Read the room's recent history: the newest limit messages (default 100), or with limit 0 the whole history from the start. "+
+				"For new messages use wait_for_messages instead. The answer's last_observed_message_id is your cursor.",
+			roomIDArg,
+			mcp.WithInteger("limit", mcp.Min(0), mcp.Max(maxReadLimit), mcp.Description("How many recent messages; 0 for all from the start."))),
+			s.readMessages),
+		bind(tool("wait_for_messages", readOnly,
+			"Wait for new messages in the room and return them; this is how you stay in the loop. Pass after_message_id = the last message id "+
+				"you saw (last_observed_message_id of the previous answer); without it you get the recent tail at once. It blocks until something "+
+				"arrives or the timeout passes. An empty answer means nothing new yet, not stop: call it again right away with the same cursor.",
+			roomIDArg,
+			mcp.WithString("after_message_id", mcp.Pattern(messageID), mcp.Description("Return messages after this one (msg_N).")),
+			mcp.WithInteger("timeout", mcp.Min(0), mcp.Max(float64(letagents.MaxPollMax.Milliseconds())),
+				mcp.Description("How long to wait, in milliseconds (default 30000; capped by LETAGENTS_POLL_MAX_MS).")),
+			sessionArg),
+			s.waitForMessages),
+	}
+}
 
 // Bounds of what a read or wait hands the model.
 const (
@@ -64,57 +105,53 @@ type sentAnswer struct {
 	AgentIdentity agentIdentityJSON `json:"agent_identity"`
 }
 
-func (s *Server) sendMessage(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return s.send(ctx, req, false)
+func (s *Server) sendMessage(ctx context.Context, a sendArgs) *mcp.CallToolResult {
+	return s.send(ctx, a, false)
 }
 
-func (s *Server) sendThreadMessage(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return s.send(ctx, req, true)
+func (s *Server) sendThreadMessage(ctx context.Context, a sendArgs) *mcp.CallToolResult {
+	return s.send(ctx, a, true)
 }
 
 // send posts a message as this agent (the sender is always its actor
 // label: a sender argument is ignored). A reply names the message it
 // answers; the server files it in that message's thread.
-func (s *Server) send(ctx context.Context, req mcp.CallToolRequest, threaded bool) (*mcp.CallToolResult, error) {
-	var a sendArgs
-	if err := req.BindArguments(&a); err != nil {
-		return fail("bad arguments: "+err.Error(), ""), nil
-	}
+func (s *Server) send(ctx context.Context, a sendArgs, threaded bool) *mcp.CallToolResult {
 	if strings.TrimSpace(a.Text) == "" {
-		return fail("text is empty", "Say something."), nil
+		return fail("text is empty", "Say something.")
 	}
 	room, bad := s.roomFor(a.RoomID)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	parent := a.ThreadParentID
 	if a.ReplyTo != "" && parent != "" && a.ReplyTo != parent {
-		return fail("reply_to and thread_parent_id name different messages", "Give thread_parent_id only: the message you answer."), nil
+		return fail("reply_to and thread_parent_id name different messages", "Give thread_parent_id only: the message you answer.")
 	}
 	if parent == "" {
 		parent = a.ReplyTo
 	}
 	if threaded && parent == "" {
-		return fail("thread_parent_id is required", "Pass the id of the message you answer (any message of the thread)."), nil
+		return fail("thread_parent_id is required", "Pass the id of the message you answer (any message of the thread).")
 	}
 	sess, bad := s.sessionFor(a.AgentSessionID, room)
 	if bad != nil {
-		return bad, nil
+		return bad
 	}
 	m := wire.SendMessage{Sender: s.whoAmI(ctx).ActorLabel, Text: a.Text}
 	if parent != "" {
 		if _, err := letagents.ParseMessageID(parent); err != nil {
-			return fail("thread_parent_id: "+err.Error(), "Message ids look like msg_42."), nil
+			return fail("thread_parent_id: "+err.Error(), "Message ids look like msg_42.")
 		}
 		m.ThreadParentID = &parent
 	}
 	sent, err := s.apiAs(sess).Send(ctx, room, m)
 	if err != nil {
-		return s.apiFailure(ctx, err), nil
+		return s.apiFailure(ctx, err)
 	}
 	s.touch(ctx, room)
 	s.syncPresence(ctx, sess, "", "")
-	return result(sentAnswer{Message: sent, AgentIdentity: s.identityJSON(s.whoAmI(ctx))}), nil
+	return result(sentAnswer{Message: sent, AgentIdentity: s.identityJSON(s.whoAmI(ctx))})
 }
 
 // touch records that the room was used just now.
@@ -260,19 +297,18 @@ type waitArgs struct {
 	AgentSessionID string `json:"agent_session_id"`
 	AfterMessageID string `json:"after_message_id"`
 	Timeout        *int64 `json:"timeout"`
+	// meta is the request's metadata: its progress token, if any.
+	meta *mcp.Meta
 }
+
+func (a *waitArgs) setMeta(m *mcp.Meta) { a.meta = m }
 
 // waitForMessages blocks until messages arrive after the cursor, or the
 // timeout passes. Without a cursor it answers the recent tail at once
 // (blocking only when the room is empty). A server that ends a poll early
 // (an API gateway cuts at 25–30 s) is simply polled again, and the client
 // hears progress meanwhile.
-func (s *Server) waitForMessages(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	// The wait needs the request's progress token as well as its arguments.
-	return handler(func(ctx context.Context, a waitArgs) *mcp.CallToolResult { return s.wait(ctx, a, req.Params.Meta) })(ctx, req)
-}
-
-func (s *Server) wait(ctx context.Context, a waitArgs, meta *mcp.Meta) *mcp.CallToolResult {
+func (s *Server) waitForMessages(ctx context.Context, a waitArgs) *mcp.CallToolResult {
 	room, bad := s.roomFor(a.RoomID)
 	if bad != nil {
 		return bad
@@ -307,7 +343,7 @@ func (s *Server) wait(ctx context.Context, a waitArgs, meta *mcp.Meta) *mcp.Call
 		after = "msg_0"
 	}
 
-	stop := s.keepAlive(ctx, meta, room, wait)
+	stop := s.keepAlive(ctx, a.meta, room, wait)
 	defer stop()
 	deadline := time.Now().Add(wait)
 	for {

@@ -6,11 +6,28 @@ import (
 	"path/filepath"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/gitctx"
 	"github.com/letagents/letagents-go/mcp/state"
 	"github.com/letagents/letagents-go/shared/rooms"
 )
+
+// repoTools are the tools that inspect a repository and name its room.
+func (s *Server) repoTools() []mcpserver.ServerTool {
+	return []mcpserver.ServerTool{
+		bind(tool("check_repo", readOnly,
+			"Inspect a directory: its git repository, .letagents.json, remote and branch, the room they lead to, and whether that is the room you are in.",
+			cwdArg("The directory (default: the working directory).")),
+			s.checkRepo),
+		bind(tool("initialize_repo", writes,
+			"Write .letagents.json at the repository's root naming its room (default: the repository room from origin), so every agent working "+
+				"there meets in it, and join it. Never overwrites an existing file. Commit the file afterwards.",
+			mcp.WithString("room", mcp.MaxLength(maxRoomID), mcp.Description("The room to name (default: the repository's).")),
+			cwdArg("A directory inside the repository (default: the working directory).")),
+			s.initializeRepo),
+	}
+}
 
 type repoArgs struct {
 	Cwd string `json:"cwd"`

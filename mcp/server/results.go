@@ -8,7 +8,6 @@ import (
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
 )
@@ -25,19 +24,6 @@ func result(v any) *mcp.CallToolResult {
 		return mcp.NewToolResultError(`{"success": false, "error": "could not encode the result"}`)
 	}
 	return mcp.NewToolResultText(buf.String())
-}
-
-// handler adapts a tool that takes its decoded arguments: arguments that
-// do not decode (the schema check has passed by then, so this is rare)
-// answer as a failure.
-func handler[T any](fn func(context.Context, T) *mcp.CallToolResult) mcpserver.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var a T
-		if err := req.BindArguments(&a); err != nil {
-			return fail("bad arguments: "+err.Error(), ""), nil
-		}
-		return fn(ctx, a), nil
-	}
 }
 
 // failure is a tool's error answer: {"success": false, "error", "hint"}

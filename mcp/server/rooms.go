@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
 	"github.com/letagents/letagents-go/mcp/prompts"
@@ -13,6 +14,39 @@ import (
 	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/wire"
 )
+
+// roomTools are the tools that make, join and resume rooms.
+func (s *Server) roomTools() []mcpserver.ServerTool {
+	joinCode := tool("join_project", joins,
+		"Join a room by its invite code (like FEH7-YWH4-ZYT3), given to you by a human or another agent. "+
+			"The answer carries the room's standing instructions (agent_prompt): read them, then start your loop with wait_for_messages.",
+		mcp.WithString("code", mcp.Required(), mcp.MinLength(9), mcp.MaxLength(rooms.MaxIDLength), mcp.Description("The invite code.")),
+		mcp.WithString("session_mode", mcp.Enum("current", "live"), mcp.Description(`"current" (default): this agent joins.`)))
+	createRoom := tool("create_project", writes,
+		"Create a new private room with a fresh invite code and join it. Share the code (answer's code) with the agents and people who should join. "+
+			"Only for ad-hoc rooms: agents in the same repository meet in its repository room without this.")
+	return []mcpserver.ServerTool{
+		bind(createRoom, s.createRoom),
+		bind(renamed(createRoom, "create_room"), s.createRoom),
+		bind(joinCode, s.joinCode),
+		bind(renamed(joinCode, "join_code"), s.joinCode),
+		bind(tool("join_room", joins,
+			"Join a room by name: a repository (github.com/owner/repo, or any clone URL), a branch Git Room id, a named room, or an invite code. "+
+				"Use it to move rooms, or when auto-join found none. A private repository's room needs GitHub sign-in: the answer then says "+
+				"auth_required with a code for your human, and poll_device_auth finishes the join.",
+			mcp.WithString("name", mcp.Required(), mcp.MinLength(1), mcp.MaxLength(maxRoomID), mcp.Description("The room.")),
+			mcp.WithString("session_mode", mcp.Enum("current", "live"), mcp.Description(`"current" (default): this agent joins.`))),
+			s.joinRoom),
+		bind(tool("get_current_room", readOnly,
+			"Which room you are in (joined automatically at start from your working directory's repository and branch), your identity, "+
+				"and whether you are signed in. Call it first when unsure."),
+			s.getCurrentRoom),
+		bind(tool("resume_room_session", joins,
+			"Rejoin the room you were in before a restart (or room_id, if saved) and get the cursor you had: pass it to wait_for_messages to catch up.",
+			roomIDArg),
+			s.resumeRoomSession),
+	}
+}
 
 // joinAnswer is what a join tells the agent: the server's room, how it
 // was joined, where people see it, who the agent is, and the standing
@@ -96,13 +130,13 @@ func (s *Server) answerJoin(ctx context.Context, j joinAnswer, needsAuth *authNe
 	return result(j)
 }
 
-func (s *Server) createRoom(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) createRoom(ctx context.Context, _ noArgs) *mcp.CallToolResult {
 	p, err := s.api.CreateRoom(ctx)
 	if err != nil {
-		return s.apiFailure(ctx, err), nil
+		return s.apiFailure(ctx, err)
 	}
 	j, needsAuth, err := s.join(ctx, p.ID, state.JoinedViaJoinCode)
-	return s.answerJoin(ctx, j, needsAuth, err), nil
+	return s.answerJoin(ctx, j, needsAuth, err)
 }
 
 type joinCodeArgs struct {
@@ -178,10 +212,10 @@ func (s *Server) resumeRoomSession(ctx context.Context, a resumeArgs) *mcp.CallT
 		Room: j, AgentIdentity: j.AgentIdentity, Hint: hint})
 }
 
-func (s *Server) getCurrentRoom(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) getCurrentRoom(ctx context.Context, _ noArgs) *mcp.CallToolResult {
 	r, ok := s.current()
 	if !ok {
-		return result(map[string]any{"connected": false, "message": "Not currently in any room. Join one with join_room, join_code or create_room."}), nil
+		return result(map[string]any{"connected": false, "message": "Not currently in any room. Join one with join_room, join_code or create_room."})
 	}
 	st := s.load()
 	var auth map[string]any
@@ -197,7 +231,7 @@ func (s *Server) getCurrentRoom(ctx context.Context, _ mcp.CallToolRequest) (*mc
 		"last_message_id": st.RoomSessions[r.join.RoomID].LastMessageID,
 		"agent_identity":  s.identityJSON(s.whoAmI(ctx)), "auth": auth,
 		"agent_prompt_kind": prompts.Auto, "agent_prompt": s.prompts.For(prompts.Auto),
-	}), nil
+	})
 }
 
 // AutoJoin joins the room the working directory belongs to (its

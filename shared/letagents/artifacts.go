@@ -17,10 +17,12 @@ var (
 // Limits on what an artifact may carry.
 const (
 	// MaxLinkedTasks bounds the task ids one publish may link.
-	MaxLinkedTasks   = 32
-	maxArtifactURL   = 2048
-	maxArtifactTitle = 500
-	maxArtifactField = 255 // id, ref, state
+	MaxLinkedTasks = 32
+	// MaxArtifactURLBytes, MaxArtifactTitleBytes and MaxArtifactFieldBytes
+	// (id, ref, state) bound an artifact's text fields.
+	MaxArtifactURLBytes   = 2048
+	MaxArtifactTitleBytes = 500
+	MaxArtifactFieldBytes = 255
 	// DefaultArtifactPage and MaxArtifactPage bound ?limit of a listing.
 	DefaultArtifactPage = 100
 	MaxArtifactPage     = 250
@@ -55,8 +57,8 @@ func NormalizeArtifact(a Artifact) (Artifact, error) {
 		name  string
 		value *string
 		max   int
-	}{{"url", &a.URL, maxArtifactURL}, {"title", &a.Title, maxArtifactTitle}, {"id", &a.ID, maxArtifactField},
-		{"ref", &a.Ref, maxArtifactField}, {"state", &a.State, maxArtifactField}} {
+	}{{"url", &a.URL, MaxArtifactURLBytes}, {"title", &a.Title, MaxArtifactTitleBytes}, {"id", &a.ID, MaxArtifactFieldBytes},
+		{"ref", &a.Ref, MaxArtifactFieldBytes}, {"state", &a.State, MaxArtifactFieldBytes}} {
 		*f.value = strings.TrimSpace(*f.value)
 		switch {
 		case len(*f.value) > f.max:

@@ -16,6 +16,9 @@ const (
 	IntentLeaseAction = "task_lease_action"
 )
 
+// MaxIntentReasonBytes bounds the reason a board intent gives its approver.
+const MaxIntentReasonBytes = 2000
+
 // Board manager modes (a room's board setting manager_mode).
 const (
 	ManagerOff      = "off"              // agents act on the board freely

@@ -36,6 +36,10 @@ const (
 	// MinPollMax and MaxPollMax bound LETAGENTS_POLL_MAX_MS itself.
 	MinPollMax = time.Second
 	MaxPollMax = 24 * time.Hour
+	// MaxTokenBytes bounds a token a client presents (an agent session's
+	// token, an intent's approval token, a device sign-in's request id):
+	// the server's own are far shorter, so a longer one is refused unread.
+	MaxTokenBytes = 256
 )
 
 // RoomKind says how a room came to be and so which rules apply to it.
