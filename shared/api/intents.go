@@ -27,7 +27,6 @@ import (
 const (
 	defaultIntentPage = 50
 	maxIntentPage     = 200
-	maxIntentReason   = 2000 // bytes
 	minIntentTTL      = time.Minute
 	maxIntentTTL      = 24 * time.Hour
 )
@@ -147,8 +146,8 @@ func (s *server) registerIntent(w http.ResponseWriter, r *http.Request, c call) 
 		return err
 	}
 	reason := strings.TrimSpace(req.Reason)
-	if len(reason) > maxIntentReason || strings.ContainsRune(reason, 0) {
-		return letagents.Errorf(letagents.Invalid, "reason must be at most %d bytes of text", maxIntentReason)
+	if len(reason) > letagents.MaxIntentReasonBytes || strings.ContainsRune(reason, 0) {
+		return letagents.Errorf(letagents.Invalid, "reason must be at most %d bytes of text", letagents.MaxIntentReasonBytes)
 	}
 	canon, err := json.Marshal(payload)
 	if err != nil {
@@ -319,7 +318,7 @@ func (s *server) authorizeBoardAction(r *http.Request, roomID string, agent leta
 		return &letagents.Error{Code: letagents.Forbidden, Reason: store.CodeIntentRequired,
 			Message: "board_intent_id must name a board intent like bi_7 (with its board_approval_token)."}
 	}
-	if g.ApprovalToken == "" || len(g.ApprovalToken) > 256 {
+	if g.ApprovalToken == "" || len(g.ApprovalToken) > letagents.MaxTokenBytes {
 		return &letagents.Error{Code: letagents.Unauthorized, Reason: store.CodeApprovalToken,
 			Message: "board_approval_token is required with board_intent_id: the token the intent's approval answered."}
 	}

@@ -272,7 +272,7 @@ func (s *server) agentSession(r *http.Request, roomID string, creds wire.Session
 	}
 	invalid := &letagents.Error{Code: letagents.Unauthorized, Reason: "AGENT_SESSION_INVALID", Message: "Invalid agent session credentials."}
 	who := identity(r)
-	if who.Via != auth.ViaOwnerToken || creds.AgentSessionID == "" || creds.AgentSessionToken == "" || len(creds.AgentSessionToken) > 256 {
+	if who.Via != auth.ViaOwnerToken || creds.AgentSessionID == "" || creds.AgentSessionToken == "" || len(creds.AgentSessionToken) > letagents.MaxTokenBytes {
 		return nil, invalid
 	}
 	a, err := s.Store.AgentSessionByToken(r.Context(), auth.HashToken(creds.AgentSessionToken), s.now())
