@@ -16,6 +16,7 @@ import (
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/testclock"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -27,7 +28,7 @@ type env struct {
 	api, poll *recorder
 	// Set with sign-in: the fake GitHub and the clock of the device flow.
 	gh    *githubtest.Server
-	clock *fakeClock
+	clock *testclock.Clock
 }
 
 // newEnv serves the API with repo rooms open and joins unlimited; with
@@ -45,7 +46,7 @@ func newEnv(t *testing.T, signIn bool) *env {
 		e.gh = githubtest.New(t)
 		cfg.GitHub = e.gh.Config()
 		cfg.TokenKeyFile = filepath.Join(t.TempDir(), "token.key")
-		e.clock = &fakeClock{now: time.Now().Truncate(time.Millisecond)}
+		e.clock = testclock.New(time.Now().Truncate(time.Millisecond))
 		cfg.Now = e.clock.Now
 	}
 	d := pgtest.New(t)
@@ -127,24 +128,6 @@ func (r *recorder) last(t *testing.T, suffix string) seen {
 	}
 	t.Fatalf("no request to …%s among %q", suffix, r.paths())
 	return seen{}
-}
-
-// fakeClock is a clock that moves only when told.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 // testContext bounds a test's calls, so a hang fails instead of stalling.

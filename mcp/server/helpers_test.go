@@ -20,6 +20,7 @@ import (
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/testclock"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
 
@@ -28,22 +29,13 @@ type backend struct {
 	url   string
 	svc   *service.Service
 	gh    *githubtest.Server // nil unless sign-in is on
-	clock *clock
+	clock *testclock.Clock
 	// hold, when set, ends every long-poll after this long, as an API
 	// gateway does at 30 s.
 	hold time.Duration
 	mu   sync.Mutex
 	hits map[string]int // requests by path
 }
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
 // newBackend starts the API. signIn turns GitHub sign-in on (a fake
 // GitHub, a clock the test moves) and repo rooms follow GitHub.
@@ -61,7 +53,7 @@ func newBackend(t *testing.T, signIn bool) *backend {
 	cfg.LogLevel = slog.LevelError
 	if signIn {
 		b.gh = githubtest.New(t)
-		b.clock = &clock{now: time.Now()}
+		b.clock = testclock.New(time.Now())
 		cfg.GitHub, cfg.Now = b.gh.Config(), b.clock.Now
 		cfg.TokenKeyFile = filepath.Join(t.TempDir(), "token.key")
 	}

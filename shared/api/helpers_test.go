@@ -9,13 +9,13 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/testclock"
 )
 
 // env is the whole API (every group) on a private schema, over real HTTP.
@@ -25,7 +25,7 @@ type env struct {
 	db  *pgtest.DB
 	// Set by newAuthEnv: the fake GitHub and the clock of the sign-in flows.
 	gh    *githubtest.Server
-	clock *fakeClock
+	clock *testclock.Clock
 	cfg   service.Config
 }
 
@@ -61,7 +61,7 @@ func newAuthEnv(t testing.TB, vars map[string]string) *env {
 	gh := githubtest.New(t)
 	cfg.GitHub = gh.Config()
 	cfg.TokenKeyFile = filepath.Join(t.TempDir(), "token.key")
-	clock := &fakeClock{now: time.Now().Truncate(time.Millisecond)}
+	clock := testclock.New(time.Now().Truncate(time.Millisecond))
 	cfg.Now = clock.Now
 	e := &env{db: pgtest.New(t), cfg: cfg, gh: gh, clock: clock}
 	e.serve(t)
@@ -91,24 +91,6 @@ func (e *env) serve(t testing.TB) {
 		svc.Close()
 	})
 	e.url, e.svc = srv.URL, svc
-}
-
-// fakeClock is a clock that moves only when told.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 type reply struct {

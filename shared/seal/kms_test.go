@@ -14,25 +14,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/kms/types"
+
+	"github.com/letagents/letagents-go/shared/testclock"
 )
-
-// testClock is a settable clock for the KMS Sealer's key rotation.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // wrappedKey returns the wrapped data key in a KMS sealed value.
 func wrappedKey(t *testing.T, sealed []byte) string {
@@ -110,23 +94,23 @@ func TestKMSRotation(t *testing.T) {
 	tests := []struct {
 		name string
 		// between runs after each Seal.
-		between  func(clock *testClock)
+		between  func(clock *testclock.Clock)
 		maxSeals int
 		seals    int
 		wantGen  int
 	}{
-		{"under both limits", func(*testClock) {}, 1 << 20, 50, 1},
-		{"by count", func(*testClock) {}, 4, 10, 3},
-		{"by count, exact", func(*testClock) {}, 5, 10, 2},
-		{"by age", func(c *testClock) { c.Advance(6 * time.Hour) }, 1 << 20, 10, 3},
-		{"just under age", func(c *testClock) { c.Advance(24*time.Hour - time.Nanosecond) }, 1 << 20, 2, 1},
+		{"under both limits", func(*testclock.Clock) {}, 1 << 20, 50, 1},
+		{"by count", func(*testclock.Clock) {}, 4, 10, 3},
+		{"by count, exact", func(*testclock.Clock) {}, 5, 10, 2},
+		{"by age", func(c *testclock.Clock) { c.Advance(6 * time.Hour) }, 1 << 20, 10, 3},
+		{"just under age", func(c *testclock.Clock) { c.Advance(24*time.Hour - time.Nanosecond) }, 1 << 20, 2, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			f := newFakeKMS(t, "alias/seal")
-			clock := &testClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			clock := testclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			s := newTestKMS(t, f)
 			s.now = clock.Now
 			s.maxSeals = tt.maxSeals
@@ -416,7 +400,7 @@ func TestKMSConcurrentSealOpen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newFakeKMS(t, "alias/seal")
-	clock := &testClock{now: time.Now()}
+	clock := testclock.New(time.Now())
 	sealer := newTestKMS(t, f)
 	sealer.now = clock.Now
 	sealer.maxSeals = 7
