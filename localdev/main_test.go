@@ -22,6 +22,7 @@ import (
 	"github.com/letagents/letagents-go/shared/service"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
+	"github.com/letagents/letagents-go/shared/testwait"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -301,23 +302,19 @@ func workerPoll(t *testing.T, in *instance, st *store.Store, room string, timeou
 	req.Header.Set(wire.SessionIDHeader, letagents.WireID(letagents.AgentSessionPrefix, w.ID))
 	req.Header.Set(wire.SessionTokenHeader, w.Token)
 	polled := parkPoll(req)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	testwait.Until(t, "the poll to reach the runner", func() bool {
 		a, err := st.AgentSession(context.Background(), room, w.ID, time.Now())
 		if err != nil {
 			t.Fatal(err)
-		}
-		if a.OpenConnections > 0 {
-			return polled
 		}
 		select {
 		case r := <-polled:
 			t.Fatalf("poll answered before it waited: %+v", r)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the poll did not reach the runner within 30 s")
-		}
-	}
+		return a.OpenConnections > 0
+	})
+	return polled
 }
 
 func TestPollWokenBySend(t *testing.T) {
