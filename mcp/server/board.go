@@ -109,15 +109,21 @@ func (b boardArgs) grant() wire.BoardIntentGrant {
 
 // board resolves the room and the session of a board tool.
 func (s *Server) board(b boardArgs, needWorker bool) (string, *agentSession, *mcp.CallToolResult) {
-	room, bad := s.roomFor(b.RoomID)
+	return s.roomSession(b.RoomID, b.AgentSessionID, needWorker)
+}
+
+// roomSession resolves a tool's room and the agent session it acts as:
+// required when needWorker, else only when one is named or saved.
+func (s *Server) roomSession(roomID, sessionID string, needWorker bool) (string, *agentSession, *mcp.CallToolResult) {
+	room, bad := s.roomFor(roomID)
 	if bad != nil {
 		return "", nil, bad
 	}
 	var sess *agentSession
 	if needWorker {
-		sess, bad = s.needSession(b.AgentSessionID, room)
+		sess, bad = s.needSession(sessionID, room)
 	} else {
-		sess, bad = s.sessionFor(b.AgentSessionID, room)
+		sess, bad = s.sessionFor(sessionID, room)
 	}
 	return room, sess, bad
 }

@@ -181,11 +181,7 @@ type sessionArgs struct {
 }
 
 func (s *Server) disconnectAgentSession(ctx context.Context, a sessionArgs) *mcp.CallToolResult {
-	room, bad := s.roomFor(a.RoomID)
-	if bad != nil {
-		return bad
-	}
-	sess, bad := s.needSession(a.AgentSessionID, room)
+	room, sess, bad := s.roomSession(a.RoomID, a.AgentSessionID, true)
 	if bad != nil {
 		return bad
 	}
@@ -256,11 +252,7 @@ type postStatusArgs struct {
 }
 
 func (s *Server) postStatus(ctx context.Context, a postStatusArgs) *mcp.CallToolResult {
-	room, bad := s.roomFor(a.RoomID)
-	if bad != nil {
-		return bad
-	}
-	sess, bad := s.needSession(a.AgentSessionID, room)
+	room, sess, bad := s.roomSession(a.RoomID, a.AgentSessionID, true)
 	if bad != nil {
 		return bad
 	}

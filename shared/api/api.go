@@ -106,7 +106,7 @@ var statusOf = map[letagents.ErrorCode]int{
 // "code": reason, ...fields}, and Retry-After when it has one.
 func writeClientError(w http.ResponseWriter, status int, e *letagents.Error) {
 	if e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
+		w.Header().Set("Retry-After", strconv.Itoa(seconds(e.RetryAfter)))
 	}
 	if e.Reason == "" && len(e.Fields) == 0 {
 		writeError(w, status, e.Message)
