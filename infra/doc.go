@@ -2,6 +2,7 @@
 // template.yaml, the SAM build targets of the Makefile, infra/env.json (for
 // `sam local start-api --env-vars infra/env.json`) and the sample events
 // functions/*/event.json to the code they deploy, and invoke each function's
-// Lambda handler with its event on a real PostgreSQL. The package has no
-// code outside its tests.
+// Lambda handler with its event on a real PostgreSQL. Its one piece of
+// code outside the tests writes template.yaml's route events from the route
+// table (RewriteRouteEvents, run by ./routegen), so a route is written once.
 package infra

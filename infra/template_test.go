@@ -264,6 +264,44 @@ func TestTemplate(t *testing.T) {
 	}
 }
 
+// TestTemplateRouteEvents fails when template.yaml's route events are not
+// what the generator writes from api.Routes(): a route was added, changed or
+// removed in shared/api/routes.go, or an event edited by hand.
+func TestTemplateRouteEvents(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := RewriteRouteEvents(src, api.Routes())
+	if err != nil {
+		t.Fatalf("template.yaml: %v", err)
+	}
+	if line, got, wantLine, ok := firstDiff(string(src), string(want)); ok {
+		t.Errorf("template.yaml's route events differ from shared/api/routes.go: run `make template`\n"+
+			"first difference, line %d:\n have %q\n want %q", line, got, wantLine)
+	}
+}
+
+// firstDiff returns the first line where a and b differ, 1-based, with
+// each side's text there ("" past its end).
+func firstDiff(a, b string) (line int, aLine, bLine string, differ bool) {
+	as, bs := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range max(len(as), len(bs)) {
+		var x, y string
+		if i < len(as) {
+			x = as[i]
+		}
+		if i < len(bs) {
+			y = bs[i]
+		}
+		if x != y || i >= len(as) || i >= len(bs) {
+			return i + 1, x, y, true
+		}
+	}
+	return 0, "", "", false
+}
+
 // checkFunctions checks every function's runtime settings and build target,
 // and returns the route group each one builds (its ./functions/<group>).
 func checkFunctions(t *testing.T, p parsed, targets map[string][]string) map[string]api.Group {
@@ -392,25 +430,6 @@ func checkPolicies(t *testing.T, name string, group api.Group, fn *serverless.Fu
 	}
 }
 
-// eventName is the logical name an event for method and path should have:
-// both in CamelCase, "/" as Root ("POST /rooms/{r1}/join" → PostRoomsR1Join).
-func eventName(method, path string) string {
-	var b strings.Builder
-	word := func(s string) {
-		for _, w := range strings.FieldsFunc(s, func(r rune) bool {
-			return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
-		}) {
-			b.WriteString(strings.ToUpper(w[:1]) + strings.ToLower(w[1:]))
-		}
-	}
-	word(method)
-	if path == "/" {
-		b.WriteString("Root")
-	}
-	word(path)
-	return b.String()
-}
-
 // checkRoutes holds the HttpApi events to api.Routes(), expanded.
 func checkRoutes(t *testing.T, p parsed, fnOf map[api.Group]string) {
 	want := map[string]string{} // "METHOD path" → function
@@ -457,7 +476,7 @@ func checkRoutes(t *testing.T, p parsed, fnOf map[api.Group]string) {
 		at := got[key]
 		switch {
 		case len(at) == 0:
-			t.Errorf("missing route %s: add event %s to %s", key, eventName(method, path), fn)
+			t.Errorf("missing route %s: want event %s in %s (run `make template`)", key, eventName(method, path), fn)
 		case len(at) > 1:
 			t.Errorf("route %s has several events: %v", key, at)
 		case !strings.HasPrefix(at[0], fn+"."):

@@ -2,6 +2,10 @@ package api
 
 import "net/http"
 
+// template.yaml's route events are written from this table: run `make
+// template` (or go generate) after changing it.
+//go:generate go run ../../infra/routegen -template ../../template.yaml
+
 // routes is the whole HTTP surface on one screen. Order matters where
 // patterns overlap: the first match wins. Both the legacy /projects paths
 // and the current /rooms paths are served, for old and new clients. Each

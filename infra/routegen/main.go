@@ -1,0 +1,44 @@
+// Command routegen writes the route events of template.yaml from the route
+// table of shared/api/routes.go, so that a route is written once: in the
+// blocks between "# begin routes <group>" and "# end routes <group>" it puts
+// one HttpApi event per route and gateway path, and leaves every other line
+// as it is. Run it from the module root (`make template`, or `go generate
+// ./shared/api`); infra/template_test.go fails until it has been run.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/letagents/letagents-go/infra"
+	"github.com/letagents/letagents-go/shared/api"
+)
+
+func main() {
+	path := flag.String("template", "template.yaml", "the SAM template to rewrite in place")
+	flag.Parse()
+	if err := run(*path); err != nil {
+		fmt.Fprintln(os.Stderr, "routegen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(path string) error {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	out, err := infra.RewriteRouteEvents(src, api.Routes())
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if string(out) == string(src) {
+		return nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, out, st.Mode().Perm())
+}
