@@ -5,11 +5,15 @@
 #   make test   go vet + go test -race against a PostgreSQL that
 #               .ci/ensure-postgres finds or starts (what CI runs)
 #   make bench  go run ./localdev/bench
+#   make template
+#               rewrite template.yaml's route events from
+#               shared/api/routes.go (go run ./infra/routegen); run it after
+#               adding, changing or removing a route
 #
 # The SAM build targets (build-<LogicalId>, used by `sam build` with
 # BuildMethod: makefile) live below the developer targets.
 
-.PHONY: dev test bench
+.PHONY: dev test bench template
 
 dev:
 	go run ./localdev
@@ -20,6 +24,9 @@ test:
 
 bench:
 	go run ./localdev/bench
+
+template:
+	go run ./infra/routegen -template template.yaml
 
 # --- SAM build targets (build-<LogicalId>) below this line ---
 #
