@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/wire"
 )
 
 // DefaultOrigins are the browser origins always allowed to call the API:
@@ -40,28 +41,26 @@ func identity(r *http.Request) auth.Identity {
 
 // middleware answers CORS preflights, then works out who the request comes
 // from (one lookup, and only when it carries a credential) for every route.
+// A credential that signs nobody in leaves the caller anonymous, and the
+// answer says so (wire.CredentialHeader) when it was an Authorization
+// header: its sender believes it is signed in.
 func (s *server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cors(w, r) {
 			return
 		}
-		cred, err := auth.ReadCredential(r)
+		who, err := s.Auth.Identify(r.Context(), auth.ReadCredential(r))
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		if cred.Present() {
-			who, err := s.Auth.Identify(r.Context(), cred)
-			if err != nil {
-				s.fail(w, r, err)
-				return
-			}
-			if who.StaleSession {
-				clearSessionCookie(w, s.secure(r))
-			}
-			r = r.WithContext(context.WithValue(r.Context(), identityKey, who))
+		if who.StaleSession {
+			clearSessionCookie(w, s.secure(r))
 		}
-		next.ServeHTTP(w, r)
+		if who.Ignored != "" {
+			w.Header().Set(wire.CredentialHeader, wire.CredentialIgnored+who.Ignored)
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey, who)))
 	})
 }
 
