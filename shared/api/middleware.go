@@ -105,10 +105,22 @@ func (s *server) secure(r *http.Request) bool {
 	return strings.HasPrefix(s.baseURL(r), "https://")
 }
 
-// clientAddress is the address rate limits count by. Behind API Gateway
-// the Lambda adapter puts the gateway's view of the caller (sourceIp) in
-// RemoteAddr; X-Forwarded-For is not used, since any client can write it.
+const clientKey ctxKey = 2
+
+// WithClientAddress records the caller's address as the gateway in front
+// saw it (API Gateway's requestContext.http.sourceIp), which the rate
+// limits count by. The Lambda adapter sets it from the event itself, never
+// from a header: any client can write X-Forwarded-For.
+func WithClientAddress(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, clientKey, addr)
+}
+
+// clientAddress is the address rate limits count by: the gateway's view
+// of the caller (WithClientAddress), else the connection's peer.
 func clientAddress(r *http.Request) string {
+	if addr, _ := r.Context().Value(clientKey).(string); addr != "" {
+		return addr
+	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		return host
 	}
