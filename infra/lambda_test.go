@@ -23,6 +23,7 @@ import (
 	"github.com/letagents/letagents-go/shared/service"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
+	"github.com/letagents/letagents-go/shared/testclock"
 )
 
 // fixtureRoom is the room of every functions/*/event.json. A named room:
@@ -41,8 +42,9 @@ type function struct {
 }
 
 // newFunction configures group from env (on top of a DB_URL) the way
-// lambdaapi.Run does, but on the test's pool.
-func newFunction(t *testing.T, group api.Group, env map[string]string) function {
+// lambdaapi.Run does, but on the test's pool; now, when given, is the
+// service's clock.
+func newFunction(t *testing.T, group api.Group, env map[string]string, now ...func() time.Time) function {
 	t.Helper()
 	db := pgtest.New(t)
 	vars := map[string]string{"DB_URL": db.URL, "LOG_LEVEL": "warn"}
@@ -50,6 +52,9 @@ func newFunction(t *testing.T, group api.Group, env map[string]string) function 
 	cfg, err := service.LoadConfig(getenv(vars))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, n := range now {
+		cfg.Now = n
 	}
 	svc, err := service.FromPool(t.Context(), cfg, db.Pool, group)
 	if err != nil {
@@ -366,6 +371,46 @@ func TestLambdaPath(t *testing.T) {
 
 // TestLivenessFunctionPath invokes the liveness function's handler, as
 // lambdaapi.RunSweeper builds it, with its sample scheduled event.
+// TestJoinLimitCountsTheGatewaysSourceIP pins whom the join limit counts
+// behind API Gateway: the caller the gateway saw (requestContext.http.
+// sourceIp), whatever X-Forwarded-For a client wrote. The limit is 1 a
+// minute and the clock stands still, so only the address decides.
+func TestJoinLimitCountsTheGatewaysSourceIP(t *testing.T) {
+	t.Parallel()
+	clock := testclock.New(time.Now())
+	f := newFunction(t, api.GroupRooms, map[string]string{"LETAGENTS_JOIN_LIMIT": "1"}, clock.Now)
+	fixture := event(t, api.GroupRooms)
+	steps := []struct {
+		sourceIP, forwardedFor string
+		want                   int
+	}{
+		{"192.0.2.1", "", 200},
+		{"192.0.2.1", "198.51.100.1", 429},             // a header does not make another caller
+		{"192.0.2.1", "198.51.100.2, 192.0.2.99", 429}, // nor a chain of them
+		{"192.0.2.2", "192.0.2.1", 200},                // another source is, whatever it claims
+		{"192.0.2.2", "", 429},
+	}
+	for i, st := range steps {
+		var ev map[string]any
+		if err := json.Unmarshal(fixture, &ev); err != nil {
+			t.Fatal(err)
+		}
+		ev["requestContext"].(map[string]any)["http"].(map[string]any)["sourceIp"] = st.sourceIP
+		headers := ev["headers"].(map[string]any)
+		delete(headers, "x-forwarded-for")
+		if st.forwardedFor != "" {
+			headers["x-forwarded-for"] = st.forwardedFor
+		}
+		payload, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status, _, body := f.invoke(t, payload); status != st.want {
+			t.Errorf("join %d from %s (X-Forwarded-For %q) = %d %s; want %d", i+1, st.sourceIP, st.forwardedFor, status, body, st.want)
+		}
+	}
+}
+
 func TestLivenessFunctionPath(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(root, "functions", "liveness", "event.json"))

@@ -1,10 +1,12 @@
 package apiclient_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -140,36 +142,102 @@ func TestDeviceOutcomes(t *testing.T) {
 	}
 }
 
+// TestBadToken pins what a client with an outdated token gets: served as
+// anonymous, as by the original, wherever anonymous callers are; 401
+// TOKEN_INVALID only where an account is needed; and told each time.
 func TestBadToken(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
 	const secret = "c0ffee-this-is-not-a-real-owner-token"
-	c := e.client(secret)
+	var mu sync.Mutex
+	var told []string
+	c := apiclient.New(apiclient.Config{APIURL: e.api.URL, PollURL: e.poll.URL, Token: func() string { return secret },
+		TokenIgnored: func(_ context.Context, token, reason string) {
+			mu.Lock()
+			defer mu.Unlock()
+			told = append(told, token+" "+reason)
+		}})
 	ctx := testContext(t)
 	tests := []struct {
-		name string
-		call func() error
+		name     string
+		call     func() error
+		wantCode string // "" for success
 	}{
-		{"Session", func() error { _, err := c.Session(ctx); return err }},
-		{"Join", func() error { _, err := c.Join(ctx, "some-room"); return err }},
+		{"Session", func() error { _, err := c.Session(ctx); return err }, ""},
+		{"Join", func() error { _, err := c.Join(ctx, "someroom"); return err }, ""},
 		{"Send", func() error {
-			_, err := c.Send(ctx, "some-room", wire.SendMessage{Sender: "ann", Text: secret})
+			_, err := c.Send(ctx, "someroom", wire.SendMessage{Sender: "ann", Text: secret})
 			return err
-		}},
-		{"Poll", func() error { _, err := c.Poll(ctx, "some-room", "", time.Second, 0); return err }},
-		{"MyAgents", func() error { _, err := c.MyAgents(ctx); return err }},
+		}, ""},
+		{"Poll", func() error { _, err := c.Poll(ctx, "someroom", "", 0, 0); return err }, ""},
+		{"MyAgents", func() error { _, err := c.MyAgents(ctx); return err }, "TOKEN_INVALID"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.call()
+		mu.Lock()
+		told = nil
+		mu.Unlock()
+		err := tt.call()
+		switch {
+		case tt.wantCode == "" && err != nil:
+			t.Errorf("%s with a bad token = %v; want served as anonymous", tt.name, err)
+		case tt.wantCode != "":
 			e := apiError(t, err)
-			if e.Status != http.StatusUnauthorized || apiclient.Code(err) != "TOKEN_INVALID" || !apiclient.IsStatus(err, 401) {
-				t.Errorf("%s with a bad token = %v (code %q), want 401 TOKEN_INVALID", tt.name, err, apiclient.Code(err))
+			if e.Status != http.StatusUnauthorized || apiclient.Code(err) != tt.wantCode || e.TokenIgnored != "unknown" {
+				t.Errorf("%s with a bad token = %v (code %q, TokenIgnored %q); want 401 %s, TokenIgnored unknown", tt.name, err, apiclient.Code(err), e.TokenIgnored, tt.wantCode)
 			}
 			if strings.Contains(err.Error(), secret) || strings.Contains(e.Raw, secret) {
 				t.Errorf("%s: the error shows the token: %q (raw %q)", tt.name, err, e.Raw)
 			}
-		})
+		}
+		mu.Lock()
+		if len(told) != 1 || told[0] != secret+" unknown" {
+			t.Errorf("%s: TokenIgnored heard %q; want once, the token and reason unknown", tt.name, told)
+		}
+		mu.Unlock()
+	}
+}
+
+// TestTokenIgnoredSignals covers the answers that do or do not say the
+// token was not accepted, from servers old and new.
+func TestTokenIgnoredSignals(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		token  string
+		header string // X-LetAgents-Credential
+		status int
+		body   string
+		want   string
+	}{
+		{"accepted", "tok", "", 200, `{}`, ""},
+		{"ignored, served", "tok", "ignored; reason=unknown", 200, `{}`, "unknown"},
+		{"ignored for its scheme", "tok", "ignored; reason=scheme", 200, `{}`, "scheme"},
+		{"ignored, refused", "tok", "ignored; reason=unknown", 401, `{"error": "Invalid or revoked token", "code": "TOKEN_INVALID"}`, "unknown"},
+		{"older server's refusal", "tok", "", 401, `{"error": "Invalid or revoked token", "code": "TOKEN_INVALID"}`, "refused"},
+		{"sign-in needed, no token sent", "", "", 401, `{"error": "Authentication required", "code": "NOT_AUTHENTICATED"}`, ""},
+		{"a header for no token", "", "ignored; reason=scheme", 200, `{}`, ""},
+		{"another verdict", "tok", "accepted", 200, `{}`, ""},
+	}
+	for _, tt := range tests {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tt.header != "" {
+				w.Header().Set(wire.CredentialHeader, tt.header)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(tt.status)
+			_, _ = w.Write([]byte(tt.body))
+		}))
+		var heard string
+		c := apiclient.New(apiclient.Config{APIURL: srv.URL, Token: func() string { return tt.token },
+			TokenIgnored: func(_ context.Context, _, reason string) { heard = reason }})
+		_, err := c.Session(testContext(t))
+		srv.Close()
+		if heard != tt.want {
+			t.Errorf("%s: TokenIgnored heard %q; want %q", tt.name, heard, tt.want)
+		}
+		if e, ok := errors.AsType[*apiclient.APIError](err); ok && e.TokenIgnored != tt.want {
+			t.Errorf("%s: APIError.TokenIgnored = %q; want %q", tt.name, e.TokenIgnored, tt.want)
+		}
 	}
 }
 

@@ -54,6 +54,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// UserAgent defaults to DefaultUserAgent.
 	UserAgent string
+	// TokenIgnored, when set, is told whenever an answer says the server
+	// did not accept the token a request sent (see APIError.TokenIgnored),
+	// with that token and the reason, so the caller can stop trusting it.
+	TokenIgnored func(ctx context.Context, token, reason string)
 }
 
 // Client calls the LetAgents API. It is safe for concurrent use.
@@ -69,7 +73,8 @@ type Client struct {
 	// pause between attempts (see Send); fields for internal tests too.
 	sendTimeout, retryWait time.Duration
 	// session, when set, rides on every request as the session headers.
-	session wire.SessionCredentials
+	session      wire.SessionCredentials
+	tokenIgnored func(ctx context.Context, token, reason string)
 }
 
 // As returns a client whose every request carries an agent session's
@@ -85,14 +90,15 @@ func (c *Client) As(creds wire.SessionCredentials) *Client {
 // New returns a client for cfg.
 func New(cfg Config) *Client {
 	c := &Client{
-		api:         strings.TrimRight(cfg.APIURL, "/"),
-		poll:        strings.TrimRight(cfg.PollURL, "/"),
-		token:       cfg.Token,
-		hc:          cfg.HTTPClient,
-		ua:          cfg.UserAgent,
-		pollMargin:  pollMargin,
-		sendTimeout: sendTimeout,
-		retryWait:   retryWait,
+		api:          strings.TrimRight(cfg.APIURL, "/"),
+		poll:         strings.TrimRight(cfg.PollURL, "/"),
+		token:        cfg.Token,
+		hc:           cfg.HTTPClient,
+		ua:           cfg.UserAgent,
+		pollMargin:   pollMargin,
+		sendTimeout:  sendTimeout,
+		retryWait:    retryWait,
+		tokenIgnored: cfg.TokenIgnored,
 	}
 	if c.poll == "" {
 		c.poll = c.api
@@ -119,6 +125,12 @@ type APIError struct {
 	Method, Path string
 	// RetryAfter is the answer's Retry-After (in seconds), 0 for none.
 	RetryAfter time.Duration
+	// TokenIgnored is why the server did not accept the token sent, ""
+	// when it did or none was sent: the reason of the answer's
+	// wire.CredentialHeader ("unknown", "scheme"), else "refused" for a
+	// bare 401 TOKEN_INVALID (servers that predate the header). The
+	// server then served the request as anonymous.
+	TokenIgnored string
 }
 
 // Error reads "POST /rooms/x/join: 401 auth_required: <message> (CODE)",
@@ -244,21 +256,32 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 		return fmt.Errorf("%s %s: answer is larger than %d bytes", r.method, r.path, maxAnswer)
 	}
 
+	ignored := tokenIgnored(token, resp)
+	var apiErr *APIError
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		e := &APIError{Status: resp.StatusCode, Method: r.method, Path: r.path}
+		apiErr = &APIError{Status: resp.StatusCode, Method: r.method, Path: r.path}
 		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
-			e.RetryAfter = time.Duration(secs) * time.Second
+			apiErr.RetryAfter = time.Duration(secs) * time.Second
 		}
-		if json.Unmarshal(raw, &e.Body) != nil {
-			e.Body = wire.Error{}
+		if json.Unmarshal(raw, &apiErr.Body) != nil {
+			apiErr.Body = wire.Error{}
 		}
-		e.Raw = string(raw[:min(len(raw), maxErrorRaw)])
+		if ignored == "" && token != "" && apiErr.Status == http.StatusUnauthorized && apiErr.Body.Code == "TOKEN_INVALID" {
+			ignored = "refused"
+		}
+		apiErr.TokenIgnored = ignored
+		apiErr.Raw = string(raw[:min(len(raw), maxErrorRaw)])
 		for _, secret := range []string{token, c.session.AgentSessionToken} {
 			if secret != "" {
-				e.Raw = strings.ReplaceAll(e.Raw, secret, "[token]")
+				apiErr.Raw = strings.ReplaceAll(apiErr.Raw, secret, "[token]")
 			}
 		}
-		return e
+	}
+	if ignored != "" && c.tokenIgnored != nil {
+		c.tokenIgnored(ctx, token, ignored)
+	}
+	if apiErr != nil {
+		return apiErr
 	}
 	if out == nil {
 		return nil
@@ -267,6 +290,16 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 		return fmt.Errorf("%s %s: decode answer: %w", r.method, r.path, err)
 	}
 	return nil
+}
+
+// tokenIgnored is the reason resp gives for not accepting token
+// (wire.CredentialHeader), or "" when it accepted it or none was sent.
+func tokenIgnored(token string, resp *http.Response) string {
+	reason, ok := strings.CutPrefix(resp.Header.Get(wire.CredentialHeader), wire.CredentialIgnored)
+	if token == "" || !ok {
+		return ""
+	}
+	return reason
 }
 
 // Retries of a request whose outcome is unknown (see retry).

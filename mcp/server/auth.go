@@ -69,13 +69,74 @@ func signInSteps(p state.PendingDeviceAuth) string {
 		"(every %d seconds until it says authorized); it joins the room once approved.", p.VerificationURI, p.UserCode, max(p.IntervalSeconds, 1))
 }
 
-// forgetAuth drops the saved sign-in after the server refused it.
-func (s *Server) forgetAuth(ctx context.Context) {
-	s.update(ctx, func(st *state.State) error {
-		st.Auth = nil
-		return nil
-	})
-	s.forgetIdentity()
+// tokenNotice is the server's word that it did not accept this process's
+// token and served it as anonymous.
+type tokenNotice struct {
+	Source string `json:"source"` // tokenFromEnv or tokenFromState
+	Reason string `json:"reason"` // the server's: unknown, scheme, or refused
+	Hint   string `json:"hint"`
+}
+
+// tokenIgnored hears the server say it did not accept token (see
+// apiclient.Config.TokenIgnored). A saved sign-in the server does not know
+// is dropped, so the device flow can replace it; LETAGENTS_TOKEN cannot
+// be, so it is reported (log, hints, get_onboarding_status). A token
+// refused for its scheme was rewritten on the way, not revoked: kept.
+func (s *Server) tokenIgnored(ctx context.Context, token, reason string) {
+	n := tokenNotice{Source: tokenFromState, Reason: reason}
+	if token == s.cfg.EnvToken {
+		n.Source = tokenFromEnv
+	}
+	n.Hint = s.tokenHint(n)
+	if old := s.ignored.Swap(&n); old == nil || *old != n {
+		s.log.Warn("the server did not accept the owner token and served this agent as anonymous", "source", n.Source, "reason", reason)
+	}
+	if n.Source == tokenFromState && reason != "scheme" {
+		// The request's context may be ending (a poll's deadline); the
+		// state should change all the same.
+		ctx = context.WithoutCancel(ctx)
+		s.update(ctx, func(st *state.State) error {
+			if st.Auth != nil && st.Auth.Token == token {
+				st.Auth = nil
+			}
+			return nil
+		})
+		s.forgetIdentity()
+	}
+}
+
+// tokenHint says what to do about a token the server did not accept.
+func (s *Server) tokenHint(n tokenNotice) string {
+	token := "The saved sign-in"
+	if n.Source == tokenFromEnv {
+		token = "LETAGENTS_TOKEN, set in this MCP server's environment,"
+	}
+	switch {
+	case n.Reason == "scheme":
+		return fmt.Sprintf("%s reached %s as something other than \"Bearer <token>\": a proxy on the way may be rewriting the Authorization header. "+
+			"Until that is fixed this agent acts anonymously: open rooms work, anything that needs an account does not.", token, s.cfg.APIURL)
+	case n.Source == tokenFromEnv:
+		return fmt.Sprintf("%s is not accepted by %s (%s), so this agent acts anonymously: open rooms work, anything that needs an account does not. "+
+			"Replace it with a current token or remove it from the MCP configuration, then restart; while it is set, a sign-in through "+
+			"start_device_auth is not used.", token, s.cfg.APIURL, reasonText(n.Reason))
+	}
+	return fmt.Sprintf("%s is not accepted by %s (%s) and has been cleared. Call start_device_auth to sign in again.", token, s.cfg.APIURL, reasonText(n.Reason))
+}
+
+// reasonText is a server's reason for not accepting a token, for people.
+func reasonText(reason string) string {
+	if reason == "unknown" {
+		return "a token it does not know: never issued there, or revoked"
+	}
+	return "refused"
+}
+
+// clearTokenNotice forgets what the server said of the saved sign-in,
+// once that sign-in is replaced or dropped.
+func (s *Server) clearTokenNotice() {
+	if n := s.ignored.Load(); n != nil && n.Source == tokenFromState {
+		s.ignored.CompareAndSwap(n, nil)
+	}
 }
 
 type startDeviceArgs struct {
@@ -171,6 +232,7 @@ func (s *Server) pollDeviceAuth(ctx context.Context, a pollDeviceArgs) *mcp.Call
 		return nil
 	})
 	s.forgetIdentity()
+	s.clearTokenNotice()
 	ans := authorizedAnswer{Success: true, Status: "authorized", Account: auth.Account, ExpiresAt: auth.OAuthTokenExpiresAt,
 		Hint: "Signed in. The token is saved for later runs."}
 	if a.AutoJoin == nil || *a.AutoJoin {
@@ -227,6 +289,7 @@ func (s *Server) clearSavedAuth(ctx context.Context, _ noArgs) *mcp.CallToolResu
 		return nil
 	})
 	s.forgetIdentity()
+	s.clearTokenNotice()
 	return result(map[string]any{"success": true, "env_token_still_present": s.cfg.EnvToken != ""})
 }
 
@@ -242,9 +305,13 @@ func (s *Server) onboardingStatus(ctx context.Context, a onboardingArgs) *mcp.Ca
 	var expires string
 	switch {
 	case s.cfg.EnvToken != "":
-		source, authenticated = "env", true
+		source, authenticated = tokenFromEnv, true
 	case st.Auth != nil:
-		source, authenticated, account, expires = "local_state", true, st.Auth.Account, st.Auth.ExpiresAt
+		source, authenticated, account, expires = tokenFromState, true, st.Auth.Account, st.Auth.ExpiresAt
+	}
+	ignored := s.ignored.Load()
+	if ignored != nil && ignored.Source == source {
+		authenticated = false
 	}
 	next := "join_room"
 	current := s.currentID()
@@ -260,6 +327,6 @@ func (s *Server) onboardingStatus(ctx context.Context, a onboardingArgs) *mcp.Ca
 		"api_url": s.cfg.APIURL, "local_state_path": s.cfg.StatePath, "authenticated": authenticated, "auth_source": source,
 		"account": account, "token_expires_at": expires, "pending_device_auth": st.PendingDeviceAuth,
 		"agent_identity": s.identityJSON(s.whoAmI(ctx)), "current_room": current, "saved_current_room": st.CurrentRoom,
-		"detected_room_from_context": repo.Room, "repo_root": repo.RepoRoot, "next_step": next,
+		"detected_room_from_context": repo.Room, "repo_root": repo.RepoRoot, "next_step": next, "token_ignored": ignored,
 	})
 }

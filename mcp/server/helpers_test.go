@@ -28,6 +28,7 @@ import (
 type backend struct {
 	url   string
 	svc   *service.Service
+	db    *pgtest.DB
 	gh    *githubtest.Server // nil unless sign-in is on
 	clock *testclock.Clock
 	// hold, when set, ends every long-poll after this long, as an API
@@ -62,7 +63,7 @@ func newBackend(t *testing.T, signIn bool) *backend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.svc = svc
+	b.svc, b.db = svc, d
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.mu.Lock()
 		b.hits[r.URL.Path]++

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -54,22 +55,7 @@ func (s *Server) apiFailure(ctx context.Context, err error) *mcp.CallToolResult 
 		if apiErr.Body.Message != "" {
 			f.Error += ": " + apiErr.Body.Message
 		}
-		switch {
-		case apiErr.Body.Code == "AGENT_SESSION_ENDED", apiErr.Body.Code == "AGENT_SESSION_INVALID":
-			s.forgetSessions(ctx)
-			f.Hint = "Your agent session is no longer valid and has been forgotten. Call register_agent_session again, then retry."
-		case apiErr.Body.Code == "TOKEN_INVALID":
-			s.forgetAuth(ctx)
-			f.Hint = "The saved sign-in was refused and has been cleared. Call start_device_auth to sign in again."
-		case apiErr.Status == http.StatusUnauthorized:
-			f.Hint = "Sign in: call start_device_auth, have your human approve the code, then call poll_device_auth."
-		case apiErr.Status == http.StatusForbidden:
-			f.Hint = "The signed-in GitHub account cannot see this repository. Ask an owner for access, or clear_saved_auth and sign in with another account."
-		case apiErr.Status == http.StatusTooManyRequests:
-			f.Hint = "Too many requests: wait a minute and try again."
-		case apiErr.Status >= 500:
-			f.Hint = "The LetAgents server had a problem; try again shortly."
-		}
+		f.Hint = s.hintFor(ctx, apiErr)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		f.Hint = "The request did not finish in time; try again."
 	default:
@@ -78,4 +64,34 @@ func (s *Server) apiFailure(ctx context.Context, err error) *mcp.CallToolResult 
 	r := result(f)
 	r.IsError = true
 	return r
+}
+
+// hintFor is what to do about an API error, by its code first: the status
+// alone does not say (a 403 WORKER_SESSION_REQUIRED is no matter of GitHub
+// access). "" when the server's message says all there is.
+func (s *Server) hintFor(ctx context.Context, e *apiclient.APIError) string {
+	code := e.Body.Code
+	switch {
+	case code == "AGENT_SESSION_ENDED", code == "AGENT_SESSION_INVALID":
+		s.forgetSessions(ctx)
+		return "Your agent session is no longer valid and has been forgotten. Call register_agent_session again, then retry."
+	case e.TokenIgnored != "" && e.Status == http.StatusUnauthorized:
+		// tokenIgnored has heard it too, and dropped a saved sign-in the
+		// server does not know.
+		return s.tokenHint(tokenNotice{Source: s.tokenSource(), Reason: e.TokenIgnored})
+	case e.Status == http.StatusUnauthorized:
+		return "Sign in: call start_device_auth, have your human approve the code, then call poll_device_auth."
+	case code == "PRIVATE_REPO_NO_ACCESS":
+		return "The signed-in GitHub account cannot see this repository. Ask an owner for access, or clear_saved_auth and sign in with another account."
+	case code == "WORKER_SESSION_REQUIRED":
+		return "This action needs this agent's worker session in the room: call register_agent_session there (the tools then use it), and retry."
+	case strings.HasPrefix(code, "board_intent_"), code == "board_approval_token_invalid":
+		return "This room's board wants an approved board intent for exactly this change: register one (register_board_intent or the " +
+			"register_task_*_intent tools), have a room admin approve it, then retry with its board_intent_id and board_approval_token."
+	case e.Status == http.StatusTooManyRequests:
+		return "Too many requests: wait a minute and try again."
+	case e.Status >= 500:
+		return "The LetAgents server had a problem; try again shortly."
+	}
+	return ""
 }

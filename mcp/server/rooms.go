@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -60,6 +61,9 @@ type joinAnswer struct {
 	AgentIdentity   agentIdentityJSON `json:"agent_identity"`
 	AgentPromptKind prompts.Kind      `json:"agent_prompt_kind"`
 	AgentPrompt     string            `json:"agent_prompt"`
+	// TokenIgnored says the server did not accept this agent's token and
+	// joined it as anonymous.
+	TokenIgnored *tokenNotice `json:"token_ignored,omitempty"`
 }
 
 // authNeeded is the answer to a join of a room that needs sign-in: a
@@ -77,7 +81,11 @@ type authNeeded struct {
 // sign-in starts (or reuses) a device flow and answers authNeeded.
 func (s *Server) join(ctx context.Context, roomID, via string) (joinAnswer, *authNeeded, error) {
 	j, err := s.api.Join(ctx, roomID)
-	if apiclient.Code(err) == "NOT_AUTHENTICATED" {
+	var apiErr *apiclient.APIError
+	envIgnored := errors.As(err, &apiErr) && apiErr.TokenIgnored != "" && s.tokenSource() == tokenFromEnv
+	// A sign-in would not be used while LETAGENTS_TOKEN is set: the
+	// failure's hint says what to do instead.
+	if apiclient.Code(err) == "NOT_AUTHENTICATED" && !envIgnored {
 		p, _, derr := s.startDevice(ctx, roomID, false)
 		if derr != nil {
 			return joinAnswer{}, nil, derr
@@ -105,8 +113,12 @@ func (s *Server) join(ctx context.Context, roomID, via string) (joinAnswer, *aut
 		st.CurrentRoom = j.RoomID
 		return nil
 	})
-	return joinAnswer{Join: j, JoinedVia: via, SessionMode: "current", RoomPath: roomPath(j.RoomID), RoomURL: s.roomURL(j.RoomID),
-		AgentIdentity: s.identityJSON(s.whoAmI(ctx)), AgentPromptKind: prompts.Join, AgentPrompt: s.prompts.For(prompts.Join)}, nil, nil
+	ans := joinAnswer{Join: j, JoinedVia: via, SessionMode: "current", RoomPath: roomPath(j.RoomID), RoomURL: s.roomURL(j.RoomID),
+		AgentIdentity: s.identityJSON(s.whoAmI(ctx)), AgentPromptKind: prompts.Join, AgentPrompt: s.prompts.For(prompts.Join)}
+	if !j.Authenticated {
+		ans.TokenIgnored = s.ignored.Load()
+	}
+	return ans, nil, nil
 }
 
 // joinedViaFor is how a room named directly is recorded as joined.

@@ -17,6 +17,7 @@ import (
 	"os/user"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -105,6 +106,10 @@ type Server struct {
 	// saved sessions are found by it.
 	runtimeKey string
 
+	// ignored is what the server last said of the token this process
+	// sends, when it did not accept it (see tokenIgnored); nil otherwise.
+	ignored atomic.Pointer[tokenNotice]
+
 	mu       sync.Mutex
 	room     *joinedRoom // nil in the lobby
 	identity identity.Identity
@@ -126,7 +131,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, state: state.Open(cfg.StatePath), instance: identity.NewInstanceUUID(),
 		progressEvery: progressEvery, sessions: map[string]agentSession{}}
 	s.runtimeKey = identity.Resolve(identity.Inputs{Getenv: cfg.Getenv, InstanceUUID: s.instance}).RuntimeKey
-	s.api = apiclient.New(apiclient.Config{APIURL: cfg.APIURL, PollURL: cfg.PollURL, Token: s.token})
+	s.api = apiclient.New(apiclient.Config{APIURL: cfg.APIURL, PollURL: cfg.PollURL, Token: s.token, TokenIgnored: s.tokenIgnored})
 	tools := s.tools()
 	list := make([]mcp.Tool, len(tools))
 	for i, t := range tools {
@@ -166,6 +171,20 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		return nil
 	}
 	return err
+}
+
+// Where the owner token requests carry comes from, as the tools report it.
+const (
+	tokenFromEnv   = "env"         // LETAGENTS_TOKEN
+	tokenFromState = "local_state" // the device flow's, saved in the state file
+)
+
+// tokenSource is where the token requests carry comes from (see token).
+func (s *Server) tokenSource() string {
+	if s.cfg.EnvToken != "" {
+		return tokenFromEnv
+	}
+	return tokenFromState
 }
 
 // token is the owner token requests carry: LETAGENTS_TOKEN, else the one

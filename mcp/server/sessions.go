@@ -151,8 +151,11 @@ func (s *Server) registerAgentSession(ctx context.Context, a registerSessionArgs
 	}
 	id := s.whoAmI(ctx)
 	if id.CanonicalKey == "" {
-		return fail("Authenticated agent identity is required before registering an agent session.",
-			"Sign in with start_device_auth / poll_device_auth; your agent is then registered in your account's directory.")
+		hint := "Sign in with start_device_auth / poll_device_auth; your agent is then registered in your account's directory."
+		if n := s.ignored.Load(); n != nil {
+			hint = n.Hint // signed in, as far as this agent knew, but the server did not accept the token
+		}
+		return fail("Authenticated agent identity is required before registering an agent session.", hint)
 	}
 	display := a.DisplayName
 	if display == "" {

@@ -211,31 +211,91 @@ func TestCORS(t *testing.T) {
 	}
 }
 
-func TestBadCredentials(t *testing.T) {
+// TestUnusableCredentials pins the original service's treatment of an
+// Authorization header that signs nobody in (a stale LETAGENTS_TOKEN, a
+// proxy's Basic): the caller is anonymous wherever anonymous callers are
+// served, every answer says why in X-LetAgents-Credential, and only what
+// needs an account answers 401, as TOKEN_INVALID.
+func TestUnusableCredentials(t *testing.T) {
 	t.Parallel()
-	e := newAuthEnv(t, nil)
-	tests := []struct {
-		authorization string
-		want          string
-	}{
-		{"Basic dXNlcjpwYXNz", `Authorization must be "Bearer <token>"`},
-		{"Bearer", `Authorization must be "Bearer <token>"`},
-		{"Bearer " + strings.Repeat("f", 64), "Invalid or revoked token"},
-		{"Bearer " + strings.Repeat("x", 300), "Invalid or revoked token"},
+	e := newAuthEnv(t, map[string]string{"LETAGENTS_JOIN_LIMIT": "1000"})
+	e.gh.AddUser("jo")
+	e.gh.AddRepo("acme/vault", true)
+	revoked := e.signIn(t, "jo")
+	if _, err := e.db.Pool.Exec(context.Background(), `DELETE FROM owner_tokens`); err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		for _, path := range []string{"/auth/session", "/rooms/x/messages", "/api/health"} {
-			r := e.callWith(context.Background(), t, http.MethodGet, path, "", http.Header{"Authorization": {tt.authorization}}).want(t, 401, tt.want)
-			if r.str("code") != "TOKEN_INVALID" {
-				t.Errorf("%s with %q = %s, want code TOKEN_INVALID", path, tt.authorization, r.raw)
+	credentials := []struct{ name, authorization, reason string }{
+		{"basic from a proxy", "Basic dXNlcjpwYXNz", "scheme"},
+		{"bearer without a token", "Bearer", "scheme"},
+		{"unknown token", "Bearer " + strings.Repeat("f", 64), "unknown"},
+		{"token no server mints", "Bearer " + strings.Repeat("x", 300), "unknown"},
+		{"revoked token", "Bearer " + revoked, "unknown"},
+	}
+	const room = "/rooms/openroom"
+	routes := []struct {
+		method, path, body string
+		status             int
+		code               string             // the error's code, or "" for none
+		check              func(r reply) bool // more about a success, nil for nothing
+	}{
+		// Served to anonymous callers, and so to these.
+		{"GET", "/api/health", "", 200, "", nil},
+		{"GET", "/auth/session", "", 200, "", func(r reply) bool { return r.obj["authenticated"] == false }},
+		{"POST", "/projects", "", 201, "", nil},
+		{"POST", room + "/join", "", 200, "", func(r reply) bool { return r.obj["authenticated"] == false && r.str("role") == "participant" }},
+		{"POST", room + "/messages", `{"sender": "ann", "text": "hi"}`, 201, "", func(r reply) bool { return r.obj["source"] == nil }},
+		{"GET", room + "/messages", "", 200, "", nil},
+		{"POST", "/auth/logout", "", 200, "", nil},
+		// A private repository's room refuses them as it refuses anyone anonymous.
+		{"GET", "/rooms/github.com/acme/vault/messages", "", 401, "NOT_AUTHENTICATED", nil},
+		// Only an account may act here: the token is at fault, and said to be.
+		{"GET", "/agents/me", "", 401, "TOKEN_INVALID", nil},
+		{"POST", "/agents", `{"name": "x"}`, 401, "TOKEN_INVALID", nil},
+		{"POST", room + "/agent-sessions", `{"actor_key": "jo/x"}`, 401, "TOKEN_INVALID", nil},
+		{"POST", room + "/messages", `{"sender": "ann", "text": "hi", "agent_session_id": "as_1", "agent_session_token": "t"}`, 401, "TOKEN_INVALID", nil},
+	}
+	for _, c := range credentials {
+		t.Run(c.name, func(t *testing.T) {
+			for _, rt := range routes {
+				r := e.callWith(context.Background(), t, rt.method, rt.path, rt.body, http.Header{"Authorization": {c.authorization}})
+				code := "" // a room's code is no error's
+				if r.status >= 400 {
+					code = r.str("code")
+				}
+				if r.status != rt.status || code != rt.code || (rt.check != nil && !rt.check(r)) {
+					t.Errorf("%s %s = %d %s; want %d, code %q", rt.method, rt.path, r.status, r.raw, rt.status, rt.code)
+				}
+				if got, want := r.header.Get("X-LetAgents-Credential"), "ignored; reason="+c.reason; got != want {
+					t.Errorf("%s %s: X-LetAgents-Credential %q; want %q", rt.method, rt.path, got, want)
+				}
 			}
+		})
+	}
+	// A usable credential, or none, is not remarked on.
+	e.gh.AddUser("kim")
+	kim := e.signIn(t, "kim")
+	for _, h := range []http.Header{nil, {"Authorization": {"Bearer " + kim}}} {
+		if r := e.callWith(context.Background(), t, http.MethodGet, "/auth/session", "", h).want(t, 200, ""); r.header.Get("X-LetAgents-Credential") != "" {
+			t.Errorf("session with %v: X-LetAgents-Credential %q; want none", h, r.header.Get("X-LetAgents-Credential"))
 		}
 	}
-	// A revoked token stops working at once.
+}
+
+// TestLogoutLeavesOwnerToken pins the original: a sign-out ends only the
+// browser session; an agent's token sent along keeps working.
+func TestLogoutLeavesOwnerToken(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
 	e.gh.AddUser("jo")
 	tok := e.signIn(t, "jo")
-	e.as(t, tok, http.MethodPost, "/auth/logout", "").want(t, 200, "")
-	e.as(t, tok, http.MethodGet, "/auth/session", "").want(t, 401, "Invalid or revoked token")
+	for range 2 {
+		e.as(t, tok, http.MethodPost, "/auth/logout", "").want(t, 200, "")
+	}
+	if r := e.as(t, tok, http.MethodGet, "/auth/session", "").want(t, 200, ""); r.obj["authenticated"] != true {
+		t.Errorf("session after two logouts with the token = %s; want still signed in", r.raw)
+	}
+	e.as(t, tok, http.MethodGet, "/agents/me", "").want(t, 200, "")
 }
 
 func TestAgentsDirectory(t *testing.T) {

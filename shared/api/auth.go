@@ -140,8 +140,8 @@ func (s *server) session(w http.ResponseWriter, r *http.Request, _ call) error {
 	return nil
 }
 
-// logout ends the credential the request signed in with: the browser
-// session (and its cookie), or the owner token.
+// logout ends the browser session (and clears its cookie); an owner token
+// sent along is left alone, as the original service leaves it.
 func (s *server) logout(w http.ResponseWriter, r *http.Request, _ call) error {
 	if err := s.Auth.SignOut(r.Context(), identity(r)); err != nil {
 		return err
@@ -151,10 +151,10 @@ func (s *server) logout(w http.ResponseWriter, r *http.Request, _ call) error {
 	return nil
 }
 
-// requireAccount refuses anonymous callers.
+// requireAccount refuses anonymous callers (see auth.Identity.NotSignedIn).
 func requireAccount(who auth.Identity) error {
 	if who.SignedIn() {
 		return nil
 	}
-	return &letagents.Error{Code: letagents.Unauthorized, Message: "Authentication required", Reason: "NOT_AUTHENTICATED"}
+	return who.NotSignedIn("Authentication required")
 }

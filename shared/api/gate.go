@@ -34,6 +34,9 @@ const (
 	// join rate, and the gate also asks for the caller's GitHub admin bit.
 	// The room need not exist: a join creates it.
 	joiner
+	// opener is joiner without the join rate: the legacy route that opens
+	// a named room, which the original service does not count.
+	opener
 	// admin is member, of a room that exists, for a signed-in admin of it
 	// (401 without an account, 403 for anyone else).
 	admin
@@ -62,7 +65,7 @@ func (s *server) pass(r *http.Request, g gate, ps params) (call, error) {
 		return c, err
 	}
 	c.room = id
-	c.access, err = s.Auth.Gate(r.Context(), identity(r), id, s.baseURL(r), g == joiner)
+	c.access, err = s.Auth.Gate(r.Context(), identity(r), id, s.baseURL(r), g == joiner || g == opener)
 	if err != nil || g != admin {
 		return c, err
 	}

@@ -71,7 +71,7 @@ func TestEveryRoomRouteIsGated(t *testing.T) {
 			t.Errorf("%s, admin: %d %s, want past the %s gate", route, r.status, r.raw, rt.Gate())
 		}
 	}
-	for _, g := range []string{"member", "sender", "joiner", "admin"} {
+	for _, g := range []string{"member", "sender", "joiner", "opener", "admin"} {
 		if walked[g] == 0 {
 			t.Errorf("walked no route with the %s gate; routes walked by gate: %v", g, walked)
 		}

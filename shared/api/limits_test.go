@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sync"
@@ -28,12 +29,12 @@ func TestJoinRateLimit(t *testing.T) {
 	for i := range 10 {
 		e.call(t, http.MethodPost, fmt.Sprintf("/rooms/room-%d/join", i), "").want(t, 200, "")
 	}
-	for _, c := range []struct{ method, path string }{
-		{http.MethodPost, "/rooms/one-more/join"},
-		{http.MethodGet, "/projects/join/ABCD-EFGH-IJKL"},
-		{http.MethodPost, "/projects/room/one-more"},
-	} {
-		wantRateLimited(t, e.call(t, c.method, c.path, ""), "room joins", "6")
+	wantRateLimited(t, e.call(t, http.MethodPost, "/rooms/one-more/join", ""), "room joins", "6")
+	// The address is the connection's: a header any client can write
+	// does not make it another caller.
+	for _, xff := range []string{"203.0.113.1", "198.51.100.7, 127.0.0.1"} {
+		r := e.callWith(context.Background(), t, http.MethodPost, "/rooms/one-more/join", "", http.Header{"X-Forwarded-For": {xff}})
+		wantRateLimited(t, r, "room joins", "6")
 	}
 	e.clock.Advance(850 * time.Millisecond)
 	wantRateLimited(t, e.call(t, http.MethodPost, "/rooms/one-more/join", ""), "room joins", "6") // 5.15 s left
@@ -42,6 +43,33 @@ func TestJoinRateLimit(t *testing.T) {
 	e.clock.Advance(5150 * time.Millisecond)
 	e.call(t, http.MethodPost, "/rooms/one-more/join", "").want(t, 200, "")
 	wantRateLimited(t, e.call(t, http.MethodPost, "/rooms/two-more/join", ""), "room joins", "6")
+}
+
+// TestLegacyJoinsAreNotCounted pins the original, whose join limit counts
+// POST /rooms/{room}/join alone: a dozen joins by code and named-room opens
+// from one address all pass, and leave the join budget whole.
+func TestLegacyJoinsAreNotCounted(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil) // 10 joins a minute
+	code := e.call(t, http.MethodPost, "/projects", "").want(t, 201, "").str("id")
+	tests := []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodGet, "/projects/join/" + code, 200},
+		{http.MethodPost, "/projects/room/legacy-room", 200}, // 201 the first time
+	}
+	for _, tt := range tests {
+		for i := range 12 {
+			if r := e.call(t, tt.method, tt.path, ""); r.status != tt.status && (i > 0 || r.status != 201) {
+				t.Fatalf("%s %s, number %d: %d %s; want %d", tt.method, tt.path, i+1, r.status, r.raw, tt.status)
+			}
+		}
+	}
+	for i := range 10 {
+		e.call(t, http.MethodPost, fmt.Sprintf("/rooms/room-%d/join", i), "").want(t, 200, "")
+	}
+	wantRateLimited(t, e.call(t, http.MethodPost, "/rooms/one-more/join", ""), "room joins", "6")
 }
 
 // TestJoinRateLimitRace sends 20 joins at once, half to each of two

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/wire"
 )
 
 // DefaultOrigins are the browser origins always allowed to call the API:
@@ -40,28 +41,26 @@ func identity(r *http.Request) auth.Identity {
 
 // middleware answers CORS preflights, then works out who the request comes
 // from (one lookup, and only when it carries a credential) for every route.
+// A credential that signs nobody in leaves the caller anonymous, and the
+// answer says so (wire.CredentialHeader) when it was an Authorization
+// header: its sender believes it is signed in.
 func (s *server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cors(w, r) {
 			return
 		}
-		cred, err := auth.ReadCredential(r)
+		who, err := s.Auth.Identify(r.Context(), auth.ReadCredential(r))
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		if cred.Present() {
-			who, err := s.Auth.Identify(r.Context(), cred)
-			if err != nil {
-				s.fail(w, r, err)
-				return
-			}
-			if who.StaleSession {
-				clearSessionCookie(w, s.secure(r))
-			}
-			r = r.WithContext(context.WithValue(r.Context(), identityKey, who))
+		if who.StaleSession {
+			clearSessionCookie(w, s.secure(r))
 		}
-		next.ServeHTTP(w, r)
+		if who.Ignored != "" {
+			w.Header().Set(wire.CredentialHeader, wire.CredentialIgnored+who.Ignored)
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey, who)))
 	})
 }
 
@@ -106,10 +105,22 @@ func (s *server) secure(r *http.Request) bool {
 	return strings.HasPrefix(s.baseURL(r), "https://")
 }
 
-// clientAddress is the address rate limits count by. Behind API Gateway
-// the Lambda adapter puts the gateway's view of the caller (sourceIp) in
-// RemoteAddr; X-Forwarded-For is not used, since any client can write it.
+const clientKey ctxKey = 2
+
+// WithClientAddress records the caller's address as the gateway in front
+// saw it (API Gateway's requestContext.http.sourceIp), which the rate
+// limits count by. The Lambda adapter sets it from the event itself, never
+// from a header: any client can write X-Forwarded-For.
+func WithClientAddress(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, clientKey, addr)
+}
+
+// clientAddress is the address rate limits count by: the gateway's view
+// of the caller (WithClientAddress), else the connection's peer.
 func clientAddress(r *http.Request) string {
+	if addr, _ := r.Context().Value(clientKey).(string); addr != "" {
+		return addr
+	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		return host
 	}

@@ -15,7 +15,7 @@ func (s *server) routes() []Route {
 	return []Route{
 		{GroupRooms, http.MethodPost, "/projects", public, s.createInviteRoom},
 		{GroupRooms, http.MethodGet, "/projects/join/{code}", public, s.joinByCode},
-		{GroupRooms, http.MethodPost, "/projects/room/{room}", joiner, s.openNamedRoom},
+		{GroupRooms, http.MethodPost, "/projects/room/{room}", opener, s.openNamedRoom},
 		{GroupRooms, http.MethodPost, "/rooms/{room}/join", joiner, s.joinRoom},
 		{GroupRooms, http.MethodGet, "/projects/{room}/access", member, s.roomAccess},
 		{GroupRooms, http.MethodPost, "/projects/{room}/code/rotate", admin, s.rotateCode},

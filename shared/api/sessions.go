@@ -49,8 +49,7 @@ func toDelivery(a letagents.AgentSession, now time.Time) wire.DeliverySession {
 func (s *server) registerSession(w http.ResponseWriter, r *http.Request, c call) error {
 	who := identity(r)
 	if !who.SignedIn() {
-		return &letagents.Error{Code: letagents.Unauthorized, Reason: "NOT_AUTHENTICATED",
-			Message: "Agent session registration requires authenticated owner context."}
+		return who.NotSignedIn("Agent session registration requires authenticated owner context.")
 	}
 	var req wire.RegisterSession
 	if err := decode(w, r, &req); err != nil {
@@ -272,6 +271,10 @@ func (s *server) agentSession(r *http.Request, roomID string, creds wire.Session
 	}
 	invalid := &letagents.Error{Code: letagents.Unauthorized, Reason: "AGENT_SESSION_INVALID", Message: "Invalid agent session credentials."}
 	who := identity(r)
+	if who.Ignored != "" {
+		// The session may be fine; the token it must come with is not.
+		return nil, who.NotSignedIn(invalid.Message)
+	}
 	if who.Via != auth.ViaOwnerToken || creds.AgentSessionID == "" || creds.AgentSessionToken == "" || len(creds.AgentSessionToken) > letagents.MaxTokenBytes {
 		return nil, invalid
 	}

@@ -106,6 +106,9 @@ type Identity struct {
 	// StaleSession is set when the request carried a session cookie that
 	// no longer signs anyone in, so the answer can clear it.
 	StaleSession bool
+	// Ignored is why the request's Authorization header left the caller
+	// anonymous (IgnoredScheme, IgnoredUnknown); "" otherwise.
+	Ignored string
 }
 
 // SignedIn reports whether the identity is an account.
@@ -124,12 +127,13 @@ func (i Identity) Source() string {
 	return ""
 }
 
-// Identify resolves a credential. A session cookie that signs nobody in
-// is only noted (the browser is signed out); an owner token that signs
-// nobody in is an Unauthorized error (TOKEN_INVALID), so an agent learns
-// to sign in again rather than carry on as nobody.
+// Identify resolves a credential; one that signs nobody in leaves the
+// caller anonymous, as in the original service, where an agent with an
+// outdated token still reads and writes the rooms open to anyone. A
+// session cookie wins over a bearer token, which is then not looked up.
+// An unusable bearer is noted in Ignored, a stale cookie in StaleSession.
 func (s *Service) Identify(ctx context.Context, c Credential) (Identity, error) {
-	var who Identity
+	who := Identity{Ignored: c.Ignored}
 	if c.Session != "" {
 		acct, id, err := s.store.AccountBySession(ctx, HashToken(c.Session), s.cfg.Now())
 		switch {
@@ -147,7 +151,7 @@ func (s *Service) Identify(ctx context.Context, c Credential) (Identity, error) 
 		case err == nil:
 			return Identity{Account: acct, Via: ViaOwnerToken, CredentialID: id, StaleSession: who.StaleSession}, nil
 		case letagents.IsCode(err, letagents.Unauthorized):
-			return who, invalidToken("Invalid or revoked token")
+			who.Ignored = IgnoredUnknown
 		default:
 			return who, err
 		}
@@ -155,16 +159,14 @@ func (s *Service) Identify(ctx context.Context, c Credential) (Identity, error) 
 	return who, nil
 }
 
-// SignOut ends the credential the identity signed in with: the browser
-// session, or the owner token (revoked for good).
+// SignOut ends the browser session the identity signed in with. An owner
+// token is left alone: agents send theirs on every call, a sign-out is the
+// browser's, and the original service never revoked a token here.
 func (s *Service) SignOut(ctx context.Context, who Identity) error {
-	switch who.Via {
-	case ViaSession:
-		return s.store.DeleteSession(ctx, who.CredentialID)
-	case ViaOwnerToken:
-		return s.store.DeleteOwnerToken(ctx, who.CredentialID)
+	if who.Via != ViaSession {
+		return nil
 	}
-	return nil
+	return s.store.DeleteSession(ctx, who.CredentialID)
 }
 
 // signInReady fails unless GitHub sign-in is configured.

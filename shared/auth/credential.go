@@ -14,43 +14,54 @@ const SessionCookie = "letagents_session"
 // longer one can only be junk, not worth hashing or looking up.
 const maxTokenLength = 256
 
+// Why an Authorization header was ignored (Credential.Ignored,
+// Identity.Ignored); the API names the reason in its answer.
+const (
+	// IgnoredScheme: the header is not a single "Bearer <token>" (a
+	// proxy's "Basic …", say).
+	IgnoredScheme = "scheme"
+	// IgnoredUnknown: a bearer token this server does not know. Revoked
+	// tokens are deleted, so a revoked one is unknown too.
+	IgnoredUnknown = "unknown"
+)
+
 // Credential is what a request presents: a browser session cookie, an
 // owner token (Authorization: Bearer), both, or neither.
 type Credential struct {
 	Session string
 	Bearer  string
+	// Ignored is why the request's Authorization header did not become
+	// Bearer (IgnoredScheme, IgnoredUnknown), "" when it did or there was
+	// none.
+	Ignored string
 }
 
-// Present reports whether the request carries any credential.
-func (c Credential) Present() bool { return c.Session != "" || c.Bearer != "" }
-
-// ReadCredential takes the credential from a request's headers. A
-// malformed Authorization header is an Unauthorized error (code
-// TOKEN_INVALID): a client that sends one believes it is signed in and
-// should hear that it is not. A malformed cookie is ignored: browsers keep
-// stale cookies, and the page works signed out.
-func ReadCredential(r *http.Request) (Credential, error) {
+// ReadCredential takes the credential from a request's headers. Nothing
+// it finds is an error: like the original service, the API serves a
+// request whose credential it cannot use as an anonymous one, and says
+// why (Ignored) so that routes needing an account can refuse it plainly.
+// A malformed cookie is dropped silently: browsers keep stale cookies.
+func ReadCredential(r *http.Request) Credential {
 	var c Credential
 	if ck, err := r.Cookie(SessionCookie); err == nil && validToken(ck.Value) {
 		c.Session = ck.Value
 	}
 	h := r.Header.Values("Authorization")
 	if len(h) == 0 {
-		return c, nil
-	}
-	if len(h) > 1 {
-		return c, invalidToken("send one Authorization header")
+		return c
 	}
 	scheme, token, ok := strings.Cut(strings.TrimSpace(h[0]), " ")
 	token = strings.TrimSpace(token)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return c, invalidToken(`Authorization must be "Bearer <token>"`)
+	switch {
+	case len(h) > 1 || !ok || !strings.EqualFold(scheme, "Bearer") || token == "":
+		c.Ignored = IgnoredScheme
+	case !validToken(token):
+		// Not the shape of any token we mint.
+		c.Ignored = IgnoredUnknown
+	default:
+		c.Bearer = token
 	}
-	if !validToken(token) {
-		return c, invalidToken("Invalid or revoked token")
-	}
-	c.Bearer = token
-	return c, nil
+	return c
 }
 
 // validToken accepts what could be a token: printable ASCII without
@@ -65,6 +76,20 @@ func validToken(s string) bool {
 		}
 	}
 	return true
+}
+
+// NotSignedIn is the refusal of an action only an account may take, to an
+// anonymous caller: TOKEN_INVALID when the caller presented a token the
+// server ignored (the token is at fault, and an agent should hear so),
+// else NOT_AUTHENTICATED with msg.
+func (i Identity) NotSignedIn(msg string) error {
+	switch i.Ignored {
+	case IgnoredScheme:
+		return invalidToken(`Authorization must be "Bearer <token>"`)
+	case IgnoredUnknown:
+		return invalidToken("Invalid or revoked token")
+	}
+	return &letagents.Error{Code: letagents.Unauthorized, Message: msg, Reason: "NOT_AUTHENTICATED"}
 }
 
 func invalidToken(msg string) *letagents.Error {

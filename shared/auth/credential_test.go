@@ -40,7 +40,6 @@ func TestReadCredential(t *testing.T) {
 		authorization []string // nil: no header
 		cookie        []string // nil: no header
 		want          auth.Credential
-		wantErr       bool // an Unauthorized *letagents.Error with Reason TOKEN_INVALID
 	}{
 		{name: "nothing", want: auth.Credential{}},
 		{name: "bearer", authorization: []string{"Bearer abc"}, want: auth.Credential{Bearer: "abc"}},
@@ -51,24 +50,24 @@ func TestReadCredential(t *testing.T) {
 		{name: "leading spaces", authorization: []string{"  Bearer abc"}, want: auth.Credential{Bearer: "abc"}},
 		{name: "token of 256 bytes", authorization: []string{"Bearer " + long256}, want: auth.Credential{Bearer: long256}},
 		{name: "token of printable punctuation", authorization: []string{"Bearer a.b-c_d~e!f"}, want: auth.Credential{Bearer: "a.b-c_d~e!f"}},
-		{name: "basic", authorization: []string{"Basic abc"}, wantErr: true},
-		{name: "token scheme", authorization: []string{"Token abc"}, wantErr: true},
-		{name: "bearer without token", authorization: []string{"Bearer"}, wantErr: true},
-		{name: "bearer and a space", authorization: []string{"Bearer "}, wantErr: true},
-		{name: "bearer and spaces", authorization: []string{"Bearer     "}, wantErr: true},
-		{name: "token without scheme", authorization: []string{"abc"}, wantErr: true},
-		{name: "empty header", authorization: []string{""}, wantErr: true},
-		{name: "tab after scheme", authorization: []string{"Bearer\tabc"}, wantErr: true},
-		{name: "two headers", authorization: []string{"Bearer abc", "Bearer def"}, wantErr: true},
-		{name: "two identical headers", authorization: []string{"Bearer abc", "Bearer abc"}, wantErr: true},
-		{name: "token of 257 bytes", authorization: []string{"Bearer " + long256 + "a"}, wantErr: true},
-		{name: "token of 300 bytes", authorization: []string{"Bearer " + long300}, wantErr: true},
-		{name: "token with a space", authorization: []string{"Bearer abc def"}, wantErr: true},
-		{name: "token with a control character", authorization: []string{"Bearer ab\x01c"}, wantErr: true},
-		{name: "token with DEL", authorization: []string{"Bearer ab\x7fc"}, wantErr: true},
-		{name: "token with NUL", authorization: []string{"Bearer ab\x00c"}, wantErr: true},
-		{name: "token with non-ASCII", authorization: []string{"Bearer abcé"}, wantErr: true},
-		{name: "token with a tab inside", authorization: []string{"Bearer ab\tc"}, wantErr: true},
+		{name: "basic", authorization: []string{"Basic abc"}, want: auth.Credential{Ignored: auth.IgnoredScheme}},
+		{name: "token scheme", authorization: []string{"Token abc"}, want: auth.Credential{Ignored: auth.IgnoredScheme}},
+		{name: "bearer without token", authorization: []string{"Bearer"}, want: auth.Credential{Ignored: auth.IgnoredScheme}},
+		{name: "bearer and a space", authorization: []string{"Bearer "}, want: auth.Credential{Ignored: auth.IgnoredScheme}},
+		{name: "bearer and spaces", authorization: []string{"Bearer     "}, want: auth.Credential{Ignored: auth.IgnoredScheme}},
+		{name: "token without scheme", authorization: []string{"abc"}, want: auth.Credential{Ignored: auth.IgnoredScheme}},
+		{name: "empty header", authorization: []string{""}, want: auth.Credential{Ignored: auth.IgnoredScheme}},
+		{name: "tab after scheme", authorization: []string{"Bearer\tabc"}, want: auth.Credential{Ignored: auth.IgnoredScheme}},
+		{name: "two headers", authorization: []string{"Bearer abc", "Bearer def"}, want: auth.Credential{Ignored: auth.IgnoredScheme}},
+		{name: "two identical headers", authorization: []string{"Bearer abc", "Bearer abc"}, want: auth.Credential{Ignored: auth.IgnoredScheme}},
+		{name: "token of 257 bytes", authorization: []string{"Bearer " + long256 + "a"}, want: auth.Credential{Ignored: auth.IgnoredUnknown}},
+		{name: "token of 300 bytes", authorization: []string{"Bearer " + long300}, want: auth.Credential{Ignored: auth.IgnoredUnknown}},
+		{name: "token with a space", authorization: []string{"Bearer abc def"}, want: auth.Credential{Ignored: auth.IgnoredUnknown}},
+		{name: "token with a control character", authorization: []string{"Bearer ab\x01c"}, want: auth.Credential{Ignored: auth.IgnoredUnknown}},
+		{name: "token with DEL", authorization: []string{"Bearer ab\x7fc"}, want: auth.Credential{Ignored: auth.IgnoredUnknown}},
+		{name: "token with NUL", authorization: []string{"Bearer ab\x00c"}, want: auth.Credential{Ignored: auth.IgnoredUnknown}},
+		{name: "token with non-ASCII", authorization: []string{"Bearer abcé"}, want: auth.Credential{Ignored: auth.IgnoredUnknown}},
+		{name: "token with a tab inside", authorization: []string{"Bearer ab\tc"}, want: auth.Credential{Ignored: auth.IgnoredUnknown}},
 
 		{name: "session cookie", cookie: []string{"letagents_session=" + token64}, want: auth.Credential{Session: token64}},
 		{name: "session among other cookies", cookie: []string{"theme=dark; letagents_session=abc; x=y"}, want: auth.Credential{Session: "abc"}},
@@ -85,50 +84,35 @@ func TestReadCredential(t *testing.T) {
 
 		{name: "both", authorization: []string{"Bearer abc"}, cookie: []string{"letagents_session=def"}, want: auth.Credential{Session: "def", Bearer: "abc"}},
 		{name: "bearer and a malformed cookie", authorization: []string{"Bearer abc"}, cookie: []string{"letagents_session=a b"}, want: auth.Credential{Bearer: "abc"}},
-		{name: "malformed header and a good cookie", authorization: []string{"Basic abc"}, cookie: []string{"letagents_session=def"}, wantErr: true},
+		{name: "malformed header and a good cookie", authorization: []string{"Basic abc"}, cookie: []string{"letagents_session=def"}, want: auth.Credential{Session: "def", Ignored: auth.IgnoredScheme}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := auth.ReadCredential(credentialRequest(t, tt.authorization, tt.cookie))
-			if tt.wantErr {
-				var e *letagents.Error
-				if !errors.As(err, &e) {
-					t.Fatalf("ReadCredential(Authorization %q, Cookie %q) = %+v, %v; want a *letagents.Error", tt.authorization, tt.cookie, got, err)
-				}
-				if e.Code != letagents.Unauthorized || e.Reason != "TOKEN_INVALID" || e.Message == "" {
-					t.Errorf("ReadCredential(Authorization %q) error = {Code %q, Reason %q, Message %q}; want Code %q, Reason TOKEN_INVALID and a message",
-						tt.authorization, e.Code, e.Reason, e.Message, letagents.Unauthorized)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("ReadCredential(Authorization %q, Cookie %q) error = %v; want %+v", tt.authorization, tt.cookie, err, tt.want)
-			}
+			got := auth.ReadCredential(credentialRequest(t, tt.authorization, tt.cookie))
 			if got != tt.want {
 				t.Errorf("ReadCredential(Authorization %q, Cookie %q) = %+v; want %+v", tt.authorization, tt.cookie, got, tt.want)
-			}
-			if wantPresent := tt.want.Session != "" || tt.want.Bearer != ""; got.Present() != wantPresent {
-				t.Errorf("%+v.Present() = %v; want %v", got, got.Present(), wantPresent)
 			}
 		})
 	}
 }
 
-func TestCredentialPresent(t *testing.T) {
+// TestNotSignedIn pins the refusal of an action that needs an account: a
+// caller whose token was ignored hears that the token is at fault.
+func TestNotSignedIn(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		c    auth.Credential
-		want bool
+		ignored, wantReason, wantMessage string
 	}{
-		{auth.Credential{}, false},
-		{auth.Credential{Session: "s"}, true},
-		{auth.Credential{Bearer: "b"}, true},
-		{auth.Credential{Session: "s", Bearer: "b"}, true},
+		{"", "NOT_AUTHENTICATED", "Authentication required"},
+		{auth.IgnoredUnknown, "TOKEN_INVALID", "Invalid or revoked token"},
+		{auth.IgnoredScheme, "TOKEN_INVALID", `Authorization must be "Bearer <token>"`},
 	}
 	for _, tt := range tests {
-		if got := tt.c.Present(); got != tt.want {
-			t.Errorf("%+v.Present() = %v; want %v", tt.c, got, tt.want)
+		err := auth.Identity{Ignored: tt.ignored}.NotSignedIn("Authentication required")
+		var e *letagents.Error
+		if !errors.As(err, &e) || e.Code != letagents.Unauthorized || e.Reason != tt.wantReason || e.Message != tt.wantMessage {
+			t.Errorf("Identity{Ignored: %q}.NotSignedIn = %#v; want Unauthorized %s %q", tt.ignored, err, tt.wantReason, tt.wantMessage)
 		}
 	}
 }
@@ -155,9 +139,9 @@ func TestNewTokenIsReadable(t *testing.T) {
 	// A minted token must pass ReadCredential's checks, both ways it can
 	// be presented.
 	tok := auth.NewToken()
-	got, err := auth.ReadCredential(credentialRequest(t, []string{"Bearer " + tok}, []string{auth.SessionCookie + "=" + tok}))
-	if want := (auth.Credential{Session: tok, Bearer: tok}); err != nil || got != want {
-		t.Errorf("ReadCredential(a fresh token) = %+v, %v; want %+v, nil", got, err, want)
+	got := auth.ReadCredential(credentialRequest(t, []string{"Bearer " + tok}, []string{auth.SessionCookie + "=" + tok}))
+	if want := (auth.Credential{Session: tok, Bearer: tok}); got != want {
+		t.Errorf("ReadCredential(a fresh token) = %+v; want %+v", got, want)
 	}
 }
 

@@ -1,17 +1,15 @@
 package auth_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/letagents/letagents-go/shared/auth"
-	"github.com/letagents/letagents-go/shared/letagents"
 )
 
 // FuzzReadCredential feeds ReadCredential arbitrary raw Authorization and
-// Cookie header values. It must never panic; a failure is always an
-// Unauthorized *letagents.Error; whatever it accepts is a plausible token.
+// Cookie header values. It must never panic; an Authorization header is
+// either taken as a plausible token or ignored with a reason.
 func FuzzReadCredential(f *testing.F) {
 	seeds := []struct{ authorization, cookie string }{
 		{"", ""},
@@ -42,13 +40,12 @@ func FuzzReadCredential(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, authorization, cookie string) {
 		r := credentialRequest(t, []string{authorization}, []string{cookie})
-		c, err := auth.ReadCredential(r)
-		if err != nil {
-			var e *letagents.Error
-			if !errors.As(err, &e) || e.Code != letagents.Unauthorized {
-				t.Fatalf("ReadCredential(Authorization %q, Cookie %q) error = %#v; want an Unauthorized *letagents.Error", authorization, cookie, err)
-			}
-			return
+		c := auth.ReadCredential(r)
+		if (c.Bearer == "") == (c.Ignored == "") {
+			t.Errorf("ReadCredential(Authorization %q) = %+v; want a Bearer or an Ignored reason, not both or neither", authorization, c)
+		}
+		if c.Ignored != "" && c.Ignored != auth.IgnoredScheme && c.Ignored != auth.IgnoredUnknown {
+			t.Errorf("ReadCredential(Authorization %q).Ignored = %q; want %q or %q", authorization, c.Ignored, auth.IgnoredScheme, auth.IgnoredUnknown)
 		}
 		for field, v := range map[string]string{"Bearer": c.Bearer, "Session": c.Session} {
 			if v != "" && !plausibleToken(v) {

@@ -26,15 +26,18 @@ import (
 // HandlerFunc is the shape of a Lambda handler for HTTP events.
 type HandlerFunc func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 
-// Handler adapts h. Requests that came through API Gateway may be held
-// open at most gatewayHold, since the gateway cuts every request at 30 s;
-// those through a Function URL (its domain says so: an HTTP API's own
-// $default route sends the same route key) only by the function's timeout.
+// Handler adapts h. The caller's address is the gateway's own view of it
+// (requestContext.http.sourceIp), never a header a client sent. Requests
+// that came through API Gateway may be held open at most gatewayHold,
+// since the gateway cuts every request at 30 s; those through a Function
+// URL (its domain says so: an HTTP API's own $default route sends the same
+// route key) only by the function's timeout.
 func Handler(h http.Handler, gatewayHold time.Duration) HandlerFunc {
 	// The context variant: the plain Proxy passes the gateway context in
 	// request headers, which a client could forge.
 	adapter := httpadapter.NewV2(h)
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		ctx = api.WithClientAddress(ctx, ev.RequestContext.HTTP.SourceIP)
 		if gatewayHold > 0 && !strings.Contains(ev.RequestContext.DomainName, ".lambda-url.") {
 			ctx = api.WithHoldLimit(ctx, gatewayHold)
 		}

@@ -147,14 +147,6 @@ func (s *Store) DeleteSession(ctx context.Context, id int64) error {
 	return nil
 }
 
-// DeleteOwnerToken revokes an owner token.
-func (s *Store) DeleteOwnerToken(ctx context.Context, id int64) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM owner_tokens WHERE id = $1`, id); err != nil {
-		return fmt.Errorf("delete owner token: %w", err)
-	}
-	return nil
-}
-
 // GitHubToken is an account's stored GitHub access token.
 type GitHubToken struct {
 	Sealed       []byte

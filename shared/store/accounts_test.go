@@ -216,15 +216,6 @@ func TestAccountByOwnerToken(t *testing.T) {
 			t.Errorf("AccountByOwnerToken(%x) error = %v; want unauthorized", h, err)
 		}
 	}
-	if err := s.DeleteOwnerToken(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.AccountByOwnerToken(ctx, testHash("tok")); codeOf(err) != letagents.Unauthorized {
-		t.Errorf("AccountByOwnerToken(revoked) error = %v; want unauthorized", err)
-	}
-	if err := s.DeleteOwnerToken(ctx, id); err != nil {
-		t.Errorf("DeleteOwnerToken(already revoked) = %v; want nil", err)
-	}
 }
 
 func TestAccountBySession(t *testing.T) {

@@ -111,6 +111,17 @@ const (
 	SessionTokenHeader = "X-LetAgents-Agent-Session-Token"
 )
 
+// CredentialHeader is the response header by which the API says it did not
+// use the request's Authorization header and served the request as an
+// anonymous one: CredentialIgnored followed by the reason, "unknown" (a
+// token the server does not know: never issued, or revoked) or "scheme"
+// (not a single "Bearer <token>"). Routes only a signed-in caller may use
+// answer 401 TOKEN_INVALID as well.
+const (
+	CredentialHeader  = "X-LetAgents-Credential"
+	CredentialIgnored = "ignored; reason="
+)
+
 // RegisterSession is the body of POST /rooms/{room}/agent-sessions.
 type RegisterSession struct {
 	ActorKey                 string `json:"actor_key"` // the agent's canonical key, "<login>/<name>"
