@@ -42,9 +42,9 @@ type Access struct {
 func (s *Service) Gate(ctx context.Context, who Identity, roomID, base string, join bool) (Access, error) {
 	locator := ""
 	switch rooms.KindOf(roomID) {
-	case rooms.KindRepo:
+	case letagents.RoomRepo:
 		locator = roomID
-	case rooms.KindBranch:
+	case letagents.RoomBranch:
 		locator, _, _ = rooms.ParseBranchRoom(roomID)
 	}
 	host, repo, _ := strings.Cut(locator, "/")
