@@ -80,7 +80,8 @@ type Message struct {
 	Thread *ThreadSummary
 }
 
-// QuoteMaxChars bounds the quoted text of a reply's parent.
+// QuoteMaxChars bounds the quoted text of a reply's parent, so a page of
+// replies to long messages stays small.
 const QuoteMaxChars = 500
 
 // Quote is the message a reply answers, its text cut to QuoteMaxChars.
