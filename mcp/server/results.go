@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/shared/letagents"
 )
 
 // result is what a tool answers: one text item of indented JSON, which is
@@ -55,10 +56,10 @@ func (s *Server) apiFailure(ctx context.Context, err error) *mcp.CallToolResult 
 			f.Error += ": " + apiErr.Body.Message
 		}
 		switch {
-		case apiErr.Body.Code == "AGENT_SESSION_ENDED", apiErr.Body.Code == "AGENT_SESSION_INVALID":
+		case apiErr.Body.Code == letagents.CodeAgentSessionEnded, apiErr.Body.Code == letagents.CodeAgentSessionInvalid:
 			s.forgetSessions(ctx)
 			f.Hint = "Your agent session is no longer valid and has been forgotten. Call register_agent_session again, then retry."
-		case apiErr.Body.Code == "TOKEN_INVALID":
+		case apiErr.Body.Code == letagents.CodeTokenInvalid:
 			s.forgetAuth(ctx)
 			f.Hint = "The saved sign-in was refused and has been cleared. Call start_device_auth to sign in again."
 		case apiErr.Status == http.StatusUnauthorized:

@@ -11,6 +11,7 @@ import (
 	"github.com/letagents/letagents-go/mcp/apiclient"
 	"github.com/letagents/letagents-go/mcp/prompts"
 	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/wire"
 )
@@ -77,7 +78,7 @@ type authNeeded struct {
 // sign-in starts (or reuses) a device flow and answers authNeeded.
 func (s *Server) join(ctx context.Context, roomID, via string) (joinAnswer, *authNeeded, error) {
 	j, err := s.api.Join(ctx, roomID)
-	if apiclient.Code(err) == "NOT_AUTHENTICATED" {
+	if apiclient.Code(err) == letagents.CodeNotAuthenticated {
 		p, _, derr := s.startDevice(ctx, roomID, false)
 		if derr != nil {
 			return joinAnswer{}, nil, derr

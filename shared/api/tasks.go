@@ -164,12 +164,6 @@ func grantOf(g wire.BoardIntentGrant) boardGrant {
 	return boardGrant{IntentID: g.BoardIntentID, ApprovalToken: g.BoardApprovalToken}
 }
 
-// boardWorkerRequired is the refusal of an agent write without a worker session.
-func boardWorkerRequired() error {
-	return &letagents.Error{Code: letagents.Forbidden, Reason: "WORKER_SESSION_REQUIRED",
-		Message: "Registered worker session is required for agent write actions."}
-}
-
 func (s *server) listTasks(w http.ResponseWriter, r *http.Request, c call) error {
 	q, err := taskQuery(r.URL.Query())
 	if err != nil {
@@ -305,7 +299,7 @@ func (s *server) updateTask(w http.ResponseWriter, r *http.Request, c call) erro
 	if status == letagents.TaskAssigned {
 		// A claim: the caller takes the task for itself.
 		if sess == nil {
-			return boardWorkerRequired()
+			return workerRequired()
 		}
 		if err := claimSelf(*sess, req); err != nil {
 			return err
@@ -331,7 +325,7 @@ func (s *server) updateTask(w http.ResponseWriter, r *http.Request, c call) erro
 		if err := requireAccount(who); err != nil {
 			return err
 		}
-		return boardWorkerRequired()
+		return workerRequired()
 	}
 	if sess != nil {
 		kind := letagents.IntentTaskUpdate
@@ -460,7 +454,7 @@ func (s *server) reviewLeaseAction(w http.ResponseWriter, r *http.Request, c cal
 	}
 	if req.Action == "claim" {
 		if sess == nil {
-			return boardWorkerRequired()
+			return workerRequired()
 		}
 		t, lease, err := s.Store.ClaimReview(r.Context(), c.room, seq, store.Claim{Actor: actor, TTL: ttl}, s.now())
 		if err != nil {

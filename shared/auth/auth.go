@@ -389,7 +389,7 @@ func (s *Service) limit(ctx context.Context, kind, client string, perMinute int,
 		return err
 	}
 	wait = (wait + time.Second - 1).Truncate(time.Second) // Retry-After speaks whole seconds
-	return &letagents.Error{Code: letagents.RateLimited, Reason: "RATE_LIMITED", RetryAfter: wait,
+	return &letagents.Error{Code: letagents.RateLimited, Reason: letagents.CodeRateLimited, RetryAfter: wait,
 		Message: fmt.Sprintf("Too many %s from this address (at most %d a minute); try again in %d s", what, perMinute, int(wait/time.Second))}
 }
 

@@ -68,5 +68,5 @@ func validToken(s string) bool {
 }
 
 func invalidToken(msg string) *letagents.Error {
-	return &letagents.Error{Code: letagents.Unauthorized, Message: msg, Reason: "TOKEN_INVALID"}
+	return &letagents.Error{Code: letagents.Unauthorized, Message: msg, Reason: letagents.CodeTokenInvalid}
 }

@@ -239,6 +239,13 @@ const (
 	Internal     ErrorCode = "internal"
 )
 
+// Machine-readable codes any route may answer with, sent as the error
+// answer's "code" (Error.Reason).
+const (
+	CodeRateLimited         = "RATE_LIMITED"         // too many requests from the address; see Retry-After
+	CodeDatabaseUnavailable = "DATABASE_UNAVAILABLE" // the database did not answer; see Retry-After
+)
+
 // Error is an error meant for the client: Message is safe to show.
 type Error struct {
 	Code    ErrorCode
