@@ -203,15 +203,16 @@ type MessagePage struct {
 	LastSeq  int64 // the room's newest number when the page was read
 }
 
-const messagePrefix = "msg_"
+// MessagePrefix starts a message's wire id, "msg_N".
+const MessagePrefix = "msg_"
 
 // MessageID formats a message number as its wire id, "msg_N".
-func MessageID(seq int64) string { return messagePrefix + strconv.FormatInt(seq, 10) }
+func MessageID(seq int64) string { return MessagePrefix + strconv.FormatInt(seq, 10) }
 
 // ParseMessageID reads a wire message id ("msg_N"; a bare N is accepted
 // too) and returns N. msg_0 is valid as a cursor meaning "from the start".
 func ParseMessageID(s string) (int64, error) {
-	digits := strings.TrimPrefix(s, messagePrefix)
+	digits := strings.TrimPrefix(s, MessagePrefix)
 	n, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || n < 0 || digits == "" || digits[0] == '+' || digits[0] == '-' {
 		return 0, Errorf(Invalid, "%q is not a message id like msg_42", s)

@@ -115,6 +115,9 @@ const (
 	LeaseExpired  = "expired"  // its time ran out
 )
 
+// TaskPrefix starts a task's wire id, "task_N".
+const TaskPrefix = "task_"
+
 // LeasePrefix starts a lease's id, "tl_" and 32 hex digits.
 const LeasePrefix = "tl_"
 
