@@ -87,7 +87,7 @@ func canonicalPayload(action string, raw json.RawMessage) (any, error) {
 		if _, ok := letagents.ParseWireID(letagents.TaskPrefix, c.TaskID); !ok {
 			return nil, letagents.Errorf(letagents.Invalid, "payload.task_id must be a task id like task_7")
 		}
-		if c.Action != "release" && c.Action != "handoff" {
+		if c.Action != letagents.LeaseActionRelease && c.Action != letagents.LeaseActionHandoff {
 			return nil, letagents.Errorf(letagents.Invalid, "payload.action must be release or handoff")
 		}
 		return c, nil

@@ -374,7 +374,7 @@ func (s *server) leaseAction(w http.ResponseWriter, r *http.Request, c call) err
 	if err != nil {
 		return err
 	}
-	if req.Action != "release" && req.Action != "handoff" {
+	if req.Action != letagents.LeaseActionRelease && req.Action != letagents.LeaseActionHandoff {
 		return letagents.Errorf(letagents.Invalid, "action must be release or handoff")
 	}
 	reason, err := letagents.LeaseReason(req.Reason)
@@ -383,7 +383,7 @@ func (s *server) leaseAction(w http.ResponseWriter, r *http.Request, c call) err
 	}
 	h := store.Handoff{LeaseID: strings.TrimSpace(req.LeaseID), Reason: reason, TargetKey: strings.TrimSpace(req.TargetActorKey),
 		TargetInstanceID: strings.TrimSpace(req.TargetActorInstanceID)}
-	if req.Action == "handoff" {
+	if req.Action == letagents.LeaseActionHandoff {
 		if h.TargetKey == "" {
 			return letagents.Errorf(letagents.Invalid, "target_actor_key is required for a handoff")
 		}
@@ -416,7 +416,7 @@ func (s *server) leaseAction(w http.ResponseWriter, r *http.Request, c call) err
 	out := wire.LeaseActionResult{RoomID: c.room, Action: req.Action}
 	var t letagents.Task
 	var released, next letagents.Lease
-	if req.Action == "release" {
+	if req.Action == letagents.LeaseActionRelease {
 		t, released, err = s.Store.ReleaseWorkLease(r.Context(), c.room, seq, store.LeaseRelease{Actor: actor, LeaseID: h.LeaseID, Reason: reason}, s.now())
 	} else {
 		t, released, next, err = s.Store.HandoffWorkLease(r.Context(), c.room, seq, h, s.now())
@@ -437,7 +437,7 @@ func (s *server) reviewLeaseAction(w http.ResponseWriter, r *http.Request, c cal
 	if err != nil {
 		return err
 	}
-	if req.Action != "claim" && req.Action != "release" {
+	if req.Action != letagents.LeaseActionClaim && req.Action != letagents.LeaseActionRelease {
 		return letagents.Errorf(letagents.Invalid, "action must be claim or release")
 	}
 	reason, err := letagents.LeaseReason(req.Reason)
@@ -452,7 +452,7 @@ func (s *server) reviewLeaseAction(w http.ResponseWriter, r *http.Request, c cal
 	if err != nil {
 		return err
 	}
-	if req.Action == "claim" {
+	if req.Action == letagents.LeaseActionClaim {
 		if sess == nil {
 			return workerRequired()
 		}
