@@ -46,6 +46,17 @@ const (
 	CodePrivateRepoNoAccess = "PRIVATE_REPO_NO_ACCESS"
 )
 
+// Device sign-in statuses, as the poll answer names them: pending or
+// slow_down (poll again after the interval), authorized, or denied or
+// expired (start over).
+const (
+	DevicePending    = "pending"
+	DeviceSlowDown   = "slow_down"
+	DeviceDenied     = "denied"
+	DeviceExpired    = "expired"
+	DeviceAuthorized = "authorized"
+)
+
 // Role is what a caller is in a room.
 type Role string
 
