@@ -8,28 +8,20 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/wire"
-)
-
-// Device sign-in outcomes, as DeviceResult.Status.
-const (
-	DevicePending    = "pending"
-	DeviceSlowDown   = "slow_down"
-	DeviceAuthorized = "authorized"
-	DeviceDenied     = "denied"
-	DeviceExpired    = "expired"
 )
 
 // DeviceResult is a device sign-in's progress.
 type DeviceResult struct {
-	// Status is DevicePending or DeviceSlowDown (poll again after
-	// Interval seconds; ExpiresIn says how long the flow has left),
-	// DeviceAuthorized (Authorized holds the token), or DeviceDenied or
-	// DeviceExpired (start over).
+	// Status is one of letagents' Device statuses: pending or slow_down
+	// (poll again after Interval seconds; ExpiresIn says how long the flow
+	// has left), authorized (Authorized holds the token), or denied or
+	// expired (start over).
 	Status    string
 	Interval  int
 	ExpiresIn int
-	// Authorized is set when Status is DeviceAuthorized.
+	// Authorized is set when Status is authorized.
 	Authorized *wire.DeviceAuthorized
 }
 
@@ -58,11 +50,11 @@ func (c *Client) PollDevice(ctx context.Context, requestID string) (DeviceResult
 		var p wire.DevicePoll
 		_ = json.Unmarshal([]byte(e.Raw), &p)
 		switch {
-		case e.Status == http.StatusForbidden && p.Status == DeviceDenied:
-			return DeviceResult{Status: DeviceDenied}, nil
+		case e.Status == http.StatusForbidden && p.Status == letagents.DeviceDenied:
+			return DeviceResult{Status: letagents.DeviceDenied}, nil
 		case e.Status == http.StatusGone:
 			// Only an expired flow is gone, whatever the body says.
-			return DeviceResult{Status: DeviceExpired}, nil
+			return DeviceResult{Status: letagents.DeviceExpired}, nil
 		}
 	}
 	if err != nil {
@@ -72,7 +64,7 @@ func (c *Client) PollDevice(ctx context.Context, requestID string) (DeviceResult
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return DeviceResult{}, fmt.Errorf("GET /auth/device/poll: decode answer: %w", err)
 	}
-	if p.Status == DeviceAuthorized {
+	if p.Status == letagents.DeviceAuthorized {
 		var a wire.DeviceAuthorized
 		if err := json.Unmarshal(raw, &a); err != nil {
 			return DeviceResult{}, fmt.Errorf("GET /auth/device/poll: decode answer: %w", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -44,7 +45,7 @@ func TestDeviceFlow(t *testing.T) {
 	}
 
 	r, err := c.PollDevice(ctx, start.RequestID)
-	if want := (apiclient.DeviceResult{Status: apiclient.DevicePending, Interval: 5, ExpiresIn: 900}); err != nil || r != want {
+	if want := (apiclient.DeviceResult{Status: letagents.DevicePending, Interval: 5, ExpiresIn: 900}); err != nil || r != want {
 		t.Fatalf("first PollDevice = %+v, %v; want %+v", r, err, want)
 	}
 	_, err = c.PollDevice(ctx, start.RequestID)
@@ -58,7 +59,7 @@ func TestDeviceFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != apiclient.DeviceAuthorized || r.Authorized == nil || r.Authorized.LetAgentsToken == "" || r.Authorized.Account.Login != "ann" {
+	if r.Status != letagents.DeviceAuthorized || r.Authorized == nil || r.Authorized.LetAgentsToken == "" || r.Authorized.Account.Login != "ann" {
 		t.Fatalf("PollDevice after approval = %+v (%+v), want authorized as ann", r, r.Authorized)
 	}
 	tok := r.Authorized.LetAgentsToken
@@ -114,9 +115,9 @@ func TestDeviceOutcomes(t *testing.T) {
 		wait time.Duration // of the server's clock before the poll
 		want string
 	}{
-		{"denied", e.gh.DenyDevice, deviceInterval, apiclient.DeviceDenied},
-		{"expired at GitHub", e.gh.ExpireDevice, deviceInterval, apiclient.DeviceExpired},
-		{"expired here", func(string) {}, 901 * time.Second, apiclient.DeviceExpired},
+		{"denied", e.gh.DenyDevice, deviceInterval, letagents.DeviceDenied},
+		{"expired at GitHub", e.gh.ExpireDevice, deviceInterval, letagents.DeviceExpired},
+		{"expired here", func(string) {}, 901 * time.Second, letagents.DeviceExpired},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

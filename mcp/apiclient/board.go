@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -64,7 +65,7 @@ func (c *Client) LeaseAction(ctx context.Context, roomID, taskID string, a wire.
 // ClaimReview takes the review lease of a task (POST
 // /rooms/{id}/tasks/{task_id}/review-lease-action, action claim).
 func (c *Client) ClaimReview(ctx context.Context, roomID, taskID string, r wire.ReviewLeaseAction) (wire.ReviewClaimed, error) {
-	r.Action = "claim"
+	r.Action = letagents.LeaseActionClaim
 	var out wire.ReviewClaimed
 	err := c.onTask(ctx, http.MethodPost, roomID, taskID, "/review-lease-action", r, &out)
 	return out, err
@@ -73,7 +74,7 @@ func (c *Client) ClaimReview(ctx context.Context, roomID, taskID string, r wire.
 // ReleaseReview gives up a review lease of a task (POST
 // /rooms/{id}/tasks/{task_id}/review-lease-action, action release).
 func (c *Client) ReleaseReview(ctx context.Context, roomID, taskID string, r wire.ReviewLeaseAction) (wire.ReviewReleased, error) {
-	r.Action = "release"
+	r.Action = letagents.LeaseActionRelease
 	var out wire.ReviewReleased
 	err := c.onTask(ctx, http.MethodPost, roomID, taskID, "/review-lease-action", r, &out)
 	return out, err

@@ -29,7 +29,7 @@ func signIn(t *testing.T, e *env, login string) string {
 	e.gh.ApproveDevice(start.UserCode, login)
 	e.clock.Advance(deviceInterval)
 	r, err := c.PollDevice(ctx, start.RequestID)
-	if err != nil || r.Status != apiclient.DeviceAuthorized {
+	if err != nil || r.Status != letagents.DeviceAuthorized {
 		t.Fatalf("PollDevice after approval = %+v, %v; want authorized", r, err)
 	}
 	return r.Authorized.LetAgentsToken

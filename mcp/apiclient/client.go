@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -266,7 +267,7 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 		if json.Unmarshal(raw, &apiErr.Body) != nil {
 			apiErr.Body = wire.Error{}
 		}
-		if ignored == "" && token != "" && apiErr.Status == http.StatusUnauthorized && apiErr.Body.Code == "TOKEN_INVALID" {
+		if ignored == "" && token != "" && apiErr.Status == http.StatusUnauthorized && apiErr.Body.Code == letagents.CodeTokenInvalid {
 			ignored = "refused"
 		}
 		apiErr.TokenIgnored = ignored

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/wire"
 )
@@ -50,7 +51,7 @@ func isInvite(roomID string) bool {
 	if id, err := rooms.Normalize(roomID); err == nil {
 		roomID = id
 	}
-	return rooms.KindOf(roomID) == rooms.KindInvite
+	return rooms.KindOf(roomID) == letagents.RoomInvite
 }
 
 // joinOf is a legacy room answer as a join. The server's id is preferred

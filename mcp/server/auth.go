@@ -199,7 +199,7 @@ func (s *Server) pollDeviceAuth(ctx context.Context, a pollDeviceArgs) *mcp.Call
 	r, err := s.api.PollDevice(ctx, id)
 	switch {
 	case apiclient.IsStatus(err, http.StatusTooManyRequests):
-		return result(map[string]any{"success": true, "status": "pending", "hint": "Polled too soon: wait the interval, then call poll_device_auth again."})
+		return result(map[string]any{"success": true, "status": letagents.DevicePending, "hint": "Polled too soon: wait the interval, then call poll_device_auth again."})
 	case apiclient.IsStatus(err, http.StatusNotFound):
 		s.clearPending(ctx, id)
 		return fail("this device sign-in is unknown or already finished", "Call start_device_auth to begin a new one.")
@@ -207,7 +207,7 @@ func (s *Server) pollDeviceAuth(ctx context.Context, a pollDeviceArgs) *mcp.Call
 		return s.apiFailure(ctx, err)
 	}
 	switch r.Status {
-	case "pending", "slow_down":
+	case letagents.DevicePending, letagents.DeviceSlowDown:
 		s.update(ctx, func(st *state.State) error {
 			if st.PendingDeviceAuth != nil && st.PendingDeviceAuth.RequestID == id && r.Interval > 0 {
 				st.PendingDeviceAuth.IntervalSeconds = r.Interval
@@ -216,7 +216,7 @@ func (s *Server) pollDeviceAuth(ctx context.Context, a pollDeviceArgs) *mcp.Call
 		})
 		return result(map[string]any{"success": true, "status": r.Status, "interval": r.Interval, "expires_in": r.ExpiresIn,
 			"hint": fmt.Sprintf("Not approved yet. Wait %d seconds and call poll_device_auth again.", max(r.Interval, 1))})
-	case "denied", "expired":
+	case letagents.DeviceDenied, letagents.DeviceExpired:
 		s.clearPending(ctx, id)
 		return fail("the GitHub sign-in was "+r.Status, "Call start_device_auth to try again.")
 	}
@@ -233,7 +233,7 @@ func (s *Server) pollDeviceAuth(ctx context.Context, a pollDeviceArgs) *mcp.Call
 	})
 	s.forgetIdentity()
 	s.clearTokenNotice()
-	ans := authorizedAnswer{Success: true, Status: "authorized", Account: auth.Account, ExpiresAt: auth.OAuthTokenExpiresAt,
+	ans := authorizedAnswer{Success: true, Status: letagents.DeviceAuthorized, Account: auth.Account, ExpiresAt: auth.OAuthTokenExpiresAt,
 		Hint: "Signed in. The token is saved for later runs."}
 	if a.AutoJoin == nil || *a.AutoJoin {
 		room := a.RoomID

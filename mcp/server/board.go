@@ -243,11 +243,11 @@ type leaseArgs struct {
 }
 
 func (s *Server) releaseTaskLease(ctx context.Context, a leaseArgs) *mcp.CallToolResult {
-	return s.leaseAction(ctx, a, "release")
+	return s.leaseAction(ctx, a, letagents.LeaseActionRelease)
 }
 
 func (s *Server) handoffTaskLease(ctx context.Context, a leaseArgs) *mcp.CallToolResult {
-	return s.leaseAction(ctx, a, "handoff")
+	return s.leaseAction(ctx, a, letagents.LeaseActionHandoff)
 }
 
 // leaseAction releases or hands off the task's work lease; its holder is

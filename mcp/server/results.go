@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/shared/letagents"
 )
 
 // result is what a tool answers: one text item of indented JSON, which is
@@ -72,7 +73,7 @@ func (s *Server) apiFailure(ctx context.Context, err error) *mcp.CallToolResult 
 func (s *Server) hintFor(ctx context.Context, e *apiclient.APIError) string {
 	code := e.Body.Code
 	switch {
-	case code == "AGENT_SESSION_ENDED", code == "AGENT_SESSION_INVALID":
+	case code == letagents.CodeAgentSessionEnded, code == letagents.CodeAgentSessionInvalid:
 		s.forgetSessions(ctx)
 		return "Your agent session is no longer valid and has been forgotten. Call register_agent_session again, then retry."
 	case e.TokenIgnored != "" && e.Status == http.StatusUnauthorized:
@@ -81,11 +82,11 @@ func (s *Server) hintFor(ctx context.Context, e *apiclient.APIError) string {
 		return s.tokenHint(tokenNotice{Source: s.tokenSource(), Reason: e.TokenIgnored})
 	case e.Status == http.StatusUnauthorized:
 		return "Sign in: call start_device_auth, have your human approve the code, then call poll_device_auth."
-	case code == "PRIVATE_REPO_NO_ACCESS":
+	case code == letagents.CodePrivateRepoNoAccess:
 		return "The signed-in GitHub account cannot see this repository. Ask an owner for access, or clear_saved_auth and sign in with another account."
-	case code == "WORKER_SESSION_REQUIRED":
+	case code == letagents.CodeWorkerSessionRequired:
 		return "This action needs this agent's worker session in the room: call register_agent_session there (the tools then use it), and retry."
-	case strings.HasPrefix(code, "board_intent_"), code == "board_approval_token_invalid":
+	case strings.HasPrefix(code, "board_intent_"), code == letagents.CodeApprovalToken:
 		return "This room's board wants an approved board intent for exactly this change: register one (register_board_intent or the " +
 			"register_task_*_intent tools), have a room admin approve it, then retry with its board_intent_id and board_approval_token."
 	case e.Status == http.StatusTooManyRequests:

@@ -12,6 +12,7 @@ import (
 	"github.com/letagents/letagents-go/mcp/apiclient"
 	"github.com/letagents/letagents-go/mcp/prompts"
 	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/wire"
 )
@@ -85,7 +86,7 @@ func (s *Server) join(ctx context.Context, roomID, via string) (joinAnswer, *aut
 	envIgnored := errors.As(err, &apiErr) && apiErr.TokenIgnored != "" && s.tokenSource() == tokenFromEnv
 	// A sign-in would not be used while LETAGENTS_TOKEN is set: the
 	// failure's hint says what to do instead.
-	if apiclient.Code(err) == "NOT_AUTHENTICATED" && !envIgnored {
+	if apiclient.Code(err) == letagents.CodeNotAuthenticated && !envIgnored {
 		p, _, derr := s.startDevice(ctx, roomID, false)
 		if derr != nil {
 			return joinAnswer{}, nil, derr

@@ -76,10 +76,10 @@ const (
 
 // Patterns of ids.
 const (
-	messageID   = `^(msg_)?[0-9]+$`
-	taskID      = `^task_[1-9][0-9]*$`
-	sessionID   = `^as_[1-9][0-9]*$`
-	boardIntent = `^bi_[1-9][0-9]*$`
+	messageID   = `^(` + letagents.MessagePrefix + `)?[0-9]+$`
+	taskID      = `^` + letagents.TaskPrefix + `[1-9][0-9]*$`
+	sessionID   = `^` + letagents.AgentSessionPrefix + `[1-9][0-9]*$`
+	boardIntent = `^` + letagents.IntentPrefix + `[1-9][0-9]*$`
 )
 
 // Reusable argument schemas.

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/letagents/letagents-go/shared/letagents"
 )
 
 // PathEnv names the environment variable that overrides [DefaultPath].
@@ -170,7 +172,7 @@ func (s *State) AdvanceLastMessage(roomID, msgID string) {
 
 // messageNumber returns N from a message id "msg_N".
 func messageNumber(id string) (uint64, bool) {
-	digits, ok := strings.CutPrefix(id, "msg_")
+	digits, ok := strings.CutPrefix(id, letagents.MessagePrefix)
 	if !ok {
 		return 0, false
 	}

@@ -131,7 +131,7 @@ const DatabaseRetryAfter = 2 * time.Second
 var errDatabaseUnavailable = &letagents.Error{
 	Code:       letagents.Unavailable,
 	Message:    "The database is unavailable; try again shortly",
-	Reason:     "DATABASE_UNAVAILABLE",
+	Reason:     letagents.CodeDatabaseUnavailable,
 	RetryAfter: DatabaseRetryAfter,
 }
 

@@ -55,11 +55,11 @@ func (s *server) pollDevice(w http.ResponseWriter, r *http.Request, c call) erro
 		return err
 	}
 	switch p.Status {
-	case auth.DeviceDenied:
+	case letagents.DeviceDenied:
 		writeJSON(w, http.StatusForbidden, wire.DevicePoll{Status: p.Status, Error: "The GitHub sign-in was denied"})
-	case auth.DeviceExpired:
+	case letagents.DeviceExpired:
 		writeJSON(w, http.StatusGone, wire.DevicePoll{Status: p.Status, Error: "The device sign-in expired; start a new one"})
-	case auth.DeviceAuthorized:
+	case letagents.DeviceAuthorized:
 		j := wire.DeviceAuthorized{Status: p.Status, LetAgentsToken: p.Token,
 			OwnerTokenID: letagents.WireID(letagents.OwnerTokenPrefix, p.TokenID), Account: toAccount(p.Account)}
 		if !p.TokenExpiresAt.IsZero() {

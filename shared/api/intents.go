@@ -23,21 +23,8 @@ import (
 // agents' board actions need one (intent_required) or not (off,
 // manager_optional).
 
-// Limits of board intents and settings.
-const (
-	defaultIntentPage = 50
-	maxIntentPage     = 200
-	minIntentTTL      = time.Minute
-	maxIntentTTL      = 24 * time.Hour
-)
-
-var intentActions = []string{letagents.IntentTaskCreate, letagents.IntentTaskClaim, letagents.IntentTaskClose,
-	letagents.IntentTaskUpdate, letagents.IntentLeaseAction}
-
-var managerModes = []string{letagents.ManagerOff, letagents.ManagerOptional, letagents.IntentRequired}
-
-func toIntent(i store.BoardIntent) wire.BoardIntent {
-	j := wire.BoardIntent{ID: letagents.WireID(wire.IntentPrefix, i.ID), RoomID: i.RoomID, Action: i.Action,
+func toIntent(i letagents.BoardIntent) wire.BoardIntent {
+	j := wire.BoardIntent{ID: letagents.WireID(letagents.IntentPrefix, i.ID), RoomID: i.RoomID, Action: i.Action,
 		Payload: json.RawMessage(i.Payload), PayloadHash: i.PayloadHash, Status: i.Status,
 		ProposerActorLabel: i.ProposerActorLabel, ProposerAgentKey: i.ProposerAgentKey,
 		DecidedAt: optTime(i.DecidedAt), UsedAt: optTime(i.UsedAt), ExpiresAt: letagents.FormatTime(i.ExpiresAt),
@@ -55,7 +42,7 @@ func toIntent(i store.BoardIntent) wire.BoardIntent {
 	return j
 }
 
-func toSettings(b store.BoardSettings) wire.BoardSettings {
+func toSettings(b letagents.BoardSettings) wire.BoardSettings {
 	return wire.BoardSettings{RoomID: b.RoomID, ManagerMode: b.ManagerMode, IntentTTLSeconds: int(b.IntentTTL / time.Second)}
 }
 
@@ -100,12 +87,12 @@ func canonicalPayload(action string, raw json.RawMessage) (any, error) {
 		if _, ok := letagents.ParseWireID(letagents.TaskPrefix, c.TaskID); !ok {
 			return nil, letagents.Errorf(letagents.Invalid, "payload.task_id must be a task id like task_7")
 		}
-		if c.Action != "release" && c.Action != "handoff" {
+		if c.Action != letagents.LeaseActionRelease && c.Action != letagents.LeaseActionHandoff {
 			return nil, letagents.Errorf(letagents.Invalid, "payload.action must be release or handoff")
 		}
 		return c, nil
 	}
-	return nil, letagents.Errorf(letagents.Invalid, "action must be one of %s", strings.Join(intentActions, ", "))
+	return nil, letagents.Errorf(letagents.Invalid, "action must be one of %s", strings.Join(letagents.IntentActions, ", "))
 }
 
 // decodePayload decodes a payload strictly: a field the action's payload
@@ -138,8 +125,8 @@ func (s *server) registerIntent(w http.ResponseWriter, r *http.Request, c call) 
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(intentActions, req.Action) {
-		return letagents.Errorf(letagents.Invalid, "action must be one of %s", strings.Join(intentActions, ", "))
+	if !slices.Contains(letagents.IntentActions, req.Action) {
+		return letagents.Errorf(letagents.Invalid, "action must be one of %s", strings.Join(letagents.IntentActions, ", "))
 	}
 	payload, err := canonicalPayload(req.Action, req.Payload)
 	if err != nil {
@@ -175,14 +162,14 @@ func (s *server) registerIntent(w http.ResponseWriter, r *http.Request, c call) 
 func (s *server) listIntents(w http.ResponseWriter, r *http.Request, c call) error {
 	q := r.URL.Query()
 	status := q.Get("status")
-	if status != "" && !slices.Contains(store.IntentStatuses, status) {
-		return letagents.Errorf(letagents.Invalid, "status must be one of %s", strings.Join(store.IntentStatuses, ", "))
+	if status != "" && !slices.Contains(letagents.IntentStatuses, status) {
+		return letagents.Errorf(letagents.Invalid, "status must be one of %s", strings.Join(letagents.IntentStatuses, ", "))
 	}
-	limit := defaultIntentPage
+	limit := letagents.DefaultIntentPage
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxIntentPage {
-			return letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", maxIntentPage)
+		if err != nil || n < 1 || n > letagents.MaxIntentPage {
+			return letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", letagents.MaxIntentPage)
 		}
 		limit = n
 	}
@@ -213,7 +200,7 @@ func (s *server) denyIntent(w http.ResponseWriter, r *http.Request, c call) erro
 }
 
 func (s *server) decideIntent(w http.ResponseWriter, r *http.Request, c call, approve bool) error {
-	iid, ok := letagents.ParseWireID(wire.IntentPrefix, c.ps["intent_id"])
+	iid, ok := letagents.ParseWireID(letagents.IntentPrefix, c.ps["intent_id"])
 	if !ok {
 		return letagents.Errorf(letagents.NotFound, "Board intent not found")
 	}
@@ -255,12 +242,12 @@ func (s *server) setBoardSettings(w http.ResponseWriter, r *http.Request, c call
 	switch {
 	case req.ManagerMode == "" && req.IntentTTLSeconds == nil:
 		err = letagents.Errorf(letagents.Invalid, "manager_mode is required")
-	case req.ManagerMode != "" && !slices.Contains(managerModes, req.ManagerMode):
-		err = letagents.Errorf(letagents.Invalid, "manager_mode must be one of %s", strings.Join(managerModes, ", "))
+	case req.ManagerMode != "" && !slices.Contains(letagents.ManagerModes, req.ManagerMode):
+		err = letagents.Errorf(letagents.Invalid, "manager_mode must be one of %s", strings.Join(letagents.ManagerModes, ", "))
 	case req.IntentTTLSeconds != nil:
-		if n := *req.IntentTTLSeconds; n < int(minIntentTTL/time.Second) || n > int(maxIntentTTL/time.Second) {
+		if n := *req.IntentTTLSeconds; n < int(letagents.MinIntentTTL/time.Second) || n > int(letagents.MaxIntentTTL/time.Second) {
 			err = letagents.Errorf(letagents.Invalid, "intent_ttl_seconds must be from %d to %d",
-				int(minIntentTTL/time.Second), int(maxIntentTTL/time.Second))
+				int(letagents.MinIntentTTL/time.Second), int(letagents.MaxIntentTTL/time.Second))
 		}
 		ttl = time.Duration(*req.IntentTTLSeconds) * time.Second
 	}
@@ -297,7 +284,7 @@ func (s *server) authorizeBoardAction(r *http.Request, roomID string, agent leta
 	if agent.ID == 0 {
 		return nil // a human: managers govern agents only
 	}
-	if !slices.Contains(intentActions, action) {
+	if !slices.Contains(letagents.IntentActions, action) {
 		return fmt.Errorf("authorize board action: unknown action %q", action)
 	}
 	g.IntentID, g.ApprovalToken = strings.TrimSpace(g.IntentID), strings.TrimSpace(g.ApprovalToken)
@@ -309,17 +296,17 @@ func (s *server) authorizeBoardAction(r *http.Request, roomID string, agent leta
 		if b.ManagerMode != letagents.IntentRequired {
 			return nil
 		}
-		return &letagents.Error{Code: letagents.Forbidden, Reason: store.CodeIntentRequired,
+		return &letagents.Error{Code: letagents.Forbidden, Reason: letagents.CodeIntentRequired,
 			Message: fmt.Sprintf("This room requires an approved board intent for %s: register one (POST /rooms/{room}/board-intents) "+
 				"with this exact payload, have a room admin approve it, then repeat the action with board_intent_id and board_approval_token.", action)}
 	}
-	id, ok := letagents.ParseWireID(wire.IntentPrefix, g.IntentID)
+	id, ok := letagents.ParseWireID(letagents.IntentPrefix, g.IntentID)
 	if !ok {
-		return &letagents.Error{Code: letagents.Forbidden, Reason: store.CodeIntentRequired,
+		return &letagents.Error{Code: letagents.Forbidden, Reason: letagents.CodeIntentRequired,
 			Message: "board_intent_id must name a board intent like bi_7 (with its board_approval_token)."}
 	}
 	if g.ApprovalToken == "" || len(g.ApprovalToken) > letagents.MaxTokenBytes {
-		return &letagents.Error{Code: letagents.Unauthorized, Reason: store.CodeApprovalToken,
+		return &letagents.Error{Code: letagents.Unauthorized, Reason: letagents.CodeApprovalToken,
 			Message: "board_approval_token is required with board_intent_id: the token the intent's approval answered."}
 	}
 	hash, err := letagents.PayloadHash(payload)

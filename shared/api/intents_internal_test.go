@@ -15,7 +15,6 @@ import (
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
-	"github.com/letagents/letagents-go/shared/wire"
 )
 
 // The hook the task board calls is tested here, inside the package, so
@@ -82,7 +81,7 @@ func (h *hookEnv) setMode(t *testing.T, mode string) {
 
 // propose registers an intent as POST …/board-intents does, from the
 // payload's JSON as a client sends it.
-func (h *hookEnv) propose(t *testing.T, by letagents.AgentSession, action, rawPayload string) store.BoardIntent {
+func (h *hookEnv) propose(t *testing.T, by letagents.AgentSession, action, rawPayload string) letagents.BoardIntent {
 	t.Helper()
 	p, err := canonicalPayload(action, json.RawMessage(rawPayload))
 	if err != nil {
@@ -100,14 +99,14 @@ func (h *hookEnv) propose(t *testing.T, by letagents.AgentSession, action, rawPa
 
 // approve approves an intent as POST …/approve does and returns the grant
 // its answer makes possible.
-func (h *hookEnv) approve(t *testing.T, i store.BoardIntent) boardGrant {
+func (h *hookEnv) approve(t *testing.T, i letagents.BoardIntent) boardGrant {
 	t.Helper()
 	token := auth.NewToken()
 	if _, err := h.s.Store.DecideBoardIntent(context.Background(), h.room, i.ID,
 		store.BoardDecision{Approve: true, DecidedBy: "ann", TokenHash: auth.HashToken(token)}, h.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	return boardGrant{IntentID: letagents.WireID(wire.IntentPrefix, i.ID), ApprovalToken: token}
+	return boardGrant{IntentID: letagents.WireID(letagents.IntentPrefix, i.ID), ApprovalToken: token}
 }
 
 func (h *hookEnv) authorize(agent letagents.AgentSession, action string, payload any, g boardGrant) error {
@@ -138,7 +137,7 @@ func TestAuthorizeBoardActionModes(t *testing.T) {
 	}
 	h.setMode(t, letagents.IntentRequired)
 	refusal(t, "intent_required without an intent", h.authorize(h.ann, letagents.IntentTaskCreate, create, boardGrant{}),
-		letagents.Forbidden, store.CodeIntentRequired)
+		letagents.Forbidden, letagents.CodeIntentRequired)
 	if err := h.authorize(letagents.AgentSession{}, letagents.IntentTaskCreate, create, boardGrant{}); err != nil {
 		t.Errorf("a human under intent_required: %v, want allowed", err)
 	}
@@ -158,27 +157,27 @@ func TestAuthorizeBoardActionConsumesOnce(t *testing.T) {
 	create := letagents.NewTaskCreatePayload("Fix the build", "", "")
 
 	changed := letagents.NewTaskCreatePayload("Fix the build today", "", "")
-	refusal(t, "a changed payload", h.authorize(h.ann, letagents.IntentTaskCreate, changed, g), letagents.Forbidden, store.CodeIntentMismatch)
-	refusal(t, "another action", h.authorize(h.ann, letagents.IntentTaskUpdate, create, g), letagents.Forbidden, store.CodeIntentMismatch)
-	refusal(t, "another agent", h.authorize(h.other, letagents.IntentTaskCreate, create, g), letagents.Forbidden, store.CodeIntentMismatch)
+	refusal(t, "a changed payload", h.authorize(h.ann, letagents.IntentTaskCreate, changed, g), letagents.Forbidden, letagents.CodeIntentMismatch)
+	refusal(t, "another action", h.authorize(h.ann, letagents.IntentTaskUpdate, create, g), letagents.Forbidden, letagents.CodeIntentMismatch)
+	refusal(t, "another agent", h.authorize(h.other, letagents.IntentTaskCreate, create, g), letagents.Forbidden, letagents.CodeIntentMismatch)
 	refusal(t, "a wrong token", h.authorize(h.ann, letagents.IntentTaskCreate, create, boardGrant{IntentID: g.IntentID, ApprovalToken: auth.NewToken()}),
-		letagents.Unauthorized, store.CodeApprovalToken)
+		letagents.Unauthorized, letagents.CodeApprovalToken)
 	refusal(t, "no token", h.authorize(h.ann, letagents.IntentTaskCreate, create, boardGrant{IntentID: g.IntentID}),
-		letagents.Unauthorized, store.CodeApprovalToken)
+		letagents.Unauthorized, letagents.CodeApprovalToken)
 	refusal(t, "a token without an intent", h.authorize(h.ann, letagents.IntentTaskCreate, create, boardGrant{ApprovalToken: g.ApprovalToken}),
-		letagents.Forbidden, store.CodeIntentRequired)
+		letagents.Forbidden, letagents.CodeIntentRequired)
 	refusal(t, "a bad intent id", h.authorize(h.ann, letagents.IntentTaskCreate, create, boardGrant{IntentID: "intent-1", ApprovalToken: g.ApprovalToken}),
-		letagents.Forbidden, store.CodeIntentRequired)
+		letagents.Forbidden, letagents.CodeIntentRequired)
 	refusal(t, "a missing intent", h.authorize(h.ann, letagents.IntentTaskCreate, create, boardGrant{IntentID: "bi_999", ApprovalToken: g.ApprovalToken}),
-		letagents.Forbidden, store.CodeIntentRequired)
+		letagents.Forbidden, letagents.CodeIntentRequired)
 
 	// None of those spent it: the matching action uses it, once.
 	if err := h.authorize(h.ann, letagents.IntentTaskCreate, create, g); err != nil {
 		t.Fatalf("the approved action: %v", err)
 	}
-	refusal(t, "a second use", h.authorize(h.ann, letagents.IntentTaskCreate, create, g), letagents.Forbidden, store.CodeIntentUsed)
+	refusal(t, "a second use", h.authorize(h.ann, letagents.IntentTaskCreate, create, g), letagents.Forbidden, letagents.CodeIntentUsed)
 	got, err := h.s.Store.BoardIntent(context.Background(), h.room, i.ID, h.clock.Now())
-	if err != nil || got.Status != store.IntentUsed || !got.UsedAt.Equal(h.clock.Now()) {
+	if err != nil || got.Status != letagents.IntentUsed || !got.UsedAt.Equal(h.clock.Now()) {
 		t.Errorf("after use: %+v, %v; want used now", got, err)
 	}
 }
@@ -191,18 +190,18 @@ func TestAuthorizeBoardActionRefusesUndecidedDeniedAndExpired(t *testing.T) {
 	raw, _ := json.Marshal(claim)
 
 	pending := h.propose(t, h.ann, letagents.IntentTaskClaim, string(raw))
-	pg := boardGrant{IntentID: letagents.WireID(wire.IntentPrefix, pending.ID), ApprovalToken: auth.NewToken()}
-	refusal(t, "a pending intent", h.authorize(h.ann, letagents.IntentTaskClaim, claim, pg), letagents.Forbidden, store.CodeIntentNotApproved)
+	pg := boardGrant{IntentID: letagents.WireID(letagents.IntentPrefix, pending.ID), ApprovalToken: auth.NewToken()}
+	refusal(t, "a pending intent", h.authorize(h.ann, letagents.IntentTaskClaim, claim, pg), letagents.Forbidden, letagents.CodeIntentNotApproved)
 
 	if _, err := h.s.Store.DecideBoardIntent(context.Background(), h.room, pending.ID, store.BoardDecision{DecidedBy: "ann"}, h.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	refusal(t, "a denied intent", h.authorize(h.ann, letagents.IntentTaskClaim, claim, pg), letagents.Forbidden, store.CodeIntentNotApproved)
+	refusal(t, "a denied intent", h.authorize(h.ann, letagents.IntentTaskClaim, claim, pg), letagents.Forbidden, letagents.CodeIntentNotApproved)
 
 	release := letagents.NewLeaseActionPayload("task_1", "release", "", "", "")
 	g := h.approve(t, h.propose(t, h.ann, letagents.IntentLeaseAction, `{"task_id": "task_1", "action": "release"}`))
-	h.clock.Advance(store.DefaultIntentTTL + time.Second)
-	refusal(t, "an expired approval", h.authorize(h.ann, letagents.IntentLeaseAction, release, g), letagents.Forbidden, store.CodeIntentExpired)
+	h.clock.Advance(letagents.DefaultIntentTTL + time.Second)
+	refusal(t, "an expired approval", h.authorize(h.ann, letagents.IntentLeaseAction, release, g), letagents.Forbidden, letagents.CodeIntentExpired)
 }
 
 // Without intent_required a named intent is still checked and consumed.
@@ -212,11 +211,11 @@ func TestAuthorizeBoardActionOptionalGrant(t *testing.T) {
 	update := letagents.NewTaskMutationPayload("task_2", "in_progress", "", "", "")
 	g := h.approve(t, h.propose(t, h.ann, letagents.IntentTaskUpdate, `{"task_id": "task_2", "status": "in_progress", "pr_url": ""}`))
 	refusal(t, "a wrong token under manager_optional", h.authorize(h.ann, letagents.IntentTaskUpdate, update,
-		boardGrant{IntentID: g.IntentID, ApprovalToken: "nope"}), letagents.Unauthorized, store.CodeApprovalToken)
+		boardGrant{IntentID: g.IntentID, ApprovalToken: "nope"}), letagents.Unauthorized, letagents.CodeApprovalToken)
 	if err := h.authorize(h.ann, letagents.IntentTaskUpdate, update, g); err != nil {
 		t.Fatalf("a right grant under manager_optional: %v", err)
 	}
-	refusal(t, "reusing it", h.authorize(h.ann, letagents.IntentTaskUpdate, update, g), letagents.Forbidden, store.CodeIntentUsed)
+	refusal(t, "reusing it", h.authorize(h.ann, letagents.IntentTaskUpdate, update, g), letagents.Forbidden, letagents.CodeIntentUsed)
 	if err := h.authorize(h.ann, letagents.IntentTaskUpdate, update, boardGrant{}); err != nil {
 		t.Errorf("no grant under manager_optional: %v", err)
 	}
@@ -241,7 +240,7 @@ func TestAuthorizeBoardActionRace(t *testing.T) {
 			wins++
 			continue
 		}
-		refusal(t, "a losing racer", err, letagents.Forbidden, store.CodeIntentUsed)
+		refusal(t, "a losing racer", err, letagents.Forbidden, letagents.CodeIntentUsed)
 	}
 	if wins != 1 {
 		t.Errorf("%d of %d racers used the approval, want exactly 1", wins, racers)

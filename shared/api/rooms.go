@@ -103,7 +103,7 @@ func (s *server) createInviteRoom(w http.ResponseWriter, r *http.Request, _ call
 // hopeless at any rate.
 func (s *server) joinByCode(w http.ResponseWriter, r *http.Request, c call) error {
 	id, err := rooms.Normalize(c.ps["code"])
-	if err != nil || rooms.KindOf(id) != rooms.KindInvite {
+	if err != nil || rooms.KindOf(id) != letagents.RoomInvite {
 		return letagents.Errorf(letagents.Invalid, "%q is not an invite code like FEH7-YWH4-ZYT3", c.ps["code"])
 	}
 	room, err := s.Store.Room(r.Context(), id)

@@ -269,7 +269,7 @@ func (s *server) agentSession(r *http.Request, roomID string, creds wire.Session
 	if creds.AgentSessionID == "" && creds.AgentSessionToken == "" {
 		return nil, nil
 	}
-	invalid := &letagents.Error{Code: letagents.Unauthorized, Reason: "AGENT_SESSION_INVALID", Message: "Invalid agent session credentials."}
+	invalid := &letagents.Error{Code: letagents.Unauthorized, Reason: letagents.CodeAgentSessionInvalid, Message: "Invalid agent session credentials."}
 	who := identity(r)
 	if who.Ignored != "" {
 		// The session may be fine; the token it must come with is not.
@@ -289,10 +289,10 @@ func (s *server) agentSession(r *http.Request, roomID string, creds wire.Session
 	case a.RoomID != roomID:
 		return nil, letagents.Errorf(letagents.Forbidden, "This agent session belongs to another room.")
 	case !a.Live():
-		return nil, &letagents.Error{Code: letagents.Unauthorized, Reason: "AGENT_SESSION_ENDED",
+		return nil, &letagents.Error{Code: letagents.Unauthorized, Reason: letagents.CodeAgentSessionEnded,
 			Message: "This agent session has ended; register a new one (register_agent_session)."}
 	case worker && a.Kind != letagents.SessionWorker:
-		return nil, &letagents.Error{Code: letagents.Forbidden, Reason: "WORKER_SESSION_REQUIRED", Message: "Worker session is required for agent write actions."}
+		return nil, &letagents.Error{Code: letagents.Forbidden, Reason: letagents.CodeWorkerSessionRequired, Message: "Worker session is required for agent write actions."}
 	}
 	return &a, nil
 }
@@ -304,8 +304,14 @@ func (s *server) requireWorker(r *http.Request, roomID string, creds wire.Sessio
 		return letagents.AgentSession{}, err
 	}
 	if a == nil {
-		return letagents.AgentSession{}, &letagents.Error{Code: letagents.Forbidden, Reason: "WORKER_SESSION_REQUIRED",
-			Message: "Registered worker session is required for agent write actions."}
+		return letagents.AgentSession{}, workerRequired()
 	}
 	return *a, nil
+}
+
+// workerRequired is the refusal of an agent write that names no worker
+// session.
+func workerRequired() error {
+	return &letagents.Error{Code: letagents.Forbidden, Reason: letagents.CodeWorkerSessionRequired,
+		Message: "Registered worker session is required for agent write actions."}
 }

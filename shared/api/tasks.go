@@ -164,12 +164,6 @@ func grantOf(g wire.BoardIntentGrant) boardGrant {
 	return boardGrant{IntentID: g.BoardIntentID, ApprovalToken: g.BoardApprovalToken}
 }
 
-// boardWorkerRequired is the refusal of an agent write without a worker session.
-func boardWorkerRequired() error {
-	return &letagents.Error{Code: letagents.Forbidden, Reason: "WORKER_SESSION_REQUIRED",
-		Message: "Registered worker session is required for agent write actions."}
-}
-
 func (s *server) listTasks(w http.ResponseWriter, r *http.Request, c call) error {
 	q, err := taskQuery(r.URL.Query())
 	if err != nil {
@@ -305,7 +299,7 @@ func (s *server) updateTask(w http.ResponseWriter, r *http.Request, c call) erro
 	if status == letagents.TaskAssigned {
 		// A claim: the caller takes the task for itself.
 		if sess == nil {
-			return boardWorkerRequired()
+			return workerRequired()
 		}
 		if err := claimSelf(*sess, req); err != nil {
 			return err
@@ -331,7 +325,7 @@ func (s *server) updateTask(w http.ResponseWriter, r *http.Request, c call) erro
 		if err := requireAccount(who); err != nil {
 			return err
 		}
-		return boardWorkerRequired()
+		return workerRequired()
 	}
 	if sess != nil {
 		kind := letagents.IntentTaskUpdate
@@ -380,7 +374,7 @@ func (s *server) leaseAction(w http.ResponseWriter, r *http.Request, c call) err
 	if err != nil {
 		return err
 	}
-	if req.Action != "release" && req.Action != "handoff" {
+	if req.Action != letagents.LeaseActionRelease && req.Action != letagents.LeaseActionHandoff {
 		return letagents.Errorf(letagents.Invalid, "action must be release or handoff")
 	}
 	reason, err := letagents.LeaseReason(req.Reason)
@@ -389,7 +383,7 @@ func (s *server) leaseAction(w http.ResponseWriter, r *http.Request, c call) err
 	}
 	h := store.Handoff{LeaseID: strings.TrimSpace(req.LeaseID), Reason: reason, TargetKey: strings.TrimSpace(req.TargetActorKey),
 		TargetInstanceID: strings.TrimSpace(req.TargetActorInstanceID)}
-	if req.Action == "handoff" {
+	if req.Action == letagents.LeaseActionHandoff {
 		if h.TargetKey == "" {
 			return letagents.Errorf(letagents.Invalid, "target_actor_key is required for a handoff")
 		}
@@ -422,7 +416,7 @@ func (s *server) leaseAction(w http.ResponseWriter, r *http.Request, c call) err
 	out := wire.LeaseActionResult{RoomID: c.room, Action: req.Action}
 	var t letagents.Task
 	var released, next letagents.Lease
-	if req.Action == "release" {
+	if req.Action == letagents.LeaseActionRelease {
 		t, released, err = s.Store.ReleaseWorkLease(r.Context(), c.room, seq, store.LeaseRelease{Actor: actor, LeaseID: h.LeaseID, Reason: reason}, s.now())
 	} else {
 		t, released, next, err = s.Store.HandoffWorkLease(r.Context(), c.room, seq, h, s.now())
@@ -443,7 +437,7 @@ func (s *server) reviewLeaseAction(w http.ResponseWriter, r *http.Request, c cal
 	if err != nil {
 		return err
 	}
-	if req.Action != "claim" && req.Action != "release" {
+	if req.Action != letagents.LeaseActionClaim && req.Action != letagents.LeaseActionRelease {
 		return letagents.Errorf(letagents.Invalid, "action must be claim or release")
 	}
 	reason, err := letagents.LeaseReason(req.Reason)
@@ -458,9 +452,9 @@ func (s *server) reviewLeaseAction(w http.ResponseWriter, r *http.Request, c cal
 	if err != nil {
 		return err
 	}
-	if req.Action == "claim" {
+	if req.Action == letagents.LeaseActionClaim {
 		if sess == nil {
-			return boardWorkerRequired()
+			return workerRequired()
 		}
 		t, lease, err := s.Store.ClaimReview(r.Context(), c.room, seq, store.Claim{Actor: actor, TTL: ttl}, s.now())
 		if err != nil {

@@ -42,9 +42,9 @@ type Access struct {
 func (s *Service) Gate(ctx context.Context, who Identity, roomID, base string, join bool) (Access, error) {
 	locator := ""
 	switch rooms.KindOf(roomID) {
-	case rooms.KindRepo:
+	case letagents.RoomRepo:
 		locator = roomID
-	case rooms.KindBranch:
+	case letagents.RoomBranch:
 		locator, _, _ = rooms.ParseBranchRoom(roomID)
 	}
 	host, repo, _ := strings.Cut(locator, "/")
@@ -68,7 +68,7 @@ func (s *Service) Gate(ctx context.Context, who Identity, roomID, base string, j
 	case err != nil:
 		return a, err
 	case !ok && !public:
-		return a, &letagents.Error{Code: letagents.Forbidden, Message: "private_repo_no_access", Reason: "PRIVATE_REPO_NO_ACCESS",
+		return a, &letagents.Error{Code: letagents.Forbidden, Message: "private_repo_no_access", Reason: letagents.CodePrivateRepoNoAccess,
 			Fields: map[string]any{"room_id": roomID,
 				"message": fmt.Sprintf("The GitHub account %s cannot see %s: ask an owner of the repository for access, or sign in with another account.", who.Account.Login, locator)}}
 	}
@@ -78,7 +78,7 @@ func (s *Service) Gate(ctx context.Context, who Identity, roomID, base string, j
 
 // authRequired is the refusal of a repo room to nobody in particular.
 func authRequired(roomID, base string) error {
-	return &letagents.Error{Code: letagents.Unauthorized, Message: "auth_required", Reason: "NOT_AUTHENTICATED",
+	return &letagents.Error{Code: letagents.Unauthorized, Message: "auth_required", Reason: letagents.CodeNotAuthenticated,
 		Fields: map[string]any{
 			"room_id":         roomID,
 			"message":         "This room belongs to a GitHub repository that is private or could not be checked: sign in with GitHub (start a device sign-in at device_flow_url) to prove you can see it.",

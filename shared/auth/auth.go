@@ -218,23 +218,14 @@ func (s *Service) StartDevice(ctx context.Context, client, roomID string) (Devic
 		ExpiresIn: dc.ExpiresIn, Interval: interval}, nil
 }
 
-// Device flow statuses, as the poll answer names them.
-const (
-	DevicePending    = "pending"
-	DeviceSlowDown   = "slow_down"
-	DeviceDenied     = "denied"
-	DeviceExpired    = "expired"
-	DeviceAuthorized = "authorized"
-)
-
 // DevicePoll is the state of a device flow after one poll.
 type DevicePoll struct {
 	Status    string
 	Interval  time.Duration
 	ExpiresIn time.Duration
-	// Set when Status is DeviceAuthorized: the new owner token (shown
-	// this once), its id, the GitHub token's expiry (zero for none) and
-	// the account.
+	// Set when Status is letagents.DeviceAuthorized: the new owner token
+	// (shown this once), its id, the GitHub token's expiry (zero for none)
+	// and the account.
 	Token          string
 	TokenID        int64
 	TokenExpiresAt time.Time
@@ -252,7 +243,7 @@ func (s *Service) PollDevice(ctx context.Context, requestID string) (DevicePoll,
 	hash := HashToken(requestID)
 	d, err := s.store.ClaimDevicePoll(ctx, hash, now)
 	if letagents.IsCode(err, letagents.Gone) {
-		return DevicePoll{Status: DeviceExpired}, nil
+		return DevicePoll{Status: letagents.DeviceExpired}, nil
 	}
 	if err != nil {
 		return DevicePoll{}, err
@@ -261,7 +252,7 @@ func (s *Service) PollDevice(ctx context.Context, requestID string) (DevicePoll,
 	if err != nil {
 		return DevicePoll{}, fmt.Errorf("open device code: %w", err)
 	}
-	pending := DevicePoll{Status: DevicePending, Interval: d.Interval, ExpiresIn: d.ExpiresAt.Sub(now)}
+	pending := DevicePoll{Status: letagents.DevicePending, Interval: d.Interval, ExpiresIn: d.ExpiresAt.Sub(now)}
 	tok, err := s.cfg.GitHub.PollDevice(ctx, string(code), now)
 	var slow *github.SlowDownError
 	switch {
@@ -269,16 +260,16 @@ func (s *Service) PollDevice(ctx context.Context, requestID string) (DevicePoll,
 	case errors.Is(err, github.ErrAuthorizationPending):
 		return pending, nil
 	case errors.As(err, &slow):
-		pending.Status = DeviceSlowDown
+		pending.Status = letagents.DeviceSlowDown
 		pending.Interval = max(slow.Interval, d.Interval+slowDownStep)
 		return pending, s.store.SlowDownDevice(ctx, hash, pending.Interval)
 	case errors.Is(err, github.ErrAccessDenied):
-		return DevicePoll{Status: DeviceDenied}, s.store.DeleteDeviceRequest(ctx, hash)
+		return DevicePoll{Status: letagents.DeviceDenied}, s.store.DeleteDeviceRequest(ctx, hash)
 	case errors.Is(err, github.ErrExpiredToken), errors.Is(err, github.ErrRejected):
 		if errors.Is(err, github.ErrRejected) {
 			s.cfg.Logger.Warn("GitHub rejected a device code poll", "error", err)
 		}
-		return DevicePoll{Status: DeviceExpired}, s.store.DeleteDeviceRequest(ctx, hash)
+		return DevicePoll{Status: letagents.DeviceExpired}, s.store.DeleteDeviceRequest(ctx, hash)
 	default:
 		return DevicePoll{}, s.githubError("check the device sign-in", err)
 	}
@@ -287,7 +278,7 @@ func (s *Service) PollDevice(ctx context.Context, requestID string) (DevicePoll,
 	if err != nil {
 		return DevicePoll{}, err
 	}
-	return DevicePoll{Status: DeviceAuthorized, Token: ownerToken, TokenID: id, TokenExpiresAt: tok.ExpiresAt, Account: acct}, nil
+	return DevicePoll{Status: letagents.DeviceAuthorized, Token: ownerToken, TokenID: id, TokenExpiresAt: tok.ExpiresAt, Account: acct}, nil
 }
 
 // signIn completes a sign-in with a GitHub token: who it belongs to, the
@@ -391,7 +382,7 @@ func (s *Service) limit(ctx context.Context, kind, client string, perMinute int,
 		return err
 	}
 	wait = (wait + time.Second - 1).Truncate(time.Second) // Retry-After speaks whole seconds
-	return &letagents.Error{Code: letagents.RateLimited, Reason: "RATE_LIMITED", RetryAfter: wait,
+	return &letagents.Error{Code: letagents.RateLimited, Reason: letagents.CodeRateLimited, RetryAfter: wait,
 		Message: fmt.Sprintf("Too many %s from this address (at most %d a minute); try again in %d s", what, perMinute, int(wait/time.Second))}
 }
 

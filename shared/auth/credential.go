@@ -89,9 +89,9 @@ func (i Identity) NotSignedIn(msg string) error {
 	case IgnoredUnknown:
 		return invalidToken("Invalid or revoked token")
 	}
-	return &letagents.Error{Code: letagents.Unauthorized, Message: msg, Reason: "NOT_AUTHENTICATED"}
+	return &letagents.Error{Code: letagents.Unauthorized, Message: msg, Reason: letagents.CodeNotAuthenticated}
 }
 
 func invalidToken(msg string) *letagents.Error {
-	return &letagents.Error{Code: letagents.Unauthorized, Message: msg, Reason: "TOKEN_INVALID"}
+	return &letagents.Error{Code: letagents.Unauthorized, Message: msg, Reason: letagents.CodeTokenInvalid}
 }

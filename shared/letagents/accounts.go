@@ -33,6 +33,30 @@ type Agent struct {
 	UpdatedAt      time.Time
 }
 
+// Machine-readable codes of the errors about who the caller is, sent as the
+// error answer's "code" (Error.Reason).
+const (
+	// CodeNotAuthenticated: the action needs a signed-in account.
+	CodeNotAuthenticated = "NOT_AUTHENTICATED"
+	// CodeTokenInvalid: the owner token or browser session is unknown or
+	// revoked; the client should forget it.
+	CodeTokenInvalid = "TOKEN_INVALID"
+	// CodePrivateRepoNoAccess: the signed-in account cannot see the repo
+	// room's repository.
+	CodePrivateRepoNoAccess = "PRIVATE_REPO_NO_ACCESS"
+)
+
+// Device sign-in statuses, as the poll answer names them: pending or
+// slow_down (poll again after the interval), authorized, or denied or
+// expired (start over).
+const (
+	DevicePending    = "pending"
+	DeviceSlowDown   = "slow_down"
+	DeviceDenied     = "denied"
+	DeviceExpired    = "expired"
+	DeviceAuthorized = "authorized"
+)
+
 // Role is what a caller is in a room.
 type Role string
 

@@ -114,9 +114,6 @@ func NormalizeArtifact(a Artifact) (Artifact, error) {
 	return a, nil
 }
 
-// TaskPrefix starts a task's wire id, "task_N".
-const TaskPrefix = "task_"
-
 func providerOf(host string) string {
 	switch strings.ToLower(host) {
 	case "github.com", "www.github.com":

@@ -80,7 +80,8 @@ type Message struct {
 	Thread *ThreadSummary
 }
 
-// QuoteMaxChars bounds the quoted text of a reply's parent.
+// QuoteMaxChars bounds the quoted text of a reply's parent, so a page of
+// replies to long messages stays small.
 const QuoteMaxChars = 500
 
 // Quote is the message a reply answers, its text cut to QuoteMaxChars.
@@ -202,15 +203,16 @@ type MessagePage struct {
 	LastSeq  int64 // the room's newest number when the page was read
 }
 
-const messagePrefix = "msg_"
+// MessagePrefix starts a message's wire id, "msg_N".
+const MessagePrefix = "msg_"
 
 // MessageID formats a message number as its wire id, "msg_N".
-func MessageID(seq int64) string { return messagePrefix + strconv.FormatInt(seq, 10) }
+func MessageID(seq int64) string { return MessagePrefix + strconv.FormatInt(seq, 10) }
 
 // ParseMessageID reads a wire message id ("msg_N"; a bare N is accepted
 // too) and returns N. msg_0 is valid as a cursor meaning "from the start".
 func ParseMessageID(s string) (int64, error) {
-	digits := strings.TrimPrefix(s, messagePrefix)
+	digits := strings.TrimPrefix(s, MessagePrefix)
 	n, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || n < 0 || digits == "" || digits[0] == '+' || digits[0] == '-' {
 		return 0, Errorf(Invalid, "%q is not a message id like msg_42", s)
@@ -236,6 +238,13 @@ const (
 	RateLimited  ErrorCode = "rate_limited"
 	Unavailable  ErrorCode = "unavailable" // a service we depend on (GitHub, the database) did not answer
 	Internal     ErrorCode = "internal"
+)
+
+// Machine-readable codes any route may answer with, sent as the error
+// answer's "code" (Error.Reason).
+const (
+	CodeRateLimited         = "RATE_LIMITED"         // too many requests from the address; see Retry-After
+	CodeDatabaseUnavailable = "DATABASE_UNAVAILABLE" // the database did not answer; see Retry-After
 )
 
 // Error is an error meant for the client: Message is safe to show.

@@ -13,6 +13,22 @@ const (
 	SessionController = "controller"
 )
 
+// Machine-readable codes of the errors about agent sessions, sent as the
+// error answer's "code" (Error.Reason).
+const (
+	// CodeAgentSessionInvalid: the session credentials are wrong; the
+	// client should forget the session.
+	CodeAgentSessionInvalid = "AGENT_SESSION_INVALID"
+	// CodeAgentSessionEnded: the session has ended; the client should
+	// register a new one.
+	CodeAgentSessionEnded = "AGENT_SESSION_ENDED"
+	// CodeWorkerSessionRequired: an agent write names no worker session.
+	CodeWorkerSessionRequired = "WORKER_SESSION_REQUIRED"
+	// CodeDisplayNameExhausted: every display name tried is taken by a
+	// live agent of the room.
+	CodeDisplayNameExhausted = "agent_session_display_name_exhausted"
+)
+
 // Presence statuses an agent reports.
 var PresenceStatuses = []string{"idle", "working", "reviewing", "blocked"}
 

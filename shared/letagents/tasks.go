@@ -115,6 +115,18 @@ const (
 	LeaseExpired  = "expired"  // its time ran out
 )
 
+// Lease actions, as a request's "action" names them: a lease action (and
+// a task_lease_action intent's payload) releases or hands off the work
+// lease; a review-lease action claims or releases a review lease.
+const (
+	LeaseActionClaim   = "claim"
+	LeaseActionRelease = "release"
+	LeaseActionHandoff = "handoff"
+)
+
+// TaskPrefix starts a task's wire id, "task_N".
+const TaskPrefix = "task_"
+
 // LeasePrefix starts a lease's id, "tl_" and 32 hex digits.
 const LeasePrefix = "tl_"
 

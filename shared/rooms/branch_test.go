@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/letagents/letagents-go/shared/letagents"
 )
 
 func TestBranchRoomID(t *testing.T) {
@@ -121,8 +123,8 @@ func TestBranchRoundTrip(t *testing.T) {
 			if n, err := Normalize(id); err != nil || n != id {
 				t.Fatalf("Normalize(%q) = %q, %v; want %q, nil", id, n, err, id)
 			}
-			if k := KindOf(id); k != KindBranch {
-				t.Errorf("KindOf(%q) = %v, want %v", id, k, KindBranch)
+			if k := KindOf(id); k != letagents.RoomBranch {
+				t.Errorf("KindOf(%q) = %v, want %v", id, k, letagents.RoomBranch)
 			}
 			if name, want := DisplayName(id), "Branch: "+branch; name != want {
 				t.Errorf("DisplayName(%q) = %q, want %q", id, name, want)

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"testing"
 	"testing/iotest"
+
+	"github.com/letagents/letagents-go/shared/letagents"
 )
 
 var inviteShape = regexp.MustCompile(`^[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}$`)
@@ -31,8 +33,8 @@ func TestNewInviteCode(t *testing.T) {
 		if got, err := Normalize(code); err != nil || got != code {
 			t.Fatalf("Normalize(%q) = %q, %v; want %q, nil", code, got, err, code)
 		}
-		if KindOf(code) != KindInvite {
-			t.Fatalf("KindOf(%q) = %v, want %v", code, KindOf(code), KindInvite)
+		if KindOf(code) != letagents.RoomInvite {
+			t.Fatalf("KindOf(%q) = %v, want %v", code, KindOf(code), letagents.RoomInvite)
 		}
 		if seen[code] {
 			t.Fatalf("NewInviteCode() returned %q twice in %d codes", code, n)

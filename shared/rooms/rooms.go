@@ -8,37 +8,9 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/letagents/letagents-go/shared/letagents"
 )
-
-// Kind of room id, so callers can decide how to treat a room (for example
-// whether it is tied to a repository) without re-parsing the id.
-type Kind int
-
-const (
-	// KindNamed is a free-form room name chosen by a user.
-	KindNamed Kind = iota
-	// KindInvite is a room addressed by an invite code.
-	KindInvite
-	// KindRepo is a room tied to a host/owner/repo locator.
-	KindRepo
-	// KindBranch is a Git Room tied to one branch of a GitHub repository.
-	KindBranch
-)
-
-// String returns the lower-case name used for the kind in logs and APIs.
-func (k Kind) String() string {
-	switch k {
-	case KindNamed:
-		return "named"
-	case KindInvite:
-		return "invite"
-	case KindRepo:
-		return "repo"
-	case KindBranch:
-		return "branch"
-	}
-	return fmt.Sprintf("Kind(%d)", int(k))
-}
 
 // MaxIDLength bounds a canonical id in bytes so it fits comfortably in
 // database keys and URL paths.
@@ -224,17 +196,17 @@ func check(id string) error {
 
 // KindOf classifies a canonical id. Ids that are not canonical are still
 // classified, by shape only.
-func KindOf(id string) Kind {
+func KindOf(id string) letagents.RoomKind {
 	if _, _, ok := ParseBranchRoom(id); ok {
-		return KindBranch
+		return letagents.RoomBranch
 	}
 	if IsInviteCode(id) {
-		return KindInvite
+		return letagents.RoomInvite
 	}
 	if IsRepoLocator(id) {
-		return KindRepo
+		return letagents.RoomRepo
 	}
-	return KindNamed
+	return letagents.RoomNamed
 }
 
 // IsRepoLocator reports whether id is exactly three non-empty '/'-separated

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/letagents/letagents-go/shared/letagents"
 )
 
 func TestNormalizeAccepts(t *testing.T) {
@@ -164,46 +166,23 @@ func TestNormalizeRejects(t *testing.T) {
 	}
 }
 
-func TestKindString(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		kind Kind
-		want string
-	}{
-		{KindNamed, "named"},
-		{KindInvite, "invite"},
-		{KindRepo, "repo"},
-		{KindBranch, "branch"},
-		{Kind(42), "Kind(42)"},
-		{Kind(-1), "Kind(-1)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			t.Parallel()
-			if got := tt.kind.String(); got != tt.want {
-				t.Errorf("Kind(%d).String() = %q, want %q", int(tt.kind), got, tt.want)
-			}
-		})
-	}
-}
-
 func TestKindOf(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		id   string
-		want Kind
+		want letagents.RoomKind // as the rooms table stores it
 	}{
-		{"my team room", KindNamed},
-		{"team/a/b", KindNamed},
-		{"github.com/o", KindNamed},
-		{"git-room:github.com:o/r:branch:", KindNamed},
-		{"FEH7-YWH4-ZYT3", KindInvite},
-		{"ABCD-EFGH", KindInvite},
-		{"feh7-ywh4-zyt3", KindInvite},
-		{"github.com/o/r", KindRepo},
-		{"gitlab.com/Group/Proj", KindRepo},
-		{"example.com/A/B", KindRepo},
-		{"git-room:github.com:o/r:branch:Y29kZXg", KindBranch},
+		{"my team room", "named"},
+		{"team/a/b", "named"},
+		{"github.com/o", "named"},
+		{"git-room:github.com:o/r:branch:", "named"},
+		{"FEH7-YWH4-ZYT3", "invite"},
+		{"ABCD-EFGH", "invite"},
+		{"feh7-ywh4-zyt3", "invite"},
+		{"github.com/o/r", "repo"},
+		{"gitlab.com/Group/Proj", "repo"},
+		{"example.com/A/B", "repo"},
+		{"git-room:github.com:o/r:branch:Y29kZXg", "branch"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

@@ -11,68 +11,6 @@ import (
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
-// DefaultIntentTTL is how long a board intent waits for a decision, and
-// how long an approval may then be used, unless the room's board settings
-// say otherwise.
-const DefaultIntentTTL = 15 * time.Minute
-
-// Board intent statuses. An intent starts pending; a room admin approves
-// or denies it; the matching action uses an approved one; a pending or
-// approved intent whose time runs out is expired (lazily, when read).
-const (
-	IntentPending  = "pending"
-	IntentApproved = "approved"
-	IntentDenied   = "denied"
-	IntentExpired  = "expired"
-	IntentUsed     = "used"
-)
-
-// IntentStatuses are every status, for validating filters.
-var IntentStatuses = []string{IntentPending, IntentApproved, IntentDenied, IntentExpired, IntentUsed}
-
-// Machine-readable codes of the errors about board intents (sent as the
-// error answer's "code").
-const (
-	CodeIntentRequired    = "board_intent_required"     // the action needs an approved intent and names none (or none that exists)
-	CodeIntentMismatch    = "board_intent_mismatch"     // the intent is for another action, payload or agent
-	CodeIntentNotApproved = "board_intent_not_approved" // the intent is pending or denied
-	CodeIntentExpired     = "board_intent_expired"      // its time ran out
-	CodeIntentUsed        = "board_intent_used"         // its approval was already used
-	CodeIntentNotPending  = "board_intent_not_pending"  // only a pending intent can be decided
-	CodeApprovalToken     = "board_approval_token_invalid"
-)
-
-// BoardSettings are a room's board governance settings.
-type BoardSettings struct {
-	RoomID      string
-	ManagerMode string // letagents.ManagerOff, ManagerOptional (default) or IntentRequired
-	IntentTTL   time.Duration
-}
-
-// BoardIntent is an agent's request for leave to take one exact board
-// action.
-type BoardIntent struct {
-	ID          int64
-	RoomID      string
-	Action      string // one of letagents.Intent*
-	Payload     []byte // canonical JSON, exactly what PayloadHash hashed
-	PayloadHash string
-	Status      string
-	// The agent that proposed it; ProposerSessionID is 0 once the session
-	// row is gone.
-	ProposerSessionID  int64
-	ProposerActorLabel string
-	ProposerAgentKey   string
-	Reason             string
-	DecidedBy          string // the deciding admin's login, "" while undecided
-	DecidedAt          time.Time
-	UsedAt             time.Time
-	ExpiresAt          time.Time
-	CreatedAt          time.Time
-
-	tokenHash []byte
-}
-
 // NewBoardIntent is an intent to register. The caller validates and
 // canonicalises the payload and computes its hash.
 type NewBoardIntent struct {
@@ -107,20 +45,20 @@ type BoardIntentUse struct {
 const intentColumns = `id, room_id, action, payload, payload_hash, status, proposer_session_id, proposer_actor_label,
 	proposer_agent_key, reason, decided_by, decided_at, used_at, expires_at, created_at, approval_token_hash`
 
-func scanIntent(row pgx.Row) (BoardIntent, error) {
-	var i BoardIntent
+func scanIntent(row pgx.Row) (letagents.BoardIntent, error) {
+	var i letagents.BoardIntent
 	var payload string
 	var session *int64
 	var decidedBy *string
 	var decidedAt, usedAt *time.Time
 	err := row.Scan(&i.ID, &i.RoomID, &i.Action, &payload, &i.PayloadHash, &i.Status, &session, &i.ProposerActorLabel,
-		&i.ProposerAgentKey, &i.Reason, &decidedBy, &decidedAt, &usedAt, &i.ExpiresAt, &i.CreatedAt, &i.tokenHash)
+		&i.ProposerAgentKey, &i.Reason, &decidedBy, &decidedAt, &usedAt, &i.ExpiresAt, &i.CreatedAt, &i.ApprovalTokenHash)
 	i.Payload, i.ProposerSessionID, i.DecidedBy = []byte(payload), deref(session), deref(decidedBy)
 	i.DecidedAt, i.UsedAt = deref(decidedAt), deref(usedAt)
 	return i, err
 }
 
-func intentRef(id int64) string { return letagents.WireID("bi_", id) }
+func intentRef(id int64) string { return letagents.WireID(letagents.IntentPrefix, id) }
 
 // ttlSQL is a room's intent TTL in seconds ($1 the room, $ttlParam the default).
 func ttlSQL(ttlParam string) string {
@@ -129,13 +67,13 @@ func ttlSQL(ttlParam string) string {
 
 // BoardSettings reads a room's board settings, the defaults when it has
 // none of its own; NotFound when the room does not exist.
-func (s *Store) BoardSettings(ctx context.Context, roomID string) (BoardSettings, error) {
-	b := BoardSettings{RoomID: roomID}
+func (s *Store) BoardSettings(ctx context.Context, roomID string) (letagents.BoardSettings, error) {
+	b := letagents.BoardSettings{RoomID: roomID}
 	var ttl int64
 	err := s.queryRow(ctx, `
 		SELECT coalesce(b.manager_mode, $2), coalesce(b.intent_ttl_seconds, $3)
 		FROM rooms r LEFT JOIN board_settings b ON b.room_id = r.id WHERE r.id = $1`,
-		roomID, letagents.ManagerOptional, int64(DefaultIntentTTL/time.Second)).Scan(&b.ManagerMode, &ttl)
+		roomID, letagents.ManagerOptional, int64(letagents.DefaultIntentTTL/time.Second)).Scan(&b.ManagerMode, &ttl)
 	switch {
 	case isNoRows(err):
 		return b, letagents.Errorf(letagents.NotFound, "Room not found")
@@ -148,7 +86,7 @@ func (s *Store) BoardSettings(ctx context.Context, roomID string) (BoardSettings
 
 // SetBoardSettings changes a room's board settings: an empty mode or a
 // zero TTL keeps the current value. NotFound when the room does not exist.
-func (s *Store) SetBoardSettings(ctx context.Context, roomID, mode string, ttl time.Duration, now time.Time) (BoardSettings, error) {
+func (s *Store) SetBoardSettings(ctx context.Context, roomID, mode string, ttl time.Duration, now time.Time) (letagents.BoardSettings, error) {
 	var modeArg, ttlArg any
 	if mode != "" {
 		modeArg = mode
@@ -156,7 +94,7 @@ func (s *Store) SetBoardSettings(ctx context.Context, roomID, mode string, ttl t
 	if ttl > 0 {
 		ttlArg = int64(ttl / time.Second)
 	}
-	b := BoardSettings{RoomID: roomID}
+	b := letagents.BoardSettings{RoomID: roomID}
 	var secs int64
 	err := s.pool.QueryRow(ctx, `
 		INSERT INTO board_settings (room_id, manager_mode, intent_ttl_seconds, updated_at)
@@ -166,7 +104,7 @@ func (s *Store) SetBoardSettings(ctx context.Context, roomID, mode string, ttl t
 			intent_ttl_seconds = coalesce($3::integer, board_settings.intent_ttl_seconds),
 			updated_at = $4
 		RETURNING manager_mode, intent_ttl_seconds`,
-		roomID, modeArg, ttlArg, now, letagents.ManagerOptional, int64(DefaultIntentTTL/time.Second)).Scan(&b.ManagerMode, &secs)
+		roomID, modeArg, ttlArg, now, letagents.ManagerOptional, int64(letagents.DefaultIntentTTL/time.Second)).Scan(&b.ManagerMode, &secs)
 	switch {
 	case pgCode(err) == foreignKeyViolation:
 		return b, letagents.Errorf(letagents.NotFound, "Room not found")
@@ -183,7 +121,7 @@ func (s *Store) SetBoardSettings(ctx context.Context, roomID, mode string, ttl t
 // When the same agent already has a pending intent for the same action and
 // payload in the room, that one is returned instead and created is false.
 // NotFound when the room does not exist.
-func (s *Store) CreateBoardIntent(ctx context.Context, n NewBoardIntent, now time.Time) (i BoardIntent, created bool, err error) {
+func (s *Store) CreateBoardIntent(ctx context.Context, n NewBoardIntent, now time.Time) (i letagents.BoardIntent, created bool, err error) {
 	// A pending twin found by the insert can be decided before the select
 	// reads it; then the next round inserts.
 	for range 3 {
@@ -195,14 +133,14 @@ func (s *Store) CreateBoardIntent(ctx context.Context, n NewBoardIntent, now tim
 	return i, false, fmt.Errorf("create board intent: the pending twin kept changing")
 }
 
-func (s *Store) createBoardIntent(ctx context.Context, n NewBoardIntent, now time.Time) (i BoardIntent, created bool, err error) {
+func (s *Store) createBoardIntent(ctx context.Context, n NewBoardIntent, now time.Time) (i letagents.BoardIntent, created bool, err error) {
 	err = s.withTx(ctx, func(tx pgx.Tx) (err error) {
 		if _, err := tx.Exec(ctx, `UPDATE board_intents SET status = 'expired'
 			WHERE room_id = $1 AND action = $2 AND payload_hash = $3 AND proposer_agent_key = $4 AND status = 'pending' AND expires_at <= $5`,
 			n.RoomID, n.Action, n.PayloadHash, n.ProposerAgentKey, now); err != nil {
 			return fmt.Errorf("create board intent: expire: %w", err)
 		}
-		pendingTwin := func() (BoardIntent, error) {
+		pendingTwin := func() (letagents.BoardIntent, error) {
 			return scanIntent(tx.QueryRow(ctx, `SELECT `+intentColumns+` FROM board_intents
 				WHERE room_id = $1 AND action = $2 AND payload_hash = $3 AND proposer_agent_key = $4 AND status = 'pending'`,
 				n.RoomID, n.Action, n.PayloadHash, n.ProposerAgentKey))
@@ -227,7 +165,7 @@ func (s *Store) createBoardIntent(ctx context.Context, n NewBoardIntent, now tim
 			ON CONFLICT (room_id, action, payload_hash, proposer_agent_key) WHERE status = 'pending' DO NOTHING
 			RETURNING `+intentColumns,
 			n.RoomID, n.Action, string(n.Payload), n.PayloadHash, session, n.ProposerActorLabel, n.ProposerAgentKey, n.Reason, now,
-			int64(DefaultIntentTTL/time.Second)))
+			int64(letagents.DefaultIntentTTL/time.Second)))
 		created = err == nil
 		switch {
 		case pgCode(err) == foreignKeyViolation:
@@ -250,11 +188,11 @@ func (s *Store) createBoardIntent(ctx context.Context, n NewBoardIntent, now tim
 
 // BoardIntent reads one intent of a room as of now; NotFound when the room
 // has none of that id.
-func (s *Store) BoardIntent(ctx context.Context, roomID string, id int64, now time.Time) (BoardIntent, error) {
-	return retried(ctx, s, func() (BoardIntent, error) {
+func (s *Store) BoardIntent(ctx context.Context, roomID string, id int64, now time.Time) (letagents.BoardIntent, error) {
+	return retried(ctx, s, func() (letagents.BoardIntent, error) {
 		if _, err := s.pool.Exec(ctx, `UPDATE board_intents SET status = 'expired'
 			WHERE id = $1 AND room_id = $2 AND status IN ('pending', 'approved') AND expires_at <= $3`, id, roomID, now); err != nil {
-			return BoardIntent{}, fmt.Errorf("read board intent: expire: %w", err)
+			return letagents.BoardIntent{}, fmt.Errorf("read board intent: expire: %w", err)
 		}
 		i, err := scanIntent(s.pool.QueryRow(ctx, `SELECT `+intentColumns+` FROM board_intents WHERE id = $1 AND room_id = $2`, id, roomID))
 		switch {
@@ -269,8 +207,8 @@ func (s *Store) BoardIntent(ctx context.Context, roomID string, id int64, now ti
 
 // BoardIntents lists a room's intents as of now, newest first: those of a
 // status, or all when status is "", at most limit.
-func (s *Store) BoardIntents(ctx context.Context, roomID, status string, limit int, now time.Time) ([]BoardIntent, error) {
-	return retried(ctx, s, func() ([]BoardIntent, error) {
+func (s *Store) BoardIntents(ctx context.Context, roomID, status string, limit int, now time.Time) ([]letagents.BoardIntent, error) {
+	return retried(ctx, s, func() ([]letagents.BoardIntent, error) {
 		if _, err := s.pool.Exec(ctx, `UPDATE board_intents SET status = 'expired'
 			WHERE room_id = $1 AND status IN ('pending', 'approved') AND expires_at <= $2`, roomID, now); err != nil {
 			return nil, fmt.Errorf("list board intents: expire: %w", err)
@@ -280,7 +218,7 @@ func (s *Store) BoardIntents(ctx context.Context, roomID, status string, limit i
 		if err != nil {
 			return nil, fmt.Errorf("list board intents: %w", err)
 		}
-		out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (BoardIntent, error) { return scanIntent(row) })
+		out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.BoardIntent, error) { return scanIntent(row) })
 		if err != nil {
 			return nil, fmt.Errorf("list board intents: %w", err)
 		}
@@ -293,16 +231,16 @@ func (s *Store) BoardIntents(ctx context.Context, roomID, status string, limit i
 // be used for one room TTL from now. NotFound when the room has no such
 // intent; Conflict (code board_intent_expired or board_intent_not_pending)
 // when it is not pending any more.
-func (s *Store) DecideBoardIntent(ctx context.Context, roomID string, id int64, d BoardDecision, now time.Time) (BoardIntent, error) {
-	status, token := IntentDenied, any(nil)
+func (s *Store) DecideBoardIntent(ctx context.Context, roomID string, id int64, d BoardDecision, now time.Time) (letagents.BoardIntent, error) {
+	status, token := letagents.IntentDenied, any(nil)
 	if d.Approve {
-		status, token = IntentApproved, d.TokenHash
+		status, token = letagents.IntentApproved, d.TokenHash
 	}
 	i, err := scanIntent(s.pool.QueryRow(ctx, `
 		UPDATE board_intents SET status = $3, decided_by = $4, decided_at = $6, approval_token_hash = $5,
 			expires_at = CASE WHEN $3 = 'approved' THEN $6::timestamptz + `+ttlSQL("$7")+` * interval '1 second' ELSE expires_at END
 		WHERE room_id = $1 AND id = $2 AND status = 'pending' AND expires_at > $6
-		RETURNING `+intentColumns, roomID, id, status, d.DecidedBy, token, now, int64(DefaultIntentTTL/time.Second)))
+		RETURNING `+intentColumns, roomID, id, status, d.DecidedBy, token, now, int64(letagents.DefaultIntentTTL/time.Second)))
 	switch {
 	case err == nil:
 		return i, nil
@@ -313,11 +251,11 @@ func (s *Store) DecideBoardIntent(ctx context.Context, roomID string, id int64, 
 	switch {
 	case err != nil:
 		return cur, err
-	case cur.Status == IntentExpired:
-		return cur, &letagents.Error{Code: letagents.Conflict, Reason: CodeIntentExpired,
+	case cur.Status == letagents.IntentExpired:
+		return cur, &letagents.Error{Code: letagents.Conflict, Reason: letagents.CodeIntentExpired,
 			Message: fmt.Sprintf("Board intent %s has expired; the agent must register it again.", intentRef(id))}
 	}
-	return cur, &letagents.Error{Code: letagents.Conflict, Reason: CodeIntentNotPending, Fields: map[string]any{"status": cur.Status},
+	return cur, &letagents.Error{Code: letagents.Conflict, Reason: letagents.CodeIntentNotPending, Fields: map[string]any{"status": cur.Status},
 		Message: fmt.Sprintf("Board intent %s is %s; only a pending intent can be approved or denied.", intentRef(id), cur.Status)}
 }
 
@@ -327,7 +265,7 @@ func (s *Store) DecideBoardIntent(ctx context.Context, roomID string, id int64, 
 // such intent, it is not approved, it expired, it was used, or it is for
 // another action, payload or agent) and Unauthorized when the token is
 // wrong.
-func (s *Store) UseBoardIntent(ctx context.Context, roomID string, id int64, u BoardIntentUse, now time.Time) (BoardIntent, error) {
+func (s *Store) UseBoardIntent(ctx context.Context, roomID string, id int64, u BoardIntentUse, now time.Time) (letagents.BoardIntent, error) {
 	var session any
 	if u.SessionID != 0 {
 		session = u.SessionID
@@ -351,25 +289,25 @@ func (s *Store) UseBoardIntent(ctx context.Context, roomID string, id int64, u B
 	cur, err := s.BoardIntent(ctx, roomID, id, now)
 	switch {
 	case letagents.IsCode(err, letagents.NotFound):
-		return cur, refuse(CodeIntentRequired, "Board intent %s not found in this room; register one and have it approved.", ref)
+		return cur, refuse(letagents.CodeIntentRequired, "Board intent %s not found in this room; register one and have it approved.", ref)
 	case err != nil:
 		return cur, err
-	case cur.Status == IntentExpired:
-		return cur, refuse(CodeIntentExpired, "Board intent %s has expired; register it again.", ref)
-	case cur.Status == IntentPending || cur.Status == IntentDenied:
-		return cur, refuse(CodeIntentNotApproved, "Board intent %s is %s, not approved.", ref, cur.Status)
-	case subtle.ConstantTimeCompare(cur.tokenHash, u.TokenHash) != 1:
-		return cur, &letagents.Error{Code: letagents.Unauthorized, Reason: CodeApprovalToken,
+	case cur.Status == letagents.IntentExpired:
+		return cur, refuse(letagents.CodeIntentExpired, "Board intent %s has expired; register it again.", ref)
+	case cur.Status == letagents.IntentPending || cur.Status == letagents.IntentDenied:
+		return cur, refuse(letagents.CodeIntentNotApproved, "Board intent %s is %s, not approved.", ref, cur.Status)
+	case subtle.ConstantTimeCompare(cur.ApprovalTokenHash, u.TokenHash) != 1:
+		return cur, &letagents.Error{Code: letagents.Unauthorized, Reason: letagents.CodeApprovalToken,
 			Message: fmt.Sprintf("Invalid board_approval_token for board intent %s.", ref)}
-	case cur.Status == IntentUsed:
-		return cur, refuse(CodeIntentUsed, "Board intent %s was already used; an approval allows one action.", ref)
+	case cur.Status == letagents.IntentUsed:
+		return cur, refuse(letagents.CodeIntentUsed, "Board intent %s was already used; an approval allows one action.", ref)
 	case cur.Action != u.Action:
-		return cur, refuse(CodeIntentMismatch, "Board intent %s was approved for %s, not %s.", ref, cur.Action, u.Action)
+		return cur, refuse(letagents.CodeIntentMismatch, "Board intent %s was approved for %s, not %s.", ref, cur.Action, u.Action)
 	case cur.PayloadHash != u.PayloadHash:
-		return cur, refuse(CodeIntentMismatch, "This %s differs from the payload board intent %s approved (hash %s); register an intent for exactly this action.",
+		return cur, refuse(letagents.CodeIntentMismatch, "This %s differs from the payload board intent %s approved (hash %s); register an intent for exactly this action.",
 			u.Action, ref, cur.PayloadHash)
 	case cur.ProposerAgentKey != u.AgentKey:
-		return cur, refuse(CodeIntentMismatch, "Board intent %s was proposed by another agent (%s).", ref, cur.ProposerAgentKey)
+		return cur, refuse(letagents.CodeIntentMismatch, "Board intent %s was proposed by another agent (%s).", ref, cur.ProposerAgentKey)
 	}
 	return cur, fmt.Errorf("use board intent %s: refused for no reason found (status %s)", ref, cur.Status)
 }

@@ -49,12 +49,12 @@ func TestBoardSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := s.BoardSettings(ctx, room.ID)
-	if err != nil || b.ManagerMode != letagents.ManagerOptional || b.IntentTTL != store.DefaultIntentTTL {
+	if err != nil || b.ManagerMode != letagents.ManagerOptional || b.IntentTTL != letagents.DefaultIntentTTL {
 		t.Fatalf("defaults = %+v, %v; want manager_optional and the default TTL", b, err)
 	}
 	now := time.Now()
 	if b, err = s.SetBoardSettings(ctx, room.ID, letagents.IntentRequired, 0, now); err != nil || b.ManagerMode != letagents.IntentRequired ||
-		b.IntentTTL != store.DefaultIntentTTL {
+		b.IntentTTL != letagents.DefaultIntentTTL {
 		t.Fatalf("set mode = %+v, %v", b, err)
 	}
 	if b, err = s.SetBoardSettings(ctx, room.ID, "", 5*time.Minute, now); err != nil || b.ManagerMode != letagents.IntentRequired ||
@@ -91,7 +91,7 @@ func TestBoardIntentLifecycle(t *testing.T) {
 	if err != nil || !created {
 		t.Fatalf("create = %v, created %v", err, created)
 	}
-	if first.Status != store.IntentPending || !first.ExpiresAt.Equal(now.Add(store.DefaultIntentTTL)) ||
+	if first.Status != letagents.IntentPending || !first.ExpiresAt.Equal(now.Add(letagents.DefaultIntentTTL)) ||
 		string(first.Payload) != `{"title":"Fix the build","description":null,"source_message_id":null}` {
 		t.Errorf("created intent = %+v", first)
 	}
@@ -108,13 +108,13 @@ func TestBoardIntentLifecycle(t *testing.T) {
 	// Approve once: the token's hash is kept and the clock restarts.
 	later := now.Add(10 * time.Minute)
 	approved, err := s.DecideBoardIntent(ctx, room.ID, first.ID, store.BoardDecision{Approve: true, DecidedBy: "ann", TokenHash: tokenHash("t1")}, later)
-	if err != nil || approved.Status != store.IntentApproved || approved.DecidedBy != "ann" || !approved.DecidedAt.Equal(later) ||
-		!approved.ExpiresAt.Equal(later.Add(store.DefaultIntentTTL)) {
+	if err != nil || approved.Status != letagents.IntentApproved || approved.DecidedBy != "ann" || !approved.DecidedAt.Equal(later) ||
+		!approved.ExpiresAt.Equal(later.Add(letagents.DefaultIntentTTL)) {
 		t.Fatalf("approve = %+v, %v", approved, err)
 	}
 	_, err = s.DecideBoardIntent(ctx, room.ID, first.ID, store.BoardDecision{Approve: true, DecidedBy: "ann", TokenHash: tokenHash("t2")}, later)
-	if codeOf(err) != letagents.Conflict || reasonOf(err) != store.CodeIntentNotPending {
-		t.Errorf("approving twice: %v, want conflict %s", err, store.CodeIntentNotPending)
+	if codeOf(err) != letagents.Conflict || reasonOf(err) != letagents.CodeIntentNotPending {
+		t.Errorf("approving twice: %v, want conflict %s", err, letagents.CodeIntentNotPending)
 	}
 	if _, err := s.DecideBoardIntent(ctx, room.ID, 999, store.BoardDecision{}, later); codeOf(err) != letagents.NotFound {
 		t.Errorf("deciding a missing intent: %v, want not found", err)
@@ -137,10 +137,10 @@ func TestBoardIntentLifecycle(t *testing.T) {
 		code   letagents.ErrorCode
 		reason string
 	}{
-		{"wrong token", func(u *store.BoardIntentUse) { u.TokenHash = tokenHash("nope") }, letagents.Unauthorized, store.CodeApprovalToken},
-		{"other action", func(u *store.BoardIntentUse) { u.Action = letagents.IntentTaskClaim }, letagents.Forbidden, store.CodeIntentMismatch},
-		{"changed payload", func(u *store.BoardIntentUse) { u.PayloadHash = changedHash }, letagents.Forbidden, store.CodeIntentMismatch},
-		{"other agent", func(u *store.BoardIntentUse) { u.AgentKey = "bob/helper" }, letagents.Forbidden, store.CodeIntentMismatch},
+		{"wrong token", func(u *store.BoardIntentUse) { u.TokenHash = tokenHash("nope") }, letagents.Unauthorized, letagents.CodeApprovalToken},
+		{"other action", func(u *store.BoardIntentUse) { u.Action = letagents.IntentTaskClaim }, letagents.Forbidden, letagents.CodeIntentMismatch},
+		{"changed payload", func(u *store.BoardIntentUse) { u.PayloadHash = changedHash }, letagents.Forbidden, letagents.CodeIntentMismatch},
+		{"other agent", func(u *store.BoardIntentUse) { u.AgentKey = "bob/helper" }, letagents.Forbidden, letagents.CodeIntentMismatch},
 	} {
 		u := use
 		c.edit(&u)
@@ -148,18 +148,18 @@ func TestBoardIntentLifecycle(t *testing.T) {
 			t.Errorf("%s: %v, want %s %s", c.name, err, c.code, c.reason)
 		}
 	}
-	if _, err := s.UseBoardIntent(ctx, "elsewhere", first.ID, use, later); reasonOf(err) != store.CodeIntentRequired {
-		t.Errorf("using it in another room: %v, want %s", err, store.CodeIntentRequired)
+	if _, err := s.UseBoardIntent(ctx, "elsewhere", first.ID, use, later); reasonOf(err) != letagents.CodeIntentRequired {
+		t.Errorf("using it in another room: %v, want %s", err, letagents.CodeIntentRequired)
 	}
 	used, err := s.UseBoardIntent(ctx, room.ID, first.ID, use, later)
-	if err != nil || used.Status != store.IntentUsed || !used.UsedAt.Equal(later) {
+	if err != nil || used.Status != letagents.IntentUsed || !used.UsedAt.Equal(later) {
 		t.Fatalf("use = %+v, %v", used, err)
 	}
-	if _, err := s.UseBoardIntent(ctx, room.ID, first.ID, use, later); codeOf(err) != letagents.Forbidden || reasonOf(err) != store.CodeIntentUsed {
-		t.Errorf("second use: %v, want %s", err, store.CodeIntentUsed)
+	if _, err := s.UseBoardIntent(ctx, room.ID, first.ID, use, later); codeOf(err) != letagents.Forbidden || reasonOf(err) != letagents.CodeIntentUsed {
+		t.Errorf("second use: %v, want %s", err, letagents.CodeIntentUsed)
 	}
-	if _, err := s.DecideBoardIntent(ctx, room.ID, first.ID, store.BoardDecision{Approve: false, DecidedBy: "ann"}, later); reasonOf(err) != store.CodeIntentNotPending {
-		t.Errorf("denying a used intent: %v, want %s", err, store.CodeIntentNotPending)
+	if _, err := s.DecideBoardIntent(ctx, room.ID, first.ID, store.BoardDecision{Approve: false, DecidedBy: "ann"}, later); reasonOf(err) != letagents.CodeIntentNotPending {
+		t.Errorf("denying a used intent: %v, want %s", err, letagents.CodeIntentNotPending)
 	}
 }
 
@@ -172,7 +172,7 @@ func TestBoardIntentRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().Truncate(time.Millisecond)
-	intent := func(title string) (store.BoardIntent, store.BoardIntentUse) {
+	intent := func(title string) (letagents.BoardIntent, store.BoardIntentUse) {
 		t.Helper()
 		n := newIntent(t, room.ID, "ann/builder", letagents.IntentTaskCreate, letagents.NewTaskCreatePayload(title, "", ""))
 		i, _, err := s.CreateBoardIntent(ctx, n, now)
@@ -182,19 +182,19 @@ func TestBoardIntentRefusals(t *testing.T) {
 		return i, store.BoardIntentUse{TokenHash: tokenHash(title), Action: n.Action, PayloadHash: n.PayloadHash, AgentKey: n.ProposerAgentKey}
 	}
 	pending, usePending := intent("pending")
-	if _, err := s.UseBoardIntent(ctx, room.ID, pending.ID, usePending, now); reasonOf(err) != store.CodeIntentNotApproved {
-		t.Errorf("using a pending intent: %v, want %s", err, store.CodeIntentNotApproved)
+	if _, err := s.UseBoardIntent(ctx, room.ID, pending.ID, usePending, now); reasonOf(err) != letagents.CodeIntentNotApproved {
+		t.Errorf("using a pending intent: %v, want %s", err, letagents.CodeIntentNotApproved)
 	}
 	denied, useDenied := intent("denied")
 	d, err := s.DecideBoardIntent(ctx, room.ID, denied.ID, store.BoardDecision{DecidedBy: "ann"}, now)
-	if err != nil || d.Status != store.IntentDenied {
+	if err != nil || d.Status != letagents.IntentDenied {
 		t.Fatalf("deny = %+v, %v", d, err)
 	}
-	if _, err := s.UseBoardIntent(ctx, room.ID, denied.ID, useDenied, now); reasonOf(err) != store.CodeIntentNotApproved {
-		t.Errorf("using a denied intent: %v, want %s", err, store.CodeIntentNotApproved)
+	if _, err := s.UseBoardIntent(ctx, room.ID, denied.ID, useDenied, now); reasonOf(err) != letagents.CodeIntentNotApproved {
+		t.Errorf("using a denied intent: %v, want %s", err, letagents.CodeIntentNotApproved)
 	}
-	if _, err := s.DecideBoardIntent(ctx, room.ID, denied.ID, store.BoardDecision{Approve: true, TokenHash: tokenHash("x")}, now); reasonOf(err) != store.CodeIntentNotPending {
-		t.Errorf("approving a denied intent: %v, want %s", err, store.CodeIntentNotPending)
+	if _, err := s.DecideBoardIntent(ctx, room.ID, denied.ID, store.BoardDecision{Approve: true, TokenHash: tokenHash("x")}, now); reasonOf(err) != letagents.CodeIntentNotPending {
+		t.Errorf("approving a denied intent: %v, want %s", err, letagents.CodeIntentNotPending)
 	}
 
 	// Time runs out for a pending intent (no decision) and an approved one
@@ -204,14 +204,14 @@ func TestBoardIntentRefusals(t *testing.T) {
 	if _, err := s.DecideBoardIntent(ctx, room.ID, approved.ID, store.BoardDecision{Approve: true, TokenHash: useApproved.TokenHash}, now); err != nil {
 		t.Fatal(err)
 	}
-	after := now.Add(store.DefaultIntentTTL)
-	if _, err := s.DecideBoardIntent(ctx, room.ID, stale.ID, store.BoardDecision{Approve: true, TokenHash: tokenHash("y")}, after); reasonOf(err) != store.CodeIntentExpired {
-		t.Errorf("approving an expired intent: %v, want %s", err, store.CodeIntentExpired)
+	after := now.Add(letagents.DefaultIntentTTL)
+	if _, err := s.DecideBoardIntent(ctx, room.ID, stale.ID, store.BoardDecision{Approve: true, TokenHash: tokenHash("y")}, after); reasonOf(err) != letagents.CodeIntentExpired {
+		t.Errorf("approving an expired intent: %v, want %s", err, letagents.CodeIntentExpired)
 	}
-	if _, err := s.UseBoardIntent(ctx, room.ID, approved.ID, useApproved, after); reasonOf(err) != store.CodeIntentExpired {
-		t.Errorf("using an expired approval: %v, want %s", err, store.CodeIntentExpired)
+	if _, err := s.UseBoardIntent(ctx, room.ID, approved.ID, useApproved, after); reasonOf(err) != letagents.CodeIntentExpired {
+		t.Errorf("using an expired approval: %v, want %s", err, letagents.CodeIntentExpired)
 	}
-	list, err := s.BoardIntents(ctx, room.ID, store.IntentExpired, 10, after)
+	list, err := s.BoardIntents(ctx, room.ID, letagents.IntentExpired, 10, after)
 	if err != nil || len(list) != 3 || list[0].ID != approved.ID || list[1].ID != stale.ID || list[2].ID != pending.ID {
 		t.Errorf("expired intents = %v, %v; want approved, stale, pending (newest first)", list, err)
 	}
@@ -224,8 +224,8 @@ func TestBoardIntentRefusals(t *testing.T) {
 	if again, created, err := s.CreateBoardIntent(ctx, n, after); err != nil || !created || again.ID == stale.ID {
 		t.Errorf("registering an expired intent again = %d (created %v, %v), want a new one", again.ID, created, err)
 	}
-	if _, err := s.UseBoardIntent(ctx, room.ID, 999, usePending, now); codeOf(err) != letagents.Forbidden || reasonOf(err) != store.CodeIntentRequired {
-		t.Errorf("using a missing intent: %v, want %s", err, store.CodeIntentRequired)
+	if _, err := s.UseBoardIntent(ctx, room.ID, 999, usePending, now); codeOf(err) != letagents.Forbidden || reasonOf(err) != letagents.CodeIntentRequired {
+		t.Errorf("using a missing intent: %v, want %s", err, letagents.CodeIntentRequired)
 	}
 }
 
@@ -279,7 +279,7 @@ func TestBoardIntentRaces(t *testing.T) {
 		switch {
 		case err == nil:
 			wins++
-		case reasonOf(err) != store.CodeIntentUsed:
+		case reasonOf(err) != letagents.CodeIntentUsed:
 			fmt.Fprintf(&refused, "%v; ", err)
 		}
 	}

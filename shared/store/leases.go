@@ -30,7 +30,9 @@ func scanLease(row pgx.Row) (letagents.Lease, error) {
 
 // activeLeasesSQL reads the effectively active leases of some tasks as of
 // $3: active and not past their expiry (a reader that did not expire them
-// first still never shows an overdue lease). Work leases come first.
+// first still never shows an overdue lease). Work leases come first. The
+// status is spelled out rather than passed, so that the planner matches the
+// partial indexes on status = 'active'.
 const activeLeasesSQL = `SELECT ` + leaseColumns + ` FROM task_leases l
 	WHERE l.room_id = $1 AND l.task_seq = ANY($2) AND l.status = 'active' AND (l.expires_at IS NULL OR l.expires_at > $3)
 	ORDER BY l.task_seq, l.kind = 'review', l.created_at, l.id`
@@ -85,10 +87,10 @@ func insertLease(ctx context.Context, tx pgx.Tx, l letagents.Lease, now time.Tim
 	out, err := scanLease(tx.QueryRow(ctx, `
 		INSERT INTO task_leases AS l (id, room_id, task_seq, kind, status, agent_key, agent_instance_id, agent_session_id, actor_label,
 			branch_ref, pr_url, output_intent, expires_at, ttl_seconds, last_heartbeat_at, created_by, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, 'active', $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $14, $14)
+		VALUES ($1, $2, $3, $4, $16, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $14, $14)
 		RETURNING `+leaseColumns,
 		newLeaseID(), l.RoomID, l.TaskSeq, l.Kind, l.AgentKey, nullString(l.InstanceID), nullInt(l.SessionID), l.ActorLabel,
-		nullString(l.BranchRef), nullString(l.PRURL), nullString(l.OutputIntent), expires, ttl, now, l.CreatedBy))
+		nullString(l.BranchRef), nullString(l.PRURL), nullString(l.OutputIntent), expires, ttl, now, l.CreatedBy, letagents.LeaseActive))
 	switch {
 	case pgCode(err) == uniqueViolation && l.Kind == letagents.LeaseWork:
 		return out, letagents.Coordination(letagents.CodeTaskClaimed, "%s was just claimed by another agent", letagents.TaskID(l.TaskSeq))

@@ -114,7 +114,7 @@ func (s *Store) Room(ctx context.Context, id string) (letagents.Room, error) {
 // never created here: their codes are only ever minted by CreateInviteRoom.
 func (s *Store) EnsureRoom(ctx context.Context, id string) (room letagents.Room, created bool, err error) {
 	kind := rooms.KindOf(id)
-	if kind == rooms.KindInvite {
+	if kind == letagents.RoomInvite {
 		r, err := s.Room(ctx, id)
 		return r, false, err
 	}
@@ -126,9 +126,7 @@ func (s *Store) EnsureRoom(ctx context.Context, id string) (room letagents.Room,
 			}
 			parent = locator
 		}
-		// rooms.Kind names its kinds as the rooms table stores them (the
-		// table's CHECK and TestEnsureRoom hold the two together).
-		room, created, err = ensureRoom(ctx, tx, id, letagents.RoomKind(kind.String()), parent)
+		room, created, err = ensureRoom(ctx, tx, id, kind, parent)
 		return err
 	})
 	if err != nil {

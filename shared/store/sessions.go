@@ -72,7 +72,7 @@ func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now t
 			}
 			return nil
 		}
-		return &letagents.Error{Code: letagents.Conflict, Reason: "agent_session_display_name_exhausted",
+		return &letagents.Error{Code: letagents.Conflict, Reason: letagents.CodeDisplayNameExhausted,
 			Message: fmt.Sprintf("Every display name tried (%d) is taken by a live agent in this room; pass another display_name.", len(n.Names))}
 	})
 	if err != nil {

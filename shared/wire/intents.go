@@ -2,9 +2,6 @@ package wire
 
 import "encoding/json"
 
-// IntentPrefix starts a board intent's wire id, "bi_N".
-const IntentPrefix = "bi_"
-
 // RegisterIntent is the body of POST /rooms/{room}/board-intents: a
 // worker session asks leave for one exact board action. Payload is the
 // JSON object the action will send, shaped by the action:

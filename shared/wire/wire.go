@@ -237,7 +237,8 @@ type Message struct {
 	Thread *Thread `json:"thread"`
 }
 
-// Quote is the message a reply answers, its text cut to QuoteMaxBytes.
+// Quote is the message a reply answers, its text cut to
+// letagents.QuoteMaxChars characters.
 type Quote struct {
 	ID        string  `json:"id"`
 	Sender    string  `json:"sender"`
@@ -246,10 +247,6 @@ type Quote struct {
 	Timestamp string  `json:"timestamp"`
 	Truncated bool    `json:"truncated,omitempty"`
 }
-
-// QuoteMaxBytes bounds the quoted text of a reply, so a page of replies
-// to long messages stays small.
-const QuoteMaxBytes = 500
 
 // Thread is the summary of a top-level message's replies.
 type Thread struct {
