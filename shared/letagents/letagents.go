@@ -208,14 +208,29 @@ const messagePrefix = "msg_"
 func MessageID(seq int64) string { return messagePrefix + strconv.FormatInt(seq, 10) }
 
 // ParseMessageID reads a wire message id ("msg_N"; a bare N is accepted
-// too) and returns N. msg_0 is valid as a cursor meaning "from the start".
+// too, and the prefix in any case, "MSG_N") and returns N. msg_0 is valid
+// as a cursor meaning "from the start".
 func ParseMessageID(s string) (int64, error) {
-	digits := strings.TrimPrefix(s, messagePrefix)
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || n < 0 || digits == "" || digits[0] == '+' || digits[0] == '-' {
+	n, ok := parseCursor(messagePrefix, s)
+	if !ok {
 		return 0, Errorf(Invalid, "%q is not a message id like msg_42", s)
 	}
 	return n, nil
+}
+
+// parseCursor reads a cursor of a numbered list: prefix then N, or a bare
+// N, with N ≥ 0. The prefix is read in any case: a client that writes
+// MSG_2 means msg_2.
+func parseCursor(prefix, s string) (int64, bool) {
+	digits := s
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		digits = s[len(prefix):]
+	}
+	if digits == "" || digits[0] < '0' || digits[0] > '9' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil
 }
 
 // FormatTime renders a timestamp as the wire does: RFC 3339, UTC, milliseconds.

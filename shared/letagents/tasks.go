@@ -3,7 +3,6 @@ package letagents
 import (
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -202,12 +201,11 @@ func TaskID(seq int64) string { return WireID(TaskPrefix, seq) }
 // anything else, which the routes answer as "Task not found".
 func ParseTaskID(s string) (int64, bool) { return ParseWireID(TaskPrefix, s) }
 
-// ParseTaskCursor reads ?after of a board listing: "task_N" or N, with
-// N ≥ 0 (task_0 is the start).
+// ParseTaskCursor reads ?after of a board listing: "task_N" (the prefix
+// in any case) or N, with N ≥ 0 (task_0 is the start).
 func ParseTaskCursor(s string) (int64, error) {
-	digits := strings.TrimPrefix(s, TaskPrefix)
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || n < 0 || digits == "" || digits[0] == '+' || digits[0] == '-' {
+	n, ok := parseCursor(TaskPrefix, s)
+	if !ok {
 		return 0, Errorf(Invalid, "after must be a task id like task_42")
 	}
 	return n, nil
