@@ -181,8 +181,13 @@ type TaskPage struct {
 
 // Limits of the board.
 const (
-	MaxTaskTitleBytes       = 200
-	MaxTaskDescriptionBytes = 8000
+	// MaxTaskTitleBytes bounds a one-line title: far beyond any real one,
+	// and small enough that the status lines and leases that repeat it
+	// stay small.
+	MaxTaskTitleBytes = 16 << 10
+	// MaxTaskDescriptionBytes bounds a description: like a message, it may
+	// carry a log or a diff.
+	MaxTaskDescriptionBytes = MaxTextBytes
 	MaxPRURLBytes           = 2048
 	MaxLeaseReasonBytes     = 500
 	// DefaultTaskPage and MaxTaskPage bound ?limit of a board listing.
