@@ -41,7 +41,8 @@ type Query struct {
 type Page struct {
 	RoomID   string
 	Messages []wire.Message
-	// HasMore says more messages follow the page.
+	// HasMore says more messages lie the way the page was read: newer ones
+	// after it, or, read with Before, older ones before it.
 	HasMore bool
 	// HasOlder says older messages precede a page read with Before.
 	HasOlder bool

@@ -55,8 +55,9 @@ func TestSendAndRead(t *testing.T) {
 	}{
 		{"everything", apiclient.Query{}, all, false, false, ""},
 		{"after", apiclient.Query{After: ids[2], Limit: 2}, ids[3:5], true, false, "after=" + ids[2] + "&limit=2"},
-		{"latest", apiclient.Query{Before: "latest", Limit: 2}, []string{ids[4], reply.ID}, false, true, "before=latest&limit=2"},
-		{"before", apiclient.Query{Before: ids[1]}, ids[:1], true, false, "before=" + ids[1]},
+		// Read backward, has_more says older messages remain, as has_older does.
+		{"latest", apiclient.Query{Before: "latest", Limit: 2}, []string{ids[4], reply.ID}, true, true, "before=latest&limit=2"},
+		{"before", apiclient.Query{Before: ids[1]}, ids[:1], false, false, "before=" + ids[1]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,9 +89,9 @@ func TestSendAndRead(t *testing.T) {
 	}
 
 	// A bad query is the server's 400, not a fallback.
-	_, err = c.Messages(ctx, room, apiclient.Query{After: ids[0], Before: "latest"})
-	if e := apiError(t, err); e.Status != 400 || !strings.Contains(e.Body.Error, "not both") {
-		t.Errorf("after and before: %v, want 400 …not both…", err)
+	_, err = c.Messages(ctx, room, apiclient.Query{Before: "soon"})
+	if e := apiError(t, err); e.Status != 400 || !strings.Contains(e.Body.Error, "before must be latest") {
+		t.Errorf("before=soon: %v, want 400 …before must be latest…", err)
 	}
 }
 

@@ -4,6 +4,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -82,8 +83,39 @@ func (s *server) now() time.Time { return s.Now() }
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	// Answers keep <, > and & as themselves (newEncoder); nosniff keeps
+	// any browser from reading one as HTML.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	_ = newEncoder(w).Encode(v)
+}
+
+// newEncoder writes JSON as the original service does, with <, > and &
+// as themselves: escaped as \u003c they would make a message of them six
+// times its size, and a page of such messages too big to send.
+func newEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
+}
+
+// withinPage encodes items, in order, while their JSON stays within
+// letagents.MaxPageBytes, and never fewer than one, so that every page
+// moves its reader on; cut says that some were left out.
+func withinPage[T any](items []T) (raw []json.RawMessage, cut bool, err error) {
+	raw = make([]json.RawMessage, 0, len(items))
+	size := 0
+	for i, it := range items {
+		var b bytes.Buffer
+		if err := newEncoder(&b).Encode(it); err != nil {
+			return nil, false, fmt.Errorf("encode item %d of a page: %w", i, err)
+		}
+		if size += b.Len(); size > letagents.MaxPageBytes && i > 0 {
+			return raw, true, nil
+		}
+		raw = append(raw, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	}
+	return raw, false, nil
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -165,14 +164,7 @@ func (s *server) listIntents(w http.ResponseWriter, r *http.Request, c call) err
 	if status != "" && !slices.Contains(letagents.IntentStatuses, status) {
 		return letagents.Errorf(letagents.Invalid, "status must be one of %s", strings.Join(letagents.IntentStatuses, ", "))
 	}
-	limit := letagents.DefaultIntentPage
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > letagents.MaxIntentPage {
-			return letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", letagents.MaxIntentPage)
-		}
-		limit = n
-	}
+	limit := queryLimit(q, letagents.DefaultIntentPage, letagents.MaxIntentPage)
 	if _, err := s.Store.Room(r.Context(), c.room); err != nil {
 		return err
 	}

@@ -127,8 +127,11 @@ func TestBoardIntentsHTTP(t *testing.T) {
 	if got := strings.Join(list("?limit=1"), " "); got != "bi_3:pending" {
 		t.Errorf("list limit 1 = %s", got)
 	}
-	for _, q := range []string{"?status=lost", "?limit=0", "?limit=201", "?limit=x"} {
-		e.as(t, bob, http.MethodGet, "/rooms/board/board-intents"+q, "").want(t, 400, "")
+	e.as(t, bob, http.MethodGet, "/rooms/board/board-intents?status=lost", "").want(t, 400, "status must be one of")
+	for _, q := range []string{"?limit=0", "?limit=201", "?limit=x"} {
+		if got := strings.Join(list(q), " "); got != "bi_3:pending bi_2:pending bi_1:pending" {
+			t.Errorf("list%s = %s, want all three (the limit read as the default or the maximum)", q, got)
+		}
 	}
 	e.call(t, http.MethodGet, "/rooms/nowhere/board-intents", "").want(t, 404, "Room not found")
 

@@ -1,12 +1,9 @@
 package api
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/letagents/letagents-go/shared/actors"
@@ -35,47 +32,34 @@ func toMessage(m letagents.Message) wire.Message {
 	return j
 }
 
-// maxPageJSON bounds the encoded messages of one page, well under the 6 MB
-// Lambda allows a response: 500 messages of 32 KiB would be 16 MB. A page
-// that would pass it is cut at a message boundary (never below one
-// message) and says so with has_more, or has_older when read backward.
-const maxPageJSON = 4 << 20
-
 // toPage lists messages. The room's id goes under project_id on the legacy
 // routes and under room_id on the current ones, as each kind of client
-// expects; the other key is left out.
+// expects; the other key is left out. has_more says, as the original's
+// does, whether more messages lie the way the page was read: newer ones
+// reading forward, older ones reading backward (as has_older does too).
 func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward bool) (wire.Page, error) {
-	j := wire.Page{Messages: make([]json.RawMessage, 0, len(p.Messages)), HasMore: p.HasMore}
+	msgs := make([]wire.Message, len(p.Messages))
+	for i, m := range p.Messages {
+		msgs[i] = toMessage(m)
+	}
+	if backward {
+		// Keep the newest when cutting a page read backward.
+		slices.Reverse(msgs)
+	}
+	raw, cut, err := withinPage(msgs)
+	if err != nil {
+		return wire.Page{}, err
+	}
+	j := wire.Page{Messages: raw, HasMore: p.HasMore || cut}
+	if backward {
+		slices.Reverse(j.Messages)
+		older := p.HasOlder || cut
+		j.HasMore, j.HasOlder = older, &older
+	}
 	if strings.HasPrefix(r.URL.Path, "/projects/") {
 		j.ProjectID = roomID
 	} else {
 		j.RoomID = roomID
-	}
-	msgs := p.Messages
-	if backward {
-		// Keep the newest when cutting a page read backward.
-		msgs = slices.Clone(msgs)
-		slices.Reverse(msgs)
-	}
-	size := 0
-	for _, m := range msgs {
-		b, err := json.Marshal(toMessage(m))
-		if err != nil {
-			return j, fmt.Errorf("encode message: %w", err)
-		}
-		if size += len(b) + 1; size > maxPageJSON && len(j.Messages) > 0 {
-			if backward {
-				p.HasOlder = true
-			} else {
-				j.HasMore = true
-			}
-			break
-		}
-		j.Messages = append(j.Messages, b)
-	}
-	if backward {
-		slices.Reverse(j.Messages)
-		j.HasOlder = &p.HasOlder
 	}
 	return j, nil
 }
@@ -192,15 +176,20 @@ func writePage(w http.ResponseWriter, r *http.Request, id string, page letagents
 	return nil
 }
 
-// pageQuery reads ?after, ?before (when allowed) and ?limit.
+// pageQuery reads ?after, ?before (when allowed) and ?limit. Given both,
+// before wins and after is ignored, as the original does.
 func pageQuery(v url.Values, allowBefore bool) (store.MessageQuery, error) {
-	q := store.MessageQuery{Limit: letagents.DefaultPageSize}
-	if s := v.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > letagents.MaxPageSize {
-			return q, letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", letagents.MaxPageSize)
+	q := store.MessageQuery{Limit: queryLimit(v, letagents.DefaultPageSize, letagents.MaxPageSize)}
+	if s := v.Get("before"); s != "" && allowBefore {
+		q.Before = store.BeforeLatest
+		if !strings.EqualFold(s, "latest") {
+			n, err := letagents.ParseMessageID(s)
+			if err != nil || n == 0 {
+				return q, letagents.Errorf(letagents.Invalid, "before must be latest or a message id like msg_42")
+			}
+			q.Before = n
 		}
-		q.Limit = n
+		return q, nil
 	}
 	if s := v.Get("after"); s != "" {
 		n, err := letagents.ParseMessageID(s)
@@ -208,19 +197,6 @@ func pageQuery(v url.Values, allowBefore bool) (store.MessageQuery, error) {
 			return q, letagents.Errorf(letagents.Invalid, "after: %v", err)
 		}
 		q.After = n
-	}
-	if s := v.Get("before"); s != "" && allowBefore {
-		if v.Get("after") != "" {
-			return q, letagents.Errorf(letagents.Invalid, "give after or before, not both")
-		}
-		q.Before = store.BeforeLatest
-		if s != "latest" {
-			n, err := letagents.ParseMessageID(s)
-			if err != nil || n == 0 {
-				return q, letagents.Errorf(letagents.Invalid, "before must be latest or a message id like msg_42")
-			}
-			q.Before = n
-		}
 	}
 	return q, nil
 }

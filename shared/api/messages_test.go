@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -135,8 +134,9 @@ func TestSendErrors(t *testing.T) {
 		{"blank text", "/rooms/errors/messages", `{"sender":"a","text":" \n "}`, 400, "sender and text are required"},
 		{"number text", "/rooms/errors/messages", `{"sender":"a","text":5}`, 400, "text must be a string"},
 		{"NUL", "/rooms/errors/messages", `{"sender":"a","text":"a\u0000b"}`, 400, "NUL"},
-		{"long sender", "/rooms/errors/messages", body(map[string]string{"sender": strings.Repeat("s", letagents.MaxSenderBytes+1), "text": "x"}), 400, "sender is longer than 200 bytes"},
-		{"text too large", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": long}), 413, "text is longer than 32768 bytes"},
+		{"long sender", "/rooms/errors/messages", body(map[string]string{"sender": strings.Repeat("s", letagents.MaxSenderBytes+1), "text": "x"}), 400, fmt.Sprintf("sender is longer than %d bytes", letagents.MaxSenderBytes)},
+		{"text too large", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": long}), 413, fmt.Sprintf("text is longer than %d bytes", letagents.MaxTextBytes)},
+		{"text a byte too large", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": strings.Repeat("x", letagents.MaxTextBytes+1)}), 413, "text is longer than"},
 		{"body too large", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": strings.Repeat("\u0001", letagents.MaxBodyBytes/6+1)}), 413, "request body is larger than"},
 		{"long client_message_id", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": "x", "client_message_id": strings.Repeat("c", letagents.MaxClientMessageIDBytes+1)}), 400, "client_message_id is longer than 200 bytes"},
 		{"liveness client_message_id", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": "x", "client_message_id": "agent_liveness:offline:1:1700000000000"}), 400, "must not start with \"agent_liveness:\""},
@@ -153,6 +153,34 @@ func TestSendErrors(t *testing.T) {
 	at := strings.Repeat("x", letagents.MaxTextBytes)
 	if id := e.call(t, http.MethodPost, "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": at})).want(t, 201, "").str("id"); id != "msg_1" {
 		t.Errorf("first accepted message is %s, want msg_1", id)
+	}
+}
+
+// TestSendsTheOriginalAccepts: what the original (0.12.9, a 1 MB body)
+// takes is taken here too and read back whole: logs, diffs, long labels.
+func TestSendsTheOriginalAccepts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.join(t, "roomy")
+	line := "+\tif a < b && c > \"d\" { return `<html>` }\n"
+	tests := []struct{ name, sender, text string }{
+		{"40 KB log", "a", strings.Repeat("2026-01-02 build step ok\n", 40_000/25)},
+		{"1 MB diff", "a", strings.Repeat(line, 1_000_000/len(line))},
+		{"long sender", strings.Repeat("s", 1000), "hi"},
+		{"a text at the limit", "a", strings.Repeat("é", letagents.MaxTextBytes/2)},
+	}
+	for i, tt := range tests {
+		id := e.send(t, "roomy", tt.sender, tt.text)
+		r := e.call(t, http.MethodGet, "/rooms/roomy/messages?limit=1&after="+fmt.Sprintf("msg_%d", i), "").want(t, 200, "")
+		msgs := r.messages(t)
+		if len(msgs) != 1 || msgs[0]["id"] != id || msgs[0]["sender"] != tt.sender || msgs[0]["text"] != tt.text {
+			t.Errorf("%s: sent as %s, read back %d messages, not the one sent", tt.name, id, len(msgs))
+		}
+	}
+	// <, > and & travel as themselves, as the original writes them.
+	if r := e.call(t, http.MethodGet, "/rooms/roomy/messages?after=msg_1&limit=1", "").want(t, 200, ""); !strings.Contains(r.raw, "a < b && c >") ||
+		r.header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("the diff reads back escaped, or without nosniff: %.80s… %v", r.raw, r.header)
 	}
 }
 
@@ -184,22 +212,39 @@ func TestReadPaging(t *testing.T) {
 	for i := 1; i <= 5; i++ {
 		e.send(t, "paging", "a", fmt.Sprint(i))
 	}
+	all := []string{"msg_1", "msg_2", "msg_3", "msg_4", "msg_5"}
+	// has_more means, as in the original, that more lies the way the page
+	// was read: newer messages after it, older ones before it.
 	tests := []struct {
 		query    string
 		want     []string
 		hasMore  bool
 		hasOlder any // nil: key absent
 	}{
-		{"", []string{"msg_1", "msg_2", "msg_3", "msg_4", "msg_5"}, false, nil},
+		{"", all, false, nil},
 		{"?limit=2", []string{"msg_1", "msg_2"}, true, nil},
 		{"?after=msg_2&limit=2", []string{"msg_3", "msg_4"}, true, nil},
 		{"?after=msg_4", []string{"msg_5"}, false, nil},
 		{"?after=4", []string{"msg_5"}, false, nil},
 		{"?after=msg_5", []string{}, false, nil},
 		{"?after=msg_0&limit=1", []string{"msg_1"}, true, nil},
-		{"?before=latest&limit=2", []string{"msg_4", "msg_5"}, false, true},
-		{"?before=msg_3", []string{"msg_1", "msg_2"}, true, false},
-		{"?before=latest&limit=500", []string{"msg_1", "msg_2", "msg_3", "msg_4", "msg_5"}, false, false},
+		{"?before=latest&limit=2", []string{"msg_4", "msg_5"}, true, true},
+		{"?before=msg_4&limit=2", []string{"msg_2", "msg_3"}, true, true},
+		{"?before=msg_3", []string{"msg_1", "msg_2"}, false, false},
+		{"?before=msg_1", []string{}, false, false},
+		{"?before=latest&limit=500", all, false, false},
+		// Lenient, as the original: a limit that is no whole number from 1
+		// to 500 reads as the default (200) or the most (500), or its
+		// whole part; before wins over after; an id's prefix in any case.
+		{"?limit=0", all, false, nil},
+		{"?limit=-1", all, false, nil},
+		{"?limit=abc", all, false, nil},
+		{"?limit=2.5", []string{"msg_1", "msg_2"}, true, nil},
+		{"?limit=100000", all, false, nil},
+		{"?before=latest&after=msg_1&limit=2", []string{"msg_4", "msg_5"}, true, true},
+		{"?after=MSG_2&limit=2", []string{"msg_3", "msg_4"}, true, nil},
+		{"?before=MSG_3", []string{"msg_1", "msg_2"}, false, false},
+		{"?before=LATEST&limit=1", []string{"msg_5"}, true, true},
 	}
 	for _, tt := range tests {
 		r := e.call(t, http.MethodGet, "/rooms/paging/messages"+tt.query, "").want(t, 200, "")
@@ -212,12 +257,22 @@ func TestReadPaging(t *testing.T) {
 		{"?after=msg_x", "after:"},
 		{"?after=-1", "after:"},
 		{"?after=task_3", "after:"},
-		{"?limit=0", "limit must be a whole number from 1 to 500"},
-		{"?limit=501", "limit must be a whole number from 1 to 500"},
-		{"?limit=ten", "limit must be a whole number from 1 to 500"},
 		{"?before=msg_0", "before must be latest"},
 		{"?before=soon", "before must be latest"},
-		{"?before=latest&after=msg_1", "not both"},
+	}
+	// A client paging backward by has_more alone reads everything once.
+	var back []string
+	for before := "latest"; ; {
+		r := e.call(t, http.MethodGet, "/rooms/paging/messages?limit=2&before="+before, "").want(t, 200, "")
+		page := ids(r.messages(t))
+		back = append(page, back...)
+		if r.obj["has_more"] != true || len(back) > len(all) {
+			break
+		}
+		before = page[0]
+	}
+	if !slices.Equal(back, all) {
+		t.Errorf("paging backward while has_more read %v, want %v", back, all)
 	}
 	for _, tt := range bad {
 		e.call(t, http.MethodGet, "/rooms/paging/messages"+tt.query, "").want(t, 400, tt.msg)
@@ -251,18 +306,16 @@ func TestPagesStayUnderTheLambdaResponseLimit(t *testing.T) {
 	e := newEnv(t, nil)
 	e.join(t, "big")
 	big := strings.Repeat("x", letagents.MaxTextBytes)
-	const n = 200 // 6.5 MB of text: more than one Lambda response may carry
+	const n = 9 // 9 MiB of text: more than one Lambda response may carry
 	for range n {
-		if _, _, err := e.svc.Store.SendMessage(context.Background(), letagents.NewMessage{RoomID: "big", Sender: "a", Text: big}); err != nil {
-			t.Fatal(err)
-		}
+		e.call(t, http.MethodPost, "/rooms/big/messages", `{"sender": "a", "text": "`+big+`"}`).want(t, 201, "")
 	}
 	var seen []string
 	after := "msg_0"
 	for len(seen) < n {
 		r := e.call(t, http.MethodGet, "/rooms/big/messages?limit=500&after="+after, "").want(t, 200, "")
-		if len(r.raw) > 5<<20 {
-			t.Fatalf("page of %d bytes, want under 5 MiB", len(r.raw))
+		if len(r.raw) > letagents.MaxPageBytes+1<<10 {
+			t.Fatalf("page of %d bytes, want at most %d and its wrapper", len(r.raw), letagents.MaxPageBytes)
 		}
 		page := ids(r.messages(t))
 		if len(page) == 0 {
@@ -281,7 +334,13 @@ func TestPagesStayUnderTheLambdaResponseLimit(t *testing.T) {
 	}
 	latest := e.call(t, http.MethodGet, "/rooms/big/messages?before=latest&limit=500", "").want(t, 200, "")
 	got := ids(latest.messages(t))
-	if len(got) == 0 || len(got) == n || got[len(got)-1] != fmt.Sprintf("msg_%d", n) || latest.obj["has_older"] != true {
-		t.Errorf("cut newest page = %d messages ending %v, has_older %v; want the newest, cut, has_older true", len(got), got[len(got)-1:], latest.obj["has_older"])
+	if len(got) == 0 || len(got) == n || got[len(got)-1] != fmt.Sprintf("msg_%d", n) || latest.obj["has_older"] != true || latest.obj["has_more"] != true {
+		t.Errorf("cut newest page = %d messages ending %v, has_older %v, has_more %v; want the newest, cut, both true",
+			len(got), got[len(got)-1:], latest.obj["has_older"], latest.obj["has_more"])
+	}
+	// A poll answers its backlog in pages just as cut.
+	poll := e.call(t, http.MethodGet, "/rooms/big/messages/poll?after=msg_0&timeout=0", "").want(t, 200, "")
+	if got := ids(poll.messages(t)); len(got) == 0 || len(got) == n || poll.obj["has_more"] != true || len(poll.raw) > letagents.MaxPageBytes+1<<10 {
+		t.Errorf("poll over %d big messages = %d of them in %d bytes, has_more %v; want a cut page", n, len(got), len(poll.raw), poll.obj["has_more"])
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -22,10 +21,7 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, c call) error {
 	if err != nil {
 		return err
 	}
-	timeout, err := pollTimeout(r.URL.Query().Get("timeout"), s.PollMax)
-	if err != nil {
-		return err
-	}
+	timeout := pollTimeout(r.URL.Query().Get("timeout"), s.PollMax)
 	// A poll with session credentials (headers) is the agent's delivery
 	// connection: it counts as reachable while parked.
 	sess, err := s.agentSession(r, c.room, wire.SessionCredentials{}, false)
@@ -59,19 +55,17 @@ func holdable(ctx context.Context, timeout time.Duration) time.Duration {
 	return timeout
 }
 
-// pollTimeout reads ?timeout (milliseconds), clamped to max.
-func pollTimeout(v string, maxWait time.Duration) (time.Duration, error) {
-	if v == "" {
-		return min(letagents.DefaultPollTimeout, maxWait), nil
-	}
-	ms, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || ms < 0 {
-		return 0, letagents.Errorf(letagents.Invalid, "timeout must be a whole number of milliseconds, at least 0")
+// pollTimeout reads ?timeout (milliseconds) as the original does: absent,
+// unreadable or negative is the default, and any wait is clamped to max.
+func pollTimeout(v string, maxWait time.Duration) time.Duration {
+	ms, ok := queryInt(v)
+	if !ok || ms < 0 {
+		return min(letagents.DefaultPollTimeout, maxWait)
 	}
 	if ms > maxWait.Milliseconds() {
-		return maxWait, nil
+		return maxWait
 	}
-	return time.Duration(ms) * time.Millisecond, nil
+	return time.Duration(ms) * time.Millisecond
 }
 
 // deliver records a parked poll as an open delivery connection of a

@@ -3,7 +3,6 @@ package api
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/letagents/letagents-go/shared/auth"
@@ -99,14 +98,7 @@ func taskSeq(ps params) (int64, error) {
 
 // taskQuery reads ?status, ?open, ?after and ?limit of a board listing.
 func taskQuery(v url.Values) (store.TaskQuery, error) {
-	q := store.TaskQuery{Limit: letagents.DefaultTaskPage}
-	if s := v.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > letagents.MaxTaskPage {
-			return q, letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", letagents.MaxTaskPage)
-		}
-		q.Limit = n
-	}
+	q := store.TaskQuery{Limit: queryLimit(v, letagents.DefaultTaskPage, letagents.MaxTaskPage)}
 	if s := v.Get("after"); s != "" {
 		n, err := letagents.ParseTaskCursor(s)
 		if err != nil {
@@ -173,10 +165,16 @@ func (s *server) listTasks(w http.ResponseWriter, r *http.Request, c call) error
 	if err != nil {
 		return err
 	}
-	j := wire.TaskList{Tasks: make([]wire.Task, len(page.Tasks)), HasMore: page.HasMore}
+	tasks := make([]wire.Task, len(page.Tasks))
 	for i, t := range page.Tasks {
-		j.Tasks[i] = toTask(t)
+		tasks[i] = toTask(t)
 	}
+	// Descriptions may be as long as messages: cut the page the same way.
+	raw, cut, err := withinPage(tasks)
+	if err != nil {
+		return err
+	}
+	j := wire.TaskList{Tasks: tasks[:len(raw)], HasMore: page.HasMore || cut}
 	if strings.HasPrefix(r.URL.Path, "/projects/") {
 		j.ProjectID = c.room
 	} else {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/letagents/letagents-go/shared/letagents"
 )
 
 // boardEnv is a room "board" administered by ann (the first to join it),
@@ -374,6 +376,14 @@ func TestTaskListing(t *testing.T) {
 		{"/rooms/board/tasks?status=cancelled", "[task_3]", false},
 		{"/rooms/board/tasks?status=accepted&limit=3", "[task_1 task_2 task_4]", true},
 		{"/rooms/board/tasks?after=task_9", "[]", false},
+		// Lenient, as the original: a cursor's prefix in any case, and a
+		// limit that is no whole number from 1 to 500 read as it reads.
+		{"/rooms/board/tasks?limit=2&after=TASK_2", "[task_3 task_4]", true},
+		{"/rooms/board/tasks?limit=2.5", "[task_1 task_2]", true},
+		{"/rooms/board/tasks?limit=0", "[task_1 task_2 task_3 task_4 task_5]", false},
+		{"/rooms/board/tasks?limit=-1", "[task_1 task_2 task_3 task_4 task_5]", false},
+		{"/rooms/board/tasks?limit=abc", "[task_1 task_2 task_3 task_4 task_5]", false},
+		{"/rooms/board/tasks?limit=100000", "[task_1 task_2 task_3 task_4 task_5]", false},
 	}
 	for _, tt := range tests {
 		got, more, _ := list(tt.path)
@@ -389,20 +399,51 @@ func TestTaskListing(t *testing.T) {
 	}
 }
 
+// TestLongTasks: titles and descriptions the original (0.12.9) takes are
+// taken here, and a board of long descriptions is listed in pages cut to
+// MaxPageBytes, as message pages are.
+func TestLongTasks(t *testing.T) {
+	t.Parallel()
+	b := newBoardEnv(t)
+	title := strings.Repeat("t", 1000)
+	desc := strings.Repeat("log line\n", 1_000_000/9) + "end"
+	body, _ := json.Marshal(map[string]string{"title": title, "description": desc})
+	const n = 5
+	for range n {
+		r := b.as(t, b.ann, http.MethodPost, "/rooms/board/tasks", string(body)).want(t, 201, "")
+		if r.str("title") != title || r.str("description") != desc {
+			t.Fatalf("task created with a %d-byte title and %d-byte description reads back otherwise", len(title), len(desc))
+		}
+	}
+	var seen []string
+	for after, more := "task_0", true; more; after = seen[len(seen)-1] {
+		r := b.call(t, http.MethodGet, "/rooms/board/tasks?after="+after, "").want(t, 200, "")
+		raw, _ := r.obj["tasks"].([]any)
+		if len(raw) == 0 || len(raw) == n || len(r.raw) > letagents.MaxPageBytes+1<<10 {
+			t.Fatalf("page after %s = %d tasks in %d bytes; want a page cut to %d bytes", after, len(raw), len(r.raw), letagents.MaxPageBytes)
+		}
+		for _, x := range raw {
+			seen = append(seen, x.(map[string]any)["id"].(string))
+		}
+		more = r.obj["has_more"] == true
+	}
+	if fmt.Sprint(seen) != "[task_1 task_2 task_3 task_4 task_5]" {
+		t.Errorf("paged through %v, want task_1..task_5", seen)
+	}
+}
+
 func TestTaskBadInput(t *testing.T) {
 	t.Parallel()
 	b := newBoardEnv(t)
 	builder := b.agent(t, "builder")
 	b.newTask(t, "Only one")
-	long := strings.Repeat("x", 201)
+	long := strings.Repeat("x", letagents.MaxTaskTitleBytes+1)
 	tests := []struct {
 		method, path, body string
 		status             int
 		msg                string
 	}{
 		{http.MethodGet, "/rooms/board/tasks?status=nope", "", 400, "status must be one of"},
-		{http.MethodGet, "/rooms/board/tasks?limit=0", "", 400, "limit must be"},
-		{http.MethodGet, "/rooms/board/tasks?limit=501", "", 400, "limit must be"},
 		{http.MethodGet, "/rooms/board/tasks?after=msg_1", "", 400, "after must be a task id"},
 		{http.MethodGet, "/rooms/board/tasks?open=maybe", "", 400, "open must be"},
 		{http.MethodGet, "/rooms/nowhere/tasks", "", 404, "Room not found"},
@@ -414,7 +455,7 @@ func TestTaskBadInput(t *testing.T) {
 		{http.MethodPost, "/rooms/board/tasks", `{"title": 7}`, 400, "title must be a string"},
 		{http.MethodPost, "/rooms/board/tasks", `{}`, 400, "title and created_by are required"},
 		{http.MethodPost, "/rooms/board/tasks", `{"title": "no author"}`, 400, "title and created_by are required"},
-		{http.MethodPost, "/rooms/board/tasks", `{"title": "` + long + `", "created_by": "x"}`, 400, "title is longer than 200 bytes"},
+		{http.MethodPost, "/rooms/board/tasks", `{"title": "` + long + `", "created_by": "x"}`, 400, fmt.Sprintf("title is longer than %d bytes", letagents.MaxTaskTitleBytes)},
 		{http.MethodPost, "/rooms/board/tasks", `{"title": "x", "created_by": "x", "source_message_id": "task_1"}`, 400, "source_message_id"},
 		{http.MethodPost, "/rooms/nowhere/tasks", `{"title": "x", "created_by": "x"}`, 404, "Room not found"},
 		{http.MethodPatch, "/rooms/board/tasks/task_1", `{"status": "nope"}`, 400, "status must be one of"},

@@ -6,6 +6,8 @@ package lambdaapi
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"log"
 	"net/http"
@@ -41,8 +43,40 @@ func Handler(h http.Handler, gatewayHold time.Duration) HandlerFunc {
 		if gatewayHold > 0 && !strings.Contains(ev.RequestContext.DomainName, ".lambda-url.") {
 			ctx = api.WithHoldLimit(ctx, gatewayHold)
 		}
-		return adapter.ProxyWithContext(ctx, ev)
+		resp, err := adapter.ProxyWithContext(ctx, ev)
+		return shortest(resp), err
 	}
+}
+
+// shortest sends a body as base64 when that is shorter than the body as
+// the runtime escapes it in its JSON answer. A page full of quotes or
+// backslashes nearly doubles there; base64 adds a third, whatever the
+// body holds, which keeps every page (letagents.MaxPageBytes) within the
+// 6 MB a function may answer. Both gateways and function URLs decode it.
+func shortest(resp events.APIGatewayV2HTTPResponse) events.APIGatewayV2HTTPResponse {
+	if resp.IsBase64Encoded || escapedLen(resp.Body) <= base64.StdEncoding.EncodedLen(len(resp.Body)) {
+		return resp
+	}
+	resp.Body, resp.IsBase64Encoded = base64.StdEncoding.EncodeToString([]byte(resp.Body)), true
+	return resp
+}
+
+// escapedLen is the length of s inside a JSON string the way the runtime
+// writes its answer (lambda.WithSetEscapeHTML left false: <, > and & as
+// themselves).
+func escapedLen(s string) int {
+	var n byteCount
+	enc := json.NewEncoder(&n)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes; byteCount never fails
+	return int(n) - len("\"\"\n")
+}
+
+type byteCount int
+
+func (c *byteCount) Write(p []byte) (int, error) {
+	*c += byteCount(len(p))
+	return len(p), nil
 }
 
 // Detected reports whether the process runs inside the Lambda runtime.

@@ -15,19 +15,34 @@ import (
 // Limits on what a client may send or ask for. They are part of the public
 // contract: README lists them and tests pin them.
 const (
-	// MaxTextBytes is the largest message text accepted (413 above it).
-	MaxTextBytes = 32 << 10
-	// MaxSenderBytes is the largest sender label accepted (400 above it).
-	MaxSenderBytes = 200
+	// MaxTextBytes is the largest message text accepted (413 above it): a
+	// log or a diff fits. It is at least every text the original's 1 MB
+	// request body can carry.
+	MaxTextBytes = 1 << 20
+	// MaxSenderBytes is the largest sender label accepted (400 above it),
+	// and so of every label that names an agent (assignee, created_by):
+	// far beyond any real name, and small enough that the status lines
+	// that quote labels stay far below MaxTextBytes.
+	MaxSenderBytes = 16 << 10
 	// MaxClientMessageIDBytes is the largest client_message_id accepted
 	// (400 above it).
 	MaxClientMessageIDBytes = 200
 	// MaxBodyBytes bounds any JSON request body (413 above it); it leaves
-	// room for a MaxTextBytes text written with JSON escapes.
-	MaxBodyBytes = 256 << 10
+	// room for a MaxTextBytes text with its quotes and line ends escaped.
+	// Behind Lambda the gateway's event carries the body escaped once
+	// more: even at twice its size it fits the 6 MB a function may be sent.
+	MaxBodyBytes = 2 << 20
+	// MaxPageBytes bounds the JSON of the items of one list answer (a page
+	// of messages, of tasks): a page that would pass it is cut at an item,
+	// never below one, and says so with has_more. One item alone, its
+	// fields bounded on the way in, fits within it; and a page answered
+	// through Lambda as base64 (4/3 of its size) stays under the 6 MB a
+	// function may answer.
+	MaxPageBytes = 4 << 20
 	// DefaultPageSize is the number of messages a read returns without ?limit.
 	DefaultPageSize = 200
-	// MaxPageSize is the largest ?limit a read accepts (400 above it).
+	// MaxPageSize is the largest ?limit a read takes (a larger one reads
+	// as it).
 	MaxPageSize = 500
 	// DefaultPollTimeout is how long a long-poll waits without ?timeout.
 	DefaultPollTimeout = 30 * time.Second
@@ -210,14 +225,29 @@ const MessagePrefix = "msg_"
 func MessageID(seq int64) string { return MessagePrefix + strconv.FormatInt(seq, 10) }
 
 // ParseMessageID reads a wire message id ("msg_N"; a bare N is accepted
-// too) and returns N. msg_0 is valid as a cursor meaning "from the start".
+// too, and the prefix in any case, "MSG_N") and returns N. msg_0 is valid
+// as a cursor meaning "from the start".
 func ParseMessageID(s string) (int64, error) {
-	digits := strings.TrimPrefix(s, MessagePrefix)
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || n < 0 || digits == "" || digits[0] == '+' || digits[0] == '-' {
+	n, ok := parseCursor(MessagePrefix, s)
+	if !ok {
 		return 0, Errorf(Invalid, "%q is not a message id like msg_42", s)
 	}
 	return n, nil
+}
+
+// parseCursor reads a cursor of a numbered list: prefix then N, or a bare
+// N, with N ≥ 0. The prefix is read in any case: a client that writes
+// MSG_2 means msg_2.
+func parseCursor(prefix, s string) (int64, bool) {
+	digits := s
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		digits = s[len(prefix):]
+	}
+	if digits == "" || digits[0] < '0' || digits[0] > '9' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil
 }
 
 // FormatTime renders a timestamp as the wire does: RFC 3339, UTC, milliseconds.

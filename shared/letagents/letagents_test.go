@@ -18,7 +18,11 @@ func TestParseMessageID(t *testing.T) {
 		{"msg_0", 0, false},
 		{"msg_9223372036854775807", 9223372036854775807, false},
 		{"42", 42, false},
+		{"MSG_2", 2, false},
+		{"Msg_7", 7, false},
 		{"msg_", 0, true},
+		{"MSG_", 0, true},
+		{"ms", 0, true},
 		{"", 0, true},
 		{"msg_-1", 0, true},
 		{"msg_+1", 0, true},
@@ -36,7 +40,7 @@ func TestParseMessageID(t *testing.T) {
 		if err != nil && (!errors.As(err, &e) || e.Code != Invalid) {
 			t.Errorf("ParseMessageID(%q) error %v is not an Invalid *Error", tt.in, err)
 		}
-		if err == nil && tt.in[0] == 'm' && MessageID(got) != tt.in {
+		if err == nil && strings.HasPrefix(tt.in, "msg_") && MessageID(got) != tt.in {
 			t.Errorf("MessageID(%d) = %q, want %q", got, MessageID(got), tt.in)
 		}
 	}

@@ -3,7 +3,6 @@ package letagents
 import (
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -194,8 +193,13 @@ type TaskPage struct {
 
 // Limits of the board.
 const (
-	MaxTaskTitleBytes       = 200
-	MaxTaskDescriptionBytes = 8000
+	// MaxTaskTitleBytes bounds a one-line title: far beyond any real one,
+	// and small enough that the status lines and leases that repeat it
+	// stay small.
+	MaxTaskTitleBytes = 16 << 10
+	// MaxTaskDescriptionBytes bounds a description: like a message, it may
+	// carry a log or a diff.
+	MaxTaskDescriptionBytes = MaxTextBytes
 	MaxPRURLBytes           = 2048
 	MaxLeaseReasonBytes     = 500
 	// DefaultTaskPage and MaxTaskPage bound ?limit of a board listing.
@@ -214,12 +218,11 @@ func TaskID(seq int64) string { return WireID(TaskPrefix, seq) }
 // anything else, which the routes answer as "Task not found".
 func ParseTaskID(s string) (int64, bool) { return ParseWireID(TaskPrefix, s) }
 
-// ParseTaskCursor reads ?after of a board listing: "task_N" or N, with
-// N ≥ 0 (task_0 is the start).
+// ParseTaskCursor reads ?after of a board listing: "task_N" (the prefix
+// in any case) or N, with N ≥ 0 (task_0 is the start).
 func ParseTaskCursor(s string) (int64, error) {
-	digits := strings.TrimPrefix(s, TaskPrefix)
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || n < 0 || digits == "" || digits[0] == '+' || digits[0] == '-' {
+	n, ok := parseCursor(TaskPrefix, s)
+	if !ok {
 		return 0, Errorf(Invalid, "after must be a task id like task_42")
 	}
 	return n, nil

@@ -100,12 +100,12 @@ func TestTaskIDs(t *testing.T) {
 			t.Errorf("ParseTaskID(%q) ok", bad)
 		}
 	}
-	for in, want := range map[string]int64{"task_0": 0, "task_7": 7, "7": 7} {
+	for in, want := range map[string]int64{"task_0": 0, "task_7": 7, "7": 7, "TASK_7": 7, "Task_3": 3} {
 		if got, err := ParseTaskCursor(in); err != nil || got != want {
 			t.Errorf("ParseTaskCursor(%q) = %d, %v", in, got, err)
 		}
 	}
-	for _, bad := range []string{"", "task_", "task_-1", "msg_3", "task_+1"} {
+	for _, bad := range []string{"", "task_", "TASK_", "task_-1", "msg_3", "task_+1", "task_7x"} {
 		if _, err := ParseTaskCursor(bad); !IsCode(err, Invalid) {
 			t.Errorf("ParseTaskCursor(%q) = %v, want Invalid", bad, err)
 		}

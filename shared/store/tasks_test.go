@@ -245,7 +245,7 @@ func TestCreateAndList(t *testing.T) {
 	if _, err := b.s.CreateTask(ctx, store.NewTask{RoomID: "no such room", Title: "x", CreatedBy: "Ann"}, b.now); !letagents.IsCode(err, letagents.NotFound) {
 		t.Errorf("create in a missing room: %v", err)
 	}
-	if _, err := b.s.CreateTask(ctx, store.NewTask{RoomID: b.room, Title: strings.Repeat("x", 201), CreatedBy: "Ann"}, b.now); !letagents.IsCode(err, letagents.Invalid) {
+	if _, err := b.s.CreateTask(ctx, store.NewTask{RoomID: b.room, Title: strings.Repeat("x", letagents.MaxTaskTitleBytes+1), CreatedBy: "Ann"}, b.now); !letagents.IsCode(err, letagents.Invalid) {
 		t.Errorf("over-long title: %v", err)
 	}
 }

@@ -262,8 +262,13 @@ type Page struct {
 	RoomID    string            `json:"room_id,omitempty"`
 	ProjectID string            `json:"project_id,omitempty"`
 	Messages  []json.RawMessage `json:"messages"`
-	HasMore   bool              `json:"has_more"`
-	HasOlder  *bool             `json:"has_older,omitempty"`
+	// HasMore says more messages lie the way the page was read: newer ones
+	// after it, or, read with before, older ones before it (as the
+	// original's has_more does).
+	HasMore bool `json:"has_more"`
+	// HasOlder, sent only on a read with before, says older messages
+	// precede the page.
+	HasOlder *bool `json:"has_older,omitempty"`
 }
 
 // Account is a signed-in person.

@@ -1,0 +1,149 @@
+package lambdaapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/letagents/letagents-go/shared/lambdaapi"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/pgtest"
+	"github.com/letagents/letagents-go/shared/service"
+)
+
+// lambdaAnswerLimit is the most a function may answer; AWS documents it
+// as 6 MB, so the decimal reading, the stricter, is the one held to.
+const lambdaAnswerLimit = 6_000_000
+
+type answer struct {
+	status int
+	body   string // decoded
+	size   int    // of the whole answer as the runtime sends it
+	base64 bool
+}
+
+// invoke sends an HTTP API (payload 2.0) event through h and measures the
+// answer as the Lambda runtime encodes it.
+func invoke(t *testing.T, h lambdaapi.HandlerFunc, method, path, query, body string) answer {
+	t.Helper()
+	ev := events.APIGatewayV2HTTPRequest{RawPath: path, RawQueryString: query, Body: body,
+		Headers: map[string]string{"content-type": "application/json"},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{DomainName: "abc.execute-api.eu-west-1.amazonaws.com",
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path, SourceIP: "203.0.113.9"}}}
+	resp, err := h(context.Background(), ev)
+	if err != nil {
+		t.Fatalf("%s %s?%s: %v", method, path, query, err)
+	}
+	var enc bytes.Buffer
+	if err := json.NewEncoder(&enc).Encode(resp); err != nil {
+		t.Fatal(err)
+	}
+	a := answer{status: resp.StatusCode, body: resp.Body, size: enc.Len(), base64: resp.IsBase64Encoded}
+	if a.base64 {
+		raw, err := base64.StdEncoding.DecodeString(resp.Body)
+		if err != nil {
+			t.Fatalf("base64 answer does not decode: %v", err)
+		}
+		a.body = string(raw)
+	}
+	return a
+}
+
+// TestPagesFitALambdaAnswer reads, through the Lambda adapter, pages of
+// messages whose JSON is all escapes: escaped once more in the runtime's
+// answer, a full page would be about twice MaxPageBytes, over the limit.
+func TestPagesFitALambdaAnswer(t *testing.T) {
+	t.Parallel()
+	cfg, err := service.LoadConfig(func(k string) string { return map[string]string{"LETAGENTS_REPO_ACCESS": "open"}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.LogLevel = slog.LevelError
+	svc, err := service.FromPool(context.Background(), cfg, pgtest.New(t).Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	h := lambdaapi.Handler(svc.Handler, 0)
+	if a := invoke(t, h, http.MethodPost, "/rooms/big/join", "", ""); a.status != http.StatusOK {
+		t.Fatalf("join = %d %s", a.status, a.body)
+	}
+	const n = 5
+	text := strings.Repeat(`"\`, 450_000) // 900 KB, 1.8 MB as JSON
+	body, _ := json.Marshal(map[string]string{"sender": "a", "text": text})
+	for range n {
+		if a := invoke(t, h, http.MethodPost, "/rooms/big/messages", "", string(body)); a.status != http.StatusCreated {
+			t.Fatalf("send = %d %.200s", a.status, a.body)
+		}
+	}
+	read := func(query string) (ids []string, hasMore bool) {
+		t.Helper()
+		a := invoke(t, h, http.MethodGet, "/rooms/big/messages", query, "")
+		if a.status != http.StatusOK || a.size > lambdaAnswerLimit || !a.base64 {
+			t.Fatalf("?%s = %d, %d bytes to the runtime, base64 %v; want 200 in base64 under %d", query, a.status, a.size, a.base64, lambdaAnswerLimit)
+		}
+		var p struct {
+			Messages []struct{ ID, Text string }
+			HasMore  bool `json:"has_more"`
+		}
+		if err := json.Unmarshal([]byte(a.body), &p); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range p.Messages {
+			if m.Text != text {
+				t.Fatalf("?%s: %s read back as %d bytes, want the %d sent", query, m.ID, len(m.Text), len(text))
+			}
+			ids = append(ids, m.ID)
+		}
+		return ids, p.HasMore
+	}
+	var seen []string
+	for more, after := true, "msg_0"; more; after = seen[len(seen)-1] {
+		var page []string
+		page, more = read("limit=500&after=" + after)
+		if len(page) == 0 || len(page) == n {
+			t.Fatalf("page after %s = %v; want a page cut by size", after, page)
+		}
+		seen = append(seen, page...)
+	}
+	if fmt.Sprint(seen) != "[msg_1 msg_2 msg_3 msg_4 msg_5]" {
+		t.Errorf("paged through %v, want msg_1..msg_5", seen)
+	}
+	if page, more := read("before=latest"); len(page) == 0 || page[len(page)-1] != "msg_5" || !more {
+		t.Errorf("newest page = %v, has_more %v; want a cut page ending at msg_5, more before it", page, more)
+	}
+}
+
+func TestShortestBody(t *testing.T) {
+	t.Parallel()
+	quotes := strings.Repeat(`\"`, 1000)
+	tests := []struct {
+		name, body string
+		base64     bool
+	}{
+		{"plain JSON", `{"room_id":"r","messages":[],"has_more":false}`, false},
+		{"empty", "", false},
+		{"some quotes", `{"text":"say \"hi\" <now> & then"}`, false},
+		{"all escapes", `{"text":"` + quotes + `"}`, true},
+	}
+	for _, tt := range tests {
+		h := lambdaapi.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = w.Write([]byte(tt.body))
+		}), 0)
+		a := invoke(t, h, http.MethodGet, "/x", "", "")
+		if a.base64 != tt.base64 || a.body != tt.body {
+			t.Errorf("%s: base64 %v, body %.60q; want base64 %v, the body as written", tt.name, a.base64, a.body, tt.base64)
+		}
+	}
+	if letagents.MaxPageBytes*4/3+64<<10 > lambdaAnswerLimit {
+		t.Errorf("a page of %d bytes in base64 would not fit a Lambda answer", letagents.MaxPageBytes)
+	}
+}
