@@ -156,5 +156,5 @@ func requireAccount(who auth.Identity) error {
 	if who.SignedIn() {
 		return nil
 	}
-	return &letagents.Error{Code: letagents.Unauthorized, Message: "Authentication required", Reason: "NOT_AUTHENTICATED"}
+	return letagents.AuthenticationRequired()
 }

@@ -56,7 +56,8 @@ func toIntent(i store.BoardIntent) wire.BoardIntent {
 }
 
 func toSettings(b store.BoardSettings) wire.BoardSettings {
-	return wire.BoardSettings{RoomID: b.RoomID, ManagerMode: b.ManagerMode, IntentTTLSeconds: int(b.IntentTTL / time.Second)}
+	return wire.BoardSettings{RoomID: b.RoomID, ManagerMode: b.ManagerMode, IntentTTLSeconds: int(b.IntentTTL / time.Second),
+		RequireWorkerSessions: b.RequireWorkerSessions}
 }
 
 // canonicalPayload checks that raw is a payload of the action's shape and
@@ -243,8 +244,8 @@ func (s *server) boardSettings(w http.ResponseWriter, r *http.Request, c call) e
 	return nil
 }
 
-// setBoardSettings changes a room's manager_mode (and intent TTL) (the
-// admin gate).
+// setBoardSettings changes a room's manager_mode, intent TTL and
+// require_worker_sessions (the admin gate).
 func (s *server) setBoardSettings(w http.ResponseWriter, r *http.Request, c call) error {
 	var req wire.BoardSettingsUpdate
 	if err := decode(w, r, &req); err != nil {
@@ -253,8 +254,8 @@ func (s *server) setBoardSettings(w http.ResponseWriter, r *http.Request, c call
 	var err error
 	var ttl time.Duration
 	switch {
-	case req.ManagerMode == "" && req.IntentTTLSeconds == nil:
-		err = letagents.Errorf(letagents.Invalid, "manager_mode is required")
+	case req.ManagerMode == "" && req.IntentTTLSeconds == nil && req.RequireWorkerSessions == nil:
+		err = letagents.Errorf(letagents.Invalid, "give manager_mode, intent_ttl_seconds or require_worker_sessions to change")
 	case req.ManagerMode != "" && !slices.Contains(managerModes, req.ManagerMode):
 		err = letagents.Errorf(letagents.Invalid, "manager_mode must be one of %s", strings.Join(managerModes, ", "))
 	case req.IntentTTLSeconds != nil:
@@ -267,7 +268,8 @@ func (s *server) setBoardSettings(w http.ResponseWriter, r *http.Request, c call
 	if err != nil {
 		return err
 	}
-	b, err := s.Store.SetBoardSettings(r.Context(), c.room, req.ManagerMode, ttl, s.now())
+	b, err := s.Store.SetBoardSettings(r.Context(), c.room,
+		store.BoardSettingsChange{ManagerMode: req.ManagerMode, IntentTTL: ttl, RequireWorkerSessions: req.RequireWorkerSessions}, s.now())
 	if err != nil {
 		return err
 	}

@@ -301,8 +301,7 @@ func (s *server) requireWorker(r *http.Request, roomID string, creds wire.Sessio
 		return letagents.AgentSession{}, err
 	}
 	if a == nil {
-		return letagents.AgentSession{}, &letagents.Error{Code: letagents.Forbidden, Reason: "WORKER_SESSION_REQUIRED",
-			Message: "Registered worker session is required for agent write actions."}
+		return letagents.AgentSession{}, letagents.WorkerSessionRequired()
 	}
 	return *a, nil
 }
