@@ -93,7 +93,7 @@ func requireAdmin(who auth.Identity, role letagents.Role) error {
 		return err
 	}
 	if role != letagents.RoleAdmin {
-		return letagents.Errorf(letagents.Forbidden, "Admin privileges required")
+		return letagents.AdminRequired()
 	}
 	return nil
 }

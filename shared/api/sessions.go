@@ -304,14 +304,7 @@ func (s *server) requireWorker(r *http.Request, roomID string, creds wire.Sessio
 		return letagents.AgentSession{}, err
 	}
 	if a == nil {
-		return letagents.AgentSession{}, workerRequired()
+		return letagents.AgentSession{}, letagents.WorkerSessionRequired()
 	}
 	return *a, nil
-}
-
-// workerRequired is the refusal of an agent write that names no worker
-// session.
-func workerRequired() error {
-	return &letagents.Error{Code: letagents.Forbidden, Reason: letagents.CodeWorkerSessionRequired,
-		Message: "Registered worker session is required for agent write actions."}
 }

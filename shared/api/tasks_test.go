@@ -15,7 +15,8 @@ import (
 )
 
 // boardEnv is a room "board" administered by ann (the first to join it),
-// with bob's agents working in it.
+// with bob's agents working in it. Its board asks for worker sessions, as
+// a repo room's does (board_compat_test.go has the boards that do not).
 type boardEnv struct {
 	*env
 	ann, bob string // owner tokens
@@ -28,6 +29,7 @@ func newBoardEnv(t *testing.T) *boardEnv {
 	e.gh.AddUser("bob")
 	b := &boardEnv{env: e, ann: e.signIn(t, "ann"), bob: e.signIn(t, "bob")}
 	e.as(t, b.ann, http.MethodPost, "/rooms/board/join", "").want(t, 200, "")
+	e.as(t, b.ann, http.MethodPatch, "/rooms/board/board-settings", `{"require_worker_sessions": true}`).want(t, 200, "")
 	return b
 }
 
@@ -461,7 +463,8 @@ func TestTaskBadInput(t *testing.T) {
 		{http.MethodPatch, "/rooms/board/tasks/task_1", `{"status": "nope"}`, 400, "status must be one of"},
 		{http.MethodPatch, "/rooms/board/tasks/task_1", `{"pr_url": "not a url"}`, 400, "pr_url must be"},
 		{http.MethodPatch, "/rooms/board/tasks/task_1", `[1]`, 400, "JSON"},
-		{http.MethodPatch, "/rooms/board/tasks/task_9", `{"status": "in_progress"}`, 401, "Authentication required"},
+		{http.MethodPatch, "/rooms/board/tasks/task_1", `{"status": "in_progress"}`, 401, "Authentication required"},
+		{http.MethodPatch, "/rooms/board/tasks/task_9", `{"status": "in_progress"}`, 404, "Task not found"},
 		{http.MethodPost, "/rooms/board/tasks/task_1/lease-action", `{"action": "release"}`, 401, "Authentication required"},
 		{http.MethodPost, "/rooms/board/tasks/task_1/review-lease-action", `{"action": "look"}`, 400, "action must be claim or release"},
 		{http.MethodPost, "/rooms/board/tasks/task_1/review-lease-action", `{"action": "claim", "lease_ttl_seconds": 1.5}`, 400, "lease_ttl_seconds"},

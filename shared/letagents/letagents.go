@@ -304,6 +304,25 @@ func Errorf(code ErrorCode, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// AuthenticationRequired is the refusal of an action that takes a
+// signed-in account, asked for by nobody signed in.
+func AuthenticationRequired() error {
+	return &Error{Code: Unauthorized, Message: "Authentication required", Reason: CodeNotAuthenticated}
+}
+
+// AdminRequired is the refusal of an action that takes a room admin,
+// asked for by someone signed in who is not one.
+func AdminRequired() error {
+	return Errorf(Forbidden, "Admin privileges required")
+}
+
+// WorkerSessionRequired is the refusal of an agent's write that takes a
+// registered worker session and carries none.
+func WorkerSessionRequired() error {
+	return &Error{Code: Forbidden, Reason: CodeWorkerSessionRequired,
+		Message: "Registered worker session is required for agent write actions."}
+}
+
 // Validate checks a message before it is stored. The messages are what a
 // client reads back, so they name the wire fields.
 func (m NewMessage) Validate() error {

@@ -189,6 +189,18 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 	})
 }
 
+// HasSent reports whether a message of the room was sent under sender,
+// whatever its case.
+func (s *Store) HasSent(ctx context.Context, roomID, sender string) (bool, error) {
+	var sent bool
+	err := s.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND lower(sender) = lower($2))`,
+		roomID, sender).Scan(&sent)
+	if err != nil {
+		return false, fmt.Errorf("find messages by sender: %w", err)
+	}
+	return sent, nil
+}
+
 func deref[T any](p *T) T {
 	var zero T
 	if p == nil {
