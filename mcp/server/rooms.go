@@ -41,7 +41,9 @@ func (s *Server) roomTools() []mcpserver.ServerTool {
 			s.joinRoom),
 		bind(tool("get_current_room", readOnly,
 			"Which room you are in (joined automatically at start from your working directory's repository and branch), your identity, "+
-				"and whether you are signed in. Call it first when unsure."),
+				"and whether you are signed in. Call it first when unsure.",
+			mcp.WithString("conversation_id", mcp.MaxLength(maxIgnored),
+				mcp.Description("Report the name set_agent_name gave this conversation, if any, as your identity."))),
 			s.getCurrentRoom),
 		bind(tool("resume_room_session", joins,
 			"Rejoin the room you were in before a restart (or room_id, if saved) and get the cursor you had: pass it to wait_for_messages to catch up.",
@@ -225,7 +227,11 @@ func (s *Server) resumeRoomSession(ctx context.Context, a resumeArgs) *mcp.CallT
 		Room: j, AgentIdentity: j.AgentIdentity, Hint: hint})
 }
 
-func (s *Server) getCurrentRoom(ctx context.Context, _ noArgs) *mcp.CallToolResult {
+type currentRoomArgs struct {
+	ConversationID string `json:"conversation_id"`
+}
+
+func (s *Server) getCurrentRoom(ctx context.Context, a currentRoomArgs) *mcp.CallToolResult {
 	r, ok := s.current()
 	if !ok {
 		return result(map[string]any{"connected": false, "message": "Not currently in any room. Join one with join_room, join_code or create_room."})
@@ -242,7 +248,7 @@ func (s *Server) getCurrentRoom(ctx context.Context, _ noArgs) *mcp.CallToolResu
 		"connected": true, "room_id": r.join.RoomID, "code": r.join.Code, "display_name": r.join.DisplayName,
 		"role": r.join.Role, "joined_via": r.joinedVia, "room_path": roomPath(r.join.RoomID), "room_url": s.roomURL(r.join.RoomID),
 		"last_message_id": st.RoomSessions[r.join.RoomID].LastMessageID,
-		"agent_identity":  s.identityJSON(s.whoAmI(ctx)), "auth": auth,
+		"agent_identity":  s.identityJSON(s.identityIn(ctx, a.ConversationID)), "auth": auth,
 		"agent_prompt_kind": prompts.Auto, "agent_prompt": s.prompts.For(prompts.Auto),
 	})
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/letagents/letagents-go/mcp/identity"
 	"github.com/letagents/letagents-go/mcp/prompts"
 	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/mcp/visibility"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/wire"
 )
@@ -102,6 +103,8 @@ type Server struct {
 	instance string
 	// progressEvery is how often a blocked wait sends progress.
 	progressEvery time.Duration
+	// visibility asks repository hosts whether a repository is public.
+	visibility visibility.Checker
 	// runtimeKey is this agent's stable key (see identity.Identity): its
 	// saved sessions are found by it.
 	runtimeKey string
@@ -114,6 +117,10 @@ type Server struct {
 	room     *joinedRoom // nil in the lobby
 	identity identity.Identity
 	sessions map[string]agentSession // registered by this process, by id
+	// conversations are the names set_agent_name gave single
+	// conversations, and the order they came in (the oldest goes first).
+	conversations     map[string]identity.Identity
+	conversationOrder []string
 }
 
 // joinedRoom is the room this process is in.
@@ -129,7 +136,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, state: state.Open(cfg.StatePath), instance: identity.NewInstanceUUID(),
-		progressEvery: progressEvery, sessions: map[string]agentSession{}}
+		progressEvery: progressEvery, sessions: map[string]agentSession{}, conversations: map[string]identity.Identity{}}
 	s.runtimeKey = identity.Resolve(identity.Inputs{Getenv: cfg.Getenv, InstanceUUID: s.instance}).RuntimeKey
 	s.api = apiclient.New(apiclient.Config{APIURL: cfg.APIURL, PollURL: cfg.PollURL, Token: s.token, TokenIgnored: s.tokenIgnored})
 	tools := s.tools()
