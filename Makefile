@@ -5,11 +5,14 @@
 #   make test   go vet + go test -race against a PostgreSQL that
 #               .ci/ensure-postgres finds or starts (what CI runs)
 #   make bench  go run ./localdev/bench
+#   make compat ANCHOR_DIR=/path/to/built/letagents [ANCHOR_URL=…]
+#               compare with the original service (README: Compatibility);
+#               not part of make test, which needs no copy of the original
 #
 # The SAM build targets (build-<LogicalId>, used by `sam build` with
 # BuildMethod: makefile) live below the developer targets.
 
-.PHONY: dev test bench
+.PHONY: dev test bench compat
 
 dev:
 	go run ./localdev
@@ -20,6 +23,10 @@ test:
 
 bench:
 	go run ./localdev/bench
+
+# The command reads its settings from the environment (localdev/compat).
+compat:
+	ANCHOR_DIR='$(ANCHOR_DIR)' ANCHOR_URL='$(ANCHOR_URL)' go run ./localdev/compat
 
 # --- SAM build targets (build-<LogicalId>) below this line ---
 #
