@@ -27,6 +27,7 @@ func TestNormaliseString(t *testing.T) {
 		{"join 1KQP-R0JQ now", "join <code> now"},
 		{"6f1c1a52-0b7e-4c39-9a8f-9d5f0b2b7e11", "<uuid>"},
 		{"ffffffffffffffffffffffffffffffff", "<hex>"},
+		{"tl_f0651c548968468fa839acc61a2ade63", "tl_<hex>"},
 		{"plain text", "plain text"},
 	}
 	for _, tt := range tests {

@@ -31,6 +31,8 @@ const (
 	whyLater     = "a route of the 0.12.11 behaviour (behaviour reference §2.6, §2.7, §2.9) that 0.12.9 does not have"
 	whyNoGitHub  = "without a GitHub app every sign-in route answers 503 saying so, where the anchor fails in a different way on each"
 	whyReserved  = "the sender letagents is reserved for the server's own lines, so nobody can forge a notice (README, Who may send as whom)"
+	whySquat     = "a name in the shape of an invite code is never opened as a named room: it would squat a code the service may issue later"
+	whyAfter011  = "a route or field that came after 0.11.1 (behaviour reference §2.4–2.7): ours follows the later version"
 	whyPages     = "the web pages are our own: the anchor's docs page is part of its later web app (behaviour reference §9, peripheral)"
 )
 
@@ -40,6 +42,7 @@ const (
 var knownDifferences = []deliberate{
 	// Every family.
 	{Path: "$.error", Anchor: `"*`, Ours: `"*`, Reason: whyErrorText},
+	{Path: "$.message", Anchor: `"*`, Ours: `"*`, Reason: whyErrorText},
 	{Path: "$.code", Anchor: absent, Ours: `"*`, Reason: whyCode},
 	{Path: "body", Anchor: kindHTML, Ours: kindJSON, Reason: whyJSON},
 	{Path: "status", Anchor: "500", Ours: "4*", Reason: why4xx},
@@ -55,6 +58,7 @@ var knownDifferences = []deliberate{
 	{Case: "rooms/*", Path: "$.name", Anchor: absent, Ours: "null", Reason: whyRoomShape},
 	{Case: "rooms/*", Path: "$.created_at", Anchor: absent, Ours: `"<ts>"`, Reason: whyRoomShape},
 	{Case: "sessions/create the board room as A", Path: "$.name", Anchor: absent, Ours: "null", Reason: whyRoomShape},
+	{Case: "rooms/open named room, unissued invite code (squatting)", Reason: whySquat},
 
 	// messages and poll: the message shape.
 	{Path: "*.attachments", Anchor: "[]", Ours: absent, Reason: whyAttach},
@@ -75,7 +79,7 @@ var knownDifferences = []deliberate{
 	// tasks: the task shape.
 	{Path: "*.active_locks", Anchor: "[]", Ours: absent, Reason: whyTaskShape},
 	{Path: "*.stale_prompt_state", Ours: absent, Reason: whyTaskShape},
-	{Path: "*.workflow_refs", Anchor: "[]", Ours: absent, Reason: whyTaskShape},
+	{Path: "*.workflow_refs", Ours: absent, Reason: whyTaskShape},
 	{Case: "tasks/*", Path: "*.active_leases", Anchor: absent, Ours: "[]", Reason: whyTaskShape},
 
 	// auth: no GitHub app on either side.
@@ -89,6 +93,16 @@ var knownDifferences = []deliberate{
 	{Case: "board/*", Path: "$.code", Anchor: `"ROOM_NOT_FOUND"`, Version: "0.12.*", Reason: whyLater},
 	{Case: "artifacts/*", Path: "status", Anchor: "404", Version: "0.12.*", Reason: whyLater},
 	{Case: "sessions/native activity", Path: "status", Anchor: "404", Version: "0.12.*", Reason: whyLater},
+
+	// The 0.11.1 anchor: what came after it.
+	{Case: "sessions/*", Path: "status", Anchor: "404", Version: "0.11.*", Reason: whyAfter011},
+	{Case: "sessions/read the board room", Path: "$.messages[*]", Anchor: absent, Version: "0.11.*", Reason: whyAfter011},
+	{Case: "tasks/*", Path: "status", Anchor: "404", Version: "0.11.*", Reason: whyAfter011},
+	{Path: "*.reply_to", Anchor: absent, Version: "0.11.*", Reason: whyAfter011},
+	{Path: "*.assignee_agent_key", Anchor: absent, Version: "0.11.*", Reason: whyAfter011},
+	{Case: "board/*", Path: "status", Anchor: "404", Version: "0.11.*", Reason: whyAfter011},
+	{Case: "board/*", Path: "$.code", Anchor: `"ROOM_NOT_FOUND"`, Version: "0.11.*", Reason: whyAfter011},
+	{Case: "artifacts/*", Path: "status", Anchor: "404", Version: "0.11.*", Reason: whyAfter011},
 
 	// health: pages.
 	{Case: "health/docs page", Path: "status", Anchor: "200", Ours: "404", Reason: whyPages},

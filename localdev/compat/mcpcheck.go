@@ -249,7 +249,7 @@ func (a *agent) call(ctx context.Context, tool string, args map[string]any) (str
 		Error   any   `json:"error"`
 	}
 	if json.Unmarshal([]byte(text.String()), &status) == nil && status.Success != nil && !*status.Success {
-		return "", fmt.Errorf("%s %s: %v", a.name, tool, status.Error)
+		return "", fmt.Errorf("%s %s: %s", a.name, tool, cut(fmt.Sprint(status.Error)))
 	}
 	return text.String(), nil
 }

@@ -24,12 +24,13 @@ const minInnerVar = 8
 
 // Shapes of values that differ on every run whoever serves them. Timestamps
 // are matched in every ISO 8601 form, so that a server answering in
-// another format than the other still shows up as a difference.
+// another format than the other still shows up as a difference. Long hex
+// runs are replaced inside words too: ids such as tl_<32 hex>.
 var (
 	isoTime    = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})`)
 	inviteCode = regexp.MustCompile(`\b[A-Z0-9]{4}(?:-[A-Z0-9]{4}){1,2}\b`)
 	uuid       = regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
-	longHex    = regexp.MustCompile(`\b[0-9a-f]{32,}\b`)
+	longHex    = regexp.MustCompile(`[0-9a-f]{32,}`)
 	// randomName is the shape of the display name a room is given when
 	// created (granite-pine): drawn from word lists, ours not the
 	// original's, so only the shape can compare.

@@ -119,14 +119,16 @@ func startAnchor(ctx context.Context, dir, dbURL, work string) (string, *process
 	if err != nil {
 		return "", nil, err
 	}
+	// Its links (device_flow_url) then name the address it is reached at,
+	// as ours do: left alone it says localhost.
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command("node", "dist/api/server.js")
 	cmd.Dir = dir
-	cmd.Env = childEnv(work, "DB_URL="+dbURL, "PORT="+strconv.Itoa(port))
+	cmd.Env = childEnv(work, "DB_URL="+dbURL, "PORT="+strconv.Itoa(port), "LETAGENTS_BASE_URL="+base)
 	p, err := start(cmd, filepath.Join(work, "anchor.log"), nil)
 	if err != nil {
 		return "", nil, err
 	}
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	if err := waitHealthy(ctx, base, p); err != nil {
 		p.stop()
 		return "", nil, fmt.Errorf("the anchor (log %s): %w", p.log, err)

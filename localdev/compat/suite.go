@@ -91,7 +91,8 @@ type target struct {
 }
 
 func newTarget(name, url string, seeded vars) *target {
-	vs := vars{}
+	// base: links the server makes to itself compare as {base}.
+	vs := vars{"base": strings.TrimRight(url, "/")}
 	for k, v := range seeded {
 		vs[k] = v
 	}
