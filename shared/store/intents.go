@@ -138,7 +138,7 @@ func (s *Store) BoardSettings(ctx context.Context, roomID string) (BoardSettings
 		roomID, letagents.ManagerOptional, int64(DefaultIntentTTL/time.Second)).Scan(&b.ManagerMode, &ttl)
 	switch {
 	case isNoRows(err):
-		return b, letagents.Errorf(letagents.NotFound, "Room not found")
+		return b, letagents.RoomNotFound()
 	case err != nil:
 		return b, fmt.Errorf("read board settings: %w", err)
 	}
@@ -169,7 +169,7 @@ func (s *Store) SetBoardSettings(ctx context.Context, roomID, mode string, ttl t
 		roomID, modeArg, ttlArg, now, letagents.ManagerOptional, int64(DefaultIntentTTL/time.Second)).Scan(&b.ManagerMode, &secs)
 	switch {
 	case pgCode(err) == foreignKeyViolation:
-		return b, letagents.Errorf(letagents.NotFound, "Room not found")
+		return b, letagents.RoomNotFound()
 	case pgCode(err) == checkViolation:
 		return b, letagents.Errorf(letagents.Invalid, "manager_mode must be off, manager_optional or intent_required")
 	case err != nil:
@@ -231,7 +231,7 @@ func (s *Store) createBoardIntent(ctx context.Context, n NewBoardIntent, now tim
 		created = err == nil
 		switch {
 		case pgCode(err) == foreignKeyViolation:
-			return letagents.Errorf(letagents.NotFound, "Room not found")
+			return letagents.RoomNotFound()
 		case isNoRows(err):
 			if i, err = pendingTwin(); isNoRows(err) {
 				return err // retried by the caller

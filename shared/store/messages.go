@@ -91,7 +91,7 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 	}
 	switch {
 	case isNoRows(err):
-		return out, letagents.Errorf(letagents.NotFound, "Room not found")
+		return out, letagents.RoomNotFound()
 	case pgCode(err) == uniqueViolation:
 		return out, letagents.Errorf(letagents.Conflict, "a message with client_message_id %q is already in this room", m.ClientMessageID)
 	case pgCode(err) == foreignKeyViolation, pgCode(err) == checkViolation:
@@ -177,7 +177,7 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 			return page, fmt.Errorf("read messages: %w", err)
 		}
 		if !found {
-			return page, letagents.Errorf(letagents.NotFound, "Room not found")
+			return page, letagents.RoomNotFound()
 		}
 		// Numbers are gap-free and last_seq was read in the same snapshot, so
 		// the page's ends say exactly whether anything lies beyond them.

@@ -63,6 +63,46 @@ type Ref struct {
 	Name *string `json:"name"`
 }
 
+// RoomList is GET /projects: rooms of the signed-in account.
+type RoomList struct {
+	Projects []ListedRoom `json:"projects"`
+}
+
+// ListedRoom is a room of a RoomList.
+type ListedRoom struct {
+	ID          string `json:"id"`
+	DisplayName string `json:"display_name"`
+}
+
+// RenameRoom is the body of PATCH /rooms/{room}.
+type RenameRoom struct {
+	DisplayName string `json:"display_name"`
+}
+
+// Resolved says what a room id names: an invite room by its code, or
+// any other room by its name.
+type Resolved struct {
+	Type string  `json:"type"` // invite or room
+	Code *string `json:"code,omitempty"`
+	Name *string `json:"name,omitempty"`
+}
+
+// APIResolve is GET /api/rooms/resolve/{room}: the Resolved fields, and
+// for a room its canonical id.
+type APIResolve struct {
+	Resolved
+	CanonicalRoomID *string `json:"canonical_room_id,omitempty"`
+}
+
+// Resolve is GET /rooms/resolve/{room}: the id as given, as normalised,
+// what it names and, for a room, its canonical id.
+type Resolve struct {
+	Input           string   `json:"input"`
+	Normalized      string   `json:"normalized"`
+	Resolved        Resolved `json:"resolved"`
+	CanonicalRoomID *string  `json:"canonical_room_id,omitempty"`
+}
+
 // Access is GET /projects/{id}/access.
 type Access struct {
 	ProjectID     string         `json:"project_id"`
