@@ -17,8 +17,8 @@ import (
 //   - Anyone who may use the room reads the board.
 //   - Anyone creates tasks. An agent's task (worker session) is created
 //     by its actor label and stays proposed until a room admin accepts
-//     it. A person's task is created by their account's name (or, not
-//     signed in, by created_by) and starts accepted when they are a
+//     it. A person's task is created by created_by as sent (signed in,
+//     by default their account's name) and starts accepted when they are a
 //     trusted creator: signed in and either a room admin or in a browser
 //     session; otherwise (an owner token without a session, which is how
 //     agents call, or nobody signed in) it is proposed too.
@@ -226,18 +226,21 @@ func (s *server) createTask(w http.ResponseWriter, r *http.Request, c call) erro
 		if err := s.authorizeBoardAction(r, c.room, *sess, letagents.IntentTaskCreate, payload, grantOf(req.BoardIntentGrant)); err != nil {
 			return err
 		}
-	case who.SignedIn():
-		n.CreatedBy, n.CreatedByAccountID = actor.Label, who.Account.ID
-		n.Accepted = role == letagents.RoleAdmin || who.Via == auth.ViaSession
-	default:
-		by := strings.Join(strings.Fields(req.CreatedBy), " ")
-		if by == "" {
-			return letagents.Errorf(letagents.Invalid, "title and created_by are required")
-		}
-		if len(by) > letagents.MaxSenderBytes {
+	case strings.TrimSpace(req.CreatedBy) != "":
+		// As sent, as the original keeps it; the account behind it, if
+		// any, is recorded apart.
+		if len(req.CreatedBy) > letagents.MaxSenderBytes {
 			return letagents.Errorf(letagents.Invalid, "created_by is longer than %d bytes", letagents.MaxSenderBytes)
 		}
-		n.CreatedBy = by
+		n.CreatedBy = req.CreatedBy
+	case who.SignedIn():
+		n.CreatedBy = actor.Label
+	default:
+		return letagents.Errorf(letagents.Invalid, "title and created_by are required")
+	}
+	if sess == nil && who.SignedIn() {
+		n.CreatedByAccountID = who.Account.ID
+		n.Accepted = role == letagents.RoleAdmin || who.Via == auth.ViaSession
 	}
 	t, err := s.Store.CreateTask(r.Context(), n, s.now())
 	if err != nil {
