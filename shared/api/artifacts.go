@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -24,12 +23,9 @@ func toArtifact(a letagents.Artifact) wire.Artifact {
 
 func (s *server) listArtifacts(w http.ResponseWriter, r *http.Request, c call) error {
 	q := r.URL.Query()
-	limit := letagents.DefaultArtifactPage
-	if v := q.Get("limit"); v != "" {
-		var err error
-		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > letagents.MaxArtifactPage {
-			return letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", letagents.MaxArtifactPage)
-		}
+	limit, err := limitParam(q, letagents.DefaultArtifactPage, letagents.MaxArtifactPage)
+	if err != nil {
+		return err
 	}
 	task := q.Get("task_id")
 	if _, ok := letagents.ParseWireID(letagents.TaskPrefix, task); task != "" && !ok {

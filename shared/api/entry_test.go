@@ -314,3 +314,69 @@ func TestAccessRoomType(t *testing.T) {
 		}
 	}
 }
+
+// GET /rooms/{room}/participants lists people and agents the room has
+// seen, as 0.12.9 derives them from its history: live workers and the
+// senders of recent messages, most recently seen first.
+func TestParticipants(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("bob")
+	bob := e.signIn(t, "bob")
+	builder := e.register(t, bob, "crew", "builder", `{"actor_key": "bob/builder", "display_name": "Builder", "ide_label": "Codex"}`)
+	e.send(t, "crew", "ann", "hello")
+	e.send(t, "crew", "Scout | Carol's agent | Claude", "on it")
+	e.as(t, bob, http.MethodPost, "/rooms/crew/messages", `{"text": "done", `+builder.creds()+`}`).want(t, 201, "")
+
+	type want struct {
+		key, kind, display, state string
+		session                   bool
+		flags                     string
+	}
+	everyone := []want{
+		{"agent:" + strings.ToLower(builder.label), "agent", "Builder", "offline", true, "presence,messages"},
+		{"agent:scout | carol's agent | claude", "agent", "Scout", "offline", false, "messages"},
+		{"human:login:ann", "human", "ann", "", false, "messages"},
+	}
+	tests := []struct {
+		query  string
+		status int
+		want   []want
+	}{
+		{"", 200, everyone},
+		{"?limit=2", 200, everyone[:2]},
+		{"?limit=0", 400, nil},
+		{"?limit=501", 400, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			r := e.call(t, http.MethodGet, "/rooms/crew/participants"+tt.query, "").want(t, tt.status, "limit must be a whole number")
+			if tt.status != 200 {
+				return
+			}
+			list, _ := r.obj["participants"].([]any)
+			if len(list) != len(tt.want) || r.str("room_id") != "crew" || r.obj["hidden_count"] != 0.0 {
+				t.Fatalf("participants = %s, want %d", r.raw, len(tt.want))
+			}
+			for i, w := range tt.want {
+				p := list[i].(map[string]any)
+				var flags []string
+				for _, f := range p["source_flags"].([]any) {
+					flags = append(flags, f.(string))
+				}
+				state, _ := p["activity_state"].(string)
+				if p["participant_key"] != w.key || p["kind"] != w.kind || p["display_name"] != w.display || state != w.state ||
+					(p["session_id"] != nil) != w.session || strings.Join(flags, ",") != w.flags || !isTimestamp(p["last_seen_at"].(string)) {
+					t.Errorf("participant %d = %v, want %+v", i, p, w)
+				}
+				if w.kind == "human" && (p["github_login"] != w.display || p["actor_label"] != nil || p["activity_state"] != nil) {
+					t.Errorf("person = %v, want github_login %q, no actor label or activity", p, w.display)
+				}
+				if w.session && (p["session_id"] != builder.id || p["agent_key"] != "bob/builder" || p["status"] != "idle" ||
+					p["status_text"] != nil || p["connected"] != false || p["ide_label"] != "Codex") {
+					t.Errorf("worker = %v, want its session's fields", p)
+				}
+			}
+		})
+	}
+}

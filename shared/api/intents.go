@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -178,13 +177,9 @@ func (s *server) listIntents(w http.ResponseWriter, r *http.Request, c call) err
 	if status != "" && !slices.Contains(store.IntentStatuses, status) {
 		return letagents.Errorf(letagents.Invalid, "status must be one of %s", strings.Join(store.IntentStatuses, ", "))
 	}
-	limit := defaultIntentPage
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxIntentPage {
-			return letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", maxIntentPage)
-		}
-		limit = n
+	limit, err := limitParam(q, defaultIntentPage, maxIntentPage)
+	if err != nil {
+		return err
 	}
 	if _, err := s.Store.Room(r.Context(), c.room); err != nil {
 		return err

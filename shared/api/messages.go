@@ -192,15 +192,26 @@ func writePage(w http.ResponseWriter, r *http.Request, id string, page letagents
 	return nil
 }
 
+// limitParam reads ?limit: def when absent, else a whole number from 1 to
+// max.
+func limitParam(v url.Values, def, max int) (int, error) {
+	s := v.Get("limit")
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > max {
+		return 0, letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", max)
+	}
+	return n, nil
+}
+
 // pageQuery reads ?after, ?before (when allowed) and ?limit.
 func pageQuery(v url.Values, allowBefore bool) (store.MessageQuery, error) {
-	q := store.MessageQuery{Limit: letagents.DefaultPageSize}
-	if s := v.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > letagents.MaxPageSize {
-			return q, letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", letagents.MaxPageSize)
-		}
-		q.Limit = n
+	var q store.MessageQuery
+	var err error
+	if q.Limit, err = limitParam(v, letagents.DefaultPageSize, letagents.MaxPageSize); err != nil {
+		return q, err
 	}
 	if s := v.Get("after"); s != "" {
 		n, err := letagents.ParseMessageID(s)

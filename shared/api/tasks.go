@@ -3,7 +3,6 @@ package api
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/letagents/letagents-go/shared/auth"
@@ -99,13 +98,10 @@ func taskSeq(ps params) (int64, error) {
 
 // taskQuery reads ?status, ?open, ?after and ?limit of a board listing.
 func taskQuery(v url.Values) (store.TaskQuery, error) {
-	q := store.TaskQuery{Limit: letagents.DefaultTaskPage}
-	if s := v.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > letagents.MaxTaskPage {
-			return q, letagents.Errorf(letagents.Invalid, "limit must be a whole number from 1 to %d", letagents.MaxTaskPage)
-		}
-		q.Limit = n
+	var q store.TaskQuery
+	var err error
+	if q.Limit, err = limitParam(v, letagents.DefaultTaskPage, letagents.MaxTaskPage); err != nil {
+		return q, err
 	}
 	if s := v.Get("after"); s != "" {
 		n, err := letagents.ParseTaskCursor(s)
