@@ -209,6 +209,8 @@ func TestInviteShapedNames(t *testing.T) {
 		{"an unknown name is no room yet", http.MethodGet, "/rooms/wxyz-wxyz/messages", "", 404, "code", "ROOM_NOT_FOUND"},
 		// The legacy code route looks up codes only.
 		{"legacy join by code", http.MethodGet, "/projects/join/team-chat", "", 404, "error", "Project not found for the given code"},
+		{"digits name", http.MethodPost, "/rooms/1234-5678/join", "", 200, "name", "1234-5678"},
+		{"digits name is no code", http.MethodGet, "/projects/join/1234-5678", "", 404, "error", "Project not found for the given code"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -97,6 +97,9 @@ func (s *server) joinByCode(w http.ResponseWriter, r *http.Request, c call) erro
 		return letagents.Errorf(letagents.Invalid, "%q is not an invite code like FEH7-YWH4-ZYT3", c.ps["code"])
 	}
 	room, err := s.Store.Room(r.Context(), id)
+	if err == nil && room.Kind != letagents.RoomInvite {
+		err = letagents.RoomNotFound() // a named room such as 1234-5678 has no code
+	}
 	if err != nil {
 		return notFoundAs(err, "Project not found for the given code")
 	}
