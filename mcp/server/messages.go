@@ -83,7 +83,7 @@ func (s *Server) roomFor(arg string) (string, *mcp.CallToolResult) {
 		if err != nil {
 			return "", fail("room_id: "+err.Error(), "Pass a room id as join answers give it, or leave it out for the current room.")
 		}
-		return id, nil
+		return s.knownRoomID(id), nil
 	}
 	if r, ok := s.current(); ok {
 		return r.join.RoomID, nil

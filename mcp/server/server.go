@@ -30,6 +30,7 @@ import (
 	"github.com/letagents/letagents-go/mcp/state"
 	"github.com/letagents/letagents-go/mcp/visibility"
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -242,13 +243,7 @@ func (s *Server) current() (joinedRoom, bool) {
 func (s *Server) roomURL(roomID string) string { return s.cfg.APIURL + roomPath(roomID) }
 
 // roomPath is a room's path on the web ("/in/github.com/o/r").
-func roomPath(roomID string) string {
-	segs := strings.Split(roomID, "/")
-	for i, seg := range segs {
-		segs[i] = url.PathEscape(seg)
-	}
-	return "/in/" + strings.Join(segs, "/")
-}
+func roomPath(roomID string) string { return "/in/" + rooms.PathOf(roomID) }
 
 // detect inspects a working directory (the process's when dir is "").
 func (s *Server) detect(ctx context.Context, dir string) gitctx.Context {

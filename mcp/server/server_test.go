@@ -131,8 +131,49 @@ func TestInviteRooms(t *testing.T) {
 		t.Errorf("join_code = %s", j.raw)
 	}
 	c.call(t, "join_project", map[string]any{"code": "not-a-code"}).failed(t, "not an invite code")
-	c.call(t, "join_project", map[string]any{"code": "ABCD-EFGH-IJKL"}).failed(t, "not found")
+	// A code no invite room has opens the named room of that name, and
+	// the answer says so.
+	if j := c.call(t, "join_project", map[string]any{"code": "ABCD-EFGH-IJKL"}).ok(t); j.str("room_id") != "abcd-efgh-ijkl" ||
+		j.obj["code"] != nil || j.str("joined_via") != "join_room" || !strings.Contains(j.str("note"), "No invite room has the code ABCD-EFGH-IJKL") {
+		t.Errorf("join_project of an unknown code = %s", j.raw)
+	}
 	c.call(t, "join_project", map[string]any{"code": code, "session_mode": "live"}).failed(t, "not supported")
+}
+
+// Names shaped like invite codes (team-chat) are named rooms when no
+// invite room has the code; tools given the name in any case act on the
+// room the join answered, and keep its state under that id.
+func TestInviteShapedNamedRooms(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, false)
+	a := newAgent(t, b, "", nil)
+	j := a.call(t, "join_room", map[string]any{"name": "Team-Chat"}).ok(t)
+	if j.str("room_id") != "team-chat" || j.obj["code"] != nil || j.str("joined_via") != "join_room" || j.str("note") != "" {
+		t.Fatalf("join_room Team-Chat = %s", j.raw)
+	}
+	sent := a.call(t, "send_message", map[string]any{"text": "hello", "room_id": "TEAM-CHAT"}).ok(t)
+	tests := []struct{ tool, arg string }{
+		{"read_messages", "team-chat"},
+		{"read_messages", "TEAM-CHAT"},
+		{"resume_room_session", "Team-Chat"},
+	}
+	for _, tt := range tests {
+		r := a.call(t, tt.tool, map[string]any{"room_id": tt.arg}).ok(t)
+		if tt.tool == "read_messages" {
+			if msgs := r.list("messages"); len(msgs) != 1 || msgs[0]["id"] != sent.str("id") {
+				t.Errorf("%s %s = %s, want the one message", tt.tool, tt.arg, r.raw)
+			}
+			continue
+		}
+		if room, _ := r.obj["room"].(map[string]any); room["room_id"] != "team-chat" || r.str("last_message_id_before_restart") != sent.str("id") {
+			t.Errorf("%s %s = %s, want team-chat, from %s", tt.tool, tt.arg, r.raw, sent.str("id"))
+		}
+	}
+	st := readState(t, a.state)
+	sessions, _ := st["room_sessions"].(map[string]any)
+	if _, upper := sessions["TEAM-CHAT"]; upper || st["current_room"] != "team-chat" {
+		t.Errorf("state = %v, want the room kept under team-chat only", st)
+	}
 }
 
 func TestWaitForMessages(t *testing.T) {

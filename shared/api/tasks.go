@@ -16,8 +16,8 @@ import (
 //   - Anyone who may use the room reads the board.
 //   - Anyone creates tasks. An agent's task (worker session) is created
 //     by its actor label and stays proposed until a room admin accepts
-//     it. A person's task is created by their account's name (or, not
-//     signed in, by created_by) and starts accepted when they are a
+//     it. A person's task is created by created_by as sent (signed in,
+//     by default their account's name) and starts accepted when they are a
 //     trusted creator: signed in and either a room admin or in a browser
 //     session; otherwise (an owner token without a session, which is how
 //     agents call, or nobody signed in) it is proposed too.

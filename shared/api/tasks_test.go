@@ -249,6 +249,43 @@ func TestTaskLifecycle(t *testing.T) {
 	}
 }
 
+// A task's created_by is what the request sent, as the original keeps
+// it (white space around it trimmed, as a sender's is); a worker
+// session's task is its actor label's, and a signed-in person who sends
+// none is named by their account.
+func TestTaskCreatedBy(t *testing.T) {
+	t.Parallel()
+	b := newBoardEnv(t)
+	builder := b.agent(t, "builder")
+	tests := []struct {
+		name, token, body string
+		status            int
+		createdBy, state  string
+	}{
+		{"anonymous", "", `{"title": "t", "created_by": "  Sam  "}`, 201, "Sam", "proposed"},
+		{"owner token", b.bob, `{"title": "t", "created_by": "Robert"}`, 201, "Robert", "proposed"},
+		{"owner token, none sent", b.bob, `{"title": "t"}`, 201, "bob Name", "proposed"}, // the fake GitHub's name
+		{"admin", b.ann, `{"title": "t", "created_by": "Ops lead"}`, 201, "Ops lead", "accepted"},
+		{"worker session", b.bob, `{"title": "t", "created_by": "someone else", ` + builder.creds() + `}`, 201, builder.label, "proposed"},
+		{"anonymous, none sent", "", `{"title": "t"}`, 400, "", ""},
+		{"too long", "", `{"title": "t", "created_by": "` + strings.Repeat("x", letagents.MaxSenderBytes+1) + `"}`, 400, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r reply
+			if tt.token == "" {
+				r = b.call(t, http.MethodPost, "/rooms/board/tasks", tt.body)
+			} else {
+				r = b.as(t, tt.token, http.MethodPost, "/rooms/board/tasks", tt.body)
+			}
+			r.want(t, tt.status, "created_by")
+			if tt.status == 201 && (r.str("created_by") != tt.createdBy || r.str("status") != tt.state) {
+				t.Errorf("created_by %q, status %s; want %q, %s", r.str("created_by"), r.str("status"), tt.createdBy, tt.state)
+			}
+		})
+	}
+}
+
 func TestTaskHandoffAndRelease(t *testing.T) {
 	t.Parallel()
 	b := newBoardEnv(t)

@@ -490,14 +490,14 @@ func CheckTaskChange(c BoardCaller, status TaskStatus) error {
 }
 
 // WriterName picks the name a board write without a worker session is
-// signed with: on a sessionless board the name the caller gives
-// (created_by, a claim's assignee), as the older clients send it; else,
-// and when it gives none, the signed-in account's name. given reports
-// that the name is the caller's own choice, to be checked as a message's
-// sender is. "" when there is neither.
+// signed with: the name the caller gives (created_by, a claim's
+// assignee), as the original keeps it and older clients send it; when it
+// gives none, the signed-in account's name. given reports that the name
+// is the caller's own choice, to be checked as a message's sender is. ""
+// when there is neither.
 func WriterName(c BoardCaller, given, account string) (name string, isGiven bool) {
 	given = strings.TrimSpace(given)
-	if c.SignedIn && (!c.Sessionless || given == "") {
+	if given == "" && c.SignedIn {
 		return account, false
 	}
 	return given, given != ""

@@ -582,7 +582,8 @@ func TestWriterName(t *testing.T) {
 	}{
 		{"nobody gives a name", nobody, " Builder ", "Builder", true},
 		{"nobody gives none", nobody, "  ", "", false},
-		{"an account, sessions required", ownerToken, "Builder", "ann", false},
+		{"an account, sessions required", ownerToken, "Builder", "Builder", true},
+		{"an account gives none, sessions required", ownerToken, " ", "ann", false},
 		{"an account, sessionless", sessionless(ownerToken), "Builder | ann's agent | Codex", "Builder | ann's agent | Codex", true},
 		{"an account gives none, sessionless", sessionless(ownerToken), "", "ann", false},
 		{"nobody, sessionless", sessionless(nobody), "pat", "pat", true},

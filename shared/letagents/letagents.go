@@ -78,6 +78,28 @@ type Room struct {
 	CreatedAt   time.Time
 }
 
+// Bounds of a room's display name, in characters, as a rename sets it.
+const (
+	MinRoomDisplayName = 2
+	MaxRoomDisplayName = 64
+)
+
+// RoomDisplayName checks the display name a room is renamed to: white
+// space collapsed, MinRoomDisplayName to MaxRoomDisplayName characters,
+// no control characters.
+func RoomDisplayName(s string) (string, error) {
+	s = strings.Join(strings.Fields(s), " ")
+	switch n := len([]rune(s)); {
+	case n == 0:
+		return "", Errorf(Invalid, "display_name is required")
+	case n < MinRoomDisplayName || n > MaxRoomDisplayName:
+		return "", Errorf(Invalid, "display_name must be between %d and %d characters", MinRoomDisplayName, MaxRoomDisplayName)
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return "", Errorf(Invalid, "display_name must not contain control characters")
+	}
+	return s, nil
+}
+
 // Message is one entry of a room's timeline. Seq is the room's gap-free
 // message number, the cursor every reader pages by.
 type Message struct {
@@ -297,6 +319,12 @@ func (e *Error) Error() string { return e.Message }
 func IsCode(err error, code ErrorCode) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Code == code
+}
+
+// RoomNotFound is the answer about a room that does not exist, with the
+// code ROOM_NOT_FOUND that clients branch on.
+func RoomNotFound() *Error {
+	return &Error{Code: NotFound, Message: "Room not found", Reason: "ROOM_NOT_FOUND"}
 }
 
 // Errorf builds an *Error with a formatted message.

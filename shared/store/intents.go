@@ -83,7 +83,7 @@ func (s *Store) BoardSettings(ctx context.Context, roomID string) (letagents.Boa
 		roomID, letagents.ManagerOptional, int64(letagents.DefaultIntentTTL/time.Second)))
 	switch {
 	case isNoRows(err):
-		return b, letagents.Errorf(letagents.NotFound, "Room not found")
+		return b, letagents.RoomNotFound()
 	case err != nil:
 		return b, fmt.Errorf("read board settings: %w", err)
 	}
@@ -133,7 +133,7 @@ func (s *Store) SetBoardSettings(ctx context.Context, roomID string, c BoardSett
 		roomID, modeArg, ttlArg, c.RequireWorkerSessions, now, letagents.ManagerOptional, int64(letagents.DefaultIntentTTL/time.Second)))
 	switch {
 	case pgCode(err) == foreignKeyViolation:
-		return b, letagents.Errorf(letagents.NotFound, "Room not found")
+		return b, letagents.RoomNotFound()
 	case pgCode(err) == checkViolation:
 		return b, letagents.Errorf(letagents.Invalid, "manager_mode must be off, manager_optional or intent_required")
 	case err != nil:
@@ -194,7 +194,7 @@ func (s *Store) createBoardIntent(ctx context.Context, n NewBoardIntent, now tim
 		created = err == nil
 		switch {
 		case pgCode(err) == foreignKeyViolation:
-			return letagents.Errorf(letagents.NotFound, "Room not found")
+			return letagents.RoomNotFound()
 		case isNoRows(err):
 			if i, err = pendingTwin(); isNoRows(err) {
 				return err // retried by the caller
