@@ -315,6 +315,33 @@ func (f ReasoningFields) ClosedAt() (Opt[time.Time], error) {
 	return Some(t), nil
 }
 
+// ReasoningSessionChange is a change of a session's task, anchor or
+// closing time: unset fields are kept, null ones cleared (a null
+// ClosedAt reopens the session).
+type ReasoningSessionChange struct {
+	TaskID          Opt[string]
+	AnchorMessageID Opt[string]
+	ClosedAt        Opt[time.Time]
+}
+
+// SessionChange reads the change a PATCH of a session asks for: task_id,
+// anchor_message_id and closed_at as ClosedAt reads it; at least one.
+func (f ReasoningFields) SessionChange() (ReasoningSessionChange, error) {
+	var c ReasoningSessionChange
+	if !f.Has("task_id") && !f.Has("anchor_message_id") && !f.Has("closed_at") {
+		return c, Errorf(Invalid, "task_id, anchor_message_id, or closed_at is required")
+	}
+	var err error
+	if c.TaskID, err = f.Field("task_id", MaxReasoningRefBytes); err != nil {
+		return c, err
+	}
+	if c.AnchorMessageID, err = f.Field("anchor_message_id", MaxReasoningRefBytes); err != nil {
+		return c, err
+	}
+	c.ClosedAt, err = f.ClosedAt()
+	return c, err
+}
+
 // ReasoningSession is one agent's reasoning trace in a room. Empty
 // strings are nulls on the wire; a zero ClosedAt is an open session.
 type ReasoningSession struct {

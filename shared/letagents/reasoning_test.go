@@ -166,3 +166,46 @@ func TestReasoningChangeRemoved(t *testing.T) {
 		}
 	}
 }
+
+func TestReasoningSessionChange(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		body, want, err string // want: which fields are set, and to what
+	}{
+		{`{}`, "", "task_id, anchor_message_id, or closed_at is required"},
+		{`{"summary": "s", "actor_label": "a"}`, "", "task_id, anchor_message_id, or closed_at is required"},
+		{`{"task_id": " task_5 "}`, "task=task_5", ""},
+		{`{"task_id": null, "anchor_message_id": "msg_1"}`, "task=<null> anchor=msg_1", ""},
+		{`{"closed_at": null}`, "closed=<null>", ""},
+		{`{"closed_at": "2026-04-22T15:00:00Z"}`, "closed=2026-04-22T15:00:00Z", ""},
+		{`{"closed_at": "soon"}`, "", "closed_at must be a time"},
+		{`{"anchor_message_id": "` + strings.Repeat("m", MaxReasoningRefBytes+1) + `"}`, "", "anchor_message_id is longer than 200 bytes"},
+	} {
+		ch, err := fields(t, c.body).SessionChange()
+		if c.err != "" {
+			if !IsCode(err, Invalid) || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %v, want %q", c.body, err, c.err)
+			}
+			continue
+		}
+		var got []string
+		for _, f := range []struct {
+			name string
+			o    Opt[string]
+		}{{"task", ch.TaskID}, {"anchor", ch.AnchorMessageID}} {
+			if f.o.Set {
+				got = append(got, f.name+"="+f.o.Or("<null>"))
+			}
+		}
+		if ch.ClosedAt.Set {
+			at := "<null>"
+			if ch.ClosedAt.Value != nil {
+				at = ch.ClosedAt.Value.UTC().Format(time.RFC3339)
+			}
+			got = append(got, "closed="+at)
+		}
+		if err != nil || strings.Join(got, " ") != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.body, strings.Join(got, " "), err, c.want)
+		}
+	}
+}

@@ -41,15 +41,6 @@ type ReasoningQuery struct {
 	TaskID     string // only this task's, when set
 }
 
-// ReasoningSessionChange is a change of a session's task, anchor or
-// closing time: unset fields are kept, null ones cleared (a null
-// ClosedAt reopens the session).
-type ReasoningSessionChange struct {
-	TaskID          letagents.Opt[string]
-	AnchorMessageID letagents.Opt[string]
-	ClosedAt        letagents.Opt[time.Time]
-}
-
 const (
 	reasoningSessionColumns = `id, room_id, task_id, anchor_message_id, actor_label, agent_key, status, summary, latest_payload,
 		change_seq, created_at, updated_at, closed_at`
@@ -189,7 +180,7 @@ func (s *Store) AddReasoningUpdate(ctx context.Context, roomID, sessionID, actor
 
 // ChangeReasoningSession changes a session's task, anchor or closing
 // time. NotFound when the room or the session does not exist.
-func (s *Store) ChangeReasoningSession(ctx context.Context, roomID, sessionID string, ch ReasoningSessionChange,
+func (s *Store) ChangeReasoningSession(ctx context.Context, roomID, sessionID string, ch letagents.ReasoningSessionChange,
 	now time.Time) (letagents.ReasoningChange, error) {
 	var sd sessionDest
 	err := s.pool.QueryRow(ctx, `

@@ -157,7 +157,7 @@ func TestReasoningUpdatesMerge(t *testing.T) {
 	}
 
 	closedAt := now.Add(time.Minute).Truncate(time.Millisecond)
-	ch, err := s.ChangeReasoningSession(ctx, room, id, store.ReasoningSessionChange{AnchorMessageID: letagents.Some("msg_88"),
+	ch, err := s.ChangeReasoningSession(ctx, room, id, letagents.ReasoningSessionChange{AnchorMessageID: letagents.Some("msg_88"),
 		ClosedAt: letagents.Some(closedAt)}, now)
 	if err != nil || ch.Session.AnchorMessageID != "msg_88" || !ch.Session.ClosedAt.Equal(closedAt) || ch.Update != nil || ch.Session.ChangeSeq != 5 {
 		t.Fatalf("close = %+v, %v", ch, err)
@@ -179,7 +179,7 @@ func TestReasoningUpdatesMerge(t *testing.T) {
 	}
 
 	// Reopening (closed_at null) and clearing the task.
-	re, err := s.ChangeReasoningSession(ctx, room, id, store.ReasoningSessionChange{ClosedAt: letagents.Null[time.Time](),
+	re, err := s.ChangeReasoningSession(ctx, room, id, letagents.ReasoningSessionChange{ClosedAt: letagents.Null[time.Time](),
 		TaskID: letagents.Null[string]()}, now)
 	if err != nil || !re.Session.Open() || re.Session.AnchorMessageID != "msg_88" || re.Session.TaskID != "" {
 		t.Errorf("reopen = %+v, %v", re.Session, err)
@@ -192,7 +192,7 @@ func TestReasoningUpdatesMerge(t *testing.T) {
 		{"missing room", "nowhere", id, "Room not found"},
 	} {
 		_, err1 := s.AddReasoningUpdate(ctx, c.room, c.id, "", snapshot(t, `{"summary": "x"}`), now)
-		_, err2 := s.ChangeReasoningSession(ctx, c.room, c.id, store.ReasoningSessionChange{TaskID: letagents.Some("task_1")}, now)
+		_, err2 := s.ChangeReasoningSession(ctx, c.room, c.id, letagents.ReasoningSessionChange{TaskID: letagents.Some("task_1")}, now)
 		_, err3 := s.ReasoningSession(ctx, c.room, c.id)
 		for _, err := range []error{err1, err2, err3} {
 			var e *letagents.Error
@@ -229,7 +229,7 @@ func TestReasoningSessionsList(t *testing.T) {
 	if _, err := s.AddReasoningUpdate(ctx, "list", a1, "", snapshot(t, `{"summary": "again"}`), now); err != nil { // a1 is now the latest
 		t.Fatal(err)
 	}
-	if _, err := s.ChangeReasoningSession(ctx, "list", b1, store.ReasoningSessionChange{ClosedAt: letagents.Some(now)}, now.Add(-time.Hour)); err != nil {
+	if _, err := s.ChangeReasoningSession(ctx, "list", b1, letagents.ReasoningSessionChange{ClosedAt: letagents.Some(now)}, now.Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -274,13 +274,13 @@ func TestReasoningChanges(t *testing.T) {
 	if err != nil || len(p.Changes) != 0 || p.Head != 0 || p.HasMore {
 		t.Fatalf("no changes yet = %+v, %v", p, err)
 	}
-	a, _ := s.CreateReasoningSession(ctx, store.NewReasoningSession{RoomID: "changes", ActorLabel: "A", Snapshot: snapshot(t, `{"summary": "a1"}`)}, now)  // 1
-	b, _ := s.CreateReasoningSession(ctx, store.NewReasoningSession{RoomID: "changes", ActorLabel: "B", Snapshot: snapshot(t, `{"summary": "b1"}`)}, now)  // 2
-	a2, _ := s.AddReasoningUpdate(ctx, "changes", a.Session.ID, "", snapshot(t, `{"summary": "a2"}`), now)                                                 // 3
-	if _, err := s.ChangeReasoningSession(ctx, "changes", b.Session.ID, store.ReasoningSessionChange{TaskID: letagents.Some("task_1")}, now); err != nil { // 4
+	a, _ := s.CreateReasoningSession(ctx, store.NewReasoningSession{RoomID: "changes", ActorLabel: "A", Snapshot: snapshot(t, `{"summary": "a1"}`)}, now)      // 1
+	b, _ := s.CreateReasoningSession(ctx, store.NewReasoningSession{RoomID: "changes", ActorLabel: "B", Snapshot: snapshot(t, `{"summary": "b1"}`)}, now)      // 2
+	a2, _ := s.AddReasoningUpdate(ctx, "changes", a.Session.ID, "", snapshot(t, `{"summary": "a2"}`), now)                                                     // 3
+	if _, err := s.ChangeReasoningSession(ctx, "changes", b.Session.ID, letagents.ReasoningSessionChange{TaskID: letagents.Some("task_1")}, now); err != nil { // 4
 		t.Fatal(err)
 	}
-	if _, err := s.ChangeReasoningSession(ctx, "changes", a.Session.ID, store.ReasoningSessionChange{ClosedAt: letagents.Some(now)}, now); err != nil { // 5
+	if _, err := s.ChangeReasoningSession(ctx, "changes", a.Session.ID, letagents.ReasoningSessionChange{ClosedAt: letagents.Some(now)}, now); err != nil { // 5
 		t.Fatal(err)
 	}
 	type change struct {
@@ -374,7 +374,7 @@ func TestReasoningWritesRingTheRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	ring("update")
-	if _, err := s.ChangeReasoningSession(ctx, "bell", c.Session.ID, store.ReasoningSessionChange{ClosedAt: letagents.Some(now)}, now); err != nil {
+	if _, err := s.ChangeReasoningSession(ctx, "bell", c.Session.ID, letagents.ReasoningSessionChange{ClosedAt: letagents.Some(now)}, now); err != nil {
 		t.Fatal(err)
 	}
 	ring("close")
