@@ -41,6 +41,20 @@ var (
 		"artifact.state":           letagents.MaxArtifactFieldBytes,
 		"artifact.title":           letagents.MaxArtifactTitleBytes,
 		"artifact.url":             letagents.MaxArtifactURLBytes,
+		"summary":                  letagents.MaxReasoningTextBytes,
+		"goal":                     letagents.MaxReasoningTextBytes,
+		"checking":                 letagents.MaxReasoningTextBytes,
+		"hypothesis":               letagents.MaxReasoningTextBytes,
+		"blocker":                  letagents.MaxReasoningTextBytes,
+		"next_action":              letagents.MaxReasoningTextBytes,
+		"milestone":                letagents.MaxReasoningTextBytes,
+		// get_room_events' filters: the API reads none of them.
+		"event_type": maxIgnored,
+		"object_id":  maxIgnored,
+		"actor":      maxIgnored,
+		"since":      maxIgnored,
+		"until":      maxIgnored,
+		"after":      maxIgnored,
 	}
 	toolArgLimits = map[string]int{
 		"set_agent_name.name":                      maxAgentName,

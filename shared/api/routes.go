@@ -22,6 +22,7 @@ func (s *server) routes() []Route {
 		{GroupRooms, http.MethodPost, "/projects/{room}/code/rotate", admin, s.rotateCode},
 		{GroupRooms, http.MethodGet, "/rooms/{room}/artifacts", member, s.listArtifacts},
 		{GroupRooms, http.MethodPost, "/rooms/{room}/artifacts", member, s.publishArtifact},
+		{GroupRooms, http.MethodGet, "/rooms/{room}/events", member, s.roomEvents},
 
 		{GroupAuth, http.MethodPost, "/auth/device/start", public, s.startDevice},
 		{GroupAuth, http.MethodGet, "/auth/device/poll/{request_id}", public, s.pollDevice},
@@ -59,6 +60,13 @@ func (s *server) routes() []Route {
 		{GroupCoordination, http.MethodPatch, "/projects/{room}/tasks/{task_id}", member, s.updateTask},
 		{GroupCoordination, http.MethodPost, "/projects/{room}/tasks/{task_id}/lease-action", member, s.leaseAction},
 		{GroupCoordination, http.MethodPost, "/projects/{room}/tasks/{task_id}/review-lease-action", member, s.reviewLeaseAction},
+
+		{GroupCoordination, http.MethodGet, "/rooms/{room}/reasoning", member, s.listReasoning},
+		{GroupCoordination, http.MethodGet, "/rooms/{room}/reasoning-sessions", member, s.listReasoning},
+		{GroupCoordination, http.MethodPost, "/rooms/{room}/reasoning-sessions", member, s.createReasoning},
+		{GroupCoordination, http.MethodGet, "/rooms/{room}/reasoning-sessions/{session_id}", member, s.getReasoning},
+		{GroupCoordination, http.MethodPatch, "/rooms/{room}/reasoning-sessions/{session_id}", member, s.changeReasoning},
+		{GroupCoordination, http.MethodPost, "/rooms/{room}/reasoning-sessions/{session_id}/updates", member, s.addReasoningUpdate},
 
 		{GroupCoordination, http.MethodGet, "/rooms/{room}/board-intents", member, s.listIntents},
 		{GroupCoordination, http.MethodPost, "/rooms/{room}/board-intents", member, s.registerIntent},

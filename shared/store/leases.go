@@ -69,11 +69,12 @@ func leasesOf(ctx context.Context, q querier, roomID string, seq int64, now time
 	return one[0].ActiveLeases, err
 }
 
-// newLeaseID makes a lease id: "tl_" and 16 random bytes in hex.
-func newLeaseID() string {
+// randomID makes an id of prefix and 16 random bytes in hex (32 digits):
+// leases' "tl_…", reasoning sessions' "rs_…" and updates' "ru_…".
+func randomID(prefix string) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return letagents.LeasePrefix + hex.EncodeToString(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }
 
 // insertLease creates an active lease. The unique indexes refuse a second
@@ -89,7 +90,7 @@ func insertLease(ctx context.Context, tx pgx.Tx, l letagents.Lease, now time.Tim
 			branch_ref, pr_url, output_intent, expires_at, ttl_seconds, last_heartbeat_at, created_by, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $16, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $14, $14)
 		RETURNING `+leaseColumns,
-		newLeaseID(), l.RoomID, l.TaskSeq, l.Kind, l.AgentKey, nullString(l.InstanceID), nullInt(l.SessionID), l.ActorLabel,
+		randomID(letagents.LeasePrefix), l.RoomID, l.TaskSeq, l.Kind, l.AgentKey, nullString(l.InstanceID), nullInt(l.SessionID), l.ActorLabel,
 		nullString(l.BranchRef), nullString(l.PRURL), nullString(l.OutputIntent), expires, ttl, now, l.CreatedBy, letagents.LeaseActive))
 	switch {
 	case pgCode(err) == uniqueViolation && l.Kind == letagents.LeaseWork:

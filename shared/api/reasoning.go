@@ -1,0 +1,225 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/wire"
+)
+
+// Reasoning sessions, as 0.12.9 serves them. Their bodies are read as the
+// original reads them (letagents.ReasoningFields): leniently, field by
+// field, so that what it accepts is accepted here.
+
+func toReasoningSession(s letagents.ReasoningSession) wire.ReasoningSession {
+	return wire.ReasoningSession{ID: s.ID, RoomID: s.RoomID, TaskID: optText(s.TaskID), AnchorMessageID: optText(s.AnchorMessageID),
+		ActorLabel: s.ActorLabel, AgentKey: optText(s.AgentKey), Status: optText(s.Status), Summary: s.Summary,
+		LatestPayload: snapshotJSON(s.LatestPayload), CreatedAt: letagents.FormatTime(s.CreatedAt),
+		UpdatedAt: letagents.FormatTime(s.UpdatedAt), ClosedAt: optTime(s.ClosedAt)}
+}
+
+func toReasoningUpdate(u letagents.ReasoningUpdate) wire.ReasoningUpdate {
+	return wire.ReasoningUpdate{ID: u.ID, RoomID: u.RoomID, SessionID: u.SessionID, ActorLabel: u.ActorLabel, Status: optText(u.Status),
+		Summary: u.Summary, Milestone: optText(u.Milestone), Payload: snapshotJSON(u.Payload), CreatedAt: letagents.FormatTime(u.CreatedAt)}
+}
+
+// snapshotJSON is a snapshot's JSON. A snapshot holds strings and a
+// confidence checked to lie in 0..1 (never NaN), which always encode.
+func snapshotJSON(s letagents.ReasoningSnapshot) json.RawMessage {
+	b, _ := s.MarshalJSON()
+	return b
+}
+
+// reasoningEvent is the event stream's event for a reasoning change: its
+// name and data, as 0.12.9 sends them (reasoning_update with the session
+// and the appended update or null; reasoning_remove when a change closed
+// the session).
+func reasoningEvent(roomID string, c letagents.ReasoningChange) (name string, data any) {
+	if c.Removed() {
+		return wire.EventReasoningRemove, wire.ReasoningRemoved{RoomID: roomID, SessionID: c.Session.ID}
+	}
+	e := wire.ReasoningEvent{RoomID: roomID, Session: toReasoningSession(c.Session)}
+	if c.Update != nil {
+		u := toReasoningUpdate(*c.Update)
+		e.Update = &u
+	}
+	return wire.EventReasoningUpdate, e
+}
+
+// reasoningWrite decodes a reasoning write's body (none reads as {}) and
+// finds the worker session that signs it. As in 0.12.9, an owner token
+// must come with a worker session's credentials, whose actor then writes;
+// other callers (a browser, nobody) write as the body says and their
+// credentials, if any, are not read.
+func (s *server) reasoningWrite(w http.ResponseWriter, r *http.Request, c call) (letagents.ReasoningFields, *letagents.AgentSession, error) {
+	f := letagents.ReasoningFields{}
+	if r.ContentLength != 0 {
+		if err := decode(w, r, &f); err != nil {
+			return nil, nil, err
+		}
+	}
+	if identity(r).Via != auth.ViaOwnerToken {
+		return f, nil, nil
+	}
+	creds := wire.SessionCredentials{AgentSessionID: f.Text("agent_session_id"), AgentSessionToken: f.Text("agent_session_token")}
+	sess, err := s.requireWorker(r, c.room, creds)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, &sess, nil
+}
+
+// listReasoning is GET …/reasoning and …/reasoning-sessions: the room's
+// sessions, most recently updated first; open ones unless ?open=false.
+func (s *server) listReasoning(w http.ResponseWriter, r *http.Request, c call) error {
+	v := r.URL.Query()
+	q := store.ReasoningQuery{Limit: queryLimit(v, letagents.DefaultReasoningSessionPage, letagents.MaxReasoningSessionPage),
+		OpenOnly: v.Get("open") != "false", ActorLabel: strings.TrimSpace(v.Get("actor_label")), TaskID: strings.TrimSpace(v.Get("task_id"))}
+	list, err := s.Store.ReasoningSessions(r.Context(), c.room, q)
+	if err != nil {
+		return err
+	}
+	out := make([]wire.ReasoningSession, len(list))
+	for i, rs := range list {
+		out[i] = toReasoningSession(rs)
+	}
+	raw, cut, err := withinPage(out)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, wire.ReasoningSessions{RoomID: c.room, Sessions: out[:len(raw)], HasMore: cut})
+	return nil
+}
+
+// getReasoning is GET …/reasoning-sessions/{session_id}: the session and
+// its first ?limit updates.
+func (s *server) getReasoning(w http.ResponseWriter, r *http.Request, c call) error {
+	id := c.ps["session_id"]
+	rs, err := s.Store.ReasoningSession(r.Context(), c.room, id)
+	if err != nil {
+		return err
+	}
+	limit := queryLimit(r.URL.Query(), letagents.DefaultReasoningUpdatePage, letagents.MaxReasoningUpdatePage)
+	ups, err := s.Store.ReasoningUpdates(r.Context(), c.room, id, limit)
+	if err != nil {
+		return err
+	}
+	out := make([]wire.ReasoningUpdate, len(ups))
+	for i, u := range ups {
+		out[i] = toReasoningUpdate(u)
+	}
+	raw, cut, err := withinPage(out)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, wire.ReasoningSessionDetail{RoomID: c.room, Session: toReasoningSession(rs), Updates: out[:len(raw)], HasMore: cut})
+	return nil
+}
+
+// createReasoning is POST …/reasoning-sessions: a new session with its
+// first snapshot.
+func (s *server) createReasoning(w http.ResponseWriter, r *http.Request, c call) error {
+	f, sess, err := s.reasoningWrite(w, r, c)
+	if err != nil {
+		return err
+	}
+	n := store.NewReasoningSession{RoomID: c.room}
+	if sess != nil {
+		n.ActorLabel, n.AgentKey = sess.ActorLabel, sess.AgentKey
+	} else {
+		if n.ActorLabel, err = s.reasoningActor(r, c, f.Text("actor_label")); err != nil {
+			return err
+		}
+		key, err := f.Field("agent_key", letagents.MaxReasoningRefBytes)
+		if err != nil {
+			return err
+		}
+		n.AgentKey = key.Or("")
+	}
+	task, err := f.Field("task_id", letagents.MaxReasoningRefBytes)
+	if err != nil {
+		return err
+	}
+	anchor, err := f.Field("anchor_message_id", letagents.MaxReasoningRefBytes)
+	if err != nil {
+		return err
+	}
+	n.TaskID, n.AnchorMessageID = task.Or(""), anchor.Or("")
+	if n.Snapshot, err = f.Snapshot(); err != nil {
+		return err
+	}
+	ch, err := s.Store.CreateReasoningSession(r.Context(), n, s.now())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, written(c.room, ch))
+	return nil
+}
+
+// reasoningActor checks the actor_label a caller without a worker session
+// writes under, as a message's sender is checked: no server name, and no
+// label of another account's agent.
+func (s *server) reasoningActor(r *http.Request, c call, label string) (string, error) {
+	actor, err := letagents.ReasoningActor(label)
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.nameSource(r, c.room, "actor_label", actor); err != nil {
+		return "", err
+	}
+	return actor, nil
+}
+
+// addReasoningUpdate is POST …/reasoning-sessions/{session_id}/updates: a
+// snapshot merged into the session.
+func (s *server) addReasoningUpdate(w http.ResponseWriter, r *http.Request, c call) error {
+	f, sess, err := s.reasoningWrite(w, r, c)
+	if err != nil {
+		return err
+	}
+	actor := "" // the session's own actor
+	if sess != nil {
+		actor = sess.ActorLabel
+	} else if label := f.Text("actor_label"); label != "" {
+		if actor, err = s.reasoningActor(r, c, label); err != nil {
+			return err
+		}
+	}
+	snap, err := f.Snapshot()
+	if err != nil {
+		return err
+	}
+	ch, err := s.Store.AddReasoningUpdate(r.Context(), c.room, c.ps["session_id"], actor, snap, s.now())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, written(c.room, ch))
+	return nil
+}
+
+func written(roomID string, ch letagents.ReasoningChange) wire.ReasoningWritten {
+	return wire.ReasoningWritten{RoomID: roomID, Session: toReasoningSession(ch.Session), Update: toReasoningUpdate(*ch.Update)}
+}
+
+// changeReasoning is PATCH …/reasoning-sessions/{session_id}: its task,
+// anchor or closing time.
+func (s *server) changeReasoning(w http.ResponseWriter, r *http.Request, c call) error {
+	f, _, err := s.reasoningWrite(w, r, c)
+	if err != nil {
+		return err
+	}
+	change, err := f.SessionChange()
+	if err != nil {
+		return err
+	}
+	ch, err := s.Store.ChangeReasoningSession(r.Context(), c.room, c.ps["session_id"], change, s.now())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, wire.ReasoningSessionChanged{RoomID: c.room, Session: toReasoningSession(ch.Session)})
+	return nil
+}
