@@ -373,7 +373,9 @@ func TestWatchFallsBackToPolls(t *testing.T) {
 			f := newFakeRoom(t, tt.stream)
 			if tt.stream == nil {
 				// Serve no stream at all: the default 404 of unknown paths.
-				f.stream = func(w http.ResponseWriter, r *http.Request) { http.Error(w, `{"error": "Not Found"}`, http.StatusNotFound) }
+				f.stream = func(w http.ResponseWriter, r *http.Request) {
+					http.Error(w, `{"error": "Not Found"}`, http.StatusNotFound)
+				}
 			}
 			f.add("old")
 			w := startWatch(t, New(Config{APIURL: f.srv.URL}), "")
@@ -502,4 +504,3 @@ func TestBackoff(t *testing.T) {
 		}
 	}
 }
-
