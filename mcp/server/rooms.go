@@ -100,6 +100,7 @@ func (s *Server) join(ctx context.Context, roomID, via string) (joinAnswer, *aut
 	s.mu.Lock()
 	s.room = &joinedRoom{join: j, joinedVia: via}
 	s.mu.Unlock()
+	s.watchRoom(j.RoomID)
 	now := time.Now().UTC().Format(time.RFC3339)
 	s.update(ctx, func(st *state.State) error {
 		rs := st.RoomSessions[j.RoomID]
