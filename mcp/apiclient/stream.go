@@ -127,16 +127,25 @@ func (w *watch) advance(id string) error {
 	return nil
 }
 
+// LatestID returns the id of a room's newest message, msg_0 when it has
+// none: the cursor of what comes from now on.
+func (c *Client) LatestID(ctx context.Context, roomID string) (string, error) {
+	p, err := c.Messages(ctx, roomID, Query{Before: "latest", Limit: 1})
+	if err != nil {
+		return "", err
+	}
+	if len(p.Messages) == 0 {
+		return letagents.MessageID(0), nil
+	}
+	return p.Messages[len(p.Messages)-1].ID, nil
+}
+
 // start sets the cursor at the room's newest message, for a Watch of the
 // messages sent from now on.
 func (w *watch) start(ctx context.Context) error {
-	p, err := w.c.Messages(ctx, w.room, Query{Before: "latest", Limit: 1})
+	id, err := w.c.LatestID(ctx, w.room)
 	if err != nil {
 		return err
-	}
-	id := letagents.MessageID(0)
-	if len(p.Messages) > 0 {
-		id = p.Messages[len(p.Messages)-1].ID
 	}
 	if err := w.advance(id); err != nil {
 		return err

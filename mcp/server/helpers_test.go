@@ -38,8 +38,6 @@ type backend struct {
 	// hits are the requests by path, but for the long-polls of the
 	// resource watchers (those without ?limit): tests count the waits'.
 	hits map[string]int
-	// watched counts the watchers' long-polls and streams, by room.
-	watched map[string]int
 }
 
 // newBackend starts the API. signIn turns GitHub sign-in on (a fake
@@ -47,7 +45,7 @@ type backend struct {
 func newBackend(t *testing.T, signIn bool) *backend {
 	t.Helper()
 	vars := map[string]string{"LETAGENTS_JOIN_LIMIT": "100000", "LETAGENTS_REPO_ACCESS": "open"}
-	b := &backend{hits: map[string]int{}, watched: map[string]int{}}
+	b := &backend{hits: map[string]int{}}
 	if signIn {
 		delete(vars, "LETAGENTS_REPO_ACCESS")
 	}
@@ -70,9 +68,7 @@ func newBackend(t *testing.T, signIn bool) *backend {
 	b.svc, b.db = svc, d
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.mu.Lock()
-		if room, ok := watchedRoom(r); ok {
-			b.watched[room]++
-		} else {
+		if !fromWatcher(r) {
 			b.hits[r.URL.Path]++
 		}
 		hold := b.hold
@@ -91,18 +87,11 @@ func newBackend(t *testing.T, signIn bool) *backend {
 	return b
 }
 
-// watchedRoom is the room a resource watcher's request follows: a
-// stream, or a long-poll without ?limit (the waits' have one).
-func watchedRoom(r *http.Request) (string, bool) {
-	rest, ok := strings.CutPrefix(r.URL.Path, "/rooms/")
-	if !ok {
-		return "", false
-	}
-	if room, ok := strings.CutSuffix(rest, "/messages/stream"); ok {
-		return room, true
-	}
-	room, ok := strings.CutSuffix(rest, "/messages/poll")
-	return room, ok && !r.URL.Query().Has("limit")
+// fromWatcher reports whether r comes from a resource watcher: a stream, or
+// a long-poll without ?limit (the waits' have one).
+func fromWatcher(r *http.Request) bool {
+	return strings.HasSuffix(r.URL.Path, "/messages/stream") ||
+		strings.HasSuffix(r.URL.Path, "/messages/poll") && !r.URL.Query().Has("limit")
 }
 
 func (b *backend) count(path string) int {

@@ -161,11 +161,12 @@ func (w *watcher) stop() {
 	<-w.done
 }
 
-// watchRoom makes room the one whose new messages are announced, and
-// lists its messages resource instead of the last room's (which tells
-// the client the list changed). Nothing changes for the room already
-// watched, or once the server is closed.
-func (s *Server) watchRoom(room string) {
+// watchRoom makes room the one whose new messages are announced, each
+// one sent after watchRoom returns, and lists its messages resource
+// instead of the last room's (which tells the client the list changed).
+// Nothing changes for the room already watched, or once the server is
+// closed.
+func (s *Server) watchRoom(ctx context.Context, room string) {
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	same := s.watch != nil && s.watch.room == room
@@ -173,12 +174,18 @@ func (s *Server) watchRoom(room string) {
 		return
 	}
 	s.watch.stop()
-	ctx, cancel := context.WithCancel(s.life)
+	// The cursor is taken now, not when the watcher gets to it, so that
+	// what is sent once the join has answered is announced.
+	after, err := s.api.LatestID(ctx, room)
+	if err != nil {
+		s.log.Debug("no cursor for the room yet; the watcher will take one", "room", room, "error", err)
+	}
+	wctx, cancel := context.WithCancel(s.life)
 	w := &watcher{room: room, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
-		err := s.api.Watch(ctx, room, "", func([]wire.Message) { s.announce(room) })
-		if ctx.Err() == nil {
+		err := s.api.Watch(wctx, room, after, func([]wire.Message) { s.announce(room) })
+		if wctx.Err() == nil {
 			s.log.Warn("stopped following the room for resource updates", "room", room, "error", err)
 		}
 	}()

@@ -78,17 +78,6 @@ func (a *agent) watching() *watcher {
 	return a.srv.watch
 }
 
-// following waits until the watcher of room long-polls (or streams) it:
-// from then on it hears of every message.
-func (b *backend) following(t *testing.T, room string) {
-	t.Helper()
-	testwait.Until(t, "the watcher to follow "+room, func() bool {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return b.watched[room] > 0
-	})
-}
-
 func (a *agent) listedURIs(t *testing.T) []string {
 	t.Helper()
 	res, err := a.client.ListResources(t.Context(), mcp.ListResourcesRequest{})
@@ -169,7 +158,6 @@ func TestResources(t *testing.T) {
 			}
 
 			other := apiclient.New(apiclient.Config{APIURL: b.url})
-			b.following(t, room)
 			sent, err := other.Send(t.Context(), room, wire.SendMessage{Sender: "ann", Text: "news"})
 			if err != nil {
 				t.Fatal(err)

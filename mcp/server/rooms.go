@@ -97,10 +97,11 @@ func (s *Server) join(ctx context.Context, roomID, via string) (joinAnswer, *aut
 	if err != nil {
 		return joinAnswer{}, nil, err
 	}
+	// Watch first: once the room shows as joined, its news is announced.
+	s.watchRoom(ctx, j.RoomID)
 	s.mu.Lock()
 	s.room = &joinedRoom{join: j, joinedVia: via}
 	s.mu.Unlock()
-	s.watchRoom(j.RoomID)
 	now := time.Now().UTC().Format(time.RFC3339)
 	s.update(ctx, func(st *state.State) error {
 		rs := st.RoomSessions[j.RoomID]
