@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -241,5 +242,28 @@ func TestMessagesResourcePages(t *testing.T) {
 	_, err := a.client.ReadResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: messagesURI("no such room")}})
 	if err == nil || !strings.Contains(err.Error(), "no such room") {
 		t.Errorf("reading a missing room: %v, want an error naming it", err)
+	}
+}
+
+// TestServeStopsTheWatcher: when the MCP connection ends, Serve returns
+// with the joined room's watcher stopped.
+func TestServeStopsTheWatcher(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, false)
+	a := newAgent(t, b, "", nil)
+	stdin, feed := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- a.srv.Serve(t.Context(), stdin, io.Discard) }()
+	a.call(t, "join_room", map[string]any{"name": "served"}).ok(t)
+	w := a.watching()
+	if w == nil || !w.running() {
+		t.Fatal("no watcher runs for the joined room")
+	}
+	feed.Close() // the client goes away
+	if err := testwait.Recv(t, "Serve to return", served); err != nil {
+		t.Errorf("Serve: %v, want nil when the client goes away", err)
+	}
+	if w.running() || a.watching() != nil {
+		t.Error("the watcher still runs after Serve returned")
 	}
 }
