@@ -53,8 +53,10 @@ func TestResourcesFollowTheRoom(t *testing.T) {
 	for _, text := range []string{"first news", "second news"} {
 		m := b.send(t, text)
 		sent = append(sent, m.Message)
-		if up := a.note(t, mcp.MethodNotificationResourceUpdated); up.Params.AdditionalFields["uri"] != appMessages {
-			t.Errorf("resources/updated for %v, want %s", up.Params.AdditionalFields["uri"], appMessages)
+		up := a.note(t, mcp.MethodNotificationResourceUpdated)
+		if up.Params.AdditionalFields["uri"] != appMessages || up.Params.Meta[mcp.MetaKeySubscriptionID] == nil {
+			t.Errorf("resources/updated for %v with _meta %v, want %s tagged with the listen's subscription id",
+				up.Params.AdditionalFields["uri"], up.Params.Meta, appMessages)
 		}
 	}
 

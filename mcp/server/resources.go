@@ -215,13 +215,20 @@ func (s *Server) Close() {
 // changed.
 func (s *Server) announce(room string) {
 	for _, sub := range s.subs.of(room) {
-		params := map[string]any{"uri": sub.uri}
+		n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+			Method: mcp.MethodNotificationResourceUpdated,
+			Params: mcp.NotificationParams{AdditionalFields: map[string]any{"uri": sub.uri}},
+		}}
 		if sub.listen != nil {
-			// It travels on that request's stream, which says so.
-			params["_meta"] = map[string]any{mcp.MetaKeySubscriptionID: sub.listen}
+			// It travels on that request's stream, which says so. (This
+			// is why it goes to the session's channel directly: mcp-go's
+			// senders take no _meta.)
+			n.Params.Meta = map[string]any{mcp.MetaKeySubscriptionID: sub.listen}
 		}
-		if err := s.mcp.SendNotificationToSpecificClient(sub.session, mcp.MethodNotificationResourceUpdated, params); err != nil {
-			s.log.Debug("resource update not sent", "uri", sub.uri, "error", err)
+		select {
+		case sub.session.NotificationChannel() <- n:
+		default:
+			s.log.Debug("resource update not sent: the client is not reading", "uri", sub.uri)
 		}
 	}
 }
@@ -235,7 +242,7 @@ type subscriptions struct {
 
 // subscription is one session's subscription to a room's messages.
 type subscription struct {
-	session string
+	session mcpserver.ClientSession
 	uri     string // as the client wrote it
 	room    string
 	// listen is the id of the subscriptions/listen request that holds
@@ -246,7 +253,7 @@ type subscription struct {
 // same reports whether sub is the one of session, uri and listen; uri ""
 // matches every URI.
 func (sub subscription) same(session string, listen any, uri string) bool {
-	return sub.session == session && (uri == "" || sub.uri == uri) &&
+	return sub.session.SessionID() == session && (uri == "" || sub.uri == uri) &&
 		(sub.listen == nil) == (listen == nil) && fmt.Sprint(sub.listen) == fmt.Sprint(listen)
 }
 
@@ -260,7 +267,7 @@ func (ss *subscriptions) add(ctx context.Context, listen any, uri string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if !slices.ContainsFunc(ss.list, func(sub subscription) bool { return sub.same(sess.SessionID(), listen, uri) }) {
-		ss.list = append(ss.list, subscription{session: sess.SessionID(), uri: uri, room: room, listen: listen})
+		ss.list = append(ss.list, subscription{session: sess, uri: uri, room: room, listen: listen})
 	}
 }
 
@@ -280,7 +287,7 @@ func (ss *subscriptions) remove(ctx context.Context, listen any, uri string) {
 func (ss *subscriptions) drop(session string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	ss.list = slices.DeleteFunc(ss.list, func(sub subscription) bool { return sub.session == session })
+	ss.list = slices.DeleteFunc(ss.list, func(sub subscription) bool { return sub.session.SessionID() == session })
 }
 
 // of lists the subscriptions to room's messages.

@@ -167,8 +167,8 @@ func TestResources(t *testing.T) {
 			if up.Params.AdditionalFields["uri"] != uri {
 				t.Errorf("updated %v, want uri %s", up.Params.AdditionalFields, uri)
 			}
-			if protocol == mcp.LATEST_PROTOCOL_VERSION && up.Params.Meta == nil && up.Params.AdditionalFields["_meta"] == nil {
-				t.Errorf("updated %v on a listen stream, want the subscription id in _meta", up.Params)
+			if listening := protocol == mcp.LATEST_PROTOCOL_VERSION; listening != (up.Params.Meta[mcp.MetaKeySubscriptionID] != nil) {
+				t.Errorf("updated with _meta %v, want the subscription id in it only on a listen stream", up.Params.Meta)
 			}
 			if msgs := a.readMessages(t, uri); len(msgs) != 1 || msgs[0].ID != sent.ID {
 				t.Errorf("read %s: %v, want the one message %s", uri, msgs, sent.ID)
