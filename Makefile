@@ -9,11 +9,14 @@
 #               rewrite template.yaml's route events from
 #               shared/api/routes.go (go run ./infra/routegen); run it after
 #               adding, changing or removing a route
+#   make compat ANCHOR_DIR=/path/to/built/letagents [ANCHOR_URL=…]
+#               compare with the original service (README: Compatibility);
+#               not part of make test, which needs no copy of the original
 #
 # The SAM build targets (build-<LogicalId>, used by `sam build` with
 # BuildMethod: makefile) live below the developer targets.
 
-.PHONY: dev test bench template
+.PHONY: dev test bench template compat
 
 dev:
 	go run ./localdev
@@ -27,6 +30,10 @@ bench:
 
 template:
 	go run ./infra/routegen -template template.yaml
+
+# The command reads its settings from the environment (localdev/compat).
+compat:
+	ANCHOR_DIR='$(ANCHOR_DIR)' ANCHOR_URL='$(ANCHOR_URL)' go run ./localdev/compat
 
 # --- SAM build targets (build-<LogicalId>) below this line ---
 #

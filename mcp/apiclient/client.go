@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -427,15 +428,12 @@ func routeText(raw string) string {
 	return strings.TrimSpace(raw)
 }
 
-// roomPath escapes a room id for a path: each '/'-separated segment on
-// its own, so github.com/o/r stays three segments as the routes expect.
+// roomPath escapes a room id for a path as rooms.PathOf does:
+// github.com/o/r stays three segments, as the routes expect, and a deeper
+// id goes as one segment, which the gateway routes.
 func roomPath(roomID string) (string, error) {
 	if strings.TrimSpace(roomID) == "" {
 		return "", errors.New("apiclient: empty room id")
 	}
-	segs := strings.Split(roomID, "/")
-	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
-	}
-	return strings.Join(segs, "/"), nil
+	return rooms.PathOf(roomID), nil
 }

@@ -128,6 +128,8 @@ func TestRoomPath(t *testing.T) {
 		{"git-room:github.com:o/r:branch:Zm9v", "git-room:github.com:o/r:branch:Zm9v"},
 		{"team room", "team%20room"},
 		{"a?b#c/d%e", "a%3Fb%23c/d%25e"},
+		// Deeper than the gateway's routes: one segment.
+		{"gitlab.com/group/sub/proj", "gitlab.com%2Fgroup%2Fsub%2Fproj"},
 	}
 	for _, tt := range tests {
 		if got, err := roomPath(tt.id); err != nil || got != tt.want {

@@ -465,7 +465,7 @@ func (p person) request(method, path string, body any) ([]byte, int) {
 }
 
 // participant finds a session in the room's roster.
-func (p person) participant(sessionID string) (wire.Participant, bool) {
+func (p person) participant(sessionID string) (wire.RoomParticipant, bool) {
 	p.t.Helper()
 	raw, status := p.request(http.MethodGet, "/participants", nil)
 	if status != http.StatusOK {
@@ -474,11 +474,11 @@ func (p person) participant(sessionID string) (wire.Participant, bool) {
 	var list wire.Participants
 	decode(p.t, "GET participants", string(raw), &list)
 	for _, x := range list.Participants {
-		if x.SessionID == sessionID {
+		if x.SessionID != nil && *x.SessionID == sessionID {
 			return x, true
 		}
 	}
-	return wire.Participant{}, false
+	return wire.RoomParticipant{}, false
 }
 
 // awaitConnected polls the roster until the session shows as connected.

@@ -17,14 +17,14 @@ import (
 
 // wantTools is every tool an agent should be offered.
 var wantTools = []string{
-	"add_task", "approve_board_intent", "check_repo", "claim_task", "claim_task_review", "clear_saved_auth", "complete_task",
+	"add_task", "approve_board_intent", "check_repo", "check_repo_visibility", "claim_task", "claim_task_review", "clear_saved_auth", "complete_task",
 	"create_project", "create_room", "deny_board_intent", "disconnect_agent_session", "get_board", "get_board_settings",
 	"get_current_room", "get_onboarding_status", "get_room_artifacts", "handoff_task_lease", "initialize_repo", "join_code",
 	"join_project", "join_room", "list_board_intents", "poll_device_auth", "post_status", "publish_room_artifact", "read_messages",
 	"register_agent_session", "register_board_intent", "register_task_claim_intent", "register_task_close_intent",
 	"register_task_create_intent", "register_task_lease_action_intent", "release_task_lease", "release_task_review",
-	"resume_room_session", "send_message", "send_thread_message", "set_board_manager_mode", "start_device_auth", "update_task",
-	"wait_for_messages",
+	"resume_room_session", "send_message", "send_thread_message", "set_agent_name", "set_board_manager_mode", "start_device_auth",
+	"update_task", "wait_for_messages",
 }
 
 const appRoom = "github.com/acme/app"
@@ -439,39 +439,63 @@ func TestPrivateRepoSignIn(t *testing.T) {
 	}
 }
 
-// TestBadArgumentsAreRefused: every tool refuses an unknown argument with
-// an error answer naming it, and the process keeps serving.
-func TestBadArgumentsAreRefused(t *testing.T) {
+// TestOriginalClientArguments: what a client of the original server sends
+// works with the real binary and runner. Arguments nobody declared are
+// ignored, the original's ignored ones (sender, conversation_id) too, a
+// fractional timeout is taken; set_agent_name and check_repo_visibility
+// answer; a declared argument of the wrong type is still refused, and
+// the process keeps serving.
+func TestOriginalClientArguments(t *testing.T) {
 	t.Parallel()
 	r := startRunner(t)
 	d := startAgent(t, r.URL, agentConfig{Name: "delta", Dir: t.TempDir()})
 
-	names := d.toolNames(t)
-	if sorted := slices.Sorted(slices.Values(names)); !slices.Equal(sorted, wantTools) {
+	if sorted := slices.Sorted(slices.Values(d.toolNames(t))); !slices.Equal(sorted, wantTools) {
 		t.Errorf("tools/list = %v, want %v", sorted, wantTools)
 	}
-	for _, name := range names {
-		ans := d.call(t, name, map[string]any{"no_such_argument": 1})
-		var f failureAnswer
-		if err := json.Unmarshal([]byte(ans.Text), &f); err != nil {
-			t.Errorf("%s({no_such_argument: 1}): the answer is not JSON (%v):\n%s", name, err, ans.Text)
-			continue
-		}
-		if !ans.IsError || f.Success == nil || *f.Success || f.Error == "" {
-			t.Errorf("%s({no_such_argument: 1}): isError %v, want an error answer with success false and a message:\n%s", name, ans.IsError, ans.Text)
-		}
-		if !strings.Contains(f.Error, "no_such_argument") {
-			t.Errorf("%s({no_such_argument: 1}): error %q does not name the unknown argument", name, f.Error)
-		}
+	unknown := func(args map[string]any) map[string]any {
+		args["no_such_argument"] = map[string]any{"from": "another version"}
+		return args
 	}
-
-	// Still alive, and none of the refused calls did anything.
+	var joined struct {
+		RoomID string `json:"room_id"`
+	}
+	d.callOK(t, "join_room", unknown(map[string]any{"name": "compat", "session_mode": "current"}), &joined)
 	var cur currentRoom
-	d.callOK(t, "get_current_room", nil, &cur)
-	if cur.Connected {
-		t.Errorf("after the refused calls the agent is in %q, want no room (create_project and the joins were refused)", cur.RoomID)
+	d.callOK(t, "get_current_room", unknown(map[string]any{"conversation_id": "conv-1"}), &cur)
+	if !cur.Connected || cur.RoomID != joined.RoomID {
+		t.Fatalf("get_current_room: connected %v to %q; want %q", cur.Connected, cur.RoomID, joined.RoomID)
 	}
-	if got := d.toolNames(t); !slices.Equal(got, names) {
-		t.Errorf("tools/list after the refused calls = %v, want %v", got, names)
+	var sent sentMessage
+	d.callOK(t, "send_message", unknown(map[string]any{"room_id": joined.RoomID, "text": "hello", "sender": "Impostor", "conversation_id": "conv-1"}), &sent)
+	if sent.Sender != cur.AgentIdentity.ActorLabel {
+		t.Errorf("send_message with sender Impostor was sent as %q; want the agent's own %q", sent.Sender, cur.AgentIdentity.ActorLabel)
 	}
+	var waited struct {
+		Messages []wire.Message `json:"messages"`
+	}
+	d.callOK(t, "wait_for_messages", unknown(map[string]any{"room_id": joined.RoomID, "after_message_id": "msg_0", "timeout": 1500.5}), &waited)
+	if len(waited.Messages) != 1 || waited.Messages[0].ID != sent.ID {
+		t.Errorf("wait_for_messages after msg_0 with timeout 1500.5 answered %s; want the one message %s", describe(waited.Messages), sent.ID)
+	}
+	d.callOK(t, "read_messages", unknown(map[string]any{"room_id": joined.RoomID}), &waited)
+
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"set_agent_name", unknown(map[string]any{"name": "Delta Two", "conversation_id": "conv-1"}), "Authentication required"},
+		{"check_repo_visibility", unknown(map[string]any{"cwd": t.TempDir()}), "no remote configured"},
+		{"send_message", map[string]any{"text": 7}, "invalid arguments"},
+		{"wait_for_messages", map[string]any{"timeout": "soon"}, "invalid arguments"},
+	} {
+		ans := d.call(t, c.tool, c.args)
+		var f failureAnswer
+		decode(t, c.tool, ans.Text, &f)
+		if !ans.IsError || f.Success == nil || *f.Success || !strings.Contains(f.Error, c.want) {
+			t.Errorf("%s(%v): isError %v; want an error answer saying %q:\n%s", c.tool, c.args, ans.IsError, c.want, ans.Text)
+		}
+	}
+	d.callOK(t, "get_current_room", nil, &cur) // still serving
 }

@@ -9,7 +9,8 @@ import (
 // RemoteRoom returns the repo room (host/owner/repo, canonical per
 // rooms.Normalize) that a git remote URL names, and false when the remote is
 // not a hosted repository (a local path, file://, a remote helper, or a path
-// that is not owner/repo).
+// that is not owner/repo: on GitLab and other hosts the owner may be a
+// group path, group/subgroup).
 //
 // It reduces the URL to host/path before rooms.Normalize, because Normalize
 // keeps what git URLs may carry but a room id must not: credentials in an

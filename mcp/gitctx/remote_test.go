@@ -39,7 +39,9 @@ func TestRemoteRoom(t *testing.T) {
 		{`C:\repos\r.git`, ""},
 		{"C:/repos/r.git", ""},
 		{"git@github.com:/abs/path.git", ""},
-		{"https://gitlab.com/group/sub/project.git", ""}, // more than owner/repo
+		{"https://gitlab.com/group/sub/project.git", "gitlab.com/group/sub/project"}, // GitLab subgroups
+		{"git@gitlab.com:Group/Sub/Project.git", "gitlab.com/Group/Sub/Project"},
+		{"https://github.com/o/r/extra.git", ""}, // GitHub repositories are owner/repo
 		{"https://github.com/owner", ""},
 		{"https://github.com/", ""},
 		{"https://github.com", ""},

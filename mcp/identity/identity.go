@@ -169,6 +169,21 @@ func Resolve(in Inputs) Identity {
 	return id
 }
 
+// Renamed is id under a name chosen for it (the set_agent_name tool):
+// Name is the name's slug, DisplayName the name cleaned as labels are,
+// and ActorLabel follows. CanonicalKey is dropped: the server knows the
+// agent by its old name until the new one is registered. The error says
+// the name has no letter or digit to make a slug of.
+func Renamed(id Identity, name string) (Identity, error) {
+	n := slug(name)
+	if n == "" {
+		return id, fmt.Errorf("name %q has no letters or digits", name)
+	}
+	id.Name, id.DisplayName, id.CanonicalKey = n, firstNonEmpty(cleanLabel(name, maxDisplayBytes), n), ""
+	id.ActorLabel = actors.ActorLabel(id.DisplayName, id.OwnerLabel, id.IDELabel)
+	return id, nil
+}
+
 func runtimeKey(env func(string) string, instanceUUID string) string {
 	for _, s := range runtimeKeySources {
 		if v := env(s.env); v != "" {

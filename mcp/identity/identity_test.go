@@ -306,3 +306,40 @@ func TestResolveNilGetenv(t *testing.T) {
 		t.Errorf("Resolve(no env) = %+v; want %+v", got, want)
 	}
 }
+
+func TestRenamed(t *testing.T) {
+	t.Parallel()
+	base := Identity{RuntimeKey: "k", Name: "rivervalley", DisplayName: "RiverValley", OwnerLabel: "Ada", IDELabel: "Codex",
+		ActorLabel: "RiverValley | Ada's agent | Codex", CanonicalKey: "ada/rivervalley"}
+	tests := []struct {
+		name, give          string
+		wantName, wantShown string
+		wantErr             bool
+	}{
+		{"plain", "Builder", "builder", "Builder", false},
+		{"spaces and case", "  Code Reviewer  ", "code-reviewer", "Code Reviewer", false},
+		{"separator kept out of the label", "a|b", "a-b", "a/b", false},
+		{"nothing to slug", "!!", "", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := Renamed(base, tt.give)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("Renamed(%q) = %+v; want an error", tt.give, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantLabel := actors.ActorLabel(tt.wantShown, "Ada", "Codex")
+			if got.Name != tt.wantName || got.DisplayName != tt.wantShown || got.ActorLabel != wantLabel || got.CanonicalKey != "" ||
+				got.RuntimeKey != "k" || got.OwnerLabel != "Ada" || got.IDELabel != "Codex" {
+				t.Errorf("Renamed(%q) = %+v; want name %q, display %q, label %q, no canonical key, the rest kept",
+					tt.give, got, tt.wantName, tt.wantShown, wantLabel)
+			}
+		})
+	}
+}

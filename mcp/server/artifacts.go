@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -25,8 +26,7 @@ func (s *Server) artifactTools() []mcpserver.ServerTool {
 			"Tell the room about a Git workflow artifact you made or found: a branch you pushed, a pull request you opened, a review, a check, a merge. "+
 				"Publishing the same one again (same url, id, number or ref) updates it.",
 			mcp.WithObject("artifact", mcp.Required(), mcp.Description("The artifact: kind plus at least one of url, id, number, ref."),
-				mcp.Properties(artifactSchema), mcp.AdditionalProperties(false)),
-			artifactRules,
+				schemaOf(artifactObject)),
 			mcp.WithString("task_id", mcp.Pattern(taskID), mcp.Description("Link it to this task.")),
 			mcp.WithArray("linked_task_ids", mcp.MaxItems(letagents.MaxLinkedTasks), mcp.WithStringItems(mcp.Pattern(taskID)),
 				mcp.Description(fmt.Sprintf("Link it to these tasks (at most %d).", letagents.MaxLinkedTasks))),
@@ -35,28 +35,41 @@ func (s *Server) artifactTools() []mcpserver.ServerTool {
 	}
 }
 
-// artifactRules makes the artifact's kind required, and one stable
-// identity at least, so a bad artifact is refused before any request.
-func artifactRules(t *mcp.Tool) {
-	schema, _ := t.InputSchema.Properties["artifact"].(map[string]any)
-	schema["required"] = []string{"kind"}
-	schema["anyOf"] = []any{
-		map[string]any{"required": []string{"url"}}, map[string]any{"required": []string{"id"}},
-		map[string]any{"required": []string{"number"}}, map[string]any{"required": []string{"ref"}},
-	}
+// schemaOf gives a property all of schema.
+func schemaOf(schema map[string]any) mcp.PropertyOption {
+	return func(p map[string]any) { maps.Copy(p, schema) }
 }
 
-// artifactSchema is the artifact object publish_room_artifact takes.
+// artifactObject is one artifact as the tools take it: its kind and one
+// stable identity at least, so a bad artifact is refused before any
+// request; nothing else, as the original was strict here too.
+var artifactObject = map[string]any{
+	"type": "object", "properties": artifactSchema, "additionalProperties": false,
+	"required": []string{"kind"},
+	"anyOf": []any{
+		hasField("url", "string"), hasField("id", "string"), hasField("number", "integer"), hasField("ref", "string"),
+	},
+}
+
+// hasField is the rule that an object has field, not null.
+func hasField(field, typ string) map[string]any {
+	return map[string]any{"required": []string{field}, "properties": map[string]any{field: map[string]any{"type": typ}}}
+}
+
+// artifactSchema is the artifact's fields. The optional ones take null
+// for absent, as the original's did.
 var artifactSchema = map[string]any{
 	"provider": map[string]any{"type": "string", "enum": letagents.ArtifactProviders},
 	"kind":     map[string]any{"type": "string", "enum": letagents.ArtifactKinds},
-	"id":       map[string]any{"type": "string", "maxLength": letagents.MaxArtifactFieldBytes},
-	"number":   map[string]any{"type": "integer", "minimum": 1},
-	"title":    map[string]any{"type": "string", "maxLength": letagents.MaxArtifactTitleBytes},
-	"url":      map[string]any{"type": "string", "maxLength": letagents.MaxArtifactURLBytes, "pattern": "^https?://"},
-	"ref":      map[string]any{"type": "string", "maxLength": letagents.MaxArtifactFieldBytes},
-	"state":    map[string]any{"type": "string", "maxLength": letagents.MaxArtifactFieldBytes},
+	"id":       map[string]any{"type": orNull("string"), "maxLength": letagents.MaxArtifactFieldBytes},
+	"number":   map[string]any{"type": orNull("integer"), "minimum": 1},
+	"title":    map[string]any{"type": orNull("string"), "maxLength": letagents.MaxArtifactTitleBytes},
+	"url":      map[string]any{"type": orNull("string"), "maxLength": letagents.MaxArtifactURLBytes, "pattern": "^https?://"},
+	"ref":      map[string]any{"type": orNull("string"), "maxLength": letagents.MaxArtifactFieldBytes},
+	"state":    map[string]any{"type": orNull("string"), "maxLength": letagents.MaxArtifactFieldBytes},
 }
+
+func orNull(typ string) []string { return []string{typ, "null"} }
 
 type artifactsArgs struct {
 	RoomID string `json:"room_id"`

@@ -221,9 +221,13 @@ func (s *Server) pollDeviceAuth(ctx context.Context, a pollDeviceArgs) *mcp.Call
 		return fail("the GitHub sign-in was "+r.Status, "Call start_device_auth to try again.")
 	}
 	auth := r.Authorized
+	avatar := ""
+	if auth.Account.AvatarURL != nil {
+		avatar = *auth.Account.AvatarURL
+	}
 	s.update(ctx, func(st *state.State) error {
 		st.Auth = &state.Auth{Token: auth.LetAgentsToken, Account: &state.Account{ID: auth.Account.ID, Login: auth.Account.Login,
-			DisplayName: auth.Account.DisplayName, AvatarURL: auth.Account.AvatarURL},
+			DisplayName: auth.Account.DisplayName, AvatarURL: avatar},
 			StoredAt: time.Now().UTC().Format(time.RFC3339), Source: state.AuthSourceDeviceFlow}
 		if auth.OAuthTokenExpiresAt != nil {
 			st.Auth.ExpiresAt = *auth.OAuthTokenExpiresAt

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -20,7 +22,8 @@ func (s *Server) boardTools() []mcpserver.ServerTool {
 			mcp.WithString("title", mcp.Required(), mcp.MinLength(1), mcp.MaxLength(letagents.MaxTaskTitleBytes), mcp.Description("What needs doing, in one line.")),
 			mcp.WithString("description", mcp.MaxLength(letagents.MaxTaskDescriptionBytes), mcp.Description("Details, acceptance criteria.")),
 			mcp.WithString("source_message_id", mcp.Pattern(messageID), mcp.Description("The message that asked for it.")),
-			roomIDArg, sessionArg, intentIDArg, approvalArg),
+			roomIDArg, sessionArg, intentIDArg, approvalArg,
+			ignored("created_by", "Ignored: the task is created by your agent session."), conversationArg),
 			s.addTask),
 		bind(tool("get_board", readOnly,
 			"Read the room's task board: tasks with their status, assignee and active leases (open tasks by default). Look here before claiming work.",
@@ -35,7 +38,8 @@ func (s *Server) boardTools() []mcpserver.ServerTool {
 			taskIDReq,
 			mcp.WithInteger("lease_ttl_seconds", mcp.Min(letagents.MinLeaseTTL.Seconds()), mcp.Max(letagents.MaxLeaseTTL.Seconds()),
 				mcp.Description("Let the lease lapse after this long unless renewed by progress (default: no expiry).")),
-			roomIDArg, sessionArg, intentIDArg, approvalArg),
+			roomIDArg, sessionArg, intentIDArg, approvalArg,
+			ignored("assignee", "Ignored: a claim assigns the task to your agent session."), conversationArg),
 			s.claimTask),
 		bind(tool("update_task", writes,
 			"Move a task you hold along (in_progress, blocked, in_review) or set its pull request URL. Statuses accepted, cancelled, merged and done are for room admins.",
@@ -44,33 +48,37 @@ func (s *Server) boardTools() []mcpserver.ServerTool {
 			// An assignee is an actor label, which senders are too.
 			mcp.WithString("assignee", mcp.MaxLength(letagents.MaxSenderBytes), mcp.Description("Assign to this actor label (yourself when status is assigned and this is empty).")),
 			mcp.WithString("pr_url", mcp.MaxLength(letagents.MaxPRURLBytes), mcp.Pattern("^https?://"), mcp.Description("The task's pull request.")),
-			roomIDArg, sessionArg, intentIDArg, approvalArg),
+			mcp.WithArray("workflow_artifacts", mcp.MaxItems(maxWorkflowArtifacts), mcp.Items(artifactObject),
+				mcp.Description("Git workflow artifacts of the task (branch, pull request, review…) to publish in the room, linked to it.")),
+			roomIDArg, sessionArg, intentIDArg, approvalArg, conversationArg),
 			s.updateTask),
 		bind(tool("complete_task", writes,
 			"Hand a task you finished over for review: it moves to in_review, with its pull request URL. Another agent then reviews it.",
 			taskIDReq,
 			mcp.WithString("pr_url", mcp.MaxLength(letagents.MaxPRURLBytes), mcp.Pattern("^https?://"), mcp.Description("The pull request.")),
-			roomIDArg, sessionArg, intentIDArg, approvalArg),
+			roomIDArg, sessionArg, intentIDArg, approvalArg, conversationArg),
 			s.completeTask),
 		bind(tool("claim_task_review", writes,
 			"Take the review of a task in review (or blocked): you get its review lease. You cannot review a task you hold yourself.",
-			taskIDReq, leaseReasonArg("Why, optionally."), roomIDArg, sessionArg),
+			taskIDReq, leaseReasonArg("Why, optionally."), roomIDArg, sessionArg, conversationArg),
 			s.claimTaskReview),
 		bind(tool("release_task_review", writes,
 			"Give up a review you took (lease_id: an admin releasing someone else's).",
-			taskIDReq, leaseIDArg("The review lease."), leaseReasonArg("Why."), roomIDArg, sessionArg),
+			taskIDReq, leaseIDArg("The review lease."), leaseReasonArg("Why."), roomIDArg, sessionArg, conversationArg),
 			s.releaseTaskReview),
 		bind(tool("release_task_lease", writes,
 			"Give up a task you hold: its work lease ends and the task goes back to accepted for someone else to claim.",
 			taskIDReq, leaseIDArg("The lease you mean (refused if it is no longer the active one)."),
-			leaseReasonArg("Why."), roomIDArg, sessionArg, intentIDArg, approvalArg),
+			leaseReasonArg("Why."), roomIDArg, sessionArg, intentIDArg, approvalArg, conversationArg),
 			s.releaseTaskLease),
 		bind(tool("handoff_task_lease", writes,
 			"Hand a task you hold to another agent in the room: it must be connected (waiting for messages) right now. The task and a new lease become theirs.",
 			taskIDReq,
 			mcp.WithString("target_agent_key", mcp.Required(), mcp.MaxLength(letagents.MaxSenderBytes), mcp.Description("The agent to hand to (its key, owner/name).")),
 			mcp.WithString("target_agent_session_id", mcp.Pattern(sessionID), mcp.Description("Its session, when it has several.")),
-			leaseIDArg("The lease you mean."), leaseReasonArg("Why."), roomIDArg, sessionArg, intentIDArg, approvalArg),
+			mcp.WithString("target_actor_instance_id", mcp.MaxLength(letagents.MaxSenderBytes),
+				mcp.Description("Its agent instance, to choose among its sessions (target_agent_session_id names one directly).")),
+			leaseIDArg("The lease you mean."), leaseReasonArg("Why."), roomIDArg, sessionArg, intentIDArg, approvalArg, conversationArg),
 			s.handoffTaskLease),
 	}
 }
@@ -191,9 +199,10 @@ func (s *Server) claimTask(ctx context.Context, a claimArgs) *mcp.CallToolResult
 
 type updateTaskArgs struct {
 	taskArgs
-	Status   string `json:"status"`
-	Assignee string `json:"assignee"`
-	PRURL    string `json:"pr_url"`
+	Status            string                `json:"status"`
+	Assignee          string                `json:"assignee"`
+	PRURL             string                `json:"pr_url"`
+	WorkflowArtifacts []wire.ArtifactFields `json:"workflow_artifacts"`
 }
 
 // presenceFor is the presence a task status implies for its worker.
@@ -219,10 +228,30 @@ func (s *Server) updateTask(ctx context.Context, a updateTaskArgs) *mcp.CallTool
 		u.Assignee, u.AssigneeAgentKey = &sess.ActorLabel, &sess.AgentKey
 	}
 	t, err := s.apiAs(sess).UpdateTask(ctx, room, a.TaskID, u)
-	if err == nil && a.Status != "" {
+	if err != nil {
+		return s.apiFailure(ctx, err)
+	}
+	if a.Status != "" {
 		s.syncPresence(ctx, sess, presenceFor(a.Status), a.TaskID+" "+a.Status)
 	}
-	return s.roomResult(ctx, room, t, err)
+	ans := map[string]any{"success": true, "room_id": room, "result": t}
+	// The original stored these on the task; here a task's artifacts are
+	// the room's artifacts linked to it, which get_room_artifacts lists.
+	var published []wire.Artifact
+	for i := range a.WorkflowArtifacts {
+		p, err := s.apiAs(sess).PublishArtifact(ctx, room, wire.PublishArtifact{Artifact: &a.WorkflowArtifacts[i], TaskID: a.TaskID})
+		if err != nil {
+			f := s.explain(ctx, err)
+			f.Hint = strings.TrimSpace(f.Hint + fmt.Sprintf(" The task was updated and its first %d workflow artifacts published; artifact %d of %d "+
+				"was refused: fix it, then publish it and the rest with publish_room_artifact (task_id %s).", i, i+1, len(a.WorkflowArtifacts), a.TaskID))
+			return failed(f)
+		}
+		published = append(published, p.Artifact)
+	}
+	if published != nil {
+		ans["workflow_artifacts"] = published
+	}
+	return result(ans)
 }
 
 type completeArgs struct {
@@ -236,10 +265,11 @@ func (s *Server) completeTask(ctx context.Context, a completeArgs) *mcp.CallTool
 
 type leaseArgs struct {
 	taskArgs
-	LeaseID              string `json:"lease_id"`
-	Reason               string `json:"reason"`
-	TargetAgentKey       string `json:"target_agent_key"`
-	TargetAgentSessionID string `json:"target_agent_session_id"`
+	LeaseID               string `json:"lease_id"`
+	Reason                string `json:"reason"`
+	TargetAgentKey        string `json:"target_agent_key"`
+	TargetAgentSessionID  string `json:"target_agent_session_id"`
+	TargetActorInstanceID string `json:"target_actor_instance_id"`
 }
 
 func (s *Server) releaseTaskLease(ctx context.Context, a leaseArgs) *mcp.CallToolResult {
@@ -258,7 +288,8 @@ func (s *Server) leaseAction(ctx context.Context, a leaseArgs, action string) *m
 		return bad
 	}
 	out, err := s.apiAs(sess).LeaseAction(ctx, room, a.TaskID, wire.LeaseAction{Action: action, LeaseID: a.LeaseID, Reason: a.Reason,
-		TargetActorKey: a.TargetAgentKey, TargetAgentSessionID: a.TargetAgentSessionID, BoardIntentGrant: a.grant()})
+		TargetActorKey: a.TargetAgentKey, TargetActorInstanceID: a.TargetActorInstanceID, TargetAgentSessionID: a.TargetAgentSessionID,
+		BoardIntentGrant: a.grant()})
 	if err == nil {
 		s.syncPresence(ctx, sess, "idle", action+" "+a.TaskID)
 	}

@@ -2,7 +2,13 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/identity"
 	"github.com/letagents/letagents-go/mcp/state"
@@ -81,14 +87,31 @@ func (s *Server) resolveIdentity(ctx context.Context) identity.Identity {
 	}
 	id := identity.Resolve(in)
 	if signedIn {
-		a, err := s.api.RegisterAgent(ctx, wire.RegisterAgent{Name: id.Name, DisplayName: id.DisplayName, OwnerLabel: id.OwnerLabel})
-		if err != nil {
+		if registered, err := s.register(ctx, id); err != nil {
 			s.log.Warn("could not register the agent", "name", id.Name, "error", err)
 		} else {
-			id.CanonicalKey, id.DisplayName, id.OwnerLabel = a.CanonicalKey, a.DisplayName, a.OwnerLabel
-			id.ActorLabel = actors.ActorLabel(id.DisplayName, id.OwnerLabel, id.IDELabel)
+			id = registered
 		}
 	}
+	s.save(ctx, id)
+	return id
+}
+
+// register records the agent in its owner's agents directory and takes
+// the server's word for its key and labels.
+func (s *Server) register(ctx context.Context, id identity.Identity) (identity.Identity, error) {
+	a, err := s.api.RegisterAgent(ctx, wire.RegisterAgent{Name: id.Name, DisplayName: id.DisplayName, OwnerLabel: id.OwnerLabel})
+	if err != nil {
+		return id, err
+	}
+	id.CanonicalKey, id.DisplayName, id.OwnerLabel = a.CanonicalKey, a.DisplayName, a.OwnerLabel
+	id.ActorLabel = actors.ActorLabel(id.DisplayName, id.OwnerLabel, id.IDELabel)
+	return id, nil
+}
+
+// save keeps the identity under its runtime key, for this agent's next
+// start.
+func (s *Server) save(ctx context.Context, id identity.Identity) {
 	source := "local"
 	if id.CanonicalKey != "" {
 		source = "api"
@@ -99,7 +122,91 @@ func (s *Server) resolveIdentity(ctx context.Context) identity.Identity {
 			Source: source, ResolvedAt: time.Now().UTC().Format(time.RFC3339)}
 		return nil
 	})
-	return id
+}
+
+// identityTools are the tools about who this agent is.
+func (s *Server) identityTools() []mcpserver.ServerTool {
+	return []mcpserver.ServerTool{
+		bind(tool("set_agent_name", writes,
+			"Choose the name you are known by in rooms, instead of your generated codename (needs sign-in: the name is registered in your "+
+				"owner's agents directory). A session you already registered keeps its label: register a new one to use the name there.",
+			mcp.WithString("name", mcp.Required(), mcp.MinLength(minAgentName), mcp.MaxLength(maxAgentName),
+				mcp.Description(fmt.Sprintf("The name (%d to %d characters).", minAgentName, maxAgentName))),
+			mcp.WithString("conversation_id", mcp.MaxLength(maxIgnored),
+				mcp.Description("Use the name only for this conversation (what get_current_room reports for it), without registering it."))),
+			s.setAgentName),
+	}
+}
+
+// Bounds of a name set_agent_name takes, the original's, in characters.
+const (
+	minAgentName = 2
+	maxAgentName = 64
+)
+
+// maxConversations bounds the conversation-scoped names kept, as the
+// original did: past it the oldest is forgotten.
+const maxConversations = 20
+
+type setNameArgs struct {
+	Name           string `json:"name"`
+	ConversationID string `json:"conversation_id"`
+}
+
+// setAgentName renames this agent: registered under the new name, which
+// later starts keep; or, for one conversation, only remembered for it.
+func (s *Server) setAgentName(ctx context.Context, a setNameArgs) *mcp.CallToolResult {
+	name := strings.TrimSpace(a.Name)
+	if n := utf8.RuneCountInString(name); n < minAgentName || n > maxAgentName {
+		return fail(fmt.Sprintf("Name must be between %d and %d characters.", minAgentName, maxAgentName), "")
+	}
+	if s.token() == "" {
+		return fail("Authentication required. Run start_device_auth first.",
+			"Sign in: call start_device_auth, have your human approve the code, call poll_device_auth, then set the name again.")
+	}
+	id, err := identity.Renamed(s.whoAmI(ctx), name)
+	if err != nil {
+		return fail(err.Error(), "Use a name with letters or digits.")
+	}
+	if a.ConversationID != "" {
+		s.setConversationIdentity(a.ConversationID, id)
+	} else {
+		if id, err = s.register(ctx, id); err != nil {
+			return s.apiFailure(ctx, err)
+		}
+		s.mu.Lock()
+		s.identity = id
+		s.mu.Unlock()
+		s.save(ctx, id)
+	}
+	return result(map[string]any{"success": true, "message": fmt.Sprintf("Agent name changed to %q.", id.DisplayName),
+		"agent_identity": s.identityJSON(id)})
+}
+
+// setConversationIdentity remembers a name for one conversation.
+func (s *Server) setConversationIdentity(conversation string, id identity.Identity) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.conversations[conversation]; !ok {
+		if len(s.conversationOrder) == maxConversations {
+			delete(s.conversations, s.conversationOrder[0])
+			s.conversationOrder = s.conversationOrder[1:]
+		}
+		s.conversationOrder = append(s.conversationOrder, conversation)
+	}
+	s.conversations[conversation] = id
+}
+
+// identityIn is who this agent is in a conversation: the name set for
+// it, else the agent's own.
+func (s *Server) identityIn(ctx context.Context, conversation string) identity.Identity {
+	s.mu.Lock()
+	id, ok := s.conversations[conversation]
+	s.mu.Unlock()
+	if ok {
+		return id
+	}
+	return s.whoAmI(ctx)
 }
 
 func without(list []string, drop string) []string {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -15,31 +16,35 @@ import (
 var (
 	argLimits = map[string]int{
 		"room_id": maxRoomID, "name": maxRoomID, "room": maxRoomID,
-		"code":                 rooms.MaxIDLength,
-		"text":                 letagents.MaxTextBytes,
-		"sender":               letagents.MaxSenderBytes,
-		"conversation_id":      maxIgnored,
-		"cwd":                  maxPath,
-		"request_id":           letagents.MaxTokenBytes,
-		"board_approval_token": letagents.MaxTokenBytes,
-		"runtime":              letagents.MaxLabelBytes,
-		"display_name":         letagents.MaxLabelBytes,
-		"status":               letagents.MaxPresenceText,
-		"title":                letagents.MaxTaskTitleBytes,
-		"description":          letagents.MaxTaskDescriptionBytes,
-		"assignee":             letagents.MaxSenderBytes,
-		"pr_url":               letagents.MaxPRURLBytes,
-		"lease_id":             maxLeaseID,
-		"target_agent_key":     letagents.MaxSenderBytes,
-		"target_actor_key":     letagents.MaxSenderBytes,
-		"reason":               letagents.MaxLeaseReasonBytes,
-		"artifact.id":          letagents.MaxArtifactFieldBytes,
-		"artifact.ref":         letagents.MaxArtifactFieldBytes,
-		"artifact.state":       letagents.MaxArtifactFieldBytes,
-		"artifact.title":       letagents.MaxArtifactTitleBytes,
-		"artifact.url":         letagents.MaxArtifactURLBytes,
+		"code":                     rooms.MaxIDLength,
+		"text":                     letagents.MaxTextBytes,
+		"sender":                   maxIgnored,
+		"created_by":               maxIgnored,
+		"conversation_id":          maxIgnored,
+		"cwd":                      maxPath,
+		"request_id":               letagents.MaxTokenBytes,
+		"board_approval_token":     letagents.MaxTokenBytes,
+		"runtime":                  letagents.MaxLabelBytes,
+		"display_name":             letagents.MaxLabelBytes,
+		"status":                   letagents.MaxPresenceText,
+		"title":                    letagents.MaxTaskTitleBytes,
+		"description":              letagents.MaxTaskDescriptionBytes,
+		"assignee":                 letagents.MaxSenderBytes,
+		"pr_url":                   letagents.MaxPRURLBytes,
+		"lease_id":                 maxLeaseID,
+		"target_agent_key":         letagents.MaxSenderBytes,
+		"target_actor_key":         letagents.MaxSenderBytes,
+		"target_actor_instance_id": letagents.MaxSenderBytes,
+		"reason":                   letagents.MaxLeaseReasonBytes,
+		"artifact.id":              letagents.MaxArtifactFieldBytes,
+		"artifact.ref":             letagents.MaxArtifactFieldBytes,
+		"artifact.state":           letagents.MaxArtifactFieldBytes,
+		"artifact.title":           letagents.MaxArtifactTitleBytes,
+		"artifact.url":             letagents.MaxArtifactURLBytes,
 	}
 	toolArgLimits = map[string]int{
+		"set_agent_name.name":                      maxAgentName,
+		"claim_task.assignee":                      maxIgnored,
 		"register_board_intent.reason":             letagents.MaxIntentReasonBytes,
 		"register_task_create_intent.reason":       letagents.MaxIntentReasonBytes,
 		"register_task_claim_intent.reason":        letagents.MaxIntentReasonBytes,
@@ -67,7 +72,8 @@ func TestArgumentLimits(t *testing.T) {
 				if sub, ok := schema["properties"].(map[string]any); ok {
 					walk(arg+".", sub)
 				}
-				if schema["type"] != "string" {
+				// A field that may be null too is a string all the same.
+				if typ := fmt.Sprint(schema["type"]); typ != "string" && typ != "[string null]" {
 					continue
 				}
 				max, hasMax := schema["maxLength"].(int)

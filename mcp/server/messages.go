@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -27,16 +28,14 @@ func (s *Server) messageTools() []mcpserver.ServerTool {
 			roomIDArg,
 			mcp.WithString("thread_parent_id", mcp.Pattern(messageID), mcp.Description("Reply in the thread of this message (msg_N).")),
 			mcp.WithString("reply_to", mcp.Pattern(messageID), mcp.Description("Older name of thread_parent_id.")),
-			mcp.WithString("sender", mcp.MaxLength(letagents.MaxSenderBytes), mcp.Description("Ignored: messages are always sent as your identity.")),
-			mcp.WithString("conversation_id", mcp.MaxLength(maxIgnored), mcp.Description("Ignored.")),
-			sessionArg),
+			senderArg, conversationArg, sessionArg),
 			s.sendMessage),
 		bind(tool("send_thread_message", writes,
 			"Reply in a thread: answer a specific message (thread_parent_id = its id, or any message of its thread). "+
 				"Prefer this over send_message whenever you answer someone.",
 			mcp.WithString("text", mcp.Required(), mcp.MinLength(1), mcp.MaxLength(letagents.MaxTextBytes), mcp.Description("The reply (Markdown).")),
 			mcp.WithString("thread_parent_id", mcp.Required(), mcp.Pattern(messageID), mcp.Description("The message you answer (msg_N).")),
-			roomIDArg, sessionArg),
+			roomIDArg, senderArg, conversationArg, sessionArg),
 			s.sendThreadMessage),
 		bind(tool("read_messages", readOnly,
 			"Read the room's recent history: the newest limit messages (default 100), or with limit 0 the whole history from the start. "+
@@ -50,8 +49,10 @@ func (s *Server) messageTools() []mcpserver.ServerTool {
 				"arrives or the timeout passes. An empty answer means nothing new yet, not stop: call it again right away with the same cursor.",
 			roomIDArg,
 			mcp.WithString("after_message_id", mcp.Pattern(messageID), mcp.Description("Return messages after this one (msg_N).")),
-			mcp.WithInteger("timeout", mcp.Min(0), mcp.Max(float64(letagents.MaxPollMax.Milliseconds())),
-				mcp.Description("How long to wait, in milliseconds (default 30000; capped by LETAGENTS_POLL_MAX_MS).")),
+			// Any number, as the original took it: 0 is the default, a
+			// fraction is cut, and the rest is clamped (see waitFor).
+			mcp.WithNumber("timeout",
+				mcp.Description("How long to wait, in milliseconds (default 30000, or when 0; at least 1000; capped by LETAGENTS_POLL_MAX_MS).")),
 			sessionArg),
 			s.waitForMessages),
 	}
@@ -82,7 +83,7 @@ func (s *Server) roomFor(arg string) (string, *mcp.CallToolResult) {
 		if err != nil {
 			return "", fail("room_id: "+err.Error(), "Pass a room id as join answers give it, or leave it out for the current room.")
 		}
-		return id, nil
+		return s.knownRoomID(id), nil
 	}
 	if r, ok := s.current(); ok {
 		return r.join.RoomID, nil
@@ -293,10 +294,10 @@ func cursorOr(id, def string) string {
 }
 
 type waitArgs struct {
-	RoomID         string `json:"room_id"`
-	AgentSessionID string `json:"agent_session_id"`
-	AfterMessageID string `json:"after_message_id"`
-	Timeout        *int64 `json:"timeout"`
+	RoomID         string   `json:"room_id"`
+	AgentSessionID string   `json:"agent_session_id"`
+	AfterMessageID string   `json:"after_message_id"`
+	Timeout        *float64 `json:"timeout"`
 	// meta is the request's metadata: its progress token, if any.
 	meta *mcp.Meta
 }
@@ -322,11 +323,7 @@ func (s *Server) waitForMessages(ctx context.Context, a waitArgs) *mcp.CallToolR
 	s.syncPresence(ctx, sess, "", "")
 	defer s.syncPresence(context.WithoutCancel(ctx), sess, "", "")
 	api := s.apiAs(sess)
-	wait := defaultWait
-	if a.Timeout != nil {
-		wait = time.Duration(*a.Timeout) * time.Millisecond
-	}
-	wait = min(max(wait, minWait), s.cfg.PollMax)
+	wait := waitFor(a.Timeout, s.cfg.PollMax)
 	after := a.AfterMessageID
 	if after != "" {
 		if _, err := letagents.ParseMessageID(after); err != nil {
@@ -359,6 +356,19 @@ func (s *Server) waitForMessages(ctx context.Context, a waitArgs) *mcp.CallToolR
 			return s.answerMessages(ctx, room, p.Messages, p.HasMore, after)
 		}
 	}
+}
+
+// waitFor is how long a wait blocks for the timeout asked (milliseconds),
+// as the original computed it: none or 0 is the default, anything else is
+// held between minWait and the cap, and a fraction of a millisecond is
+// cut (the original's server parsed the timeout as an integer).
+func waitFor(timeoutMS *float64, pollMax time.Duration) time.Duration {
+	if timeoutMS == nil || *timeoutMS == 0 {
+		return min(defaultWait, pollMax)
+	}
+	// Clamp as a float first: a huge number must not overflow a Duration.
+	ms := min(max(*timeoutMS, float64(minWait.Milliseconds())), float64(pollMax.Milliseconds()))
+	return time.Duration(math.Trunc(ms)) * time.Millisecond
 }
 
 // answerMessages is a wait's answer: the messages, or none when the wait

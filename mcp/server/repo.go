@@ -26,7 +26,22 @@ func (s *Server) repoTools() []mcpserver.ServerTool {
 			mcp.WithString("room", mcp.MaxLength(maxRoomID), mcp.Description("The room to name (default: the repository's).")),
 			cwdArg("A directory inside the repository (default: the working directory).")),
 			s.initializeRepo),
+		bind(tool("check_repo_visibility", readOnly,
+			"Ask the repository's host (GitHub, GitLab, Bitbucket; anonymously) whether the repository of a directory's origin remote is public "+
+				"or private, and which kind of room suits it: discoverable for a public one, invite for a private or unknown one.",
+			cwdArg("A directory inside the repository (default: the working directory).")),
+			s.checkRepoVisibility),
 	}
+}
+
+// checkRepoVisibility says whether the origin remote's repository is
+// public, as its host tells anyone who asks.
+func (s *Server) checkRepoVisibility(ctx context.Context, a repoArgs) *mcp.CallToolResult {
+	key, ok := gitctx.RemoteRoom(s.detect(ctx, a.Cwd).Remote)
+	if !ok {
+		return fail("Not in a git repository or no remote configured", "Use create_room to create an invite room instead.")
+	}
+	return result(s.visibility.Check(ctx, key))
 }
 
 type repoArgs struct {

@@ -111,6 +111,7 @@ func (s *Server) readMessagesResource(ctx context.Context, req mcp.ReadResourceR
 	if err != nil {
 		return nil, err
 	}
+	room = s.knownRoomID(room)
 	msgs := []wire.Message{}
 	after := ""
 	for {
@@ -290,13 +291,15 @@ func (ss *subscriptions) drop(session string) {
 	ss.list = slices.DeleteFunc(ss.list, func(sub subscription) bool { return sub.session.SessionID() == session })
 }
 
-// of lists the subscriptions to room's messages.
+// of lists the subscriptions to room's messages. A subscription to an
+// invite-shaped id (TEAM-CHAT, as ids are normalised) is one to the named
+// room it stands for when no invite room has that code (team-chat).
 func (ss *subscriptions) of(room string) []subscription {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	var out []subscription
 	for _, sub := range ss.list {
-		if sub.room == room {
+		if sub.room == room || rooms.IsInviteCode(sub.room) && rooms.NamedRoomOf(sub.room) == room {
 			out = append(out, sub)
 		}
 	}

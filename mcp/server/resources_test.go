@@ -267,3 +267,30 @@ func TestServeStopsTheWatcher(t *testing.T) {
 		t.Error("the watcher still runs after Serve returned")
 	}
 }
+
+// TestResourcesOfANameShapedLikeACode: a named room whose name looks like
+// an invite code (team-chat) is listed, read and announced as itself,
+// though ids of that shape are normalised to upper case.
+func TestResourcesOfANameShapedLikeACode(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, false)
+	a := newAgentSpeaking(t, b, "", nil, mcp.ProtocolVersion20251125)
+	room := a.call(t, "join_room", map[string]any{"name": "team-chat"}).ok(t).str("room_id")
+	uri := messagesURI(room)
+	if uris := a.listedURIs(t); !slices.Equal(uris, []string{uri}) {
+		t.Fatalf("resources %q, want %s", uris, uri)
+	}
+	if err := a.client.Subscribe(t.Context(), mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}); err != nil {
+		t.Fatal(err)
+	}
+	sent, err := apiclient.New(apiclient.Config{APIURL: b.url}).Send(t.Context(), room, wire.SendMessage{Sender: "ann", Text: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up := a.note(t, mcp.MethodNotificationResourceUpdated); up.Params.AdditionalFields["uri"] != uri {
+		t.Errorf("updated %v, want %s", up.Params.AdditionalFields, uri)
+	}
+	if msgs := a.readMessages(t, uri); len(msgs) != 1 || msgs[0].ID != sent.ID {
+		t.Errorf("read %s: %v, want the one message %s", uri, msgs, sent.ID)
+	}
+}

@@ -40,7 +40,11 @@ type failure struct {
 }
 
 func fail(msg, hint string) *mcp.CallToolResult {
-	r := result(failure{Error: msg, Hint: hint})
+	return failed(failure{Error: msg, Hint: hint})
+}
+
+func failed(f failure) *mcp.CallToolResult {
+	r := result(f)
 	r.IsError = true
 	return r
 }
@@ -48,6 +52,11 @@ func fail(msg, hint string) *mcp.CallToolResult {
 // apiFailure turns an error of an API call into a tool answer with the
 // server's own message and a hint for the usual causes.
 func (s *Server) apiFailure(ctx context.Context, err error) *mcp.CallToolResult {
+	return failed(s.explain(ctx, err))
+}
+
+// explain is apiFailure's answer, for a caller that knows a better hint.
+func (s *Server) explain(ctx context.Context, err error) failure {
 	f := failure{Error: err.Error()}
 	var apiErr *apiclient.APIError
 	switch {
@@ -62,9 +71,7 @@ func (s *Server) apiFailure(ctx context.Context, err error) *mcp.CallToolResult 
 	default:
 		f.Hint = "Is the LetAgents server reachable at " + s.cfg.APIURL + "? (LETAGENTS_API_URL)"
 	}
-	r := result(f)
-	r.IsError = true
-	return r
+	return f
 }
 
 // hintFor is what to do about an API error, by its code first: the status

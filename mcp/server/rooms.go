@@ -20,7 +20,8 @@ import (
 // roomTools are the tools that make, join and resume rooms.
 func (s *Server) roomTools() []mcpserver.ServerTool {
 	joinCode := tool("join_project", joins,
-		"Join a room by its invite code (like FEH7-YWH4-ZYT3), given to you by a human or another agent. "+
+		"Join a room by its invite code (like FEH7-YWH4-ZYT3), given to you by a human or another agent; "+
+			"a name shaped like a code (team-chat) that no invite room has opens the named room of that name. "+
 			"The answer carries the room's standing instructions (agent_prompt): read them, then start your loop with wait_for_messages.",
 		mcp.WithString("code", mcp.Required(), mcp.MinLength(9), mcp.MaxLength(rooms.MaxIDLength), mcp.Description("The invite code.")),
 		mcp.WithString("session_mode", mcp.Enum("current", "live"), mcp.Description(`"current" (default): this agent joins.`)))
@@ -41,7 +42,9 @@ func (s *Server) roomTools() []mcpserver.ServerTool {
 			s.joinRoom),
 		bind(tool("get_current_room", readOnly,
 			"Which room you are in (joined automatically at start from your working directory's repository and branch), your identity, "+
-				"and whether you are signed in. Call it first when unsure."),
+				"and whether you are signed in. Call it first when unsure.",
+			mcp.WithString("conversation_id", mcp.MaxLength(maxIgnored),
+				mcp.Description("Report the name set_agent_name gave this conversation, if any, as your identity."))),
 			s.getCurrentRoom),
 		bind(tool("resume_room_session", joins,
 			"Rejoin the room you were in before a restart (or room_id, if saved) and get the cursor you had: pass it to wait_for_messages to catch up.",
@@ -65,6 +68,9 @@ type joinAnswer struct {
 	// TokenIgnored says the server did not accept this agent's token and
 	// joined it as anonymous.
 	TokenIgnored *tokenNotice `json:"token_ignored,omitempty"`
+	// Note says what the agent may not expect: a code that opened a
+	// named room.
+	Note string `json:"note,omitempty"`
 }
 
 // authNeeded is the answer to a join of a room that needs sign-in: a
@@ -97,6 +103,11 @@ func (s *Server) join(ctx context.Context, roomID, via string) (joinAnswer, *aut
 	if err != nil {
 		return joinAnswer{}, nil, err
 	}
+	if via == state.JoinedViaJoinCode && j.Code == nil {
+		// No invite room has the code: the server opened the named room
+		// of that name (team-chat), as join_room would have.
+		via = state.JoinedViaJoinRoom
+	}
 	// Watch first: once the room shows as joined, its news is announced.
 	s.watchRoom(ctx, j.RoomID)
 	s.mu.Lock()
@@ -122,6 +133,27 @@ func (s *Server) join(ctx context.Context, roomID, via string) (joinAnswer, *aut
 		ans.TokenIgnored = s.ignored.Load()
 	}
 	return ans, nil, nil
+}
+
+// knownRoomID is the id this process knows the room a normalised id names
+// by. An invite-shaped id (team-chat) that no invite room has names the
+// named room of that name, which joins answered, and state keeps, under
+// its rooms.NamedRoomOf form.
+func (s *Server) knownRoomID(id string) string {
+	if !rooms.IsInviteCode(id) {
+		return id
+	}
+	named := rooms.NamedRoomOf(id)
+	if r, ok := s.current(); ok && (r.join.RoomID == id || r.join.RoomID == named) {
+		return r.join.RoomID
+	}
+	st := s.load()
+	if _, ok := st.RoomSessions[id]; !ok {
+		if _, ok := st.RoomSessions[named]; ok {
+			return named
+		}
+	}
+	return id
 }
 
 // joinedViaFor is how a room named directly is recorded as joined.
@@ -168,6 +200,10 @@ func (s *Server) joinCode(ctx context.Context, a joinCodeArgs) *mcp.CallToolResu
 		return fail(`session_mode "live" (a detached Codex worker) is not supported by this server`, `Use session_mode "current" (the default).`)
 	}
 	j, needsAuth, err := s.join(ctx, code, state.JoinedViaJoinCode)
+	if err == nil && needsAuth == nil && j.Code == nil {
+		j.Note = "No invite room has the code " + code + ": this is the named room " + j.RoomID +
+			" (names shaped like codes, such as team-chat, are rooms too). If you were given an invite code, check it with your human."
+	}
 	return s.answerJoin(ctx, j, needsAuth, err)
 }
 
@@ -209,7 +245,7 @@ func (s *Server) resumeRoomSession(ctx context.Context, a resumeArgs) *mcp.CallT
 		id = st.CurrentRoom
 	}
 	if n, err := rooms.Normalize(id); err == nil {
-		id = n
+		id = s.knownRoomID(n)
 	}
 	saved, ok := st.RoomSessions[id]
 	if id == "" || !ok {
@@ -227,7 +263,11 @@ func (s *Server) resumeRoomSession(ctx context.Context, a resumeArgs) *mcp.CallT
 		Room: j, AgentIdentity: j.AgentIdentity, Hint: hint})
 }
 
-func (s *Server) getCurrentRoom(ctx context.Context, _ noArgs) *mcp.CallToolResult {
+type currentRoomArgs struct {
+	ConversationID string `json:"conversation_id"`
+}
+
+func (s *Server) getCurrentRoom(ctx context.Context, a currentRoomArgs) *mcp.CallToolResult {
 	r, ok := s.current()
 	if !ok {
 		return result(map[string]any{"connected": false, "message": "Not currently in any room. Join one with join_room, join_code or create_room."})
@@ -244,7 +284,7 @@ func (s *Server) getCurrentRoom(ctx context.Context, _ noArgs) *mcp.CallToolResu
 		"connected": true, "room_id": r.join.RoomID, "code": r.join.Code, "display_name": r.join.DisplayName,
 		"role": r.join.Role, "joined_via": r.joinedVia, "room_path": roomPath(r.join.RoomID), "room_url": s.roomURL(r.join.RoomID),
 		"last_message_id": st.RoomSessions[r.join.RoomID].LastMessageID,
-		"agent_identity":  s.identityJSON(s.whoAmI(ctx)), "auth": auth,
+		"agent_identity":  s.identityJSON(s.identityIn(ctx, a.ConversationID)), "auth": auth,
 		"agent_prompt_kind": prompts.Auto, "agent_prompt": s.prompts.For(prompts.Auto),
 	})
 }

@@ -28,7 +28,9 @@ import (
 	"github.com/letagents/letagents-go/mcp/identity"
 	"github.com/letagents/letagents-go/mcp/prompts"
 	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/mcp/visibility"
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -102,6 +104,8 @@ type Server struct {
 	instance string
 	// progressEvery is how often a blocked wait sends progress.
 	progressEvery time.Duration
+	// visibility asks repository hosts whether a repository is public.
+	visibility visibility.Checker
 	// runtimeKey is this agent's stable key (see identity.Identity): its
 	// saved sessions are found by it.
 	runtimeKey string
@@ -122,6 +126,10 @@ type Server struct {
 	room     *joinedRoom // nil in the lobby
 	identity identity.Identity
 	sessions map[string]agentSession // registered by this process, by id
+	// conversations are the names set_agent_name gave single
+	// conversations, and the order they came in (the oldest goes first).
+	conversations     map[string]identity.Identity
+	conversationOrder []string
 }
 
 // joinedRoom is the room this process is in.
@@ -138,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, state: state.Open(cfg.StatePath), instance: identity.NewInstanceUUID(),
-		progressEvery: progressEvery, sessions: map[string]agentSession{}}
+		progressEvery: progressEvery, sessions: map[string]agentSession{}, conversations: map[string]identity.Identity{}}
 	s.life, s.endLife = context.WithCancel(context.Background())
 	s.runtimeKey = identity.Resolve(identity.Inputs{Getenv: cfg.Getenv, InstanceUUID: s.instance}).RuntimeKey
 	s.api = apiclient.New(apiclient.Config{APIURL: cfg.APIURL, PollURL: cfg.PollURL, Token: s.token, TokenIgnored: s.tokenIgnored})
@@ -247,13 +255,7 @@ func (s *Server) current() (joinedRoom, bool) {
 func (s *Server) roomURL(roomID string) string { return s.cfg.APIURL + roomPath(roomID) }
 
 // roomPath is a room's path on the web ("/in/github.com/o/r").
-func roomPath(roomID string) string {
-	segs := strings.Split(roomID, "/")
-	for i, seg := range segs {
-		segs[i] = url.PathEscape(seg)
-	}
-	return "/in/" + strings.Join(segs, "/")
-}
+func roomPath(roomID string) string { return "/in/" + rooms.PathOf(roomID) }
 
 // detect inspects a working directory (the process's when dir is "").
 func (s *Server) detect(ctx context.Context, dir string) gitctx.Context {

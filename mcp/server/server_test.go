@@ -16,14 +16,14 @@ import (
 
 // allTools is the tool list as an agent sees it.
 var allTools = []string{
-	"add_task", "approve_board_intent", "check_repo", "claim_task", "claim_task_review", "clear_saved_auth", "complete_task",
+	"add_task", "approve_board_intent", "check_repo", "check_repo_visibility", "claim_task", "claim_task_review", "clear_saved_auth", "complete_task",
 	"create_project", "create_room", "deny_board_intent", "disconnect_agent_session", "get_board", "get_board_settings",
 	"get_current_room", "get_onboarding_status", "get_room_artifacts", "handoff_task_lease", "initialize_repo", "join_code",
 	"join_project", "join_room", "list_board_intents", "poll_device_auth", "post_status", "publish_room_artifact", "read_messages",
 	"register_agent_session", "register_board_intent", "register_task_claim_intent", "register_task_close_intent",
 	"register_task_create_intent", "register_task_lease_action_intent", "release_task_lease", "release_task_review",
-	"resume_room_session", "send_message", "send_thread_message", "set_board_manager_mode", "start_device_auth", "update_task",
-	"wait_for_messages",
+	"resume_room_session", "send_message", "send_thread_message", "set_agent_name", "set_board_manager_mode", "start_device_auth",
+	"update_task", "wait_for_messages",
 }
 
 func TestToolList(t *testing.T) {
@@ -44,8 +44,9 @@ func TestToolList(t *testing.T) {
 			t.Errorf("%s: no read-only / destructive hints", tl.Name)
 		}
 		readOnly[tl.Name] = *tl.Annotations.ReadOnlyHint
-		if ap, ok := tl.InputSchema.AdditionalProperties.(bool); !ok || ap {
-			t.Errorf("%s: input schema accepts unknown arguments (additionalProperties %v)", tl.Name, tl.InputSchema.AdditionalProperties)
+		// The original ignored unknown arguments, and its clients pass them.
+		if tl.InputSchema.AdditionalProperties != nil {
+			t.Errorf("%s: input schema says additionalProperties %v; want it absent (unknown arguments ignored)", tl.Name, tl.InputSchema.AdditionalProperties)
 		}
 	}
 	slices.Sort(names)
@@ -130,8 +131,49 @@ func TestInviteRooms(t *testing.T) {
 		t.Errorf("join_code = %s", j.raw)
 	}
 	c.call(t, "join_project", map[string]any{"code": "not-a-code"}).failed(t, "not an invite code")
-	c.call(t, "join_project", map[string]any{"code": "ABCD-EFGH-IJKL"}).failed(t, "not found")
+	// A code no invite room has opens the named room of that name, and
+	// the answer says so.
+	if j := c.call(t, "join_project", map[string]any{"code": "ABCD-EFGH-IJKL"}).ok(t); j.str("room_id") != "abcd-efgh-ijkl" ||
+		j.obj["code"] != nil || j.str("joined_via") != "join_room" || !strings.Contains(j.str("note"), "No invite room has the code ABCD-EFGH-IJKL") {
+		t.Errorf("join_project of an unknown code = %s", j.raw)
+	}
 	c.call(t, "join_project", map[string]any{"code": code, "session_mode": "live"}).failed(t, "not supported")
+}
+
+// Names shaped like invite codes (team-chat) are named rooms when no
+// invite room has the code; tools given the name in any case act on the
+// room the join answered, and keep its state under that id.
+func TestInviteShapedNamedRooms(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, false)
+	a := newAgent(t, b, "", nil)
+	j := a.call(t, "join_room", map[string]any{"name": "Team-Chat"}).ok(t)
+	if j.str("room_id") != "team-chat" || j.obj["code"] != nil || j.str("joined_via") != "join_room" || j.str("note") != "" {
+		t.Fatalf("join_room Team-Chat = %s", j.raw)
+	}
+	sent := a.call(t, "send_message", map[string]any{"text": "hello", "room_id": "TEAM-CHAT"}).ok(t)
+	tests := []struct{ tool, arg string }{
+		{"read_messages", "team-chat"},
+		{"read_messages", "TEAM-CHAT"},
+		{"resume_room_session", "Team-Chat"},
+	}
+	for _, tt := range tests {
+		r := a.call(t, tt.tool, map[string]any{"room_id": tt.arg}).ok(t)
+		if tt.tool == "read_messages" {
+			if msgs := r.list("messages"); len(msgs) != 1 || msgs[0]["id"] != sent.str("id") {
+				t.Errorf("%s %s = %s, want the one message", tt.tool, tt.arg, r.raw)
+			}
+			continue
+		}
+		if room, _ := r.obj["room"].(map[string]any); room["room_id"] != "team-chat" || r.str("last_message_id_before_restart") != sent.str("id") {
+			t.Errorf("%s %s = %s, want team-chat, from %s", tt.tool, tt.arg, r.raw, sent.str("id"))
+		}
+	}
+	st := readState(t, a.state)
+	sessions, _ := st["room_sessions"].(map[string]any)
+	if _, upper := sessions["TEAM-CHAT"]; upper || st["current_room"] != "team-chat" {
+		t.Errorf("state = %v, want the room kept under team-chat only", st)
+	}
 }
 
 func TestWaitForMessages(t *testing.T) {
@@ -170,6 +212,16 @@ func TestWaitForMessages(t *testing.T) {
 		t.Errorf("woken = %s", woken.raw)
 	}
 	a.call(t, "wait_for_messages", map[string]any{"after_message_id": "nonsense"}).failed(t, "after_message_id")
+	// The waits are long-polls: the client never needs the event stream
+	// (which the original subscribed to after each join), so a server
+	// without one loses nothing.
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for path, n := range b.hits {
+		if strings.HasSuffix(path, "/stream") {
+			t.Errorf("%d requests to %s; want none", n, path)
+		}
+	}
 }
 
 func TestWaitRepollsWhenAGatewayCutsThePoll(t *testing.T) {
@@ -246,22 +298,29 @@ func TestArtifacts(t *testing.T) {
 	a.call(t, "publish_room_artifact", map[string]any{"artifact": map[string]any{"kind": "tag", "ref": "v1"}}).failed(t, "")
 }
 
-// TestBadArguments gives every tool arguments of the wrong shape: each
-// answers a clear error, and the server goes on serving.
+// TestBadArguments gives every tool's declared arguments values of the
+// wrong type: each answers a clear error naming one, and the server goes
+// on serving. (Unknown arguments are not bad: TestUnknownArgumentsIgnored.)
 func TestBadArguments(t *testing.T) {
 	t.Parallel()
 	a := newAgent(t, newBackend(t, false), "", nil)
 	a.call(t, "join_room", map[string]any{"name": "bad args"}).ok(t)
-	for _, name := range allTools {
-		for _, args := range []map[string]any{
-			{"no_such_argument": 1},
-			{"room_id": 42, "text": 7, "name": []int{1}, "code": true, "timeout": "soon", "limit": -5, "artifact": "pr",
-				"thread_parent_id": 3, "after_message_id": map[string]any{}, "force": "yes", "cwd": 1, "room": 2, "task_id": 9},
-		} {
-			r := a.call(t, name, args)
-			if !r.isError || r.raw == "" {
-				t.Errorf("%s(%v) = %s; want an error", name, args, r.raw)
-			}
+	res, err := a.client.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := map[string]any{"string": 42, "integer": "soon", "number": "soon", "boolean": "yes", "object": "pr", "array": "x"}
+	for _, tl := range res.Tools {
+		if len(tl.InputSchema.Properties) == 0 {
+			continue // nothing to get wrong
+		}
+		args := map[string]any{}
+		for name, p := range tl.InputSchema.Properties {
+			args[name] = wrong[fmt.Sprint(p.(map[string]any)["type"])]
+		}
+		r := a.call(t, tl.Name, args)
+		if !r.isError || !strings.Contains(r.raw, "invalid arguments") {
+			t.Errorf("%s(%v) = %s; want the arguments refused", tl.Name, args, r.raw)
 		}
 	}
 	for _, c := range []struct {
@@ -272,10 +331,12 @@ func TestBadArguments(t *testing.T) {
 		{"send_message", map[string]any{}, "text"},
 		{"send_message", map[string]any{"text": strings.Repeat("x", letagents.MaxTextBytes+1)}, "text"},
 		{"join_room", map[string]any{"name": ""}, "name"},
-		{"wait_for_messages", map[string]any{"timeout": -1}, "timeout"},
+		{"wait_for_messages", map[string]any{"timeout": "soon"}, "timeout"},
 		{"read_messages", map[string]any{"limit": 1.5}, "limit"},
 		{"get_room_artifacts", map[string]any{"task_id": "7"}, "task_id"},
 		{"publish_room_artifact", map[string]any{"artifact": map[string]any{"kind": "issue", "ref": "x", "color": "red"}}, "color"},
+		{"update_task", map[string]any{"task_id": "task_1", "workflow_artifacts": []any{map[string]any{"kind": "branch", "ref": "x", "color": "red"}}}, "color"},
+		{"set_agent_name", map[string]any{"name": "x"}, "name"},
 	} {
 		a.call(t, c.name, c.args).failed(t, c.want)
 	}

@@ -36,7 +36,7 @@ func (s *Server) sessionTools() []mcpserver.ServerTool {
 			"Tell the room what you are doing, in a short line (\"working on task_3: fixing the login test\", \"blocked: need the API key\"). "+
 				"It sets your presence (working, reviewing, blocked or idle, read from the text) and posts a [status] line.",
 			mcp.WithString("status", mcp.Required(), mcp.MinLength(1), mcp.MaxLength(letagents.MaxPresenceText), mcp.Description("What you are doing.")),
-			roomIDArg, sessionArg),
+			roomIDArg, sessionArg, senderArg, conversationArg),
 			s.postStatus),
 	}
 }

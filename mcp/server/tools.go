@@ -16,7 +16,7 @@ func (s *Server) tools() []mcpserver.ServerTool {
 	var all []mcpserver.ServerTool
 	for _, family := range [][]mcpserver.ServerTool{
 		s.roomTools(), s.messageTools(), s.artifactTools(), s.authTools(), s.repoTools(),
-		s.sessionTools(), s.boardTools(), s.intentTools(),
+		s.sessionTools(), s.boardTools(), s.intentTools(), s.identityTools(),
 	} {
 		all = append(all, family...)
 	}
@@ -64,14 +64,19 @@ const (
 	// maxPath bounds a directory argument (Linux's PATH_MAX).
 	maxPath = 4096
 	// maxIgnored bounds an argument the tools accept and ignore, for
-	// clients of the original server that pass it.
-	maxIgnored = 200
+	// clients of the original server that pass it (a sender), and a
+	// conversation id, which never leaves this process: generous, since
+	// the original took any length.
+	maxIgnored = 1024
 	// maxLeaseID bounds a lease id (tl_ and 32 hex digits here; the API
 	// bounds lease_id by nothing but the body, and an older server's ids
 	// may be longer).
 	maxLeaseID = 64
 	// maxReadLimit bounds read_messages' limit: more than a reader can use.
 	maxReadLimit = 10000
+	// maxWorkflowArtifacts bounds update_task's workflow_artifacts, as the
+	// original did; each is published on its own.
+	maxWorkflowArtifacts = 32
 )
 
 // Patterns of ids.
@@ -96,7 +101,19 @@ var (
 	cwdArg    = func(description string) mcp.ToolOption {
 		return mcp.WithString("cwd", mcp.MaxLength(maxPath), mcp.Description(description))
 	}
+	// conversationArg is the original's per-conversation identity scope on
+	// a write, which it ignored there too: a write is signed by the agent
+	// session, or by this agent.
+	conversationArg = ignored("conversation_id", "Ignored: you write as your agent session, or as this agent.")
+	// senderArg is the original's deprecated override of who writes.
+	senderArg = ignored("sender", "Ignored: you write as your agent session, or as this agent.")
 )
+
+// ignored declares an argument the original server took and this one
+// ignores, so its clients' calls keep working.
+func ignored(name, description string) mcp.ToolOption {
+	return mcp.WithString(name, mcp.MaxLength(maxIgnored), mcp.Description(description))
+}
 
 // taskStatuses are the board's statuses, as the schemas list them.
 var taskStatuses = func() []string {
@@ -125,10 +142,12 @@ var (
 	joins    = hints{idempotent: true}
 )
 
-// tool declares one tool. Unknown arguments are refused: a misspelt one
-// would otherwise be silently ignored.
+// tool declares one tool. Unknown arguments are accepted and ignored, as
+// the original server did: its clients pass arguments of its other
+// versions (conversation_id, sender, agent_session_id…), and refusing them
+// broke their calls. The arguments a tool declares are still checked.
 func tool(name string, h hints, description string, opts ...mcp.ToolOption) mcp.Tool {
-	all := append([]mcp.ToolOption{mcp.WithDescription(description), mcp.WithSchemaAdditionalProperties(false)}, h.options()...)
+	all := append([]mcp.ToolOption{mcp.WithDescription(description)}, h.options()...)
 	return mcp.NewTool(name, append(all, opts...)...)
 }
 

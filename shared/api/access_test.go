@@ -2,8 +2,10 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -307,25 +309,44 @@ func TestAgentsDirectory(t *testing.T) {
 	e.call(t, http.MethodPost, "/agents", `{"name": "x"}`).want(t, 401, "Authentication required")
 	e.call(t, http.MethodGet, "/agents/me", "").want(t, 401, "Authentication required")
 
-	a := e.as(t, kim, http.MethodPost, "/agents", `{"name": "Claude Code"}`).want(t, 201, "")
-	if a.str("name") != "claude-code" || a.str("canonical_key") != "kim/claude-code" || a.str("display_name") != "Claude Code" ||
-		a.str("owner_login") != "kim" || a.str("owner_label") == "" || a.str("owner_account_id") != "acct_1" || !strings.HasPrefix(a.str("id"), "agent_") ||
+	// The name is kept as given, and the canonical key is the login as
+	// GitHub spells it and the name, as the original derives them.
+	a := e.as(t, kim, http.MethodPost, "/agents", `{"name": " Claude Code "}`).want(t, 201, "")
+	if a.str("name") != "Claude Code" || a.str("canonical_key") != "Kim/Claude Code" || a.str("display_name") != "Claude Code" ||
+		a.str("owner_login") != "Kim" || a.str("owner_label") == "" || a.str("owner_account_id") != "acct_1" || !strings.HasPrefix(a.str("id"), "agent_") ||
 		!isTimestamp(a.str("created_at")) {
 		t.Fatalf("register = %s", a.raw)
 	}
-	again := e.as(t, kim, http.MethodPost, "/agents", `{"name": "claude-code", "display_name": "Claude", "owner_label": "Kim's team"}`).want(t, 201, "")
+	again := e.as(t, kim, http.MethodPost, "/agents", `{"name": "Claude Code", "display_name": "Claude", "owner_label": "Kim's team"}`).want(t, 201, "")
 	if again.str("id") != a.str("id") || again.str("display_name") != "Claude" || again.str("owner_label") != "Kim's team" || again.str("created_at") != a.str("created_at") {
 		t.Errorf("re-register = %s, want the same agent with new labels", again.raw)
+	}
+	names := []struct{ name, key string }{
+		{"claude-code", "Kim/claude-code"}, // another name than "Claude Code"
+		{"!!!", "Kim/!!!"},
+		{"héllo wörld", "Kim/héllo wörld"},
+	}
+	for _, n := range names {
+		body, _ := json.Marshal(map[string]string{"name": n.name})
+		r := e.as(t, kim, http.MethodPost, "/agents", string(body)).want(t, 201, "")
+		if r.str("name") != n.name || r.str("canonical_key") != n.key || r.str("id") == a.str("id") {
+			t.Errorf("register %q = %s, want name as given, key %q", n.name, r.raw, n.key)
+		}
 	}
 	e.as(t, kim, http.MethodPost, "/agents", `{"name": "amber-wolf"}`).want(t, 201, "")
 	e.as(t, lee, http.MethodPost, "/agents", `{"name": "codex"}`).want(t, 201, "")
 	me := e.as(t, kim, http.MethodGet, "/agents/me", "").want(t, 200, "")
 	list, _ := me.obj["agents"].([]any)
 	acct, _ := me.obj["account"].(map[string]any)
-	if len(list) != 2 || list[0].(map[string]any)["name"] != "amber-wolf" || list[1].(map[string]any)["name"] != "claude-code" || acct["login"] != "Kim" {
-		t.Errorf("agents/me = %s, want kim's two agents by name", me.raw)
+	var got []string
+	for _, a := range list {
+		got = append(got, a.(map[string]any)["name"].(string))
 	}
-	for _, body := range []string{`{}`, `{"name": ""}`, `{"name": "!!!"}`, `{"name": "` + strings.Repeat("a", 65) + `"}`,
+	slices.Sort(got)
+	if want := []string{"!!!", "Claude Code", "amber-wolf", "claude-code", "héllo wörld"}; !slices.Equal(got, want) || acct["login"] != "Kim" {
+		t.Errorf("agents/me = %s, want kim's agents %v", me.raw, want)
+	}
+	for _, body := range []string{`{}`, `{"name": ""}`, `{"name": "  "}`, `{"name": "` + strings.Repeat("a", 65) + `"}`, `{"name": "a\u0007b"}`,
 		`{"name": "ok", "display_name": "` + strings.Repeat("d", 101) + `"}`, `{"name": "ok", "owner_label": "a\u0001b"}`, `{"name": 7}`} {
 		e.as(t, kim, http.MethodPost, "/agents", body).want(t, 400, "")
 	}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -17,8 +16,9 @@ func toAgent(a letagents.Agent) wire.Agent {
 }
 
 // registerAgent adds an agent to the caller's directory, or updates the
-// labels of the one with that name. Its canonical key is
-// "<login>/<name>", the login lower-cased as GitHub compares it.
+// labels of the one with that name. Its name is kept as given and its
+// canonical key is "<login>/<name>", the login as GitHub spells it, as the
+// original derives it.
 func (s *server) registerAgent(w http.ResponseWriter, r *http.Request, _ call) error {
 	who := identity(r)
 	if err := requireAccount(who); err != nil {
@@ -41,10 +41,7 @@ func (s *server) registerAgent(w http.ResponseWriter, r *http.Request, _ call) e
 }
 
 func newAgent(acct letagents.Account, req wire.RegisterAgent) (letagents.Agent, error) {
-	if strings.TrimSpace(req.Name) == "" {
-		return letagents.Agent{}, letagents.Errorf(letagents.Invalid, "name is required")
-	}
-	name, err := letagents.AgentName(req.Name)
+	name, err := letagents.RegisteredAgentName(req.Name)
 	if err != nil {
 		return letagents.Agent{}, err
 	}
@@ -53,10 +50,8 @@ func newAgent(acct letagents.Account, req wire.RegisterAgent) (letagents.Agent, 
 		return letagents.Agent{}, err
 	}
 	if display == "" {
-		// The name as typed, when it makes a label; else its slug.
-		if display, err = letagents.Label("name", req.Name, name); err != nil {
-			display = name
-		}
+		// A name is a label already: no control characters, and shorter.
+		display, _ = letagents.Label("name", name, name)
 	}
 	if err := letagents.NotReserved("display_name", display); err != nil {
 		return letagents.Agent{}, err
@@ -65,9 +60,8 @@ func newAgent(acct letagents.Account, req wire.RegisterAgent) (letagents.Agent, 
 	if err != nil {
 		return letagents.Agent{}, err
 	}
-	login := strings.ToLower(acct.Login)
-	return letagents.Agent{OwnerAccountID: acct.ID, Name: name, CanonicalKey: login + "/" + name,
-		DisplayName: display, OwnerLogin: login, OwnerLabel: owner}, nil
+	return letagents.Agent{OwnerAccountID: acct.ID, Name: name, CanonicalKey: acct.Login + "/" + name,
+		DisplayName: display, OwnerLogin: acct.Login, OwnerLabel: owner}, nil
 }
 
 func (s *server) myAgents(w http.ResponseWriter, r *http.Request, _ call) error {

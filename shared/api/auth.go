@@ -13,7 +13,7 @@ import (
 
 func toAccount(a letagents.Account) wire.Account {
 	return wire.Account{ID: letagents.WireID(letagents.AccountPrefix, a.ID), Provider: a.Provider,
-		ProviderUserID: a.ProviderUserID, Login: a.Login, DisplayName: a.DisplayName, AvatarURL: a.AvatarURL}
+		ProviderUserID: a.ProviderUserID, Login: a.Login, DisplayName: a.DisplayName, AvatarURL: optText(a.AvatarURL)}
 }
 
 func seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }

@@ -43,9 +43,11 @@ const (
 )
 
 // pass runs gate g for a request whose path captured ps: the room of the
-// path, normalised, and the caller's access to it; or the refusal, which
-// is one of 400 (bad room id), 429 (a rate), 401 auth_required, 403
-// private_repo_no_access and, for admin, 404 (no such room), 401 and 403.
+// path, normalised and resolved (an invite-shaped id that no invite room
+// has names a named room: Store.RoomID), and the caller's access to it;
+// or the refusal, which is one of 400 (bad room id), 429 (a rate), 401
+// auth_required, 403 private_repo_no_access and, for admin, 404 (no such
+// room), 401 and 403.
 func (s *server) pass(r *http.Request, g gate, ps params) (call, error) {
 	c := call{ps: ps}
 	switch g {
@@ -64,8 +66,10 @@ func (s *server) pass(r *http.Request, g gate, ps params) (call, error) {
 	if err != nil {
 		return c, err
 	}
-	c.room = id
-	c.access, err = s.Auth.Gate(r.Context(), identity(r), id, s.baseURL(r), g == joiner || g == opener)
+	if c.room, _, err = s.Store.RoomID(r.Context(), id); err != nil {
+		return c, err
+	}
+	c.access, err = s.Auth.Gate(r.Context(), identity(r), c.room, s.baseURL(r), g == joiner || g == opener)
 	if err != nil || g != admin {
 		return c, err
 	}
@@ -93,7 +97,7 @@ func requireAdmin(who auth.Identity, role letagents.Role) error {
 		return err
 	}
 	if role != letagents.RoleAdmin {
-		return letagents.Errorf(letagents.Forbidden, "Admin privileges required")
+		return letagents.AdminRequired()
 	}
 	return nil
 }

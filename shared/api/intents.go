@@ -42,7 +42,8 @@ func toIntent(i letagents.BoardIntent) wire.BoardIntent {
 }
 
 func toSettings(b letagents.BoardSettings) wire.BoardSettings {
-	return wire.BoardSettings{RoomID: b.RoomID, ManagerMode: b.ManagerMode, IntentTTLSeconds: int(b.IntentTTL / time.Second)}
+	return wire.BoardSettings{RoomID: b.RoomID, ManagerMode: b.ManagerMode, IntentTTLSeconds: int(b.IntentTTL / time.Second),
+		RequireWorkerSessions: b.RequireWorkerSessions}
 }
 
 // canonicalPayload checks that raw is a payload of the action's shape and
@@ -222,8 +223,8 @@ func (s *server) boardSettings(w http.ResponseWriter, r *http.Request, c call) e
 	return nil
 }
 
-// setBoardSettings changes a room's manager_mode (and intent TTL) (the
-// admin gate).
+// setBoardSettings changes a room's manager_mode, intent TTL and
+// require_worker_sessions (the admin gate).
 func (s *server) setBoardSettings(w http.ResponseWriter, r *http.Request, c call) error {
 	var req wire.BoardSettingsUpdate
 	if err := decode(w, r, &req); err != nil {
@@ -232,8 +233,8 @@ func (s *server) setBoardSettings(w http.ResponseWriter, r *http.Request, c call
 	var err error
 	var ttl time.Duration
 	switch {
-	case req.ManagerMode == "" && req.IntentTTLSeconds == nil:
-		err = letagents.Errorf(letagents.Invalid, "manager_mode is required")
+	case req.ManagerMode == "" && req.IntentTTLSeconds == nil && req.RequireWorkerSessions == nil:
+		err = letagents.Errorf(letagents.Invalid, "give manager_mode, intent_ttl_seconds or require_worker_sessions to change")
 	case req.ManagerMode != "" && !slices.Contains(letagents.ManagerModes, req.ManagerMode):
 		err = letagents.Errorf(letagents.Invalid, "manager_mode must be one of %s", strings.Join(letagents.ManagerModes, ", "))
 	case req.IntentTTLSeconds != nil:
@@ -246,7 +247,8 @@ func (s *server) setBoardSettings(w http.ResponseWriter, r *http.Request, c call
 	if err != nil {
 		return err
 	}
-	b, err := s.Store.SetBoardSettings(r.Context(), c.room, req.ManagerMode, ttl, s.now())
+	b, err := s.Store.SetBoardSettings(r.Context(), c.room,
+		store.BoardSettingsChange{ManagerMode: req.ManagerMode, IntentTTL: ttl, RequireWorkerSessions: req.RequireWorkerSessions}, s.now())
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func newHookEnv(t *testing.T) *hookEnv {
 
 func (h *hookEnv) setMode(t *testing.T, mode string) {
 	t.Helper()
-	if _, err := h.s.Store.SetBoardSettings(context.Background(), h.room, mode, 0, h.clock.Now()); err != nil {
+	if _, err := h.s.Store.SetBoardSettings(context.Background(), h.room, store.BoardSettingsChange{ManagerMode: mode}, h.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 }

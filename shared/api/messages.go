@@ -113,21 +113,29 @@ func (s *server) senderSource(r *http.Request, m letagents.NewMessage) (string, 
 	if err := m.Validate(); err != nil {
 		return "", err
 	}
-	who, sender := identity(r), m.Sender
-	label := actors.CanonicalLabel(sender)
+	return s.nameSource(r, m.RoomID, "sender", m.Sender)
+}
+
+// nameSource judges a name that a caller with no worker session writes
+// under in a room (field names it: a message's sender, a task's
+// created_by or a claim's assignee) as senderSource says, once its form
+// has been checked.
+func (s *server) nameSource(r *http.Request, roomID, field, name string) (string, error) {
+	who := identity(r)
+	label := actors.CanonicalLabel(name)
 	display, owner, _ := actors.ParseActorLabel(label)
-	c, err := s.Store.SenderClaim(r.Context(), m.RoomID, label, display, owner, who.Account.ID)
+	c, err := s.Store.SenderClaim(r.Context(), roomID, label, display, owner, who.Account.ID)
 	switch {
 	case err != nil:
 		return "", err
 	case c.Others && !c.Session:
 		return "", letagents.Errorf(letagents.Forbidden,
-			"sender %q is the actor label of another account's agent in this room; send under a name of your own", sender)
+			"%s %q is the actor label of another account's agent in this room; act under a name of your own", field, name)
 	case who.Via != auth.ViaOwnerToken, c.Session || c.Agent:
 		return who.Source(), nil
 	case owner != "":
 		return "", letagents.Errorf(letagents.Forbidden,
-			"sender %q names an agent this account does not own; send as your own agent's actor label, or pass its agent_session_id and agent_session_token", sender)
+			"%s %q names an agent this account does not own; act as your own agent's actor label, or pass its agent_session_id and agent_session_token", field, name)
 	}
 	return "", nil
 }

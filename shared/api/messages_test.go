@@ -114,6 +114,55 @@ func TestThreads(t *testing.T) {
 	}
 }
 
+// The answer to a send is the message as reads give it, reply_to quote
+// included, as the original's send answer is; a repeat of the send (its
+// client_message_id) answers the same.
+func TestSendAnswersAsReads(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.join(t, "quotes")
+	root := e.send(t, "quotes", "ann", strings.Repeat("long root ", 100))
+	first := e.call(t, http.MethodPost, "/rooms/quotes/messages", `{"sender": "bo", "text": "first", "thread_parent_id": "`+root+`"}`).want(t, 201, "").str("id")
+	tests := []struct {
+		name, body string
+		status     int
+		quoted     string // id of the message reply_to quotes
+	}{
+		{"top-level", `{"sender": "ann", "text": "plain"}`, 201, ""},
+		{"thread_parent_id", `{"sender": "cy", "text": "a", "thread_parent_id": "` + root + `"}`, 201, root},
+		{"reply_to", `{"sender": "cy", "text": "b", "reply_to": "` + first + `"}`, 201, first},
+		{"with client id", `{"sender": "cy", "text": "c", "reply_to": "` + root + `", "client_message_id": "k-1"}`, 201, root},
+		{"repeat", `{"sender": "cy", "text": "c", "reply_to": "` + root + `", "client_message_id": "k-1"}`, 200, root},
+	}
+	sent := map[string]reply{}
+	for _, tt := range tests {
+		r := e.call(t, http.MethodPost, "/rooms/quotes/messages", tt.body).want(t, tt.status, "")
+		quote, _ := r.obj["reply_to"].(map[string]any)
+		if id, _ := quote["id"].(string); id != tt.quoted {
+			t.Errorf("%s: reply_to = %v, want a quote of %q", tt.name, r.obj["reply_to"], tt.quoted)
+		}
+		sent[tt.name] = r
+	}
+	read := map[string]map[string]any{}
+	for _, m := range e.call(t, http.MethodGet, "/rooms/quotes/messages", "").want(t, 200, "").messages(t) {
+		read[m["id"].(string)] = m
+	}
+	for name, r := range sent {
+		if got, want := mustJSON(t, r.obj), mustJSON(t, read[r.str("id")]); got != want {
+			t.Errorf("%s: send answered %s, a read gives %s", name, got, want)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 func TestSendErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)

@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/rooms"
@@ -34,7 +33,7 @@ func toJoin(room letagents.Room, role letagents.Role, authenticated bool) wire.J
 		locator, branch, _ = rooms.ParseBranchRoom(room.ID)
 	}
 	if room.Kind == letagents.RoomRepo || room.Kind == letagents.RoomBranch {
-		host, owner, repo := splitLocator(locator)
+		host, owner, repo := rooms.SplitRepoLocator(locator)
 		ref := wire.Ref{Type: "default_branch"}
 		if branch != "" {
 			ref = wire.Ref{Type: "branch", Name: &branch}
@@ -43,14 +42,6 @@ func toJoin(room letagents.Room, role letagents.Role, authenticated bool) wire.J
 			Repository: wire.Repository{Owner: owner, Name: repo}, Ref: ref}
 	}
 	return j
-}
-
-func splitLocator(locator string) (host, owner, repo string) {
-	parts := strings.SplitN(locator, "/", 3)
-	for len(parts) < 3 {
-		parts = append(parts, "")
-	}
-	return parts[0], parts[1], parts[2]
 }
 
 func provider(host string) string {
@@ -107,6 +98,9 @@ func (s *server) joinByCode(w http.ResponseWriter, r *http.Request, c call) erro
 		return letagents.Errorf(letagents.Invalid, "%q is not an invite code like FEH7-YWH4-ZYT3", c.ps["code"])
 	}
 	room, err := s.Store.Room(r.Context(), id)
+	if err == nil && room.Kind != letagents.RoomInvite {
+		err = letagents.RoomNotFound() // a named room such as 1234-5678 has no code
+	}
 	if err != nil {
 		return notFoundAs(err, "Project not found for the given code")
 	}
@@ -143,9 +137,11 @@ func (s *server) roomAccess(w http.ResponseWriter, r *http.Request, c call) erro
 		return err
 	}
 	who := identity(r)
-	j := wire.Access{ProjectID: room.ID, RoomType: "discoverable", Authenticated: who.SignedIn(), Role: string(role)}
-	if room.Kind == letagents.RoomInvite {
-		j.RoomType = "invite"
+	// As the original says: discoverable for a room of a repository, and
+	// invite for every other, named rooms included.
+	j := wire.Access{ProjectID: room.ID, RoomType: "invite", Authenticated: who.SignedIn(), Role: string(role)}
+	if room.Kind == letagents.RoomRepo || room.Kind == letagents.RoomBranch {
+		j.RoomType = "discoverable"
 	}
 	if who.SignedIn() {
 		j.Account = &wire.AccessAccount{ID: letagents.WireID(letagents.AccountPrefix, who.Account.ID), Login: who.Account.Login, Provider: who.Account.Provider}
@@ -172,4 +168,104 @@ func notFoundAs(err error, msg string) error {
 		return letagents.Errorf(letagents.NotFound, "%s", msg)
 	}
 	return err
+}
+
+// listRooms lists the signed-in account's rooms (Store.RoomsOf), never an
+// invite room, whose id is its secret (GET /projects).
+func (s *server) listRooms(w http.ResponseWriter, r *http.Request, _ call) error {
+	who := identity(r)
+	if err := requireAccount(who); err != nil {
+		return err
+	}
+	list, err := s.Store.RoomsOf(r.Context(), who.Account.ID)
+	if err != nil {
+		return err
+	}
+	j := wire.RoomList{Projects: make([]wire.ListedRoom, len(list))}
+	for i, room := range list {
+		j.Projects[i] = wire.ListedRoom{ID: room.ID, DisplayName: room.DisplayName}
+	}
+	writeJSON(w, http.StatusOK, j)
+	return nil
+}
+
+// renameRoom sets a room's display name (the admin gate) and answers the
+// room as a join does.
+func (s *server) renameRoom(w http.ResponseWriter, r *http.Request, c call) error {
+	var req wire.RenameRoom
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	name, err := letagents.RoomDisplayName(req.DisplayName)
+	if err != nil {
+		return err
+	}
+	room, err := s.Store.RenameRoom(r.Context(), c.room, name)
+	if err != nil {
+		return err
+	}
+	role, err := s.Auth.Role(r.Context(), identity(r), room, c.access, false)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toJoin(room, role, identity(r).SignedIn()))
+	return nil
+}
+
+// resolved says what the room id of the path names: the normalised id,
+// and an invite room's code or any other room's canonical id.
+func (s *server) resolved(r *http.Request, c call) (normalized string, res wire.Resolved, err error) {
+	normalized, err = rooms.Normalize(c.ps["room"])
+	if err != nil {
+		return "", res, letagents.Errorf(letagents.Invalid, "%v", err)
+	}
+	if rooms.IsInviteCode(normalized) {
+		// The answer says whether an invite room has the code: count the
+		// question as a join, as guessing codes here is guessing them there.
+		if err := s.Auth.LimitJoin(r.Context(), clientAddress(r)); err != nil {
+			return "", res, err
+		}
+	}
+	id, invite, err := s.Store.RoomID(r.Context(), normalized)
+	if err != nil {
+		return "", res, err
+	}
+	if invite {
+		return normalized, wire.Resolved{Type: "invite", Code: &id}, nil
+	}
+	return normalized, wire.Resolved{Type: "room", Name: &id}, nil
+}
+
+// resolveRoom is GET /rooms/resolve/{room}.
+func (s *server) resolveRoom(w http.ResponseWriter, r *http.Request, c call) error {
+	normalized, res, err := s.resolved(r, c)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, wire.Resolve{Input: c.ps["room"], Normalized: normalized, Resolved: res, CanonicalRoomID: res.Name})
+	return nil
+}
+
+// apiResolveRoom is GET /api/rooms/resolve/{room}.
+func (s *server) apiResolveRoom(w http.ResponseWriter, r *http.Request, c call) error {
+	_, res, err := s.resolved(r, c)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, wire.APIResolve{Resolved: res, CanonicalRoomID: res.Name})
+	return nil
+}
+
+// repoPage sends /<host>/<owner>/<repo> to the page of that repository's
+// room, permanently.
+func (s *server) repoPage(host string) handler {
+	return func(w http.ResponseWriter, r *http.Request, c call) error {
+		id, err := rooms.Normalize(host + "/" + c.ps["owner"] + "/" + c.ps["repo"])
+		if err != nil {
+			return letagents.Errorf(letagents.Invalid, "%v", err)
+		}
+		w.Header().Set("Location", "/in/"+rooms.PathOf(id))
+		w.WriteHeader(http.StatusMovedPermanently)
+		return nil
+	}
 }

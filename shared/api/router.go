@@ -30,7 +30,8 @@ const (
 // Route is one method and path pattern. In a pattern, {room} stands for a
 // room id of 1 to rooms.MaxSegments path segments (ids such as
 // github.com/owner/repo keep their slashes); any other {name} is exactly one
-// segment.
+// segment. API Gateway routes only ids of up to rooms.PathSegments
+// segments to a route (GatewayPaths); a deeper id reaches it percent-encoded.
 type Route struct {
 	Group   Group
 	Method  string
@@ -58,7 +59,7 @@ type params map[string]string
 // Segments are compared escaped, so a room id sent with its slashes
 // percent-encoded as one segment (as the old web page does) still works.
 func (rt Route) match(escapedPath string) (params, bool) {
-	m, ok := rt.matchSegments(escapedPath)
+	m, ok := rt.matchSegments(escapedPath, rooms.MaxSegments)
 	return m.params, ok
 }
 
@@ -70,13 +71,15 @@ type segmentMatch struct {
 	gwParams map[string]string // its path parameters: r1…rN for {room}
 }
 
-func (rt Route) matchSegments(escapedPath string) (segmentMatch, bool) {
+// matchSegments matches a path whose room, if the pattern has one, spans
+// at most maxRoom segments.
+func (rt Route) matchSegments(escapedPath string, maxRoom int) (segmentMatch, bool) {
 	pat := strings.Split(strings.TrimPrefix(rt.Pattern, "/"), "/")
 	segs := strings.Split(strings.TrimPrefix(escapedPath, "/"), "/")
 	roomLen := 1
 	if slices.Contains(pat, "{room}") {
 		roomLen = len(segs) - (len(pat) - 1)
-		if roomLen < 1 || roomLen > rooms.MaxSegments {
+		if roomLen < 1 || roomLen > maxRoom {
 			return segmentMatch{}, false
 		}
 	} else if len(segs) != len(pat) {
@@ -126,9 +129,9 @@ func (rt Route) GatewayPaths() []string {
 	if !ok {
 		return []string{rt.Pattern}
 	}
-	out := make([]string, 0, rooms.MaxSegments)
-	vars := make([]string, 0, rooms.MaxSegments)
-	for i := 1; i <= rooms.MaxSegments; i++ {
+	out := make([]string, 0, rooms.PathSegments)
+	vars := make([]string, 0, rooms.PathSegments)
+	for i := 1; i <= rooms.PathSegments; i++ {
 		vars = append(vars, fmt.Sprintf("{r%d}", i))
 		out = append(out, before+strings.Join(vars, "/")+after)
 	}
@@ -138,7 +141,7 @@ func (rt Route) GatewayPaths() []string {
 // GatewayRoute returns the route key and path parameters API Gateway gives
 // the event of a request to this route, as the local runner must too.
 func (rt Route) GatewayRoute(escapedPath string) (key string, pathParams map[string]string, ok bool) {
-	m, ok := rt.matchSegments(escapedPath)
+	m, ok := rt.matchSegments(escapedPath, rooms.PathSegments)
 	if !ok {
 		return "", nil, false
 	}
@@ -206,10 +209,11 @@ func checkGates(rs []Route) []Route {
 
 // Match returns the route serving method and path, as the gateway would
 // route it; the local runner uses it to pick the function to invoke. HEAD
-// is not GET here: API Gateway matches methods exactly.
+// is not GET here: API Gateway matches methods exactly, and a room of more
+// than rooms.PathSegments slash-separated segments matches no route there.
 func Match(method, escapedPath string) (Route, bool) {
 	for _, rt := range table {
-		if _, ok := rt.match(escapedPath); ok && rt.Method == method {
+		if _, ok := rt.matchSegments(escapedPath, rooms.PathSegments); ok && rt.Method == method {
 			return rt, true
 		}
 	}

@@ -27,6 +27,14 @@ func TestMatchAndGatewayRoute(t *testing.T) {
 		{"GET", "/rooms/a/messages/messages", api.GroupMessages, "GET /rooms/{r1}/{r2}/messages", map[string]string{"r1": "a", "r2": "messages"}},
 		{"GET", "/in/github.com/o/r", api.GroupWeb, "GET /in/{r1}/{r2}/{r3}", map[string]string{"r1": "github.com", "r2": "o", "r3": "r"}},
 		{"GET", "/", api.GroupWeb, "GET /", nil},
+		{"GET", "/projects", api.GroupRooms, "GET /projects", nil},
+		{"PATCH", "/rooms/github.com/o/r", api.GroupRooms, "PATCH /rooms/{r1}/{r2}/{r3}", map[string]string{"r1": "github.com", "r2": "o", "r3": "r"}},
+		{"PATCH", "/rooms/x/tasks/task_1", api.GroupCoordination, "PATCH /rooms/{r1}/tasks/{task_id}", map[string]string{"r1": "x", "task_id": "task_1"}},
+		{"GET", "/rooms/resolve/ABCD-EFGH", api.GroupRooms, "GET /rooms/resolve/{r1}", map[string]string{"r1": "ABCD-EFGH"}},
+		{"GET", "/api/rooms/resolve/github.com/o/r", api.GroupRooms, "GET /api/rooms/resolve/{r1}/{r2}/{r3}", map[string]string{"r1": "github.com", "r2": "o", "r3": "r"}},
+		{"GET", "/github.com/o/r", api.GroupWeb, "GET /github.com/{owner}/{repo}", map[string]string{"owner": "o", "repo": "r"}},
+		// A room deeper than the gateway's routes goes percent-encoded whole.
+		{"GET", "/rooms/gitlab.com%2Fg%2Fs%2Fp/messages", api.GroupMessages, "GET /rooms/{r1}/messages", map[string]string{"r1": "gitlab.com/g/s/p"}},
 	}
 	for _, tt := range tests {
 		rt, ok := api.Match(tt.method, tt.path)
@@ -43,8 +51,9 @@ func TestMatchAndGatewayRoute(t *testing.T) {
 		}
 	}
 	for _, miss := range []struct{ method, path string }{
-		{"HEAD", "/api/health"}, // the gateway matches methods exactly
-		{"GET", "/rooms/a/b/c/d/messages"},
+		{"HEAD", "/api/health"},            // the gateway matches methods exactly
+		{"GET", "/rooms/a/b/c/d/messages"}, // more segments than the gateway's routes spell
+		{"GET", "/in/gitlab.com/g/s/p"},
 		{"GET", "/rooms//messages"},
 		{"GET", "/rooms/x/messages/"},
 		{"PUT", "/rooms/x/messages"},

@@ -13,6 +13,7 @@ import "net/http"
 // the path, checked before the handler runs.
 func (s *server) routes() []Route {
 	return []Route{
+		{GroupRooms, http.MethodGet, "/projects", public, s.listRooms},
 		{GroupRooms, http.MethodPost, "/projects", public, s.createInviteRoom},
 		{GroupRooms, http.MethodGet, "/projects/join/{code}", public, s.joinByCode},
 		{GroupRooms, http.MethodPost, "/projects/room/{room}", opener, s.openNamedRoom},
@@ -66,8 +67,18 @@ func (s *server) routes() []Route {
 		{GroupCoordination, http.MethodGet, "/rooms/{room}/board-settings", member, s.boardSettings},
 		{GroupCoordination, http.MethodPatch, "/rooms/{room}/board-settings", admin, s.setBoardSettings},
 
+		// After every /rooms/{room}/… route, which would otherwise lose
+		// their suffixes to a room id: /rooms/resolve/x/messages reads the
+		// messages of room resolve/x, as in the original.
+		{GroupRooms, http.MethodPatch, "/rooms/{room}", admin, s.renameRoom},
+		{GroupRooms, http.MethodGet, "/rooms/resolve/{room}", public, s.resolveRoom},
+		{GroupRooms, http.MethodGet, "/api/rooms/resolve/{room}", public, s.apiResolveRoom},
+
 		{GroupWeb, http.MethodGet, "/api/health", public, s.health},
 		{GroupWeb, http.MethodGet, "/in/{room}", public, s.roomPage},
 		{GroupWeb, http.MethodGet, "/", public, s.landingPage},
+		{GroupWeb, http.MethodGet, "/github.com/{owner}/{repo}", public, s.repoPage("github.com")},
+		{GroupWeb, http.MethodGet, "/gitlab.com/{owner}/{repo}", public, s.repoPage("gitlab.com")},
+		{GroupWeb, http.MethodGet, "/bitbucket.org/{owner}/{repo}", public, s.repoPage("bitbucket.org")},
 	}
 }

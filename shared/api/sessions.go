@@ -26,16 +26,52 @@ func optTime(t time.Time) *string {
 
 func toSession(a letagents.AgentSession) wire.AgentSession {
 	return wire.AgentSession{SessionID: letagents.WireID(letagents.AgentSessionPrefix, a.ID), RoomID: a.RoomID, SessionKind: a.Kind,
-		Runtime: a.Runtime, ActorLabel: a.ActorLabel, AgentKey: a.AgentKey, AgentInstanceID: a.InstanceID, DisplayName: a.DisplayName,
-		OwnerLabel: a.OwnerLabel, IDELabel: a.IDELabel, RepoBranch: a.RepoBranch, CreatedAt: letagents.FormatTime(a.CreatedAt),
-		UpdatedAt: letagents.FormatTime(a.UpdatedAt), LastSeenAt: letagents.FormatTime(a.LastSeenAt), EndedAt: optTime(a.EndedAt)}
+		Runtime: a.Runtime, ActorLabel: a.ActorLabel, AgentKey: a.AgentKey, AgentInstanceID: optText(a.InstanceID), DisplayName: a.DisplayName,
+		OwnerAccountID: letagents.WireID(letagents.AccountPrefix, a.OwnerAccountID), OwnerLabel: a.OwnerLabel, IDELabel: a.IDELabel,
+		RepoBranch: optText(a.RepoBranch), CreatedAt: letagents.FormatTime(a.CreatedAt), UpdatedAt: letagents.FormatTime(a.UpdatedAt),
+		LastSeenAt: letagents.FormatTime(a.LastSeenAt), EndedAt: optTime(a.EndedAt)}
 }
 
 func toParticipant(a letagents.AgentSession, now time.Time) wire.Participant {
 	return wire.Participant{SessionID: letagents.WireID(letagents.AgentSessionPrefix, a.ID), ActorLabel: a.ActorLabel,
 		DisplayName: a.DisplayName, AgentKey: a.AgentKey, OwnerLabel: a.OwnerLabel, IDELabel: a.IDELabel, SessionKind: a.Kind,
-		Runtime: a.Runtime, Status: a.Presence.Status, StatusText: a.Presence.Text, StatusUpdatedAt: optTime(a.Presence.UpdatedAt),
+		Runtime: a.Runtime, Status: a.Presence.Status, StatusText: optText(a.Presence.Text), StatusUpdatedAt: optTime(a.Presence.UpdatedAt),
 		Connected: a.Reachable(now), LastSeenAt: letagents.FormatTime(a.LastSeenAt)}
+}
+
+// toRoomParticipant is p as the participants list shows it. An agent's
+// activity: active while messages reach it (away when it says it is
+// idle), offline otherwise, as the original derives it.
+func toRoomParticipant(roomID string, p actors.Participant, now time.Time) wire.RoomParticipant {
+	seen := letagents.FormatTime(p.LastSeenAt)
+	j := wire.RoomParticipant{RoomID: roomID, ParticipantKey: p.Key, Kind: "agent", ActorLabel: optText(p.ActorLabel),
+		GitHubLogin: optText(p.GitHubLogin), DisplayName: p.DisplayName, OwnerLabel: optText(p.OwnerLabel), IDELabel: optText(p.IDELabel),
+		LastSeenAt: seen, LastRoomActivityAt: &seen, SourceFlags: []string{}, CreatedAt: letagents.FormatTime(p.FirstSeenAt), UpdatedAt: seen}
+	if p.Human {
+		j.Kind = "human"
+		j.SourceFlags = append(j.SourceFlags, "messages")
+		return j
+	}
+	state := "offline"
+	if a := p.Session; a != nil {
+		j.AgentKey, j.SessionKind, j.Runtime = &a.AgentKey, &a.Kind, &a.Runtime
+		j.SessionID = optText(letagents.WireID(letagents.AgentSessionPrefix, a.ID))
+		j.Status, j.StatusText, j.StatusUpdatedAt = &a.Presence.Status, optText(a.Presence.Text), optTime(a.Presence.UpdatedAt)
+		if j.Connected = a.Reachable(now); j.Connected {
+			j.SourceFlags = append(j.SourceFlags, "delivery")
+			j.LastLiveHeartbeatAt = &seen
+			state = "active"
+			if a.Presence.Status == letagents.PresenceIdle {
+				state = "away"
+			}
+		}
+		j.SourceFlags = append(j.SourceFlags, "presence")
+	}
+	if p.Posted {
+		j.SourceFlags = append(j.SourceFlags, "messages")
+	}
+	j.ActivityState = &state
+	return j
 }
 
 func toDelivery(a letagents.AgentSession, now time.Time) wire.DeliverySession {
@@ -194,7 +230,7 @@ func (s *server) postPresence(w http.ResponseWriter, r *http.Request, c call) er
 	return nil
 }
 
-// roster lists the live workers of the room, which must exist.
+// roster lists the live workers of the room, which must exist (presence).
 func (s *server) roster(r *http.Request, c call) ([]wire.Participant, error) {
 	if _, err := s.Store.Room(r.Context(), c.room); err != nil {
 		return nil, err
@@ -211,13 +247,28 @@ func (s *server) roster(r *http.Request, c call) ([]wire.Participant, error) {
 	return out, nil
 }
 
-// participants is the room's roster of live workers.
+// participants lists who the room has seen (actors.Roster): its live
+// workers, and the people and agents among the senders of its recent
+// messages; ?limit bounds the list.
 func (s *server) participants(w http.ResponseWriter, r *http.Request, c call) error {
-	list, err := s.roster(r, c)
+	limit := queryLimit(r.URL.Query(), letagents.DefaultParticipantPage, letagents.MaxParticipantPage)
+	// As many recent messages as the original reads: four per participant
+	// asked for, 100 to 200.
+	page, err := s.Store.Messages(r.Context(), c.room, store.MessageQuery{Before: store.BeforeLatest, Limit: min(max(4*limit, 100), 200)})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, wire.Participants{RoomID: c.room, Participants: list})
+	now := s.now()
+	sessions, err := s.Store.AgentSessions(r.Context(), c.room, letagents.SessionWorker, now)
+	if err != nil {
+		return err
+	}
+	roster := actors.Roster(sessions, page.Messages)
+	j := wire.Participants{RoomID: c.room, Participants: make([]wire.RoomParticipant, 0, min(len(roster), limit))}
+	for _, p := range roster[:min(len(roster), limit)] {
+		j.Participants = append(j.Participants, toRoomParticipant(c.room, p, now))
+	}
+	writeJSON(w, http.StatusOK, j)
 	return nil
 }
 
@@ -304,14 +355,7 @@ func (s *server) requireWorker(r *http.Request, roomID string, creds wire.Sessio
 		return letagents.AgentSession{}, err
 	}
 	if a == nil {
-		return letagents.AgentSession{}, workerRequired()
+		return letagents.AgentSession{}, letagents.WorkerSessionRequired()
 	}
 	return *a, nil
-}
-
-// workerRequired is the refusal of an agent write that names no worker
-// session.
-func workerRequired() error {
-	return &letagents.Error{Code: letagents.Forbidden, Reason: letagents.CodeWorkerSessionRequired,
-		Message: "Registered worker session is required for agent write actions."}
 }

@@ -93,10 +93,13 @@ func TestPresenceAndDelivery(t *testing.T) {
 		t.Helper()
 		r := e.as(t, cara, http.MethodGet, "/rooms/ops/participants", "").want(t, 200, "")
 		list, _ := r.obj["participants"].([]any)
-		if len(list) != 1 {
-			t.Fatalf("participants = %s, want the one worker", r.raw)
+		for _, p := range list {
+			if p := p.(map[string]any); p["session_id"] == s.id {
+				return p
+			}
 		}
-		return list[0].(map[string]any)
+		t.Fatalf("participants = %s, want the worker %s", r.raw, s.id)
+		return nil
 	}
 	if p := roster(); p["connected"] != false || p["status"] != "idle" || p["actor_label"] != s.label {
 		t.Errorf("before any poll: %v", p)
@@ -180,4 +183,34 @@ func TestArtifactSourceFromSession(t *testing.T) {
 	}
 	e.as(t, fay, http.MethodPost, path, `{`+pr+`, "agent_session_id": "`+s.id+`", "agent_session_token": "`+strings.Repeat("0", 64)+`"}`).
 		want(t, 401, "Invalid agent session credentials")
+}
+
+// Fields the original sends as null when they have no value are null
+// here too, never "".
+func TestSessionNulls(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("dee")
+	dee := e.signIn(t, "dee")
+	e.as(t, dee, http.MethodPost, "/agents", `{"name": "scribe"}`).want(t, 201, "")
+	e.as(t, dee, http.MethodPost, "/rooms/notes/join", "").want(t, 200, "")
+	tests := []struct {
+		name, body       string
+		instance, branch any
+	}{
+		{"none given", `{"actor_key": "dee/scribe"}`, nil, nil},
+		{"blank", `{"actor_key": "dee/scribe", "agent_instance_id": " ", "repo_branch": ""}`, nil, nil},
+		{"given", `{"actor_key": "dee/scribe", "agent_instance_id": "i-1", "repo_branch": "main"}`, "i-1", "main"},
+	}
+	for _, tt := range tests {
+		r := e.as(t, dee, http.MethodPost, "/rooms/notes/agent-sessions", tt.body).want(t, 201, "")
+		if r.obj["agent_instance_id"] != tt.instance || r.obj["repo_branch"] != tt.branch || r.str("owner_account_id") != "acct_1" {
+			t.Errorf("%s: session = %s, want agent_instance_id %v, repo_branch %v, owner_account_id acct_1", tt.name, r.raw, tt.instance, tt.branch)
+		}
+		s := session{id: r.str("session_id"), token: r.str("session_token"), owner: dee}
+		p := e.as(t, dee, http.MethodPost, "/rooms/notes/presence", `{"status": "working", `+s.creds()+`}`).want(t, 200, "")
+		if v, ok := p.obj["status_text"]; !ok || v != nil {
+			t.Errorf("%s: presence without text = %s, want status_text null", tt.name, p.raw)
+		}
+	}
 }

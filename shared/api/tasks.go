@@ -11,13 +11,13 @@ import (
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
-// The task board. Who may do what:
+// The task board. Who may do what (the rules are letagents'):
 //
 //   - Anyone who may use the room reads the board.
 //   - Anyone creates tasks. An agent's task (worker session) is created
 //     by its actor label and stays proposed until a room admin accepts
-//     it. A person's task is created by their account's name (or, not
-//     signed in, by created_by) and starts accepted when they are a
+//     it. A person's task is created by created_by as sent (signed in,
+//     by default their account's name) and starts accepted when they are a
 //     trusted creator: signed in and either a room admin or in a browser
 //     session; otherwise (an owner token without a session, which is how
 //     agents call, or nobody signed in) it is proposed too.
@@ -28,9 +28,17 @@ import (
 //     held, the store lets only its work lease holder change it.
 //   - Lease actions take the holder's worker session, or a room admin
 //     (whose release is a revocation).
+//   - A board whose setting require_worker_sessions is off (invite and
+//     named rooms by default) also serves callers without a worker
+//     session, as LetAgents 0.11 did: they create, claim and move tasks
+//     and set PR URLs under the name they send (created_by, a claim's
+//     assignee, checked as a message's sender is), a claim taking no
+//     lease; and a task created under a name already heard in the room
+//     starts accepted.
 //
 // Every agent's creation, change and lease action first passes
 // authorizeBoardAction with its payload as the letagents builders make it.
+// A refusal of a write to a task that does not exist is that 404.
 
 func toTask(t letagents.Task) wire.Task {
 	j := wire.Task{ID: t.ID(), RoomID: t.RoomID, Title: t.Title, Description: optText(t.Description), Status: string(t.Status),
@@ -125,23 +133,60 @@ func taskQuery(v url.Values) (store.TaskQuery, error) {
 
 // boardCaller works out who acts on the board: the verified worker
 // session the request carries (nil for none), the Actor the store judges
-// by, and the caller's role in the room (which also makes sure the room
-// exists).
-func (s *server) boardCaller(r *http.Request, c call, creds wire.SessionCredentials) (*letagents.AgentSession, store.Actor, letagents.Role, error) {
+// by, and the caller as the board's rules see it (which also makes sure
+// the room exists).
+func (s *server) boardCaller(r *http.Request, c call, creds wire.SessionCredentials) (*letagents.AgentSession, store.Actor, letagents.BoardCaller, error) {
+	var bc letagents.BoardCaller
 	sess, err := s.agentSession(r, c.room, creds, true)
 	if err != nil {
-		return nil, store.Actor{}, "", err
+		return nil, store.Actor{}, bc, err
 	}
 	_, role, err := s.roleIn(r, c)
 	if err != nil {
-		return nil, store.Actor{}, "", err
+		return nil, store.Actor{}, bc, err
 	}
 	who := identity(r)
-	actor := store.Actor{Label: boardAccountName(who.Account), Admin: who.SignedIn() && role == letagents.RoleAdmin}
+	bc = letagents.BoardCaller{Worker: sess != nil, SignedIn: who.SignedIn(), Admin: who.SignedIn() && role == letagents.RoleAdmin,
+		Browser: who.Via == auth.ViaSession}
+	actor := store.Actor{Label: boardAccountName(who.Account), Admin: bc.Admin}
 	if sess != nil {
 		actor.Label, actor.AgentKey, actor.InstanceID, actor.SessionID = sess.ActorLabel, sess.AgentKey, sess.InstanceID, sess.ID
+		return sess, actor, bc, nil
 	}
-	return sess, actor, role, nil
+	b, err := s.Store.BoardSettings(r.Context(), c.room)
+	if err != nil {
+		return nil, store.Actor{}, bc, err
+	}
+	bc.Sessionless = letagents.SessionlessBoard(b.RequireWorkerSessions, b.ManagerMode)
+	return nil, actor, bc, nil
+}
+
+// writer is the name a board write without a worker session is signed
+// with (letagents.WriterName), one the caller gave checked as a message's
+// sender is; "" when there is none.
+func (s *server) writer(r *http.Request, c call, bc letagents.BoardCaller, field, given string) (string, error) {
+	name, isGiven := letagents.WriterName(bc, given, boardAccountName(identity(r).Account))
+	if !isGiven {
+		return name, nil
+	}
+	name, err := letagents.ActorName(field, name)
+	if err == nil {
+		_, err = s.nameSource(r, c.room, field, name)
+	}
+	return name, err
+}
+
+// refuse answers err, a refusal of a write to task seq, unless the task
+// does not exist: whoever may use the room learns that first (404), as
+// LetAgents answers it before it asks who writes.
+func (s *server) refuse(r *http.Request, c call, seq int64, err error) error {
+	if !letagents.IsCode(err, letagents.Forbidden) && !letagents.IsCode(err, letagents.Unauthorized) {
+		return err
+	}
+	if _, terr := s.Store.Task(r.Context(), c.room, seq, s.now()); letagents.IsCode(terr, letagents.NotFound) {
+		return terr
+	}
+	return err
 }
 
 // boardAccountName is what a person's board entries are signed with.
@@ -206,36 +251,45 @@ func (s *server) createTask(w http.ResponseWriter, r *http.Request, c call) erro
 	if err != nil {
 		return err
 	}
-	sess, actor, role, err := s.boardCaller(r, c, req.SessionCredentials)
+	sess, actor, bc, err := s.boardCaller(r, c, req.SessionCredentials)
 	if err != nil {
 		return err
 	}
-	who := identity(r)
-	switch {
-	case sess != nil:
-		n.CreatedBy, n.CreatedBySessionID, n.CreatedByAccountID = actor.Label, sess.ID, who.Account.ID
+	n.CreatedByAccountID = identity(r).Account.ID
+	if sess != nil {
+		n.CreatedBy, n.CreatedBySessionID = actor.Label, sess.ID
 		payload := letagents.NewTaskCreatePayload(req.Title, req.Description, req.SourceMessageID)
 		if err := s.authorizeBoardAction(r, c.room, *sess, letagents.IntentTaskCreate, payload, grantOf(req.BoardIntentGrant)); err != nil {
 			return err
 		}
-	case who.SignedIn():
-		n.CreatedBy, n.CreatedByAccountID = actor.Label, who.Account.ID
-		n.Accepted = role == letagents.RoleAdmin || who.Via == auth.ViaSession
-	default:
-		by := strings.Join(strings.Fields(req.CreatedBy), " ")
-		if by == "" {
-			return letagents.Errorf(letagents.Invalid, "title and created_by are required")
-		}
-		if len(by) > letagents.MaxSenderBytes {
-			return letagents.Errorf(letagents.Invalid, "created_by is longer than %d bytes", letagents.MaxSenderBytes)
-		}
-		n.CreatedBy = by
+	} else if err := s.personsTask(r, c, bc, req.CreatedBy, &n); err != nil {
+		return err
 	}
 	t, err := s.Store.CreateTask(r.Context(), n, s.now())
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, toTask(t))
+	return nil
+}
+
+// personsTask signs n, a task created without a worker session, and
+// decides whether it starts accepted (letagents.AcceptsNewTask).
+func (s *server) personsTask(r *http.Request, c call, bc letagents.BoardCaller, createdBy string, n *store.NewTask) error {
+	by, err := s.writer(r, c, bc, "created_by", createdBy)
+	switch {
+	case err != nil:
+		return err
+	case by == "":
+		return letagents.Errorf(letagents.Invalid, "title and created_by are required")
+	}
+	posted := false
+	if bc.Sessionless && !letagents.AcceptsNewTask(bc, by, false) {
+		if posted, err = s.Store.HasSent(r.Context(), c.room, by); err != nil {
+			return err
+		}
+	}
+	n.CreatedBy, n.Accepted = by, letagents.AcceptsNewTask(bc, by, posted)
 	return nil
 }
 
@@ -286,9 +340,12 @@ func (s *server) updateTask(w http.ResponseWriter, r *http.Request, c call) erro
 	if err != nil {
 		return err
 	}
-	sess, actor, role, err := s.boardCaller(r, c, req.SessionCredentials)
+	sess, actor, bc, err := s.boardCaller(r, c, req.SessionCredentials)
+	if err == nil {
+		err = letagents.CheckTaskChange(bc, status)
+	}
 	if err != nil {
-		return err
+		return s.refuse(r, c, seq, err)
 	}
 	payload := letagents.NewTaskMutationPayload(letagents.TaskID(seq), bodyText(req.Status), bodyText(req.Assignee), bodyText(req.AssigneeAgentKey), bodyText(req.PRURL))
 	grant := grantOf(req.BoardIntentGrant)
@@ -296,16 +353,27 @@ func (s *server) updateTask(w http.ResponseWriter, r *http.Request, c call) erro
 
 	if status == letagents.TaskAssigned {
 		// A claim: the caller takes the task for itself.
-		if sess == nil {
-			return workerRequired()
+		claim := store.Claim{Actor: actor, TTL: ttl, PRURL: prURL}
+		if sess != nil {
+			if err := claimSelf(*sess, req); err != nil {
+				return err
+			}
+			if err := s.authorizeBoardAction(r, c.room, *sess, letagents.IntentTaskClaim, payload, grant); err != nil {
+				return s.refuse(r, c, seq, err)
+			}
+		} else {
+			// A claim by name, which CheckTaskChange lets through only on a
+			// sessionless board. Any assignee_agent_key is left aside: no
+			// session vouches for it.
+			if claim.Actor.Label, err = s.writer(r, c, bc, "assignee", bodyText(req.Assignee)); err != nil {
+				return err
+			}
+			if claim.Actor.Label == "" {
+				return letagents.Errorf(letagents.Invalid, "assignee is required to claim a task without a worker session")
+			}
+			claim.ByName = true
 		}
-		if err := claimSelf(*sess, req); err != nil {
-			return err
-		}
-		if err := s.authorizeBoardAction(r, c.room, *sess, letagents.IntentTaskClaim, payload, grant); err != nil {
-			return err
-		}
-		t, _, err := s.Store.ClaimTask(r.Context(), c.room, seq, store.Claim{Actor: actor, TTL: ttl, PRURL: prURL}, now)
+		t, _, err := s.Store.ClaimTask(r.Context(), c.room, seq, claim, now)
 		if err != nil {
 			return err
 		}
@@ -313,25 +381,13 @@ func (s *server) updateTask(w http.ResponseWriter, r *http.Request, c call) erro
 		return nil
 	}
 
-	who := identity(r)
-	switch {
-	case status.AdminOnly():
-		if err := requireAdmin(who, role); err != nil {
-			return err
-		}
-	case sess == nil && !actor.Admin:
-		if err := requireAccount(who); err != nil {
-			return err
-		}
-		return workerRequired()
-	}
 	if sess != nil {
 		kind := letagents.IntentTaskUpdate
 		if status.Closing() {
 			kind = letagents.IntentTaskClose
 		}
 		if err := s.authorizeBoardAction(r, c.room, *sess, kind, payload, grant); err != nil {
-			return err
+			return s.refuse(r, c, seq, err)
 		}
 	}
 	t, err := s.Store.UpdateTask(r.Context(), c.room, seq, store.TaskChange{Status: status, Assignee: req.Assignee,
@@ -396,19 +452,17 @@ func (s *server) leaseAction(w http.ResponseWriter, r *http.Request, c call) err
 			h.TargetSessionID = sid
 		}
 	}
-	sess, actor, role, err := s.boardCaller(r, c, req.SessionCredentials)
-	if err != nil {
-		return err
-	}
-	if sess == nil {
-		if err := requireAdmin(identity(r), role); err != nil {
-			return err
-		}
-	} else {
+	sess, actor, bc, err := s.boardCaller(r, c, req.SessionCredentials)
+	switch {
+	case err != nil:
+	case sess == nil:
+		err = bc.CheckAdmin()
+	default:
 		payload := letagents.NewLeaseActionPayload(letagents.TaskID(seq), req.Action, req.LeaseID, req.TargetActorKey, req.TargetAgentSessionID)
-		if err := s.authorizeBoardAction(r, c.room, *sess, letagents.IntentLeaseAction, payload, grantOf(req.BoardIntentGrant)); err != nil {
-			return err
-		}
+		err = s.authorizeBoardAction(r, c.room, *sess, letagents.IntentLeaseAction, payload, grantOf(req.BoardIntentGrant))
+	}
+	if err != nil {
+		return s.refuse(r, c, seq, err)
 	}
 	h.Actor = actor
 	out := wire.LeaseActionResult{RoomID: c.room, Action: req.Action}
@@ -446,25 +500,24 @@ func (s *server) reviewLeaseAction(w http.ResponseWriter, r *http.Request, c cal
 	if err != nil {
 		return err
 	}
-	sess, actor, role, err := s.boardCaller(r, c, req.SessionCredentials)
+	sess, actor, bc, err := s.boardCaller(r, c, req.SessionCredentials)
+	switch {
+	case err != nil:
+	case sess == nil && req.Action == letagents.LeaseActionClaim:
+		err = letagents.WorkerSessionRequired()
+	case sess == nil:
+		err = bc.CheckAdmin()
+	}
 	if err != nil {
-		return err
+		return s.refuse(r, c, seq, err)
 	}
 	if req.Action == letagents.LeaseActionClaim {
-		if sess == nil {
-			return workerRequired()
-		}
 		t, lease, err := s.Store.ClaimReview(r.Context(), c.room, seq, store.Claim{Actor: actor, TTL: ttl}, s.now())
 		if err != nil {
 			return err
 		}
 		writeJSON(w, http.StatusOK, wire.ReviewClaimed{RoomID: c.room, Action: req.Action, Task: toTask(t), Lease: toLease(lease)})
 		return nil
-	}
-	if sess == nil {
-		if err := requireAdmin(identity(r), role); err != nil {
-			return err
-		}
 	}
 	t, released, err := s.Store.ReleaseReview(r.Context(), c.room, seq,
 		store.LeaseRelease{Actor: actor, LeaseID: strings.TrimSpace(req.LeaseID), Reason: reason}, s.now())

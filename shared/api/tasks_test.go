@@ -15,7 +15,8 @@ import (
 )
 
 // boardEnv is a room "board" administered by ann (the first to join it),
-// with bob's agents working in it.
+// with bob's agents working in it. Its board asks for worker sessions, as
+// a repo room's does (board_compat_test.go has the boards that do not).
 type boardEnv struct {
 	*env
 	ann, bob string // owner tokens
@@ -28,6 +29,7 @@ func newBoardEnv(t *testing.T) *boardEnv {
 	e.gh.AddUser("bob")
 	b := &boardEnv{env: e, ann: e.signIn(t, "ann"), bob: e.signIn(t, "bob")}
 	e.as(t, b.ann, http.MethodPost, "/rooms/board/join", "").want(t, 200, "")
+	e.as(t, b.ann, http.MethodPatch, "/rooms/board/board-settings", `{"require_worker_sessions": true}`).want(t, 200, "")
 	return b
 }
 
@@ -247,6 +249,43 @@ func TestTaskLifecycle(t *testing.T) {
 	}
 }
 
+// A task's created_by is what the request sent, as the original keeps
+// it (white space around it trimmed, as a sender's is); a worker
+// session's task is its actor label's, and a signed-in person who sends
+// none is named by their account.
+func TestTaskCreatedBy(t *testing.T) {
+	t.Parallel()
+	b := newBoardEnv(t)
+	builder := b.agent(t, "builder")
+	tests := []struct {
+		name, token, body string
+		status            int
+		createdBy, state  string
+	}{
+		{"anonymous", "", `{"title": "t", "created_by": "  Sam  "}`, 201, "Sam", "proposed"},
+		{"owner token", b.bob, `{"title": "t", "created_by": "Robert"}`, 201, "Robert", "proposed"},
+		{"owner token, none sent", b.bob, `{"title": "t"}`, 201, "bob Name", "proposed"}, // the fake GitHub's name
+		{"admin", b.ann, `{"title": "t", "created_by": "Ops lead"}`, 201, "Ops lead", "accepted"},
+		{"worker session", b.bob, `{"title": "t", "created_by": "someone else", ` + builder.creds() + `}`, 201, builder.label, "proposed"},
+		{"anonymous, none sent", "", `{"title": "t"}`, 400, "", ""},
+		{"too long", "", `{"title": "t", "created_by": "` + strings.Repeat("x", letagents.MaxSenderBytes+1) + `"}`, 400, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r reply
+			if tt.token == "" {
+				r = b.call(t, http.MethodPost, "/rooms/board/tasks", tt.body)
+			} else {
+				r = b.as(t, tt.token, http.MethodPost, "/rooms/board/tasks", tt.body)
+			}
+			r.want(t, tt.status, "created_by")
+			if tt.status == 201 && (r.str("created_by") != tt.createdBy || r.str("status") != tt.state) {
+				t.Errorf("created_by %q, status %s; want %q, %s", r.str("created_by"), r.str("status"), tt.createdBy, tt.state)
+			}
+		})
+	}
+}
+
 func TestTaskHandoffAndRelease(t *testing.T) {
 	t.Parallel()
 	b := newBoardEnv(t)
@@ -461,7 +500,8 @@ func TestTaskBadInput(t *testing.T) {
 		{http.MethodPatch, "/rooms/board/tasks/task_1", `{"status": "nope"}`, 400, "status must be one of"},
 		{http.MethodPatch, "/rooms/board/tasks/task_1", `{"pr_url": "not a url"}`, 400, "pr_url must be"},
 		{http.MethodPatch, "/rooms/board/tasks/task_1", `[1]`, 400, "JSON"},
-		{http.MethodPatch, "/rooms/board/tasks/task_9", `{"status": "in_progress"}`, 401, "Authentication required"},
+		{http.MethodPatch, "/rooms/board/tasks/task_1", `{"status": "in_progress"}`, 401, "Authentication required"},
+		{http.MethodPatch, "/rooms/board/tasks/task_9", `{"status": "in_progress"}`, 404, "Task not found"},
 		{http.MethodPost, "/rooms/board/tasks/task_1/lease-action", `{"action": "release"}`, 401, "Authentication required"},
 		{http.MethodPost, "/rooms/board/tasks/task_1/review-lease-action", `{"action": "look"}`, 400, "action must be claim or release"},
 		{http.MethodPost, "/rooms/board/tasks/task_1/review-lease-action", `{"action": "claim", "lease_ttl_seconds": 1.5}`, 400, "lease_ttl_seconds"},

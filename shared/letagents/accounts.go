@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Account is a person, known by their GitHub identity.
@@ -89,17 +90,34 @@ func ParseWireID(prefix, s string) (n int64, ok bool) {
 	return n, err == nil
 }
 
-// MaxAgentNameBytes bounds an agent's name (its slug).
+// MaxAgentNameBytes bounds an agent's name.
 const MaxAgentNameBytes = 64
+
+// RegisteredAgentName checks the name an agent is registered under, which
+// is kept as given but for surrounding white space, as the original keeps
+// it: the canonical key "<login>/<name>" is made of it. It must not be
+// empty, longer than MaxAgentNameBytes or hold control characters.
+func RegisteredAgentName(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return "", Errorf(Invalid, "name is required")
+	case len(s) > MaxAgentNameBytes:
+		return "", Errorf(Invalid, "name is longer than %d bytes", MaxAgentNameBytes)
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return "", Errorf(Invalid, "name must not contain control characters")
+	}
+	return s, nil
+}
 
 // MaxLabelBytes bounds display names and owner labels.
 const MaxLabelBytes = 100
 
-// AgentName turns what a client calls its agent into the agent's name, a
-// slug: lower-case letters, digits, '.', '_' and '-', any other run of
-// characters becoming one '-' ("Claude Code" → "claude-code"). The slug is
-// half of the canonical key "<login>/<name>", so it must be stable and
-// safe in paths and labels.
+// AgentName turns what a client calls its agent into a slug: lower-case
+// letters, digits, '.', '_' and '-', any other run of characters becoming
+// one '-' ("Claude Code" → "claude-code"). The MCP client names the agents
+// it registers so, keeping their canonical keys stable and safe in paths
+// and labels; the server takes any name (RegisteredAgentName).
 func AgentName(s string) (string, error) {
 	var b strings.Builder
 	dash := false

@@ -101,11 +101,11 @@ type LeaseRenewal struct {
 //     also clears the assignee), released by their holder or as finished
 //     work, revoked otherwise;
 //   - the assignee may not be edited (Invalid);
-//   - once the task has an active work lease, an agent other than its
-//     holder may not change it (Conflict coordination_not_lease_holder),
-//     except a reviewer holding an active review lease, who may change
-//     the status only (coordination_review_decision_only otherwise), and
-//     a room admin's agent moving it to an admin-only status;
+//   - once the task has an active work lease, nobody but its holder may
+//     change it (Conflict coordination_not_lease_holder), except a
+//     reviewer holding an active review lease, who may change the status
+//     only (coordination_review_decision_only otherwise), a room admin,
+//     and a room admin's agent moving it to an admin-only status;
 //   - only the holder may set the lease's time to live (Invalid);
 //   - merged needs an active review lease of an agent other than the work
 //     holder (coordination_board_review_required);
@@ -130,7 +130,10 @@ func DecideTaskUpdate(t Task, c TaskChange) (TaskUpdate, error) {
 	}
 	work, held := t.WorkLease()
 	holder := held && c.Actor.Holds(work)
-	if held && !holder && c.Actor.IsAgent() && !(c.Actor.Admin && u.Moved && u.Status.AdminOnly()) {
+	// A room admin acting as a person governs held tasks; an admin's
+	// agent only as far as the admin-only statuses.
+	adminOverride := c.Actor.Admin && (!c.Actor.IsAgent() || (u.Moved && u.Status.AdminOnly()))
+	if held && !holder && !adminOverride {
 		if !holdsReview(t, c.Actor) {
 			return TaskUpdate{}, Coordination(CodeNotLeaseHolder,
 				"%s is held by %s: only the holder of its work lease can change it (ask them to release or hand it off)", t.ID(), work.ActorLabel)
@@ -218,16 +221,24 @@ type Claim struct {
 	Actor Actor
 	TTL   time.Duration // the lease's time to live; 0 never expires
 	PRURL *string       // a work claim may set the task's PR URL
+	// ByName: a work claim without a worker session, on a board that
+	// serves such callers (SessionlessBoard). The task goes to the
+	// actor's label and nobody gets a lease: a lease is an agent's, held
+	// through its session.
+	ByName bool
 }
 
-// CheckClaimer refuses a claimer that is not an agent, before any task is
-// read: only an agent session holds leases. kind is LeaseWork or
-// LeaseReview.
-func CheckClaimer(a Actor, kind string) error {
-	if a.IsAgent() {
+// CheckClaimer refuses, before any task is read, a claimer that is not
+// an agent, since only an agent session holds leases, unless it claims
+// work by name; and a claim by name that sets a lease's time to live.
+// kind is LeaseWork or LeaseReview.
+func CheckClaimer(c Claim, kind string) error {
+	switch {
+	case kind == LeaseWork && c.ByName && c.TTL > 0:
+		return Errorf(Invalid, "lease_ttl_seconds sets the time to live of a work lease, which a claim without a worker session does not take")
+	case kind == LeaseWork && c.ByName, c.Actor.IsAgent() && !c.ByName:
 		return nil
-	}
-	if kind == LeaseReview {
+	case kind == LeaseReview:
 		return Errorf(Invalid, "only an agent session can review a task")
 	}
 	return Errorf(Invalid, "only an agent session can claim a task")
@@ -237,9 +248,10 @@ func CheckClaimer(a Actor, kind string) error {
 // creates: t must be accepted (the transition table's Invalid otherwise,
 // with a hint for a proposed task) and not held (Conflict
 // coordination_task_claimed). The lease's PR URL is the claim's, or else
-// the task's; the task takes it too.
+// the task's; the task takes it too. A claim by name creates no lease:
+// the zero Lease, with its PR URL.
 func ClaimWork(t Task, c Claim) (Lease, error) {
-	if err := CheckClaimer(c.Actor, LeaseWork); err != nil {
+	if err := CheckClaimer(c, LeaseWork); err != nil {
 		return Lease{}, err
 	}
 	if t.Status.Held() {
@@ -260,6 +272,9 @@ func ClaimWork(t Task, c Claim) (Lease, error) {
 	if c.PRURL != nil {
 		prURL = *c.PRURL
 	}
+	if c.ByName {
+		return Lease{PRURL: prURL}, nil
+	}
 	return Lease{RoomID: t.RoomID, TaskSeq: t.Seq, Kind: LeaseWork, AgentKey: c.Actor.AgentKey, InstanceID: c.Actor.InstanceID,
 		SessionID: c.Actor.SessionID, ActorLabel: c.Actor.Label, BranchRef: BranchRef(t.Seq, c.Actor.AgentKey), PRURL: prURL,
 		OutputIntent: t.Title, TTL: c.TTL, CreatedBy: c.Actor.Label}, nil
@@ -278,7 +293,7 @@ func BranchRef(seq int64, agentKey string) string {
 // may not review it (coordination_self_review). That an agent reviews a
 // task once at a time is the store's unique index to enforce.
 func ClaimReview(t Task, c Claim) (Lease, error) {
-	if err := CheckClaimer(c.Actor, LeaseReview); err != nil {
+	if err := CheckClaimer(c, LeaseReview); err != nil {
 		return Lease{}, err
 	}
 	if t.Status != TaskInReview && t.Status != TaskBlocked {
@@ -402,4 +417,117 @@ func ReleaseReview(t Task, r LeaseRelease) (LeaseEnd, error) {
 	}
 	return LeaseEnd{}, &Error{Code: Forbidden, Reason: CodeLeaseHolderRequired,
 		Message: fmt.Sprintf("Only the holder of review lease %s (%s) or a room admin can release it", target.ID, target.ActorLabel)}
+}
+
+// Board writes without a worker session. A worker session signs an
+// agent's board writes with its actor label, and the server checks the
+// rest (leases, intents) against it. The LetAgents clients that predate
+// sessions (0.11, and any caller with no owner token) send the name they
+// act under in the body instead: created_by, assignee. A room's board
+// setting require_worker_sessions says whether its board serves them.
+
+// DefaultRequireWorkerSessions is a room's require_worker_sessions until
+// an admin sets it: repo and branch rooms ask agents for worker sessions;
+// invite and named rooms serve the older clients, as LetAgents did.
+func DefaultRequireWorkerSessions(kind RoomKind) bool {
+	return kind != RoomInvite && kind != RoomNamed
+}
+
+// SessionlessBoard reports whether a room's board lets callers without a
+// worker session create, claim and move tasks: require_worker_sessions is
+// off and the manager mode does not require intents, which only a session
+// can register (so that mode asks for sessions whatever the setting).
+func SessionlessBoard(requireWorkerSessions bool, managerMode string) bool {
+	return !requireWorkerSessions && managerMode != IntentRequired
+}
+
+// BoardCaller is who asks for a board write, as the API verified them.
+type BoardCaller struct {
+	Worker   bool // a live worker session of the room vouches for the caller
+	SignedIn bool // an account is behind the request
+	Admin    bool // that account administers the room
+	Browser  bool // signed in through the browser: a person at the web UI
+	// Sessionless: the room's board serves callers without a worker
+	// session (SessionlessBoard).
+	Sessionless bool
+}
+
+// CheckAdmin refuses a caller who is not a signed-in room admin:
+// Unauthorized when nobody is signed in, Forbidden otherwise.
+func (c BoardCaller) CheckAdmin() error {
+	switch {
+	case !c.SignedIn:
+		return AuthenticationRequired()
+	case !c.Admin:
+		return AdminRequired()
+	}
+	return nil
+}
+
+// CheckTaskChange decides, before the task is read, whether c may move a
+// task to status ("" for no move; TaskAssigned is a claim):
+//
+//   - an admin-only status takes a signed-in room admin (CheckAdmin);
+//   - a worker may make any other change, and so may anyone on a
+//     sessionless board;
+//   - otherwise a claim takes a worker session, and any other change a
+//     room admin or a worker session (Unauthorized first when nobody is
+//     signed in; Forbidden WORKER_SESSION_REQUIRED).
+func CheckTaskChange(c BoardCaller, status TaskStatus) error {
+	switch {
+	case status.AdminOnly():
+		return c.CheckAdmin()
+	case c.Worker, c.Sessionless:
+		return nil
+	case status == TaskAssigned:
+		return WorkerSessionRequired()
+	case c.Admin:
+		return nil
+	case !c.SignedIn:
+		return AuthenticationRequired()
+	}
+	return WorkerSessionRequired()
+}
+
+// WriterName picks the name a board write without a worker session is
+// signed with: the name the caller gives (created_by, a claim's
+// assignee), as the original keeps it and older clients send it; when it
+// gives none, the signed-in account's name. given reports that the name
+// is the caller's own choice, to be checked as a message's sender is. ""
+// when there is neither.
+func WriterName(c BoardCaller, given, account string) (name string, isGiven bool) {
+	given = strings.TrimSpace(given)
+	if given == "" && c.SignedIn {
+		return account, false
+	}
+	return given, given != ""
+}
+
+// ActorName checks a name given for a board write without a worker
+// session (field names it): white space collapsed, 1 to MaxSenderBytes
+// bytes, no control characters, and not the server's (NotReserved).
+func ActorName(field, name string) (string, error) {
+	name = strings.Join(strings.Fields(name), " ")
+	switch {
+	case name == "":
+		return "", Errorf(Invalid, "%s is required", field)
+	case len(name) > MaxSenderBytes:
+		return "", Errorf(Invalid, "%s is longer than %d bytes", field, MaxSenderBytes)
+	case strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }):
+		return "", Errorf(Invalid, "%s must not contain control characters", field)
+	}
+	return name, NotReserved(field, name)
+}
+
+// AcceptsNewTask reports whether a task created without a worker session
+// starts accepted rather than proposed: created by a signed-in room admin
+// or a person at the web UI, or, on a sessionless board, under a name
+// already heard in the room (posted: a message of the room was sent under
+// it), as LetAgents 0.11 trusted its agents. "human", the name of whoever
+// did not give one, is nobody's in particular and never trusted.
+func AcceptsNewTask(c BoardCaller, name string, posted bool) bool {
+	if c.SignedIn && (c.Admin || c.Browser) {
+		return true
+	}
+	return c.Sessionless && posted && !strings.EqualFold(strings.TrimSpace(name), "human")
 }

@@ -2,7 +2,9 @@ package letagents
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,6 +41,13 @@ func boardTask(status TaskStatus, leases ...Lease) Task {
 	if work, held := t.WorkLease(); held {
 		t.Assignee, t.AssigneeAgentKey = work.ActorLabel, work.AgentKey
 	}
+	return t
+}
+
+// byName is task_1 claimed by name (no lease) by the person pat.
+func byName(status TaskStatus) Task {
+	t := boardTask(status)
+	t.Assignee = person.Label
 	return t
 }
 
@@ -167,7 +176,9 @@ func TestDecideTaskUpdate(t *testing.T) {
 			err: reviewDecisionOnly},
 		{name: "a reviewer sets the lease's TTL", task: reviewed, change: TaskChange{LeaseTTL: time.Hour, Actor: reviewer},
 			err: reviewDecisionOnly},
-		{name: "a person edits a held task's PR", task: held, change: TaskChange{PRURL: ptr(pr2), Actor: person},
+		{name: "a person moves a held task", task: held, change: TaskChange{Status: TaskInReview, Actor: person}, err: notHolder(holder.Label)},
+		{name: "a person edits a held task's PR", task: held, change: TaskChange{PRURL: ptr(pr2), Actor: person}, err: notHolder(holder.Label)},
+		{name: "an admin edits a held task's PR", task: held, change: TaskChange{PRURL: ptr(pr2), Actor: admin},
 			want: TaskUpdate{Status: TaskInProgress, PRURL: pr2, PRLease: "tl_work"}},
 		{name: "an admin clears a held task's PR", task: held, change: TaskChange{PRURL: ptr(""), Actor: admin},
 			want: TaskUpdate{Status: TaskInProgress, PRLease: "tl_work"}},
@@ -214,6 +225,13 @@ func TestDecideTaskUpdate(t *testing.T) {
 			want: TaskUpdate{Status: TaskCancelled, PRURL: pr1, Moved: true}},
 		{name: "admin sets the PR of a free task", task: boardTask(TaskAccepted), change: TaskChange{PRURL: ptr(pr2), Actor: admin},
 			want: TaskUpdate{Status: TaskAccepted, PRURL: pr2}},
+
+		// A task claimed by name has no lease to guard it.
+		{name: "a person moves a task claimed by name", task: byName(TaskAssigned),
+			change: TaskChange{Status: TaskInProgress, Assignee: ptr("pat"), Actor: person},
+			want:   TaskUpdate{Status: TaskInProgress, PRURL: pr1, Moved: true}},
+		{name: "a person submits it with a PR", task: byName(TaskInProgress), change: TaskChange{Status: TaskInReview, PRURL: ptr(pr2), Actor: person},
+			want: TaskUpdate{Status: TaskInReview, PRURL: pr2, Moved: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -245,6 +263,16 @@ func TestClaimWork(t *testing.T) {
 	}{
 		{name: "a person", task: boardTask(TaskAccepted), claim: Claim{Actor: admin},
 			err: &wantErr{Invalid, "", "only an agent session can claim a task"}},
+		{name: "a person by name", task: boardTask(TaskAccepted), claim: Claim{Actor: person, ByName: true}, want: Lease{PRURL: pr1}},
+		{name: "a person by name, with a PR", task: boardTask(TaskAccepted), claim: Claim{Actor: person, ByName: true, PRURL: ptr(pr2)},
+			want: Lease{PRURL: pr2}},
+		{name: "by name, with a TTL", task: boardTask(TaskAccepted), claim: Claim{Actor: person, ByName: true, TTL: time.Hour},
+			err: &wantErr{Invalid, "", "lease_ttl_seconds sets the time to live of a work lease, which a claim without a worker session does not take"}},
+		{name: "by name, claimed by name", task: byName(TaskAssigned), claim: Claim{Actor: admin, ByName: true},
+			err: &wantErr{Conflict, CodeTaskClaimed, "task_1 is already claimed by pat"}},
+		{name: "by name, proposed", task: boardTask(TaskProposed), claim: Claim{Actor: person, ByName: true}, err: &wantErr{Invalid, "",
+			"Invalid transition: proposed → assigned. Allowed: accepted, cancelled (task_1 is proposed: a room admin must accept it before it can be claimed)"}},
+		{name: "an agent by name, held", task: boardTask(TaskInProgress, workLease), claim: Claim{Actor: other, ByName: true}, err: claimed},
 		{name: "held", task: boardTask(TaskInProgress, workLease), claim: Claim{Actor: other}, err: claimed},
 		{name: "held, by the holder", task: boardTask(TaskAssigned, workLease), claim: Claim{Actor: holder}, err: claimed},
 		{name: "proposed", task: boardTask(TaskProposed), claim: Claim{Actor: other}, err: &wantErr{Invalid, "",
@@ -281,6 +309,8 @@ func TestClaimReview(t *testing.T) {
 		err   *wantErr
 	}{
 		{name: "a person", task: boardTask(TaskInReview, workLease), claim: Claim{Actor: admin},
+			err: &wantErr{Invalid, "", "only an agent session can review a task"}},
+		{name: "a person by name", task: boardTask(TaskInReview, workLease), claim: Claim{Actor: person, ByName: true},
 			err: &wantErr{Invalid, "", "only an agent session can review a task"}},
 		{name: "in progress", task: boardTask(TaskInProgress, workLease), claim: Claim{Actor: reviewer},
 			err: &wantErr{Conflict, CodeInvalidTaskStatus, "task_1 is in_progress: only a task in_review or blocked can be reviewed"}},
@@ -450,5 +480,167 @@ func TestReleaseReview(t *testing.T) {
 				t.Errorf("end %+v,\nwant %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestDefaultRequireWorkerSessions(t *testing.T) {
+	t.Parallel()
+	for kind, want := range map[RoomKind]bool{RoomInvite: false, RoomNamed: false, RoomRepo: true, RoomBranch: true} {
+		if got := DefaultRequireWorkerSessions(kind); got != want {
+			t.Errorf("DefaultRequireWorkerSessions(%s) = %v, want %v", kind, got, want)
+		}
+	}
+}
+
+func TestSessionlessBoard(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		require bool
+		mode    string
+		want    bool
+	}{
+		{false, ManagerOff, true},
+		{false, ManagerOptional, true},
+		{false, IntentRequired, false}, // intents are registered by sessions
+		{true, ManagerOff, false},
+		{true, ManagerOptional, false},
+		{true, IntentRequired, false},
+	}
+	for _, tt := range tests {
+		if got := SessionlessBoard(tt.require, tt.mode); got != tt.want {
+			t.Errorf("SessionlessBoard(%v, %s) = %v, want %v", tt.require, tt.mode, got, tt.want)
+		}
+	}
+}
+
+// The callers of the board's gate.
+var (
+	nobody      = BoardCaller{}
+	ownerToken  = BoardCaller{SignedIn: true}
+	browser     = BoardCaller{SignedIn: true, Browser: true}
+	roomAdmin   = BoardCaller{SignedIn: true, Admin: true}
+	worker      = BoardCaller{Worker: true, SignedIn: true}
+	adminWorker = BoardCaller{Worker: true, SignedIn: true, Admin: true}
+)
+
+func sessionless(c BoardCaller) BoardCaller { c.Sessionless = true; return c }
+
+func TestCheckTaskChange(t *testing.T) {
+	t.Parallel()
+	authRequired := &wantErr{Unauthorized, "NOT_AUTHENTICATED", "Authentication required"}
+	adminRequired := &wantErr{Forbidden, "", "Admin privileges required"}
+	workerRequired := &wantErr{Forbidden, "WORKER_SESSION_REQUIRED", "Registered worker session is required for agent write actions."}
+	tests := []struct {
+		name   string
+		caller BoardCaller
+		status TaskStatus
+		err    *wantErr
+	}{
+		// Boards that ask for worker sessions.
+		{"nobody claims", nobody, TaskAssigned, workerRequired},
+		{"nobody moves", nobody, TaskInProgress, authRequired},
+		{"nobody sets a PR", nobody, "", authRequired},
+		{"an owner token claims", ownerToken, TaskAssigned, workerRequired},
+		{"an owner token moves", ownerToken, TaskInReview, workerRequired},
+		{"a browser moves", browser, TaskBlocked, workerRequired},
+		{"an admin claims", roomAdmin, TaskAssigned, workerRequired},
+		{"an admin moves", roomAdmin, TaskInProgress, nil},
+		{"an admin accepts", roomAdmin, TaskAccepted, nil},
+		{"a worker claims", worker, TaskAssigned, nil},
+		{"a worker moves", worker, TaskInReview, nil},
+		{"a worker closes", worker, TaskDone, adminRequired},
+		{"an admin's worker closes", adminWorker, TaskDone, nil},
+		{"nobody accepts", nobody, TaskAccepted, authRequired},
+		{"an owner token cancels", ownerToken, TaskCancelled, adminRequired},
+
+		// Boards that serve callers without a session.
+		{"sessionless: nobody claims", sessionless(nobody), TaskAssigned, nil},
+		{"sessionless: nobody moves", sessionless(nobody), TaskInReview, nil},
+		{"sessionless: nobody sets a PR", sessionless(nobody), "", nil},
+		{"sessionless: an owner token claims", sessionless(ownerToken), TaskAssigned, nil},
+		{"sessionless: an owner token moves", sessionless(ownerToken), TaskInProgress, nil},
+		{"sessionless: nobody merges", sessionless(nobody), TaskMerged, authRequired},
+		{"sessionless: an owner token finishes", sessionless(ownerToken), TaskDone, adminRequired},
+		{"sessionless: an admin accepts", sessionless(roomAdmin), TaskAccepted, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			checkErr(t, CheckTaskChange(tt.caller, tt.status), tt.err)
+		})
+	}
+}
+
+func TestWriterName(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		caller    BoardCaller
+		given     string
+		want      string
+		wantGiven bool
+	}{
+		{"nobody gives a name", nobody, " Builder ", "Builder", true},
+		{"nobody gives none", nobody, "  ", "", false},
+		{"an account, sessions required", ownerToken, "Builder", "Builder", true},
+		{"an account gives none, sessions required", ownerToken, " ", "ann", false},
+		{"an account, sessionless", sessionless(ownerToken), "Builder | ann's agent | Codex", "Builder | ann's agent | Codex", true},
+		{"an account gives none, sessionless", sessionless(ownerToken), "", "ann", false},
+		{"nobody, sessionless", sessionless(nobody), "pat", "pat", true},
+	}
+	for _, tt := range tests {
+		if got, given := WriterName(tt.caller, tt.given, "ann"); got != tt.want || given != tt.wantGiven {
+			t.Errorf("%s: WriterName = %q, %v; want %q, %v", tt.name, got, given, tt.want, tt.wantGiven)
+		}
+	}
+}
+
+func TestActorName(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in, want string
+		err      *wantErr
+	}{
+		{"  Builder  |  ann's agent | Codex ", "Builder | ann's agent | Codex", nil},
+		{"", "", &wantErr{Invalid, "", "assignee is required"}},
+		{strings.Repeat("x", MaxSenderBytes+1), "", &wantErr{Invalid, "", fmt.Sprintf("assignee is longer than %d bytes", MaxSenderBytes)}},
+		{"a\x00b", "", &wantErr{Invalid, "", "assignee must not contain control characters"}},
+		{"LetAgents", "", &wantErr{Invalid, "", `assignee "LetAgents" is reserved for the server's own lines; choose another name`}},
+		{"letagents | x's agent | y", "", &wantErr{Invalid, "", `assignee "letagents | x's agent | y" is reserved for the server's own lines; choose another name`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
+			got, err := ActorName("assignee", tt.in)
+			if checkErr(t, err, tt.err) && tt.err == nil && got != tt.want {
+				t.Errorf("ActorName(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAcceptsNewTask(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		caller BoardCaller
+		by     string
+		posted bool
+		want   bool
+	}{
+		{"an admin", roomAdmin, "ann", false, true},
+		{"a browser", browser, "ann", false, true},
+		{"an owner token", ownerToken, "ann", true, false},
+		{"nobody, heard", nobody, "pat", true, false},
+		{"sessionless: nobody, heard", sessionless(nobody), "pat", true, true},
+		{"sessionless: nobody, never heard", sessionless(nobody), "pat", false, false},
+		{"sessionless: an owner token, heard", sessionless(ownerToken), "Builder | ann's agent | Codex", true, true},
+		{"sessionless: human, heard", sessionless(nobody), " Human ", true, false},
+		{"sessionless: an admin, never heard", sessionless(roomAdmin), "ann", false, true},
+	}
+	for _, tt := range tests {
+		if got := AcceptsNewTask(tt.caller, tt.by, tt.posted); got != tt.want {
+			t.Errorf("%s: AcceptsNewTask = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

@@ -83,6 +83,10 @@ type BoardSettings struct {
 	RoomID      string
 	ManagerMode string // ManagerOff, ManagerOptional (default) or IntentRequired
 	IntentTTL   time.Duration
+	// RequireWorkerSessions: callers without a worker session may not
+	// claim or move tasks (SessionlessBoard); the default depends on the
+	// room's kind (DefaultRequireWorkerSessions).
+	RequireWorkerSessions bool
 }
 
 // BoardIntent is an agent's request for leave to take one exact board

@@ -78,6 +78,28 @@ type Room struct {
 	CreatedAt   time.Time
 }
 
+// Bounds of a room's display name, in characters, as a rename sets it.
+const (
+	MinRoomDisplayName = 2
+	MaxRoomDisplayName = 64
+)
+
+// RoomDisplayName checks the display name a room is renamed to: white
+// space collapsed, MinRoomDisplayName to MaxRoomDisplayName characters,
+// no control characters.
+func RoomDisplayName(s string) (string, error) {
+	s = strings.Join(strings.Fields(s), " ")
+	switch n := len([]rune(s)); {
+	case n == 0:
+		return "", Errorf(Invalid, "display_name is required")
+	case n < MinRoomDisplayName || n > MaxRoomDisplayName:
+		return "", Errorf(Invalid, "display_name must be between %d and %d characters", MinRoomDisplayName, MaxRoomDisplayName)
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return "", Errorf(Invalid, "display_name must not contain control characters")
+	}
+	return s, nil
+}
+
 // Message is one entry of a room's timeline. Seq is the room's gap-free
 // message number, the cursor every reader pages by.
 type Message struct {
@@ -299,9 +321,34 @@ func IsCode(err error, code ErrorCode) bool {
 	return errors.As(err, &e) && e.Code == code
 }
 
+// RoomNotFound is the answer about a room that does not exist, with the
+// code ROOM_NOT_FOUND that clients branch on.
+func RoomNotFound() *Error {
+	return &Error{Code: NotFound, Message: "Room not found", Reason: "ROOM_NOT_FOUND"}
+}
+
 // Errorf builds an *Error with a formatted message.
 func Errorf(code ErrorCode, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// AuthenticationRequired is the refusal of an action that takes a
+// signed-in account, asked for by nobody signed in.
+func AuthenticationRequired() error {
+	return &Error{Code: Unauthorized, Message: "Authentication required", Reason: CodeNotAuthenticated}
+}
+
+// AdminRequired is the refusal of an action that takes a room admin,
+// asked for by someone signed in who is not one.
+func AdminRequired() error {
+	return Errorf(Forbidden, "Admin privileges required")
+}
+
+// WorkerSessionRequired is the refusal of an agent's write that takes a
+// registered worker session and carries none.
+func WorkerSessionRequired() error {
+	return &Error{Code: Forbidden, Reason: CodeWorkerSessionRequired,
+		Message: "Registered worker session is required for agent write actions."}
 }
 
 // Validate checks a message before it is stored. The messages are what a

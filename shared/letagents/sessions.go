@@ -29,8 +29,19 @@ const (
 	CodeDisplayNameExhausted = "agent_session_display_name_exhausted"
 )
 
+// PresenceIdle is the presence status of an agent with nothing to do, and
+// of one that never said.
+const PresenceIdle = "idle"
+
 // Presence statuses an agent reports.
-var PresenceStatuses = []string{"idle", "working", "reviewing", "blocked"}
+var PresenceStatuses = []string{PresenceIdle, "working", "reviewing", "blocked"}
+
+// DefaultParticipantPage and MaxParticipantPage bound ?limit of a room's
+// participants list.
+const (
+	DefaultParticipantPage = 100
+	MaxParticipantPage     = 500
+)
 
 // MaxPresenceText bounds a presence status text.
 const MaxPresenceText = 500

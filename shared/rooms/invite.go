@@ -78,3 +78,12 @@ func IsInviteCode(s string) bool {
 	}
 	return true
 }
+
+// NamedRoomOf returns the id of the named room that an invite-shaped id
+// (team-chat, demo-room) stands for when no invite room has that code: its
+// lower-case form, so that the name finds one room however it is typed,
+// as a code does, and never collides with a code, which is upper-case.
+// An id of digits and dashes only is its own named form.
+func NamedRoomOf(id string) string {
+	return lowerASCII(id)
+}

@@ -182,3 +182,19 @@ func seq(from, n int) []byte {
 	}
 	return b
 }
+
+func TestNamedRoomOf(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"TEAM-CHAT", "team-chat"},
+		{"team-chat", "team-chat"},
+		{"Demo-Room", "demo-room"},
+		{"1234-5678", "1234-5678"},
+		{"FEH7-YWH4-ZYT3", "feh7-ywh4-zyt3"},
+	}
+	for _, tt := range tests {
+		if got := NamedRoomOf(tt.in); got != tt.want {
+			t.Errorf("NamedRoomOf(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

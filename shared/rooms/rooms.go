@@ -5,6 +5,8 @@ package rooms
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -16,9 +18,21 @@ import (
 // database keys and URL paths.
 const MaxIDLength = 512
 
-// MaxSegments bounds the '/'-separated segments of a canonical id because
-// the API Gateway routes enumerate one to three path segments.
-const MaxSegments = 3
+// MaxSegments bounds the '/'-separated segments of a canonical id: deep
+// enough for a GitLab project in nested groups (host, a group and up to
+// 20 subgroups, the project). github.com and bitbucket.org ids have at
+// most RepoSegments: a deeper path there is a page of a repository, not a
+// repository.
+const MaxSegments = 24
+
+// RepoSegments is the number of segments of host/owner/repo.
+const RepoSegments = 3
+
+// PathSegments is how many segments of a room id a URL may keep as path
+// segments: API Gateway's routes spell a room out as one to PathSegments
+// segments (a greedy variable may only end a route), so a deeper id must
+// be percent-encoded whole (PathOf).
+const PathSegments = 3
 
 // ErrInvalid is wrapped by every validation error so callers can map any
 // of them to a single client error with errors.Is.
@@ -180,8 +194,13 @@ func check(id string) error {
 	if len(id) > MaxIDLength {
 		return invalid(fmt.Sprintf("room id is longer than %d bytes", MaxIDLength))
 	}
-	if strings.Count(id, "/") >= MaxSegments {
+	n := strings.Count(id, "/") + 1
+	if n > MaxSegments {
 		return invalid(fmt.Sprintf("room id has more than %d path segments", MaxSegments))
+	}
+	// foldCase has lower-cased these hosts.
+	if host, _, _ := strings.Cut(id, "/"); n > RepoSegments && (host == hostGitHub || host == hostBitbucket) {
+		return invalid(fmt.Sprintf("room id has more than %d path segments: a %s room is %s/owner/repo", RepoSegments, host, host))
 	}
 	for seg := range strings.SplitSeq(id, "/") {
 		switch seg {
@@ -209,15 +228,46 @@ func KindOf(id string) letagents.RoomKind {
 	return letagents.RoomNamed
 }
 
-// IsRepoLocator reports whether id is exactly three non-empty '/'-separated
-// segments whose first is a host name ([A-Za-z0-9.-]+ containing a dot), the
-// host/owner/repo shape that ties a room to a repository.
+// IsRepoLocator reports whether id is a host name ([A-Za-z0-9.-]+
+// containing a dot) followed by at least two non-empty '/'-separated
+// segments, the host/owner/repo shape that ties a room to a repository
+// (the owner may be a GitLab group path, group/subgroup; on github.com and
+// bitbucket.org it is one segment).
 func IsRepoLocator(id string) bool {
 	parts := strings.Split(id, "/")
-	if len(parts) != 3 || !isHostName(parts[0]) {
+	if len(parts) < RepoSegments || !isHostName(parts[0]) {
 		return false
 	}
-	return parts[1] != "" && parts[2] != ""
+	if host := lowerASCII(parts[0]); len(parts) > RepoSegments && (host == hostGitHub || host == hostBitbucket) {
+		return false
+	}
+	return !slices.Contains(parts[1:], "")
+}
+
+// SplitRepoLocator splits a repo locator into its host, its owner (every
+// segment between host and repository: a GitLab group path keeps its
+// slashes) and its repository name.
+func SplitRepoLocator(locator string) (host, owner, repo string) {
+	host, rest, _ := strings.Cut(locator, "/")
+	if i := strings.LastIndexByte(rest, '/'); i >= 0 {
+		return host, rest[:i], rest[i+1:]
+	}
+	return host, rest, ""
+}
+
+// PathOf writes a room id as it goes in a URL path (after /rooms/ or
+// /in/): its segments escaped and joined by '/' when it has at most
+// PathSegments, else the whole id escaped as one segment, which every
+// route takes, through API Gateway too.
+func PathOf(id string) string {
+	segs := strings.Split(id, "/")
+	if len(segs) > PathSegments {
+		return url.PathEscape(id)
+	}
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
 }
 
 // isHostName reports whether s looks like a DNS host name; the dot is what

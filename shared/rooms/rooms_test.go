@@ -72,6 +72,10 @@ func TestNormalizeAccepts(t *testing.T) {
 		{"Lobby", "Lobby"},
 		{"\tLobby\n", "Lobby"},
 		{"team/a/b", "team/a/b"},
+		{"team/a/b/c", "team/a/b/c"},
+		{"git@gitlab.com:Group/Sub/Proj.git", "gitlab.com/Group/Sub/Proj"},
+		{"https://GitLab.com/g/s1/s2/s3/p", "gitlab.com/g/s1/s2/s3/p"},
+		{strings.Repeat("a/", MaxSegments-1) + "a", strings.Repeat("a/", MaxSegments-1) + "a"},
 		{"a / b", "a / b"},
 		{"café", "café"},
 		{"日本語/部屋", "日本語/部屋"},
@@ -123,7 +127,8 @@ func TestNormalizeRejects(t *testing.T) {
 		{"double slash", "a//b", "room id has an empty path segment"},
 		{"leading slash", "/a", "room id has an empty path segment"},
 		{"empty owner", "github.com//r", "room id has an empty path segment"},
-		{"four segments", "a/b/c/d", "room id has more than 3 path segments"},
+		{"too many segments", strings.Repeat("a/", MaxSegments) + "a", "room id has more than 24 path segments"},
+		{"bitbucket subpath", "https://bitbucket.org/team/repo/src", "room id has more than 3 path segments"},
 		{"repo subpath", "https://github.com/o/r/tree/main", "room id has more than 3 path segments"},
 		{"scp subpath", "git@github.com:o/r/x", "room id has more than 3 path segments"},
 		{"too long", strings.Repeat("a", MaxIDLength+1), "room id is longer than 512 bytes"},
@@ -182,6 +187,8 @@ func TestKindOf(t *testing.T) {
 		{"github.com/o/r", "repo"},
 		{"gitlab.com/Group/Proj", "repo"},
 		{"example.com/A/B", "repo"},
+		{"gitlab.com/Group/Sub/Proj", "repo"},
+		{"team/a/b/c", "named"},
 		{"git-room:github.com:o/r:branch:Y29kZXg", "branch"},
 	}
 	for _, tt := range tests {
@@ -191,6 +198,37 @@ func TestKindOf(t *testing.T) {
 				t.Errorf("KindOf(%q) = %v, want %v", tt.id, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestSplitRepoLocator(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ locator, host, owner, repo string }{
+		{"github.com/o/r", "github.com", "o", "r"},
+		{"gitlab.com/group/sub/proj", "gitlab.com", "group/sub", "proj"},
+		{"git.example.com/a/b/c/d", "git.example.com", "a/b/c", "d"},
+	}
+	for _, tt := range tests {
+		if h, o, r := SplitRepoLocator(tt.locator); h != tt.host || o != tt.owner || r != tt.repo {
+			t.Errorf("SplitRepoLocator(%q) = %q %q %q, want %q %q %q", tt.locator, h, o, r, tt.host, tt.owner, tt.repo)
+		}
+	}
+}
+
+func TestPathOf(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ id, want string }{
+		{"lobby", "lobby"},
+		{"team chat", "team%20chat"},
+		{"github.com/o/r", "github.com/o/r"},
+		{"a b/c?d/e#f", "a%20b/c%3Fd/e%23f"},
+		{"gitlab.com/group/sub/proj", "gitlab.com%2Fgroup%2Fsub%2Fproj"},
+		{"git-room:github.com:o/r:branch:Y29kZXg", "git-room:github.com:o/r:branch:Y29kZXg"},
+	}
+	for _, tt := range tests {
+		if got := PathOf(tt.id); got != tt.want {
+			t.Errorf("PathOf(%q) = %q, want %q", tt.id, got, tt.want)
+		}
 	}
 }
 
@@ -206,6 +244,10 @@ func TestIsRepoLocator(t *testing.T) {
 		{"10.0.0.1/o/r", true},
 		{"github.com/o", false},
 		{"github.com/o/r/x", false},
+		{"BitBucket.org/t/r/x", false},
+		{"gitlab.com/group/sub/proj", true},
+		{"git.example.com/a/b/c/d", true},
+		{"gitlab.com/group//proj", false},
 		{"localhost/o/r", false},
 		{"team/a/b", false},
 		{"git@github.com/o/r", false},

@@ -46,7 +46,7 @@ func (s *Store) PublishArtifact(ctx context.Context, a letagents.Artifact, now t
 			nullString(a.Ref), nullString(a.State), a.Source, now)
 		switch {
 		case pgCode(err) == foreignKeyViolation:
-			return letagents.Errorf(letagents.NotFound, "Room not found")
+			return letagents.RoomNotFound()
 		case err != nil:
 			return fmt.Errorf("publish artifact: %w", err)
 		}
@@ -80,7 +80,7 @@ func (s *Store) Artifacts(ctx context.Context, roomID, taskID string, limit int)
 			return nil, fmt.Errorf("list artifacts: %w", err)
 		}
 		if !exists {
-			return nil, letagents.Errorf(letagents.NotFound, "Room not found")
+			return nil, letagents.RoomNotFound()
 		}
 		rows, err := s.pool.Query(ctx, `
 			SELECT `+artifactColumns+` FROM room_artifacts a

@@ -11,6 +11,15 @@ import (
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
+// BoardSettingsChange is what a room admin changes of the settings: an
+// empty ManagerMode, a zero IntentTTL and a nil RequireWorkerSessions
+// keep the current value.
+type BoardSettingsChange struct {
+	ManagerMode           string
+	IntentTTL             time.Duration
+	RequireWorkerSessions *bool
+}
+
 // NewBoardIntent is an intent to register. The caller validates and
 // canonicalises the payload and computes its hash.
 type NewBoardIntent struct {
@@ -68,52 +77,68 @@ func ttlSQL(ttlParam string) string {
 // BoardSettings reads a room's board settings, the defaults when it has
 // none of its own; NotFound when the room does not exist.
 func (s *Store) BoardSettings(ctx context.Context, roomID string) (letagents.BoardSettings, error) {
-	b := letagents.BoardSettings{RoomID: roomID}
-	var ttl int64
-	err := s.queryRow(ctx, `
-		SELECT coalesce(b.manager_mode, $2), coalesce(b.intent_ttl_seconds, $3)
+	b, err := scanSettings(roomID, s.queryRow(ctx, `
+		SELECT r.kind, coalesce(b.manager_mode, $2), coalesce(b.intent_ttl_seconds, $3), b.require_worker_sessions
 		FROM rooms r LEFT JOIN board_settings b ON b.room_id = r.id WHERE r.id = $1`,
-		roomID, letagents.ManagerOptional, int64(letagents.DefaultIntentTTL/time.Second)).Scan(&b.ManagerMode, &ttl)
+		roomID, letagents.ManagerOptional, int64(letagents.DefaultIntentTTL/time.Second)))
 	switch {
 	case isNoRows(err):
-		return b, letagents.Errorf(letagents.NotFound, "Room not found")
+		return b, letagents.RoomNotFound()
 	case err != nil:
 		return b, fmt.Errorf("read board settings: %w", err)
 	}
-	b.IntentTTL = time.Duration(ttl) * time.Second
 	return b, nil
 }
 
-// SetBoardSettings changes a room's board settings: an empty mode or a
-// zero TTL keeps the current value. NotFound when the room does not exist.
-func (s *Store) SetBoardSettings(ctx context.Context, roomID, mode string, ttl time.Duration, now time.Time) (letagents.BoardSettings, error) {
-	var modeArg, ttlArg any
-	if mode != "" {
-		modeArg = mode
-	}
-	if ttl > 0 {
-		ttlArg = int64(ttl / time.Second)
-	}
+// scanSettings reads a room's kind, manager mode, intent TTL in seconds
+// and require_worker_sessions (NULL for the kind's default).
+func scanSettings(roomID string, row pgx.Row) (letagents.BoardSettings, error) {
 	b := letagents.BoardSettings{RoomID: roomID}
+	var kind letagents.RoomKind
 	var secs int64
-	err := s.pool.QueryRow(ctx, `
-		INSERT INTO board_settings (room_id, manager_mode, intent_ttl_seconds, updated_at)
-		VALUES ($1, coalesce($2::text, $5), coalesce($3::integer, $6), $4)
-		ON CONFLICT (room_id) DO UPDATE SET
-			manager_mode = coalesce($2::text, board_settings.manager_mode),
-			intent_ttl_seconds = coalesce($3::integer, board_settings.intent_ttl_seconds),
-			updated_at = $4
-		RETURNING manager_mode, intent_ttl_seconds`,
-		roomID, modeArg, ttlArg, now, letagents.ManagerOptional, int64(letagents.DefaultIntentTTL/time.Second)).Scan(&b.ManagerMode, &secs)
+	var require *bool
+	if err := row.Scan(&kind, &b.ManagerMode, &secs, &require); err != nil {
+		return b, err
+	}
+	b.IntentTTL = time.Duration(secs) * time.Second
+	b.RequireWorkerSessions = letagents.DefaultRequireWorkerSessions(kind)
+	if require != nil {
+		b.RequireWorkerSessions = *require
+	}
+	return b, nil
+}
+
+// SetBoardSettings changes a room's board settings as c says. NotFound
+// when the room does not exist.
+func (s *Store) SetBoardSettings(ctx context.Context, roomID string, c BoardSettingsChange, now time.Time) (letagents.BoardSettings, error) {
+	var modeArg, ttlArg any
+	if c.ManagerMode != "" {
+		modeArg = c.ManagerMode
+	}
+	if c.IntentTTL > 0 {
+		ttlArg = int64(c.IntentTTL / time.Second)
+	}
+	b, err := scanSettings(roomID, s.pool.QueryRow(ctx, `
+		WITH saved AS (
+			INSERT INTO board_settings AS b (room_id, manager_mode, intent_ttl_seconds, require_worker_sessions, updated_at)
+			VALUES ($1, coalesce($2::text, $6), coalesce($3::integer, $7), $4, $5)
+			ON CONFLICT (room_id) DO UPDATE SET
+				manager_mode = coalesce($2::text, b.manager_mode),
+				intent_ttl_seconds = coalesce($3::integer, b.intent_ttl_seconds),
+				require_worker_sessions = coalesce($4::boolean, b.require_worker_sessions),
+				updated_at = $5
+			RETURNING room_id, manager_mode, intent_ttl_seconds, require_worker_sessions
+		)
+		SELECT r.kind, saved.manager_mode, saved.intent_ttl_seconds, saved.require_worker_sessions FROM saved JOIN rooms r ON r.id = saved.room_id`,
+		roomID, modeArg, ttlArg, c.RequireWorkerSessions, now, letagents.ManagerOptional, int64(letagents.DefaultIntentTTL/time.Second)))
 	switch {
 	case pgCode(err) == foreignKeyViolation:
-		return b, letagents.Errorf(letagents.NotFound, "Room not found")
+		return b, letagents.RoomNotFound()
 	case pgCode(err) == checkViolation:
 		return b, letagents.Errorf(letagents.Invalid, "manager_mode must be off, manager_optional or intent_required")
 	case err != nil:
 		return b, fmt.Errorf("set board settings: %w", err)
 	}
-	b.IntentTTL = time.Duration(secs) * time.Second
 	return b, nil
 }
 
@@ -169,7 +194,7 @@ func (s *Store) createBoardIntent(ctx context.Context, n NewBoardIntent, now tim
 		created = err == nil
 		switch {
 		case pgCode(err) == foreignKeyViolation:
-			return letagents.Errorf(letagents.NotFound, "Room not found")
+			return letagents.RoomNotFound()
 		case isNoRows(err):
 			if i, err = pendingTwin(); isNoRows(err) {
 				return err // retried by the caller

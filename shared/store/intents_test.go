@@ -49,28 +49,65 @@ func TestBoardSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := s.BoardSettings(ctx, room.ID)
-	if err != nil || b.ManagerMode != letagents.ManagerOptional || b.IntentTTL != letagents.DefaultIntentTTL {
-		t.Fatalf("defaults = %+v, %v; want manager_optional and the default TTL", b, err)
+	if err != nil || b.ManagerMode != letagents.ManagerOptional || b.IntentTTL != letagents.DefaultIntentTTL || b.RequireWorkerSessions {
+		t.Fatalf("defaults = %+v, %v; want manager_optional, the default TTL and no worker sessions required in a named room", b, err)
 	}
 	now := time.Now()
-	if b, err = s.SetBoardSettings(ctx, room.ID, letagents.IntentRequired, 0, now); err != nil || b.ManagerMode != letagents.IntentRequired ||
-		b.IntentTTL != letagents.DefaultIntentTTL {
-		t.Fatalf("set mode = %+v, %v", b, err)
+	set := func(c store.BoardSettingsChange) letagents.BoardSettings {
+		t.Helper()
+		b, err := s.SetBoardSettings(ctx, room.ID, c, now)
+		if err != nil {
+			t.Fatalf("set %+v: %v", c, err)
+		}
+		return b
 	}
-	if b, err = s.SetBoardSettings(ctx, room.ID, "", 5*time.Minute, now); err != nil || b.ManagerMode != letagents.IntentRequired ||
-		b.IntentTTL != 5*time.Minute {
-		t.Fatalf("set TTL only = %+v, %v; want the mode kept", b, err)
+	yes, no := true, false
+	tests := []struct {
+		name   string
+		change store.BoardSettingsChange
+		want   letagents.BoardSettings
+	}{
+		{"mode", store.BoardSettingsChange{ManagerMode: letagents.IntentRequired},
+			letagents.BoardSettings{RoomID: room.ID, ManagerMode: letagents.IntentRequired, IntentTTL: letagents.DefaultIntentTTL}},
+		{"TTL only keeps the mode", store.BoardSettingsChange{IntentTTL: 5 * time.Minute},
+			letagents.BoardSettings{RoomID: room.ID, ManagerMode: letagents.IntentRequired, IntentTTL: 5 * time.Minute}},
+		{"worker sessions on", store.BoardSettingsChange{RequireWorkerSessions: &yes},
+			letagents.BoardSettings{RoomID: room.ID, ManagerMode: letagents.IntentRequired, IntentTTL: 5 * time.Minute, RequireWorkerSessions: true}},
+		{"mode only keeps them", store.BoardSettingsChange{ManagerMode: letagents.ManagerOff},
+			letagents.BoardSettings{RoomID: room.ID, ManagerMode: letagents.ManagerOff, IntentTTL: 5 * time.Minute, RequireWorkerSessions: true}},
+		{"worker sessions off", store.BoardSettingsChange{RequireWorkerSessions: &no},
+			letagents.BoardSettings{RoomID: room.ID, ManagerMode: letagents.ManagerOff, IntentTTL: 5 * time.Minute}},
 	}
-	if b, err = s.BoardSettings(ctx, room.ID); err != nil || b.ManagerMode != letagents.IntentRequired || b.IntentTTL != 5*time.Minute {
-		t.Fatalf("read back = %+v, %v", b, err)
+	for _, tt := range tests {
+		if got := set(tt.change); got != tt.want {
+			t.Errorf("%s: set = %+v, want %+v", tt.name, got, tt.want)
+		}
+		if got, err := s.BoardSettings(ctx, room.ID); err != nil || got != tt.want {
+			t.Errorf("%s: read back = %+v, %v, want %+v", tt.name, got, err, tt.want)
+		}
 	}
-	if _, err := s.SetBoardSettings(ctx, room.ID, "anarchy", 0, now); codeOf(err) != letagents.Invalid {
+	// A repo room asks for worker sessions until its admin says otherwise.
+	repo, _, err := s.EnsureRoom(ctx, "github.com/acme/settings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.BoardSettings(ctx, repo.ID); err != nil || !b.RequireWorkerSessions {
+		t.Errorf("repo room defaults = %+v, %v; want worker sessions required", b, err)
+	}
+	if b, err := s.SetBoardSettings(ctx, repo.ID, store.BoardSettingsChange{ManagerMode: letagents.ManagerOff}, now); err != nil || !b.RequireWorkerSessions {
+		t.Errorf("repo room after a mode change = %+v, %v; want worker sessions still required", b, err)
+	}
+	if b, err := s.SetBoardSettings(ctx, repo.ID, store.BoardSettingsChange{RequireWorkerSessions: &no}, now); err != nil || b.RequireWorkerSessions {
+		t.Errorf("repo room turned off = %+v, %v", b, err)
+	}
+
+	if _, err := s.SetBoardSettings(ctx, room.ID, store.BoardSettingsChange{ManagerMode: "anarchy"}, now); codeOf(err) != letagents.Invalid {
 		t.Errorf("bad mode: %v, want invalid", err)
 	}
 	if _, err := s.BoardSettings(ctx, "nowhere"); codeOf(err) != letagents.NotFound {
 		t.Errorf("settings of a missing room: %v, want not found", err)
 	}
-	if _, err := s.SetBoardSettings(ctx, "nowhere", letagents.ManagerOff, 0, now); codeOf(err) != letagents.NotFound {
+	if _, err := s.SetBoardSettings(ctx, "nowhere", store.BoardSettingsChange{ManagerMode: letagents.ManagerOff}, now); codeOf(err) != letagents.NotFound {
 		t.Errorf("setting a missing room: %v, want not found", err)
 	}
 }

@@ -135,13 +135,13 @@ type Claim = letagents.Claim
 
 // ClaimTask gives an accepted task to an agent, as letagents.ClaimWork
 // decides: the task becomes assigned to the actor's label and key, and
-// the agent gets its active work lease, announced with a status line, all
-// in one transaction. Of claims racing for a task exactly one wins; the
-// others are Conflicts with code coordination_task_claimed (the task's
-// row lock orders them, and the unique index on active work leases stands
-// behind it).
+// the agent gets its active work lease (none for a claim by name),
+// announced with a status line, all in one transaction. Of claims racing
+// for a task exactly one wins; the others are Conflicts with code
+// coordination_task_claimed (the task's row lock orders them, and the
+// unique index on active work leases stands behind it).
 func (s *Store) ClaimTask(ctx context.Context, roomID string, seq int64, c Claim, now time.Time) (letagents.Task, letagents.Lease, error) {
-	if err := letagents.CheckClaimer(c.Actor, letagents.LeaseWork); err != nil {
+	if err := letagents.CheckClaimer(c, letagents.LeaseWork); err != nil {
 		return letagents.Task{}, letagents.Lease{}, err
 	}
 	var t letagents.Task
@@ -153,14 +153,16 @@ func (s *Store) ClaimTask(ctx context.Context, roomID string, seq int64, c Claim
 		t, err = scanTask(tx.QueryRow(ctx, `
 			UPDATE tasks t SET status = 'assigned', assignee = $3, assignee_agent_key = $4, pr_url = $5, updated_at = $6
 			WHERE t.room_id = $1 AND t.seq = $2 RETURNING `+taskColumns,
-			roomID, seq, c.Actor.Label, c.Actor.AgentKey, nullString(lease.PRURL), now))
+			roomID, seq, c.Actor.Label, nullString(c.Actor.AgentKey), nullString(lease.PRURL), now))
 		if err != nil {
 			return fmt.Errorf("claim task: %w", err)
 		}
 		if err := s.postLine(ctx, tx, roomID, letagents.TaskStatusLine(t, primary(t.Assignee))); err != nil {
 			return fmt.Errorf("claim task: %w", err)
 		}
-		t.ActiveLeases = []letagents.Lease{lease}
+		if !c.ByName {
+			t.ActiveLeases = []letagents.Lease{lease}
+		}
 		return nil
 	})
 	return t, lease, err
@@ -175,7 +177,7 @@ func (s *Store) claim(ctx context.Context, tx pgx.Tx, roomID string, seq int64, 
 		return t, letagents.Lease{}, err
 	}
 	lease, err := decide(t, c)
-	if err != nil {
+	if err != nil || c.ByName {
 		return t, lease, err
 	}
 	lease, err = insertLease(ctx, tx, lease, now)
@@ -312,7 +314,7 @@ func handoffTarget(ctx context.Context, tx pgx.Tx, roomID string, h Handoff, now
 // letagents.ClaimReview decides. An agent reviews a task once at a time
 // (Conflict coordination_review_claimed, from the unique index).
 func (s *Store) ClaimReview(ctx context.Context, roomID string, seq int64, c Claim, now time.Time) (letagents.Task, letagents.Lease, error) {
-	if err := letagents.CheckClaimer(c.Actor, letagents.LeaseReview); err != nil {
+	if err := letagents.CheckClaimer(c, letagents.LeaseReview); err != nil {
 		return letagents.Task{}, letagents.Lease{}, err
 	}
 	var t letagents.Task

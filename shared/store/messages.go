@@ -33,22 +33,47 @@ func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (msg le
 	return msg, false, err
 }
 
-// messageByClientID reads the message of a room sent with a client id.
+// messageByClientID reads the message of a room sent with a client id,
+// with the quote of its parent as a send answers it.
 func (s *Store) messageByClientID(ctx context.Context, roomID, clientID string) (letagents.Message, error) {
 	m := letagents.Message{RoomID: roomID}
 	var source *string
 	var parent, root *int64
+	var quoted quoteRow
 	err := s.queryRow(ctx, `
-		SELECT seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at
-		FROM messages WHERE room_id = $1 AND client_message_id = $2`, roomID, clientID,
-	).Scan(&m.Seq, &m.Sender, &m.Text, &source, &parent, &root, &m.CreatedAt)
+		SELECT m.seq, m.sender, m.text, m.source, m.thread_parent_seq, m.thread_root_seq, m.created_at,
+			p.sender, left(p.text, $3), length(p.text) > $3, p.source, p.created_at
+		FROM messages m LEFT JOIN messages p ON p.room_id = m.room_id AND p.seq = m.thread_parent_seq
+		WHERE m.room_id = $1 AND m.client_message_id = $2`, roomID, clientID, letagents.QuoteMaxChars,
+	).Scan(append([]any{&m.Seq, &m.Sender, &m.Text, &source, &parent, &root, &m.CreatedAt}, quoted.dest()...)...)
 	if err != nil {
 		// Not even no rows is expected: the id's unique index just refused a
 		// second message, and messages are never deleted.
 		return m, fmt.Errorf("read message of client_message_id %q: %w", clientID, err)
 	}
 	m.Source, m.ThreadParentSeq, m.ThreadRootSeq = deref(source), deref(parent), deref(root)
+	m.ReplyTo = quoted.quote(m.ThreadParentSeq)
 	return m, nil
+}
+
+// quoteRow scans the columns of a reply's parent as a quote: sender,
+// text cut to QuoteMaxChars, whether it was cut, source, created_at; all
+// null when the message is no reply.
+type quoteRow struct {
+	sender, text, source *string
+	truncated            *bool
+	at                   *time.Time
+}
+
+func (q *quoteRow) dest() []any { return []any{&q.sender, &q.text, &q.truncated, &q.source, &q.at} }
+
+// quote is the scanned parent, message parentSeq; nil when there was none.
+func (q *quoteRow) quote(parentSeq int64) *letagents.Quote {
+	if q.sender == nil {
+		return nil
+	}
+	return &letagents.Quote{Seq: parentSeq, Sender: *q.sender, Text: *q.text, Truncated: *q.truncated,
+		Source: deref(q.source), CreatedAt: *q.at}
 }
 
 // sendMessage is SendMessage on q: inside a caller's transaction the
@@ -67,11 +92,14 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 	}
 	out := letagents.Message{RoomID: m.RoomID, Sender: m.Sender, Text: m.Text, Source: m.Source, ThreadParentSeq: m.ThreadParentSeq}
 	var root *int64
+	var quoted quoteRow
 	err := q.QueryRow(ctx, `
 		WITH next AS (
 			UPDATE rooms SET last_seq = last_seq + 1 WHERE id = $1 RETURNING id, last_seq
 		), parent AS (
-			SELECT coalesce(thread_root_seq, seq) AS root FROM messages WHERE room_id = $1 AND seq = $5
+			SELECT coalesce(thread_root_seq, seq) AS root, sender, left(text, $9) AS text, length(text) > $9 AS truncated,
+				source, created_at
+			FROM messages WHERE room_id = $1 AND seq = $5
 		), ins AS (
 			INSERT INTO messages (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at,
 				publisher_session_id, client_message_id)
@@ -83,15 +111,19 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 			ON CONFLICT (room_id, root_seq) DO UPDATE
 			SET reply_count = t.reply_count + 1, latest_reply_seq = EXCLUDED.latest_reply_seq, latest_reply_at = EXCLUDED.latest_reply_at
 		)
-		SELECT seq, thread_root_seq, created_at, pg_notify($6, seq::text) FROM ins`,
+		SELECT i.seq, i.thread_root_seq, i.created_at, pg_notify($6, i.seq::text),
+			p.sender, p.text, p.truncated, p.source, p.created_at
+		FROM ins i LEFT JOIN parent p ON true`,
 		m.RoomID, m.Sender, m.Text, source, parent, s.Channel(m.RoomID), nullInt(m.PublisherSessionID), nullString(m.ClientMessageID),
-	).Scan(&out.Seq, &root, &out.CreatedAt, nil)
+		letagents.QuoteMaxChars,
+	).Scan(append([]any{&out.Seq, &root, &out.CreatedAt, nil}, quoted.dest()...)...)
 	if root != nil {
 		out.ThreadRootSeq = *root
 	}
+	out.ReplyTo = quoted.quote(m.ThreadParentSeq)
 	switch {
 	case isNoRows(err):
-		return out, letagents.Errorf(letagents.NotFound, "Room not found")
+		return out, letagents.RoomNotFound()
 	case pgCode(err) == uniqueViolation:
 		return out, letagents.Errorf(letagents.Conflict, "a message with client_message_id %q is already in this room", m.ClientMessageID)
 	case pgCode(err) == foreignKeyViolation, pgCode(err) == checkViolation:
@@ -146,17 +178,16 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 		for rows.Next() {
 			found = true
 			var (
-				seq, parent, root       *int64
-				sender, text, source    *string
-				createdAt               *time.Time
-				qSender, qText, qSource *string
-				qTruncated              *bool
-				qAt, latestAt           *time.Time
-				replies                 *int
-				latest                  *int64
+				seq, parent, root    *int64
+				sender, text, source *string
+				createdAt            *time.Time
+				quoted               quoteRow
+				latestAt             *time.Time
+				replies              *int
+				latest               *int64
 			)
-			if err := rows.Scan(&page.LastSeq, &seq, &sender, &text, &source, &parent, &root, &createdAt,
-				&qSender, &qText, &qTruncated, &qSource, &qAt, &replies, &latest, &latestAt); err != nil {
+			dest := append([]any{&page.LastSeq, &seq, &sender, &text, &source, &parent, &root, &createdAt}, quoted.dest()...)
+			if err := rows.Scan(append(dest, &replies, &latest, &latestAt)...); err != nil {
 				return page, fmt.Errorf("read messages: %w", err)
 			}
 			if seq == nil {
@@ -164,10 +195,7 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 			}
 			m := letagents.Message{RoomID: roomID, Seq: *seq, Sender: *sender, Text: *text, CreatedAt: *createdAt,
 				Source: deref(source), ThreadParentSeq: deref(parent), ThreadRootSeq: deref(root)}
-			if qSender != nil {
-				m.ReplyTo = &letagents.Quote{Seq: m.ThreadParentSeq, Sender: *qSender, Text: *qText, Truncated: *qTruncated,
-					Source: deref(qSource), CreatedAt: *qAt}
-			}
+			m.ReplyTo = quoted.quote(m.ThreadParentSeq)
 			if replies != nil {
 				m.Thread = &letagents.ThreadSummary{ReplyCount: *replies, LatestReplySeq: *latest, LatestReplyAt: *latestAt}
 			}
@@ -177,7 +205,7 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 			return page, fmt.Errorf("read messages: %w", err)
 		}
 		if !found {
-			return page, letagents.Errorf(letagents.NotFound, "Room not found")
+			return page, letagents.RoomNotFound()
 		}
 		// Numbers are gap-free and last_seq was read in the same snapshot, so
 		// the page's ends say exactly whether anything lies beyond them.
@@ -187,6 +215,18 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 		}
 		return page, nil
 	})
+}
+
+// HasSent reports whether a message of the room was sent under sender,
+// whatever its case.
+func (s *Store) HasSent(ctx context.Context, roomID, sender string) (bool, error) {
+	var sent bool
+	err := s.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND lower(sender) = lower($2))`,
+		roomID, sender).Scan(&sent)
+	if err != nil {
+		return false, fmt.Errorf("find messages by sender: %w", err)
+	}
+	return sent, nil
 }
 
 func deref[T any](p *T) T {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -53,7 +54,7 @@ func (s *Store) RotateInviteCode(ctx context.Context, id string) (letagents.Room
 		r, err = scanRoom(tx.QueryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE id = $1 FOR UPDATE`, id))
 		switch {
 		case isNoRows(err):
-			return letagents.Errorf(letagents.NotFound, "Room not found")
+			return letagents.RoomNotFound()
 		case err != nil:
 			return fmt.Errorf("rotate invite code: %w", err)
 		case r.Kind != letagents.RoomInvite:
@@ -101,7 +102,7 @@ func insertInviteRoom(ctx context.Context, tx pgx.Tx, write func(code string) (l
 func (s *Store) Room(ctx context.Context, id string) (letagents.Room, error) {
 	r, err := scanRoom(s.queryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE id = $1`, id))
 	if isNoRows(err) {
-		return r, letagents.Errorf(letagents.NotFound, "Room not found")
+		return r, letagents.RoomNotFound()
 	}
 	if err != nil {
 		return r, fmt.Errorf("read room: %w", err)
@@ -109,16 +110,56 @@ func (s *Store) Room(ctx context.Context, id string) (letagents.Room, error) {
 	return r, nil
 }
 
+// RoomID resolves a canonical room id to the id of the room it names;
+// invite says that is an invite room (which exists). Only an invite-shaped
+// id needs resolving: it names the invite room of that code when there is
+// one, else the named room rooms.NamedRoomOf gives (which need not exist
+// yet), so that names such as team-chat can be rooms too.
+func (s *Store) RoomID(ctx context.Context, id string) (resolved string, invite bool, err error) {
+	if !rooms.IsInviteCode(id) {
+		return id, false, nil
+	}
+	err = s.retry(ctx, func() error {
+		r, found, err := inviteOrNamed(ctx, s.pool, id)
+		resolved, invite = r.ID, found && r.Kind == letagents.RoomInvite
+		return err
+	})
+	return resolved, invite, err
+}
+
+// inviteOrNamed reads the room an invite-shaped id names (RoomID). When
+// none exists, found is false and the room has only the id the named room
+// would have.
+func inviteOrNamed(ctx context.Context, q querier, id string) (r letagents.Room, found bool, err error) {
+	code, name := strings.ToUpper(id), rooms.NamedRoomOf(id)
+	r, err = scanRoom(q.QueryRow(ctx, `
+		SELECT `+roomColumns+` FROM rooms WHERE (id = $1 AND kind = $3) OR id = $2
+		ORDER BY kind = $3 DESC LIMIT 1`, code, name, letagents.RoomInvite))
+	switch {
+	case isNoRows(err):
+		return letagents.Room{ID: name}, false, nil
+	case err != nil:
+		return r, false, fmt.Errorf("resolve room id %s: %w", id, err)
+	}
+	return r, true, nil
+}
+
 // EnsureRoom returns the room with a canonical id, creating it (and, for a
 // branch room, its repo room) if it does not exist yet. Invite rooms are
-// never created here: their codes are only ever minted by CreateInviteRoom.
+// never created here: their codes are only ever minted by CreateInviteRoom,
+// so an invite-shaped id that no invite room has opens the named room of
+// that name (RoomID).
 func (s *Store) EnsureRoom(ctx context.Context, id string) (room letagents.Room, created bool, err error) {
 	kind := rooms.KindOf(id)
-	if kind == letagents.RoomInvite {
-		r, err := s.Room(ctx, id)
-		return r, false, err
-	}
 	err = s.withTx(ctx, func(tx pgx.Tx) (err error) {
+		if kind == letagents.RoomInvite {
+			r, found, err := inviteOrNamed(ctx, tx, id)
+			if err != nil || found {
+				room = r
+				return err
+			}
+			id, kind = r.ID, letagents.RoomNamed
+		}
 		parent := ""
 		if locator, _, ok := rooms.ParseBranchRoom(id); ok {
 			if _, _, err := ensureRoom(ctx, tx, locator, letagents.RoomRepo, ""); err != nil {
@@ -155,4 +196,38 @@ func ensureRoom(ctx context.Context, tx pgx.Tx, id string, kind letagents.RoomKi
 		return r, false, fmt.Errorf("ensure room %s: read: %w", id, err)
 	}
 	return r, false, nil
+}
+
+// RenameRoom sets a room's display name.
+func (s *Store) RenameRoom(ctx context.Context, id, displayName string) (letagents.Room, error) {
+	r, err := scanRoom(s.pool.QueryRow(ctx, `UPDATE rooms SET display_name = $2 WHERE id = $1 RETURNING `+roomColumns, id, displayName))
+	switch {
+	case isNoRows(err):
+		return r, letagents.RoomNotFound()
+	case err != nil:
+		return r, fmt.Errorf("rename room: %w", err)
+	}
+	return r, nil
+}
+
+// RoomsOf lists, oldest first, the rooms an account is known in other than
+// invite rooms (whose ids are their secret codes): those it administers
+// and those its agents have had sessions in.
+func (s *Store) RoomsOf(ctx context.Context, accountID int64) ([]letagents.Room, error) {
+	return retried(ctx, s, func() ([]letagents.Room, error) {
+		rows, err := s.pool.Query(ctx, `
+			SELECT `+roomColumns+` FROM rooms
+			WHERE kind <> $2 AND id IN (
+				SELECT room_id FROM room_admins WHERE account_id = $1
+				UNION SELECT room_id FROM agent_sessions WHERE owner_account_id = $1)
+			ORDER BY created_at, id`, accountID, letagents.RoomInvite)
+		if err != nil {
+			return nil, fmt.Errorf("list rooms of account: %w", err)
+		}
+		out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Room, error) { return scanRoom(row) })
+		if err != nil {
+			return nil, fmt.Errorf("list rooms of account: %w", err)
+		}
+		return out, nil
+	})
 }

@@ -63,7 +63,7 @@ func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now t
 			case pgCode(err) == uniqueViolation:
 				continue
 			case pgCode(err) == foreignKeyViolation:
-				return letagents.Errorf(letagents.NotFound, "Room not found")
+				return letagents.RoomNotFound()
 			case err != nil:
 				return fmt.Errorf("create agent session: %w", err)
 			}

@@ -101,8 +101,51 @@ func TestEnsureRoom(t *testing.T) {
 	if err != nil || parent.Kind != letagents.RoomRepo {
 		t.Errorf("branch room's repo room = %+v, %v; want it created as a repo room", parent, err)
 	}
-	if _, _, err := s.EnsureRoom(ctx, "ABCD-EFGH-IJKL"); codeOf(err) != letagents.NotFound {
-		t.Errorf("EnsureRoom(unknown invite code) error = %v, want not found (invite rooms are never created by joining)", err)
+}
+
+// An invite-shaped id names the invite room of that code, else the named
+// room of its lower-case form: joining never mints an invite room, and
+// names such as team-chat are rooms like any other.
+func TestInviteShapedIDs(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	invite, err := s.CreateInviteRoom(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		id, want string
+		kind     letagents.RoomKind
+		created  bool
+	}{
+		{"TEAM-CHAT", "team-chat", letagents.RoomNamed, true},
+		{"team-chat", "team-chat", letagents.RoomNamed, false},
+		{"Demo-Room", "demo-room", letagents.RoomNamed, true},
+		{"1234-5678", "1234-5678", letagents.RoomNamed, true},
+		{"1234-5678", "1234-5678", letagents.RoomNamed, false},
+		{"ABCD-EFGH-IJKL", "abcd-efgh-ijkl", letagents.RoomNamed, true},
+		{invite.ID, invite.ID, letagents.RoomInvite, false},
+		{strings.ToLower(invite.ID), invite.ID, letagents.RoomInvite, false},
+	}
+	for _, tt := range tests {
+		r, created, err := s.EnsureRoom(ctx, tt.id)
+		if err != nil || r.ID != tt.want || r.Kind != tt.kind || created != tt.created {
+			t.Errorf("EnsureRoom(%q) = %s %s created %v, %v; want %s %s created %v", tt.id, r.ID, r.Kind, created, err, tt.want, tt.kind, tt.created)
+		}
+		if got, invite, err := s.RoomID(ctx, tt.id); err != nil || got != tt.want || invite != (tt.kind == letagents.RoomInvite) {
+			t.Errorf("RoomID(%q) = %q, invite %v, %v; want %q", tt.id, got, invite, err, tt.want)
+		}
+	}
+	if got, invite, err := s.RoomID(ctx, "WXYZ-WXYZ"); err != nil || got != "wxyz-wxyz" || invite {
+		t.Errorf("RoomID(no such room) = %q, invite %v, %v; want the named room it would open", got, invite, err)
+	}
+	if got, invite, err := s.RoomID(ctx, "github.com/a/b"); err != nil || got != "github.com/a/b" || invite {
+		t.Errorf("RoomID(repo id) = %q, invite %v, %v; want it as it is", got, invite, err)
+	}
+	var e *letagents.Error
+	if _, err := s.Room(ctx, "nowhere"); !errors.As(err, &e) || e.Code != letagents.NotFound || e.Reason != "ROOM_NOT_FOUND" {
+		t.Errorf("Room(nowhere) = %#v, want not found with reason ROOM_NOT_FOUND", err)
 	}
 }
 

@@ -91,7 +91,7 @@ func (s *Store) CreateTask(ctx context.Context, n NewTask, now time.Time) (letag
 			nullInt(n.CreatedByAccountID), nullInt(n.CreatedBySessionID), nullString(n.SourceMessageID), now))
 		switch {
 		case isNoRows(err):
-			return letagents.Errorf(letagents.NotFound, "Room not found")
+			return letagents.RoomNotFound()
 		case err != nil:
 			return fmt.Errorf("create task: %w", err)
 		}
@@ -181,7 +181,7 @@ func (s *Store) taskNotFound(ctx context.Context, q querier, roomID string) erro
 		return fmt.Errorf("read room: %w", err)
 	}
 	if !room {
-		return letagents.Errorf(letagents.NotFound, "Room not found")
+		return letagents.RoomNotFound()
 	}
 	return letagents.Errorf(letagents.NotFound, "Task not found")
 }

@@ -285,6 +285,68 @@ func TestConcurrentClaims(t *testing.T) {
 	}
 }
 
+// A claim by name (a board without worker sessions) assigns the task to
+// the name with no lease and no agent key; it then stops claims as any
+// claim does, and a person may move the task on.
+func TestClaimByName(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	b := newTaskBoardOn(t, store.New(d.Pool))
+	ctx := context.Background()
+	task := b.create(t, "by hand", true)
+	pat := store.Actor{Label: "pat"}
+	pr := "https://github.com/o/r/pull/3"
+	got, lease, err := b.s.ClaimTask(ctx, b.room, task.Seq, store.Claim{Actor: pat, ByName: true, PRURL: &pr}, b.now)
+	if err != nil || lease.ID != "" || got.Status != letagents.TaskAssigned || got.Assignee != "pat" || got.AssigneeAgentKey != "" ||
+		got.PRURL != pr || len(got.ActiveLeases) != 0 {
+		t.Fatalf("claim by name = %+v, lease %+v, %v", got, lease, err)
+	}
+	var key *string
+	if err := d.Pool.QueryRow(ctx, `SELECT assignee_agent_key FROM tasks WHERE room_id = $1 AND seq = $2`, b.room, task.Seq).Scan(&key); err != nil || key != nil {
+		t.Errorf("stored assignee_agent_key = %v, %v; want NULL", key, err)
+	}
+	for _, who := range []store.Claim{{Actor: workerA}, {Actor: store.Actor{Label: "sam"}, ByName: true}} {
+		if _, _, err := b.s.ClaimTask(ctx, b.room, task.Seq, who, b.now); coordCode(err) != letagents.CodeTaskClaimed {
+			t.Errorf("second claim by %+v: %v, want %s", who, err, letagents.CodeTaskClaimed)
+		}
+	}
+	if got := b.move(t, task.Seq, letagents.TaskInReview, pat); got.Status != letagents.TaskInReview || got.Assignee != "pat" {
+		t.Errorf("moved on = %+v", got)
+	}
+	if lines := b.statusLines(t); len(lines) != 3 || !strings.Contains(lines[1], "pat claimed "+task.ID()) {
+		t.Errorf("status lines = %q", lines)
+	}
+	var leases int
+	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM task_leases`).Scan(&leases); err != nil || leases != 0 {
+		t.Errorf("%d leases, %v; want none", leases, err)
+	}
+}
+
+func TestHasSent(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	room, _, _ := s.EnsureRoom(ctx, "heard")
+	other, _, _ := s.EnsureRoom(ctx, "elsewhere")
+	if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "Builder | Ann's agent | Codex", Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		room, sender string
+		want         bool
+	}{
+		{room.ID, "Builder | Ann's agent | Codex", true},
+		{room.ID, "builder | ann's agent | codex", true},
+		{room.ID, "Builder", false},
+		{other.ID, "Builder | Ann's agent | Codex", false},
+	}
+	for _, tt := range tests {
+		if got, err := s.HasSent(ctx, tt.room, tt.sender); err != nil || got != tt.want {
+			t.Errorf("HasSent(%s, %q) = %v, %v; want %v", tt.room, tt.sender, got, err, tt.want)
+		}
+	}
+}
+
 func TestOwnershipAndReview(t *testing.T) {
 	t.Parallel()
 	b := newTaskBoard(t)

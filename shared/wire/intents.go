@@ -60,11 +60,16 @@ type BoardSettings struct {
 	RoomID           string `json:"room_id"`
 	ManagerMode      string `json:"manager_mode"` // off, manager_optional (default) or intent_required
 	IntentTTLSeconds int    `json:"intent_ttl_seconds"`
+	// RequireWorkerSessions: only worker sessions (and room admins) claim
+	// and move tasks. Default true in repo and branch rooms, false in
+	// invite and named rooms.
+	RequireWorkerSessions bool `json:"require_worker_sessions"`
 }
 
 // BoardSettingsUpdate is the body of PATCH /rooms/{room}/board-settings
 // (room admins): what to change.
 type BoardSettingsUpdate struct {
-	ManagerMode      string `json:"manager_mode,omitempty"`
-	IntentTTLSeconds *int   `json:"intent_ttl_seconds,omitempty"`
+	ManagerMode           string `json:"manager_mode,omitempty"`
+	IntentTTLSeconds      *int   `json:"intent_ttl_seconds,omitempty"`
+	RequireWorkerSessions *bool  `json:"require_worker_sessions,omitempty"`
 }

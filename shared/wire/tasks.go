@@ -54,7 +54,7 @@ type TaskList struct {
 
 // CreateTask is the body of POST …/tasks. With a worker session the task
 // is created by that agent (its actor label, never CreatedBy); without
-// one, by the signed-in account, else by CreatedBy.
+// one, by CreatedBy as sent, else by the signed-in account.
 type CreateTask struct {
 	Title           string `json:"title"`
 	Description     string `json:"description,omitempty"`

@@ -63,6 +63,46 @@ type Ref struct {
 	Name *string `json:"name"`
 }
 
+// RoomList is GET /projects: rooms of the signed-in account.
+type RoomList struct {
+	Projects []ListedRoom `json:"projects"`
+}
+
+// ListedRoom is a room of a RoomList.
+type ListedRoom struct {
+	ID          string `json:"id"`
+	DisplayName string `json:"display_name"`
+}
+
+// RenameRoom is the body of PATCH /rooms/{room}.
+type RenameRoom struct {
+	DisplayName string `json:"display_name"`
+}
+
+// Resolved says what a room id names: an invite room by its code, or
+// any other room by its name.
+type Resolved struct {
+	Type string  `json:"type"` // invite or room
+	Code *string `json:"code,omitempty"`
+	Name *string `json:"name,omitempty"`
+}
+
+// APIResolve is GET /api/rooms/resolve/{room}: the Resolved fields, and
+// for a room its canonical id.
+type APIResolve struct {
+	Resolved
+	CanonicalRoomID *string `json:"canonical_room_id,omitempty"`
+}
+
+// Resolve is GET /rooms/resolve/{room}: the id as given, as normalised,
+// what it names and, for a room, its canonical id.
+type Resolve struct {
+	Input           string   `json:"input"`
+	Normalized      string   `json:"normalized"`
+	Resolved        Resolved `json:"resolved"`
+	CanonicalRoomID *string  `json:"canonical_room_id,omitempty"`
+}
+
 // Access is GET /projects/{id}/access.
 type Access struct {
 	ProjectID     string         `json:"project_id"`
@@ -144,11 +184,12 @@ type AgentSession struct {
 	Runtime         string  `json:"runtime"`
 	ActorLabel      string  `json:"actor_label"`
 	AgentKey        string  `json:"agent_key"`
-	AgentInstanceID string  `json:"agent_instance_id"`
+	AgentInstanceID *string `json:"agent_instance_id"`
 	DisplayName     string  `json:"display_name"`
+	OwnerAccountID  string  `json:"owner_account_id"`
 	OwnerLabel      string  `json:"owner_label"`
 	IDELabel        string  `json:"ide_label"`
-	RepoBranch      string  `json:"repo_branch"`
+	RepoBranch      *string `json:"repo_branch"`
 	CreatedAt       string  `json:"created_at"`
 	UpdatedAt       string  `json:"updated_at"`
 	LastSeenAt      string  `json:"last_seen_at"`
@@ -189,7 +230,7 @@ type Participant struct {
 	SessionKind     string  `json:"session_kind"`
 	Runtime         string  `json:"runtime"`
 	Status          string  `json:"status"`
-	StatusText      string  `json:"status_text"`
+	StatusText      *string `json:"status_text"`
 	StatusUpdatedAt *string `json:"status_updated_at"`
 	Connected       bool    `json:"connected"` // reachable: a delivery connection is open, or closed moments ago
 	LastSeenAt      string  `json:"last_seen_at"`
@@ -197,9 +238,41 @@ type Participant struct {
 
 // Participants is GET /rooms/{room}/participants.
 type Participants struct {
-	RoomID       string        `json:"room_id"`
-	Participants []Participant `json:"participants"`
-	HiddenCount  int           `json:"hidden_count"`
+	RoomID       string            `json:"room_id"`
+	Participants []RoomParticipant `json:"participants"`
+	HiddenCount  int               `json:"hidden_count"`
+}
+
+// RoomParticipant is someone a room has seen, as the original lists
+// them: a person who posted, or an agent (its live session, or the actor
+// label it posted under). The fields from SessionID on are an agent's
+// live session, null (Connected false) without one.
+type RoomParticipant struct {
+	RoomID              string   `json:"room_id"`
+	ParticipantKey      string   `json:"participant_key"`
+	Kind                string   `json:"kind"` // human or agent
+	ActorLabel          *string  `json:"actor_label"`
+	AgentKey            *string  `json:"agent_key"`
+	GitHubLogin         *string  `json:"github_login"`
+	DisplayName         string   `json:"display_name"`
+	OwnerLabel          *string  `json:"owner_label"`
+	IDELabel            *string  `json:"ide_label"`
+	HiddenAt            *string  `json:"hidden_at"`
+	HiddenBy            *string  `json:"hidden_by"`
+	LastSeenAt          string   `json:"last_seen_at"`
+	LastRoomActivityAt  *string  `json:"last_room_activity_at"`
+	LastLiveHeartbeatAt *string  `json:"last_live_heartbeat_at"`
+	ActivityState       *string  `json:"activity_state"` // agents: active, away or offline; null for people
+	SourceFlags         []string `json:"source_flags"`   // of delivery, presence, messages
+	CreatedAt           string   `json:"created_at"`
+	UpdatedAt           string   `json:"updated_at"`
+	SessionID           *string  `json:"session_id"`
+	SessionKind         *string  `json:"session_kind"`
+	Runtime             *string  `json:"runtime"`
+	Status              *string  `json:"status"`
+	StatusText          *string  `json:"status_text"`
+	StatusUpdatedAt     *string  `json:"status_updated_at"`
+	Connected           bool     `json:"connected"`
 }
 
 // PresenceList is GET /rooms/{room}/presence.
@@ -273,12 +346,12 @@ type Page struct {
 
 // Account is a signed-in person.
 type Account struct {
-	ID             string `json:"id"`
-	Provider       string `json:"provider"`
-	ProviderUserID string `json:"provider_user_id"`
-	Login          string `json:"login"`
-	DisplayName    string `json:"display_name"`
-	AvatarURL      string `json:"avatar_url"`
+	ID             string  `json:"id"`
+	Provider       string  `json:"provider"`
+	ProviderUserID string  `json:"provider_user_id"`
+	Login          string  `json:"login"`
+	DisplayName    string  `json:"display_name"`
+	AvatarURL      *string `json:"avatar_url"`
 }
 
 // DeviceStartRequest is the optional body of POST /auth/device/start.

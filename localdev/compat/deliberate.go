@@ -1,0 +1,152 @@
+package main
+
+// deliberate is a difference from the anchor we keep on purpose. It covers
+// an item of a case when every pattern matches ('*' matches any run of
+// characters, an empty pattern matches anything): Case the case's key
+// (family/name), Path the item's path, Anchor and Ours the values each
+// side had there, Version the anchor's version.
+type deliberate struct {
+	Case, Path, Anchor, Ours, Version string
+	Reason                            string
+}
+
+func (d deliberate) covers(caseKey, version string, it item) bool {
+	return glob(d.Case, caseKey) && glob(d.Path, it.Path) && glob(d.Anchor, it.Anchor) &&
+		glob(d.Ours, it.Ours) && glob(d.Version, version)
+}
+
+// Reasons shared by several entries of knownDifferences.
+const (
+	whyErrorText = "error texts are our own words; the contract is the status and the code"
+	whyCode      = "every error of ours may carry a machine-readable code beside its text"
+	whyJSON      = "errors are always JSON {error, code}; the anchor answers some with Express's HTML pages"
+	why4xx       = "bad input gets a 4xx, never a 500 (the anchor's 500s here are uncaught errors)"
+	whyISO       = "timestamps are RFC 3339 UTC with milliseconds everywhere (SPEC.md); the anchor leaks PostgreSQL's text form"
+	whyFocus     = "focus rooms (task-scoped child rooms) are out of scope (behaviour reference §11, peripheral), so their fields are not sent"
+	whyAttach    = "attachments are out of scope (behaviour reference §11, peripheral)"
+	whyRoomShape = "one room shape for every room answer: name and created_at are always there"
+	whyMessage   = "the message shape of SPEC.md and README: room_id on every message, thread_parent_id, thread_root_id and the thread summary"
+	whyTaskShape = "0.12.9 task extras (active_locks, stale_prompt_state, workflow_refs) are not in the Task JSON we follow (behaviour reference §2.6); active_leases always comes with a task"
+	whyLimits    = "size limits (README, Limits): the anchor takes any size up to its 100 kB body limit"
+	whyLater     = "a route of the 0.12.11 behaviour (behaviour reference §2.6, §2.7, §2.9) that 0.12.9 does not have"
+	whyNoGitHub  = "without a GitHub app every sign-in route answers 503 saying so, where the anchor fails in a different way on each"
+	whyReserved  = "the sender letagents is reserved for the server's own lines, so nobody can forge a notice (README, Who may send as whom)"
+	whySquat     = "a name in the shape of an invite code is never opened as a named room: it would squat a code the service may issue later"
+	whyAfter011  = "a route or field that came after 0.11.1 (behaviour reference §2.4–2.7): ours follows the later version"
+	whyPages     = "the web pages are our own: the anchor's docs page is part of its later web app (behaviour reference §9, peripheral)"
+)
+
+// knownDifferences are the differences from the anchor we keep, by route
+// family, each with its reason. Everything else the suite finds is a
+// difference to fix (or to add here, with its reason, once decided).
+var knownDifferences = []deliberate{
+	// Every family.
+	{Path: "$.error", Anchor: `"*`, Ours: `"*`, Reason: whyErrorText},
+	{Path: "$.message", Anchor: `"*`, Ours: `"*`, Reason: whyErrorText},
+	{Path: "$.code", Anchor: absent, Ours: `"*`, Reason: whyCode},
+	{Path: "body", Anchor: kindHTML, Ours: kindJSON, Reason: whyJSON},
+	{Path: "status", Anchor: "500", Ours: "4*", Reason: why4xx},
+	{Anchor: `"*-*-* *:*:*+00"`, Ours: `"<ts>"`, Reason: whyISO},
+
+	// rooms: creation, joins, named and repo rooms, access, rotation.
+	{Case: "*", Path: "$.kind", Anchor: `"main"`, Ours: absent, Reason: whyFocus},
+	{Case: "*", Path: "$.parent_room_id", Anchor: "null", Ours: absent, Reason: whyFocus},
+	{Case: "*", Path: "$.focus_*", Anchor: "null", Ours: absent, Reason: whyFocus},
+	{Case: "*", Path: "$.conclu*", Anchor: "null", Ours: absent, Reason: whyFocus},
+	{Case: "*", Path: "$.source_task_id", Anchor: "null", Ours: absent, Reason: whyFocus},
+	{Case: "*", Path: "$.attachments_enabled", Anchor: "false", Ours: absent, Reason: whyAttach},
+	{Case: "rooms/*", Path: "$.name", Anchor: absent, Ours: "null", Reason: whyRoomShape},
+	{Case: "rooms/*", Path: "$.created_at", Anchor: absent, Ours: `"<ts>"`, Reason: whyRoomShape},
+	{Case: "sessions/create the board room as A", Path: "$.name", Anchor: absent, Ours: "null", Reason: whyRoomShape},
+	{Case: "rooms/open named room, unissued invite code (squatting)", Reason: whySquat},
+
+	// messages and poll: the message shape.
+	{Path: "*.attachments", Anchor: "[]", Ours: absent, Reason: whyAttach},
+	{Path: "*.room_id", Anchor: absent, Ours: `"{*}"`, Reason: whyMessage},
+	{Path: "*.thread_root_id", Anchor: absent, Reason: whyMessage},
+	{Path: "*.thread_parent_id", Anchor: absent, Reason: whyMessage},
+	{Path: "*.thread", Anchor: absent, Reason: whyMessage},
+
+	// limits
+	{Case: "limits/text of 40000 bytes", Reason: whyLimits},
+	{Case: "limits/sender of 300 bytes", Reason: whyLimits},
+	{Case: "limits/client_message_id of 300 bytes", Reason: whyLimits},
+	{Case: "limits/body of 300000 bytes", Reason: whyLimits},
+	{Case: "limits/task title of 5000 bytes", Reason: whyLimits},
+	{Case: "agents/register a long name", Reason: whyLimits},
+	{Case: "limits/sender letagents", Reason: whyReserved},
+
+	// tasks: the task shape.
+	{Path: "*.active_locks", Anchor: "[]", Ours: absent, Reason: whyTaskShape},
+	{Path: "*.stale_prompt_state", Ours: absent, Reason: whyTaskShape},
+	{Path: "*.workflow_refs", Ours: absent, Reason: whyTaskShape},
+	{Case: "tasks/*", Path: "*.active_leases", Anchor: absent, Ours: "[]", Reason: whyTaskShape},
+
+	// auth: no GitHub app on either side.
+	{Case: "auth/device flow*", Path: "status", Ours: "503", Reason: whyNoGitHub},
+	{Case: "auth/web*", Path: "status", Ours: "503", Reason: whyNoGitHub},
+
+	// board, artifacts, native activity: routes 0.12.9 lacks. An unknown
+	// PATCH /rooms/{a}/{b} falls into the anchor's PATCH /rooms/{room}
+	// and is a room it does not know.
+	{Case: "board/*", Path: "status", Anchor: "404", Version: "0.12.*", Reason: whyLater},
+	{Case: "board/*", Path: "$.code", Anchor: `"ROOM_NOT_FOUND"`, Version: "0.12.*", Reason: whyLater},
+	{Case: "artifacts/*", Path: "status", Anchor: "404", Version: "0.12.*", Reason: whyLater},
+	{Case: "sessions/native activity", Path: "status", Anchor: "404", Version: "0.12.*", Reason: whyLater},
+
+	// The 0.11.1 anchor: what came after it.
+	{Case: "sessions/*", Path: "status", Anchor: "404", Version: "0.11.*", Reason: whyAfter011},
+	{Case: "sessions/read the board room", Path: "$.messages[*]", Anchor: absent, Version: "0.11.*", Reason: whyAfter011},
+	{Case: "tasks/*", Path: "status", Anchor: "404", Version: "0.11.*", Reason: whyAfter011},
+	{Path: "*.reply_to", Anchor: absent, Version: "0.11.*", Reason: whyAfter011},
+	{Path: "*.assignee_agent_key", Anchor: absent, Version: "0.11.*", Reason: whyAfter011},
+	{Case: "board/*", Path: "status", Anchor: "404", Version: "0.11.*", Reason: whyAfter011},
+	{Case: "board/*", Path: "$.code", Anchor: `"ROOM_NOT_FOUND"`, Version: "0.11.*", Reason: whyAfter011},
+	{Case: "artifacts/*", Path: "status", Anchor: "404", Version: "0.11.*", Reason: whyAfter011},
+
+	// health: pages.
+	{Case: "health/docs page", Path: "status", Anchor: "200", Ours: "404", Reason: whyPages},
+}
+
+// reasonFor is the reason of the first entry of table that covers the
+// item, or "" when none does.
+func reasonFor(table []deliberate, caseKey, version string, it item) string {
+	for _, d := range table {
+		if d.covers(caseKey, version, it) {
+			return d.Reason
+		}
+	}
+	return ""
+}
+
+// glob reports whether s matches pattern, where '*' matches any run of
+// characters (slashes included) and every other byte only itself. An
+// empty pattern matches everything.
+func glob(pattern, s string) bool {
+	if pattern == "" {
+		return true
+	}
+	// The classic greedy match with one backtrack point: the last star.
+	p, i := 0, 0
+	star, mark := -1, 0
+	for i < len(s) {
+		switch {
+		case p < len(pattern) && pattern[p] == '*':
+			star, mark = p, i
+			p++
+		case p < len(pattern) && pattern[p] == s[i]:
+			p++
+			i++
+		case star >= 0:
+			p = star + 1
+			mark++
+			i = mark
+		default:
+			return false
+		}
+	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
+}
