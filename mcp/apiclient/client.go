@@ -41,10 +41,10 @@ type Config struct {
 	// APIURL is the API's base URL (LETAGENTS_API_URL), such as
 	// http://127.0.0.1:3001; trailing slashes are trimmed.
 	APIURL string
-	// PollURL is an optional base URL for long-polls only
-	// (LETAGENTS_POLL_URL), for deployments that serve them from a host
-	// without the API Gateway's 30 s cut; "" uses APIURL. Trailing slashes
-	// are trimmed.
+	// PollURL is an optional base URL for long-polls and event streams
+	// only (LETAGENTS_POLL_URL), for deployments that serve them from a
+	// host without the API Gateway's 30 s cut; "" uses APIURL. Trailing
+	// slashes are trimmed.
 	PollURL string
 	// Token returns the owner token to send as "Authorization: Bearer",
 	// or "" for none. It is called for every request, since a sign-in can
@@ -74,6 +74,9 @@ type Client struct {
 	// sendTimeout bounds one attempt of a send and retryWait is the first
 	// pause between attempts (see Send); fields for internal tests too.
 	sendTimeout, retryWait time.Duration
+	// streamOpen and streamIdle bound a stream's headers and its silences
+	// (see Watch); fields for internal tests too.
+	streamOpen, streamIdle time.Duration
 	// session, when set, rides on every request as the session headers.
 	session      wire.SessionCredentials
 	tokenIgnored func(ctx context.Context, token, reason string)
@@ -100,6 +103,8 @@ func New(cfg Config) *Client {
 		pollMargin:   pollMargin,
 		sendTimeout:  sendTimeout,
 		retryWait:    retryWait,
+		streamOpen:   streamOpen,
+		streamIdle:   streamIdle,
 		tokenIgnored: cfg.TokenIgnored,
 	}
 	if c.poll == "" {
@@ -215,18 +220,51 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 		}
 		body = bytes.NewReader(b)
 	}
+	req, token, err := c.newRequest(ctx, r, body)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return sendError(r, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	if err != nil {
+		return fmt.Errorf("%s %s: read answer: %w", r.method, r.path, err)
+	}
+	if len(raw) > maxAnswer {
+		return fmt.Errorf("%s %s: answer is larger than %d bytes", r.method, r.path, maxAnswer)
+	}
+	if err := c.check(ctx, r, resp, raw, token); err != nil {
+		return err
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("%s %s: decode answer: %w", r.method, r.path, err)
+	}
+	return nil
+}
+
+// newRequest builds r's request with the headers every request carries
+// (User-Agent, the owner token, the session's credentials) and returns
+// it with the token it sent ("" for none).
+func (c *Client) newRequest(ctx context.Context, r request, body io.Reader) (*http.Request, string, error) {
 	target := r.base + r.path
 	if len(r.query) > 0 {
 		target += "?" + r.query.Encode()
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, target, body)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", r.method, r.path, err)
+		return nil, "", fmt.Errorf("%s %s: %w", r.method, r.path, err)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.ua)
 	token := ""
 	if c.token != nil {
@@ -239,25 +277,24 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 		req.Header.Set(wire.SessionIDHeader, c.session.AgentSessionID)
 		req.Header.Set(wire.SessionTokenHeader, c.session.AgentSessionToken)
 	}
+	return req, token, nil
+}
 
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		// The *url.Error repeats the method and the whole URL; say them once.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return fmt.Errorf("%s %s: %w", r.method, r.path, err)
+// sendError is the error of a request that got no answer, wrapped with
+// its method and path.
+func sendError(r request, err error) error {
+	// The *url.Error repeats the method and the whole URL; say them once.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
-	if err != nil {
-		return fmt.Errorf("%s %s: read answer: %w", r.method, r.path, err)
-	}
-	if len(raw) > maxAnswer {
-		return fmt.Errorf("%s %s: answer is larger than %d bytes", r.method, r.path, maxAnswer)
-	}
+	return fmt.Errorf("%s %s: %w", r.method, r.path, err)
+}
 
+// check turns a non-2xx answer (status and headers from resp, body raw)
+// into an *APIError, and tells Config.TokenIgnored when the answer says
+// the server did not accept token.
+func (c *Client) check(ctx context.Context, r request, resp *http.Response, raw []byte, token string) error {
 	ignored := tokenIgnored(token, resp)
 	var apiErr *APIError
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -284,12 +321,6 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 	}
 	if apiErr != nil {
 		return apiErr
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("%s %s: decode answer: %w", r.method, r.path, err)
 	}
 	return nil
 }

@@ -218,6 +218,9 @@ type agent struct {
 	c         *client.Client
 	stderr    *syncBuffer
 	closeOnce sync.Once
+	// notes are the notifications the server sent, from the handshake on
+	// (the latest are dropped once 100 wait).
+	notes chan mcp.JSONRPCNotification
 }
 
 // startAgent starts the letagents binary in cfg.Dir with a clean
@@ -242,7 +245,7 @@ func startAgent(t *testing.T, apiURL string, cfg agentConfig) *agent {
 		"LETAGENTS_AGENT_INSTANCE_ID=" + cfg.InstanceID,
 		"LETAGENTS_POLL_MAX_MS=" + strconv.Itoa(waitMillis),
 	}
-	a := &agent{name: cfg.Name, stderr: &syncBuffer{}}
+	a := &agent{name: cfg.Name, stderr: &syncBuffer{}, notes: make(chan mcp.JSONRPCNotification, 100)}
 	c, err := client.NewStdioMCPClientWithOptions(bins.agent, env, nil,
 		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
@@ -253,6 +256,12 @@ func startAgent(t *testing.T, apiURL string, cfg agentConfig) *agent {
 		t.Fatalf("start agent %s: %v", cfg.Name, err)
 	}
 	a.c = c
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		select {
+		case a.notes <- n:
+		default:
+		}
+	})
 	t.Cleanup(func() {
 		a.close(t)
 		if t.Failed() {
@@ -261,6 +270,11 @@ func startAgent(t *testing.T, apiURL string, cfg agentConfig) *agent {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
+	// The process runs already; Start hands its notifications to the
+	// handler above.
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("agent %s: start: %v", cfg.Name, err)
+	}
 	var init mcp.InitializeRequest
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "letagents-e2e", Version: "0.0.0"}
@@ -280,6 +294,19 @@ func (a *agent) close(t *testing.T) {
 			t.Errorf("agent %s: close: %v; want a clean exit once stdin is closed", a.name, err)
 		}
 	})
+}
+
+// note waits for the server's next notification of method, skipping
+// others, and returns it.
+func (a *agent) note(t *testing.T, method string) mcp.JSONRPCNotification {
+	t.Helper()
+	for {
+		n := testwait.Recv(t, "agent "+a.name+" to be sent "+method, a.notes)
+		if n.Method == method {
+			t.Logf("%s: notified %s %v", a.name, n.Method, n.Params.AdditionalFields)
+			return n
+		}
+	}
 }
 
 // toolNames is what tools/list shows the agent, in the server's order.

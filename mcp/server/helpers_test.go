@@ -35,7 +35,9 @@ type backend struct {
 	// gateway does at 30 s.
 	hold time.Duration
 	mu   sync.Mutex
-	hits map[string]int // requests by path
+	// hits are the requests by path, but for the long-polls of the
+	// resource watchers (those without ?limit): tests count the waits'.
+	hits map[string]int
 }
 
 // newBackend starts the API. signIn turns GitHub sign-in on (a fake
@@ -66,7 +68,9 @@ func newBackend(t *testing.T, signIn bool) *backend {
 	b.svc, b.db = svc, d
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.mu.Lock()
-		b.hits[r.URL.Path]++
+		if !fromWatcher(r) {
+			b.hits[r.URL.Path]++
+		}
 		hold := b.hold
 		b.mu.Unlock()
 		if hold > 0 && strings.HasSuffix(r.URL.Path, "/poll") {
@@ -81,6 +85,13 @@ func newBackend(t *testing.T, signIn bool) *backend {
 	})
 	b.url = srv.URL
 	return b
+}
+
+// fromWatcher reports whether r comes from a resource watcher: a stream, or
+// a long-poll without ?limit (the waits' have one).
+func fromWatcher(r *http.Request) bool {
+	return strings.HasSuffix(r.URL.Path, "/messages/stream") ||
+		strings.HasSuffix(r.URL.Path, "/messages/poll") && !r.URL.Query().Has("limit")
 }
 
 func (b *backend) count(path string) int {
@@ -100,6 +111,12 @@ type agent struct {
 // newAgent starts an MCP server against b in dir (a temporary directory
 // outside any repository when ""), with env as its environment.
 func newAgent(t *testing.T, b *backend, dir string, env map[string]string) *agent {
+	t.Helper()
+	return newAgentSpeaking(t, b, dir, env, mcp.LATEST_PROTOCOL_VERSION)
+}
+
+// newAgentSpeaking is newAgent with a client of that protocol version.
+func newAgentSpeaking(t *testing.T, b *backend, dir string, env map[string]string, protocol string) *agent {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
@@ -121,6 +138,7 @@ func newAgent(t *testing.T, b *backend, dir string, env map[string]string) *agen
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(s.Close) // after the client's close: cleanups run last first
 	c, err := client.NewInProcessClient(s.MCP())
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +155,7 @@ func newAgent(t *testing.T, b *backend, dir string, env map[string]string) *agen
 		t.Fatal(err)
 	}
 	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ProtocolVersion = protocol
 	init.Params.ClientInfo = mcp.Implementation{Name: "server-test", Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatal(err)

@@ -108,6 +108,8 @@ func (s *Server) join(ctx context.Context, roomID, via string) (joinAnswer, *aut
 		// of that name (team-chat), as join_room would have.
 		via = state.JoinedViaJoinRoom
 	}
+	// Watch first: once the room shows as joined, its news is announced.
+	s.watchRoom(ctx, j.RoomID)
 	s.mu.Lock()
 	s.room = &joinedRoom{join: j, joinedVia: via}
 	s.mu.Unlock()

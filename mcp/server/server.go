@@ -114,6 +114,14 @@ type Server struct {
 	// sends, when it did not accept it (see tokenIgnored); nil otherwise.
 	ignored atomic.Pointer[tokenNotice]
 
+	// subs are the resource subscriptions of the MCP sessions.
+	subs subscriptions
+	// life ends (endLife) when the server closes: it bounds the watcher.
+	life    context.Context
+	endLife context.CancelFunc
+	watchMu sync.Mutex
+	watch   *watcher // of the joined room; nil in the lobby or once closed
+
 	mu       sync.Mutex
 	room     *joinedRoom // nil in the lobby
 	identity identity.Identity
@@ -130,14 +138,16 @@ type joinedRoom struct {
 	joinedVia string
 }
 
-// New builds the server and its tools. Nothing is joined yet: AutoJoin
-// does that once the MCP connection is up.
+// New builds the server, its tools and resources. Nothing is joined yet:
+// AutoJoin does that once the MCP connection is up. Close stops what a
+// join starts.
 func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, state: state.Open(cfg.StatePath), instance: identity.NewInstanceUUID(),
 		progressEvery: progressEvery, sessions: map[string]agentSession{}, conversations: map[string]identity.Identity{}}
+	s.life, s.endLife = context.WithCancel(context.Background())
 	s.runtimeKey = identity.Resolve(identity.Inputs{Getenv: cfg.Getenv, InstanceUUID: s.instance}).RuntimeKey
 	s.api = apiclient.New(apiclient.Config{APIURL: cfg.APIURL, PollURL: cfg.PollURL, Token: s.token, TokenIgnored: s.tokenIgnored})
 	tools := s.tools()
@@ -149,13 +159,14 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.mcp = mcpserver.NewMCPServer(Name, Version,
+	s.mcp = mcpserver.NewMCPServer(Name, Version, append(s.resourceOptions(),
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithToolHandlerMiddleware(v.middleware),
 		mcpserver.WithRecovery(),
 		mcpserver.WithInstructions(instructions),
-	)
+	)...)
 	s.mcp.AddTools(tools...)
+	s.addResources()
 	return s, nil
 }
 
@@ -169,8 +180,9 @@ func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 
 // Serve speaks MCP over r and w until ctx ends or the client goes away,
 // auto-joining the room of the working directory once the connection is
-// up (a failure to join is logged, never fatal).
+// up (a failure to join is logged, never fatal), and closes the server.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	defer s.Close()
 	go s.AutoJoin(ctx)
 	stdio := mcpserver.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
