@@ -316,7 +316,8 @@ func TestGatewayRoute(t *testing.T) {
 		{"GET", "/rooms/a/b/c/d/messages", catchAllRoute, map[string]string{"proxy": "rooms/a/b/c/d/messages"}},
 		{"GET", "/", "GET /", nil},
 		{"HEAD", "/api/health", catchAllRoute, map[string]string{"proxy": "api/health"}},
-		{"GET", "/favicon.ico", catchAllRoute, map[string]string{"proxy": "favicon.ico"}},
+		{"GET", "/favicon.ico", "GET /favicon.ico", nil},
+		{"GET", "/robots.txt", catchAllRoute, map[string]string{"proxy": "robots.txt"}},
 	}
 	for _, tt := range tests {
 		key, params := gatewayRoute(tt.method, tt.path)

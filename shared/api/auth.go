@@ -121,7 +121,7 @@ func (s *server) githubCallback(w http.ResponseWriter, r *http.Request, _ call) 
 	setSessionCookie(w, l.SessionToken, int(auth.SessionTTL/time.Second), s.secure(r))
 	if strings.Contains(r.Header.Get("Accept"), "application/json") {
 		acct := toAccount(l.Account)
-		writeJSON(w, http.StatusOK, wire.Session{Authenticated: true, Account: &acct})
+		writeJSON(w, http.StatusOK, wire.Session{Authenticated: true, Account: &acct, SignInConfigured: true})
 		return nil
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -131,12 +131,12 @@ func (s *server) githubCallback(w http.ResponseWriter, r *http.Request, _ call) 
 
 func (s *server) session(w http.ResponseWriter, r *http.Request, _ call) error {
 	who := identity(r)
-	if !who.SignedIn() {
-		writeJSON(w, http.StatusOK, wire.Session{})
-		return nil
+	j := wire.Session{SignInConfigured: s.Auth.SignInConfigured()}
+	if who.SignedIn() {
+		acct := toAccount(who.Account)
+		j.Authenticated, j.Account = true, &acct
 	}
-	acct := toAccount(who.Account)
-	writeJSON(w, http.StatusOK, wire.Session{Authenticated: true, Account: &acct})
+	writeJSON(w, http.StatusOK, j)
 	return nil
 }
 

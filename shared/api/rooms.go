@@ -130,6 +130,20 @@ func (s *server) joinRoom(w http.ResponseWriter, r *http.Request, c call) error 
 	return nil
 }
 
+// roomInfo shows a room as a join answers it, without joining: it creates
+// nothing, records nothing and is not counted against the join rate, so
+// the room page can open an existing room on every load (a join counts,
+// and ten reloads a minute would use up an address's joins). A room that
+// does not exist is 404: the page joins it then.
+func (s *server) roomInfo(w http.ResponseWriter, r *http.Request, c call) error {
+	room, role, err := s.roleIn(r, c)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toJoin(room, role, identity(r).SignedIn()))
+	return nil
+}
+
 // roomAccess tells the caller what they are in a room (legacy route).
 func (s *server) roomAccess(w http.ResponseWriter, r *http.Request, c call) error {
 	room, role, err := s.roleIn(r, c)

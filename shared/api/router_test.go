@@ -26,6 +26,8 @@ func TestMatchAndGatewayRoute(t *testing.T) {
 		// the suffix leaves, as the original's greedy regex does.
 		{"GET", "/rooms/a/messages/messages", api.GroupMessages, "GET /rooms/{r1}/{r2}/messages", map[string]string{"r1": "a", "r2": "messages"}},
 		{"GET", "/in/github.com/o/r", api.GroupWeb, "GET /in/{r1}/{r2}/{r3}", map[string]string{"r1": "github.com", "r2": "o", "r3": "r"}},
+		{"GET", "/favicon.ico", api.GroupWeb, "GET /favicon.ico", nil},
+		{"GET", "/rooms/github.com/o/r/info", api.GroupRooms, "GET /rooms/{r1}/{r2}/{r3}/info", map[string]string{"r1": "github.com", "r2": "o", "r3": "r"}},
 		{"GET", "/", api.GroupWeb, "GET /", nil},
 		{"GET", "/projects", api.GroupRooms, "GET /projects", nil},
 		{"PATCH", "/rooms/github.com/o/r", api.GroupRooms, "PATCH /rooms/{r1}/{r2}/{r3}", map[string]string{"r1": "github.com", "r2": "o", "r3": "r"}},
@@ -57,7 +59,7 @@ func TestMatchAndGatewayRoute(t *testing.T) {
 		{"GET", "/rooms//messages"},
 		{"GET", "/rooms/x/messages/"},
 		{"PUT", "/rooms/x/messages"},
-		{"GET", "/favicon.ico"},
+		{"GET", "/robots.txt"},
 	} {
 		if rt, ok := api.Match(miss.method, miss.path); ok {
 			t.Errorf("Match(%s %s) = %s %s, want no route", miss.method, miss.path, rt.Method, rt.Pattern)

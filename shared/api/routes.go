@@ -18,6 +18,7 @@ func (s *server) routes() []Route {
 		{GroupRooms, http.MethodGet, "/projects/join/{code}", public, s.joinByCode},
 		{GroupRooms, http.MethodPost, "/projects/room/{room}", opener, s.openNamedRoom},
 		{GroupRooms, http.MethodPost, "/rooms/{room}/join", joiner, s.joinRoom},
+		{GroupRooms, http.MethodGet, "/rooms/{room}/info", member, s.roomInfo},
 		{GroupRooms, http.MethodGet, "/projects/{room}/access", member, s.roomAccess},
 		{GroupRooms, http.MethodPost, "/projects/{room}/code/rotate", admin, s.rotateCode},
 		{GroupRooms, http.MethodGet, "/rooms/{room}/artifacts", member, s.listArtifacts},
@@ -83,6 +84,8 @@ func (s *server) routes() []Route {
 		{GroupRooms, http.MethodGet, "/api/rooms/resolve/{room}", public, s.apiResolveRoom},
 
 		{GroupWeb, http.MethodGet, "/api/health", public, s.health},
+		{GroupWeb, http.MethodGet, "/favicon.svg", public, s.favicon},
+		{GroupWeb, http.MethodGet, "/favicon.ico", public, s.favicon},
 		{GroupWeb, http.MethodGet, "/in/{room}", public, s.roomPage},
 		{GroupWeb, http.MethodGet, "/", public, s.landingPage},
 		{GroupWeb, http.MethodGet, "/github.com/{owner}/{repo}", public, s.repoPage("github.com")},

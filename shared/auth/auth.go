@@ -169,6 +169,9 @@ func (s *Service) SignOut(ctx context.Context, who Identity) error {
 	return s.store.DeleteSession(ctx, who.CredentialID)
 }
 
+// SignInConfigured reports whether people can sign in with GitHub here.
+func (s *Service) SignInConfigured() bool { return s.signInReady() == nil }
+
 // signInReady fails unless GitHub sign-in is configured.
 func (s *Service) signInReady() error {
 	if !s.cfg.GitHub.Configured() || s.cfg.Sealer == nil {

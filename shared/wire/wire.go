@@ -399,10 +399,13 @@ type Login struct {
 	RedirectTo string `json:"redirect_to"`
 }
 
-// Session says who is signed in.
+// Session says who is signed in, and whether anyone can sign in here:
+// SignInConfigured (not in the original) is false on a server without a
+// GitHub OAuth app, where the room page tells people why nobody signs in.
 type Session struct {
-	Authenticated bool     `json:"authenticated"`
-	Account       *Account `json:"account,omitempty"`
+	Authenticated    bool     `json:"authenticated"`
+	Account          *Account `json:"account,omitempty"`
+	SignInConfigured bool     `json:"sign_in_configured"`
 }
 
 // Success is an answer with nothing else to say.

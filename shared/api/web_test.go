@@ -1,0 +1,172 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestRoomPageLoadsAreNotJoins pins issue 14: the room page reads the room
+// with GET …/info, which no rate counts, so a dozen reloads a minute from
+// one address all open the room and leave the join budget whole.
+func TestRoomPageLoadsAreNotJoins(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil) // 10 joins a minute
+	e.join(t, "team")       // one join spent
+	for i := range 12 {
+		e.call(t, http.MethodGet, "/in/team", "").want(t, 200, "")
+		if r := e.call(t, http.MethodGet, "/rooms/team/info", "").want(t, 200, ""); r.str("room_id") != "team" {
+			t.Fatalf("page load %d: info = %s", i+1, r.raw)
+		}
+	}
+	for i := range 9 {
+		e.call(t, http.MethodPost, fmt.Sprintf("/rooms/room-%d/join", i), "").want(t, 200, "")
+	}
+	wantRateLimited(t, e.call(t, http.MethodPost, "/rooms/one-more/join", ""), "room joins", "6")
+}
+
+// TestRoomInfo checks that GET …/info answers what a join answers, of a
+// room that exists, and records nothing: no room, no admin.
+func TestRoomInfo(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("ann")
+	e.gh.AddUser("bob")
+	e.gh.AddRepo("acme/app", false)
+	e.gh.AddRepo("acme/secret", true)
+	e.gh.Grant("acme/app", "bob", "admin")
+	ann, bob := e.signIn(t, "ann"), e.signIn(t, "bob")
+	code := e.call(t, http.MethodPost, "/projects", "").want(t, 201, "").str("id")
+	e.join(t, "team") // anonymous: the room has no admin yet
+	e.join(t, "github.com/acme/app")
+
+	tests := []struct {
+		name, token, room string
+		status            int
+		check             func(r reply) error
+	}{
+		{"invite room by code", "", code, 200, func(r reply) error {
+			if r.str("room_id") != code || r.str("code") != code || r.obj["name"] != nil || r.str("display_name") == "" || r.str("role") != "participant" {
+				return fmt.Errorf("want the invite room, its code and a display name")
+			}
+			return nil
+		}},
+		{"named room, signed in, never joined", ann, "team", 200, func(r reply) error {
+			if r.str("name") != "team" || r.obj["code"] != nil || r.str("role") != "participant" || r.obj["authenticated"] != true {
+				return fmt.Errorf("want the named room, ann a participant (info claims no admin)")
+			}
+			return nil
+		}},
+		{"repo room, anonymous", "", "github.com/acme/app", 200, func(r reply) error {
+			g, _ := r.obj["git_room"].(map[string]any)
+			repo, _ := g["repository"].(map[string]any)
+			ref, _ := g["ref"].(map[string]any)
+			if g["host"] != "github.com" || repo["owner"] != "acme" || repo["name"] != "app" || ref["type"] != "default_branch" || r.str("role") != "anonymous" {
+				return fmt.Errorf("want git_room github.com acme/app on its default branch, role anonymous")
+			}
+			return nil
+		}},
+		{"repo room, its GitHub admin, never joined", bob, "github.com/acme/app", 200, func(r reply) error {
+			if r.str("role") != "participant" {
+				return fmt.Errorf("want participant: only a join makes a repository admin a room admin")
+			}
+			return nil
+		}},
+		{"no such room", "", "nobody-made-this", 404, nil},
+		{"private repo room, anonymous", "", "github.com/acme/secret", 401, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r reply
+			if tt.token == "" {
+				r = e.call(t, http.MethodGet, "/rooms/"+tt.room+"/info", "")
+			} else {
+				r = e.as(t, tt.token, http.MethodGet, "/rooms/"+tt.room+"/info", "")
+			}
+			if r.status != tt.status {
+				t.Fatalf("GET info = %d %s, want %d", r.status, r.raw, tt.status)
+			}
+			if tt.check != nil {
+				if err := tt.check(r); err != nil {
+					t.Errorf("%v; got %s", err, r.raw)
+				}
+			}
+		})
+	}
+	// Reading made nothing: the unknown room is still unknown, and the
+	// first signed-in join of team still makes its first admin.
+	e.call(t, http.MethodGet, "/rooms/nobody-made-this/info", "").want(t, 404, "")
+	if r := e.as(t, ann, http.MethodPost, "/rooms/team/join", "").want(t, 200, ""); r.str("role") != "admin" {
+		t.Errorf("ann's join after her info reads = %s, want role admin", r.raw)
+	}
+	if r := e.as(t, ann, http.MethodGet, "/rooms/team/info", "").want(t, 200, ""); r.str("role") != "admin" {
+		t.Errorf("ann's info after her join = %s, want role admin", r.raw)
+	}
+}
+
+// TestSessionSaysWhetherSignInIsConfigured: the room page offers GitHub
+// sign-in only where the server can do it.
+func TestSessionSaysWhetherSignInIsConfigured(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  func(testing.TB, map[string]string) *env
+		want bool
+	}{
+		{"no GitHub app", newEnv, false},
+		{"GitHub configured", newAuthEnv, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := tt.env(t, nil).call(t, http.MethodGet, "/auth/session", "").want(t, 200, "")
+			if r.obj["sign_in_configured"] != tt.want || r.obj["authenticated"] != false {
+				t.Errorf("session = %s, want sign_in_configured %v", r.raw, tt.want)
+			}
+		})
+	}
+}
+
+// TestFavicon: browsers ask for an icon on every page load; it is served,
+// not a 404, under the path the pages link and the one browsers guess.
+func TestFavicon(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	for _, path := range []string{"/favicon.svg", "/favicon.ico"} {
+		r := e.call(t, http.MethodGet, path, "").want(t, 200, "")
+		if r.header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(r.raw, "<svg") {
+			t.Errorf("GET %s = %s %.40q, want an SVG", path, r.header.Get("Content-Type"), r.raw)
+		}
+	}
+	for _, path := range []string{"/", "/in/team"} {
+		if p := e.call(t, http.MethodGet, path, "").want(t, 200, ""); !strings.Contains(p.raw, `<link rel="icon" href="/favicon.svg"`) {
+			t.Errorf("GET %s does not link the icon", path)
+		}
+	}
+}
+
+// TestRoomPageStatic checks what the room page must keep, short of a
+// browser: it opens rooms without joining, the message list stays a list
+// inside <main>, and user text never goes through innerHTML except the
+// server's sanitised html field.
+func TestRoomPageStatic(t *testing.T) {
+	t.Parallel()
+	page := newEnv(t, nil).call(t, http.MethodGet, "/in/team", "").want(t, 200, "").raw
+	tests := []struct {
+		what    string
+		ok      bool
+		because string
+	}{
+		{"reads the room with GET …/info", strings.Contains(page, "/info`"), "a page load must not spend a join"},
+		{"has a <main>", strings.Contains(page, "<main"), "landmarks"},
+		{"message list is an <ol> with no role", strings.Contains(page, `<ol id="log" class="log" aria-label="Messages"`), "a role on the <ol> drops its list semantics"},
+		{"innerHTML only for m.html", strings.Count(page, "innerHTML") == 1 && strings.Contains(page, "body.innerHTML = m.html"), "untrusted text stays escaped"},
+		{"one place new events arrive", strings.Contains(page, "function onEvent(type, data)"), "the event stream feeds it"},
+	}
+	for _, tt := range tests {
+		if !tt.ok {
+			t.Errorf("room page: want it %s (%s)", tt.what, tt.because)
+		}
+	}
+}
