@@ -518,7 +518,9 @@ func (r threadRead) turn(id string) *turnRead {
 type turnRead struct {
 	ID     string          `json:"id"`
 	Status json.RawMessage `json:"status"`
-	Items  []itemRead      `json:"items"`
+	// Items are decoded one by one (recentItems): an item of a shape this
+	// package does not know must not make the whole read fail.
+	Items []json.RawMessage `json:"items"`
 }
 
 // status is the turn's status name; "" for no turn.
@@ -550,27 +552,40 @@ func statusName(raw json.RawMessage) string {
 	return o.Status
 }
 
+// itemRead is the part of a thread item an inspection shows. Content is
+// read only for user messages: its shape differs between item types.
 type itemRead struct {
-	Type    string `json:"type"`
-	Text    string `json:"text"`
-	Phase   string `json:"phase"`
-	Content []struct {
-		Text string `json:"text"`
-	} `json:"content"`
+	Type    string          `json:"type"`
+	Text    string          `json:"text"`
+	Phase   string          `json:"phase"`
+	Content json.RawMessage `json:"content"`
 }
 
 // recentItems describes a turn's last six items: the text of messages,
 // only the kind of everything else (reasoning above all).
-func recentItems(items []itemRead) []map[string]any {
+func recentItems(items []json.RawMessage) []map[string]any {
 	items = items[max(len(items)-6, 0):]
 	out := make([]map[string]any, 0, len(items))
-	for _, it := range items {
+	for _, raw := range items {
+		var it itemRead
+		if json.Unmarshal(raw, &it) != nil {
+			// A field of another type than messages have: only the kind shows.
+			var kind struct {
+				Type string `json:"type"`
+			}
+			_ = json.Unmarshal(raw, &kind)
+			it = itemRead{Type: kind.Type}
+		}
 		switch it.Type {
 		case "agentMessage":
 			out = append(out, map[string]any{"type": it.Type, "phase": it.Phase, "text": it.Text})
 		case "userMessage":
-			parts := make([]string, len(it.Content))
-			for i, c := range it.Content {
+			var content []struct {
+				Text string `json:"text"`
+			}
+			_ = json.Unmarshal(it.Content, &content) // an unknown shape shows no text
+			parts := make([]string, len(content))
+			for i, c := range content {
 				parts[i] = c.Text
 			}
 			out = append(out, map[string]any{"type": it.Type, "text": strings.Join(parts, "\n")})
