@@ -441,3 +441,27 @@ func TestServerURLs(t *testing.T) {
 		t.Errorf("freeServerURL = %q, %v; want a loopback ws:// address", u, err)
 	}
 }
+
+// TestStartOptions: a stop phrase and a time limit reach the session and
+// its prompt; the deadline is written as the original wrote it.
+func TestStartOptions(t *testing.T) {
+	t.Parallel()
+	fake := codextest.New(t, codextest.Options{})
+	m, _, clk := newManager(t, Config{})
+	in := startInput(t, fake.URL)
+	in.StopPhrase, in.MaxMinutes = "/halt", 90
+	got := start(t, m, clk, in, nil)
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if got.sess.StopPhrase != "/halt" || got.sess.MaxMinutes != 90 || got.sess.DeadlineUTC != "2026-05-01 13:30:00 UTC" {
+		t.Errorf("session = %+v", got.sess)
+	}
+	var tp struct {
+		Input []struct{ Text string } `json:"input"`
+	}
+	if err := json.Unmarshal(fake.Calls("turn/start")[0].Params, &tp); err != nil || len(tp.Input) != 1 ||
+		!strings.Contains(tp.Input[0].Text, "exactly /halt") || !strings.Contains(tp.Input[0].Text, "2026-05-01 13:30:00 UTC") {
+		t.Errorf("prompt = %+v, %v", tp, err)
+	}
+}
