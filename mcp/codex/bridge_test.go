@@ -298,7 +298,7 @@ func TestBridgeStreams(t *testing.T) {
 	b, room, clk, f, _ := bridgeEnv(t, fake.URL, true)
 	b.Registered(worker)
 	var resume map[string]any
-	if err := json.Unmarshal(fake.WaitCall(t, "thread/resume", 1).Params, &resume); err != nil || resume["threadId"] != codextest.ThreadID {
+	if err := json.Unmarshal(waitCall(t, fake, "thread/resume").Params, &resume); err != nil || resume["threadId"] != codextest.ThreadID {
 		t.Fatalf("thread/resume params = %v, %v", resume, err)
 	}
 	st, _ := f.Load()
@@ -346,7 +346,7 @@ func TestBindRetries(t *testing.T) {
 		}
 		saveLive(t, f, live)
 		advanceWhenWaiting(t, clk, bindEvery)
-		fake.WaitCall(t, "thread/resume", 1)
+		waitCall(t, fake, "thread/resume")
 	})
 	t.Run("gives up after 30 tries", func(t *testing.T) {
 		t.Parallel()

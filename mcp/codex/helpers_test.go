@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/letagents/letagents-go/mcp/codex/codextest"
 	"github.com/letagents/letagents-go/shared/testclock"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
@@ -46,4 +47,11 @@ func advanceWhenWaiting(t *testing.T, clk *testclock.Clock, d time.Duration) {
 	t.Helper()
 	testwait.Until(t, "the code under test to wait on the clock", func() bool { return clk.Waiters() > 0 })
 	clk.Advance(d)
+}
+
+// waitCall waits for the fake app-server's first message of method.
+func waitCall(t *testing.T, fake *codextest.Server, method string) codextest.Call {
+	t.Helper()
+	testwait.Until(t, "the app-server to get "+method, func() bool { return len(fake.Calls(method)) > 0 })
+	return fake.Calls(method)[0]
 }

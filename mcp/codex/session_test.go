@@ -384,7 +384,7 @@ func TestStop(t *testing.T) {
 		}
 		if !down {
 			var p map[string]string
-			if err := json.Unmarshal(fake.WaitCall(t, "turn/interrupt", 1).Params, &p); err != nil ||
+			if err := json.Unmarshal(waitCall(t, fake, "turn/interrupt").Params, &p); err != nil ||
 				p["threadId"] != codextest.ThreadID || p["turnId"] != codextest.TurnID {
 				t.Errorf("turn/interrupt params = %v, %v", p, err)
 			}

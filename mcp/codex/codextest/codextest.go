@@ -18,8 +18,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-
-	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // Ids the fake gives its one thread and turn.
@@ -27,6 +25,10 @@ const (
 	ThreadID = "thread-1"
 	TurnID   = "turn-1"
 )
+
+// writeTimeout bounds a notification's write to a connection that has
+// stopped reading.
+const writeTimeout = time.Minute
 
 // Options shape a fake's behaviour.
 type Options struct {
@@ -158,17 +160,6 @@ func (s *Server) Methods() []string {
 	return out
 }
 
-// WaitCall waits for the n-th (from 1) message of method and returns it.
-func (s *Server) WaitCall(t testing.TB, method string, n int) Call {
-	t.Helper()
-	var got []Call
-	testwait.Until(t, "the app-server to get "+method, func() bool {
-		got = s.Calls(method)
-		return len(got) >= n
-	})
-	return got[n-1]
-}
-
 // Followers is how many open connections follow the thread.
 func (s *Server) Followers() int {
 	s.mu.Lock()
@@ -197,7 +188,7 @@ func (s *Server) Notify(method string, params any) {
 	}
 	s.mu.Unlock()
 	for _, c := range to {
-		ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		_ = c.Write(ctx, websocket.MessageText, b)
 		cancel()
 	}
