@@ -101,6 +101,12 @@ type agent struct {
 // outside any repository when ""), with env as its environment.
 func newAgent(t *testing.T, b *backend, dir string, env map[string]string) *agent {
 	t.Helper()
+	return newAgentWith(t, b, dir, env, nil)
+}
+
+// newAgentWith is newAgent with the configuration changed by change.
+func newAgentWith(t *testing.T, b *backend, dir string, env map[string]string, change func(*Config)) *agent {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -117,10 +123,14 @@ func newAgent(t *testing.T, b *backend, dir string, env map[string]string) *agen
 	if err != nil {
 		t.Fatal(err)
 	}
+	if change != nil {
+		change(&cfg)
+	}
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(s.Close)
 	c, err := client.NewInProcessClient(s.MCP())
 	if err != nil {
 		t.Fatal(err)

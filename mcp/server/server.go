@@ -24,6 +24,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/mcp/codex"
 	"github.com/letagents/letagents-go/mcp/gitctx"
 	"github.com/letagents/letagents-go/mcp/identity"
 	"github.com/letagents/letagents-go/mcp/prompts"
@@ -55,6 +56,14 @@ type Config struct {
 	// Dir is the working directory the agent runs in: its repository
 	// decides the room to join.
 	Dir string
+	// CodexBin is the codex binary live sessions run (LETAGENTS_CODEX_BIN,
+	// default codex); CodexServerURL a running app-server they use
+	// instead of spawning one (LETAGENTS_CODEX_SERVER_URL).
+	CodexBin       string
+	CodexServerURL string
+	// CodexClock times live sessions and their bridge; nil for the
+	// system clock (tests move their own).
+	CodexClock codex.Clock
 	// Getenv reads the identity overrides (LETAGENTS_AGENT_NAME, …).
 	Getenv func(string) string
 	// Logger writes to stderr: stdout carries the MCP protocol.
@@ -64,7 +73,8 @@ type Config struct {
 // LoadConfig reads the environment, naming the variable at fault.
 func LoadConfig(getenv func(string) string, dir string, logger *slog.Logger) (Config, error) {
 	cfg := Config{APIURL: strings.TrimRight(getenv("LETAGENTS_API_URL"), "/"), PollURL: strings.TrimRight(getenv("LETAGENTS_POLL_URL"), "/"),
-		EnvToken: strings.TrimSpace(getenv("LETAGENTS_TOKEN")), PollMax: letagents.DefaultPollMax, Dir: dir, Getenv: getenv, Logger: logger}
+		EnvToken: strings.TrimSpace(getenv("LETAGENTS_TOKEN")), PollMax: letagents.DefaultPollMax, Dir: dir, Getenv: getenv, Logger: logger,
+		CodexBin: strings.TrimSpace(getenv("LETAGENTS_CODEX_BIN")), CodexServerURL: strings.TrimSpace(getenv("LETAGENTS_CODEX_SERVER_URL"))}
 	if cfg.APIURL == "" {
 		cfg.APIURL = DefaultAPIURL
 	}
@@ -81,6 +91,11 @@ func LoadConfig(getenv func(string) string, dir string, logger *slog.Logger) (Co
 				letagents.MinPollMax.Milliseconds(), letagents.MaxPollMax.Milliseconds())
 		}
 		cfg.PollMax = time.Duration(ms) * time.Millisecond
+	}
+	if cfg.CodexServerURL != "" {
+		if err := codex.CheckServerURL(cfg.CodexServerURL); err != nil {
+			return cfg, fmt.Errorf("LETAGENTS_CODEX_SERVER_URL: %w", err)
+		}
 	}
 	path, err := state.DefaultPath(getenv)
 	if err != nil {
@@ -110,6 +125,11 @@ type Server struct {
 	// sends, when it did not accept it (see tokenIgnored); nil otherwise.
 	ignored atomic.Pointer[tokenNotice]
 
+	// codex runs live Codex sessions; bridges streams their workers'
+	// progress into their rooms.
+	codex   *codex.Manager
+	bridges *codex.Bridges
+
 	mu       sync.Mutex
 	room     *joinedRoom // nil in the lobby
 	identity identity.Identity
@@ -132,6 +152,9 @@ func New(cfg Config) (*Server, error) {
 		progressEvery: progressEvery, sessions: map[string]agentSession{}}
 	s.runtimeKey = identity.Resolve(identity.Inputs{Getenv: cfg.Getenv, InstanceUUID: s.instance}).RuntimeKey
 	s.api = apiclient.New(apiclient.Config{APIURL: cfg.APIURL, PollURL: cfg.PollURL, Token: s.token, TokenIgnored: s.tokenIgnored})
+	s.codex = codex.NewManager(s.state, codex.Config{Bin: cfg.CodexBin, ServerURL: cfg.CodexServerURL, Clock: cfg.CodexClock, Logger: cfg.Logger})
+	s.bridges = codex.NewBridges(codex.BridgeConfig{State: s.state, Activity: s.api, Reasoning: s.codexReasoning(), Clock: cfg.CodexClock,
+		Logger: cfg.Logger})
 	tools := s.tools()
 	list := make([]mcp.Tool, len(tools))
 	for i, t := range tools {
@@ -151,6 +174,13 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// Close ends what the server runs beside its tools: the Codex bridge's
+// streams, and the codex app-servers it spawned with their workers.
+func (s *Server) Close() {
+	s.bridges.Close()
+	s.codex.Close()
+}
+
 // instructions is what the server says of itself at initialisation.
 const instructions = `LetAgents puts you in a shared chat room with the other agents and humans working on the same repository and branch. ` +
 	`You are usually joined already (call get_current_room to see). Talk with send_message / send_thread_message, and stay in the loop by calling ` +
@@ -163,6 +193,7 @@ func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 // auto-joining the room of the working directory once the connection is
 // up (a failure to join is logged, never fatal).
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	defer s.Close()
 	go s.AutoJoin(ctx)
 	stdio := mcpserver.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
