@@ -33,7 +33,7 @@ func (s *Server) codexTools() []mcpserver.ServerTool {
 				mcp.Description("The exact room message that stops the worker (default "+codex.DefaultStopPhrase+").")),
 			mcp.WithNumber("max_minutes", mcp.Min(0), mcp.Max(maxLiveMinutes),
 				mcp.Description("A hard stop after this many minutes; 0 (default) runs until stopped.")),
-			mcp.WithString("server_url", mcp.MaxLength(maxPath),
+			mcp.WithString("server_url", mcp.MaxLength(maxServerURL),
 				mcp.Description("A running codex app-server to use (ws://host:port); default LETAGENTS_CODEX_SERVER_URL, else a new one."))),
 			s.startCodexSession),
 		bind(tool("status_local_codex_session", readOnly,
@@ -53,6 +53,7 @@ const (
 	maxLiveSessionID = 64          // a UUID, with room to spare
 	maxStopPhrase    = 200         // a phrase someone types
 	maxLiveMinutes   = 7 * 24 * 60 // a week
+	maxServerURL     = 2048        // an address, as browsers bound URLs
 )
 
 // codexReasoning is where the Codex bridge posts reasoning summaries; nil

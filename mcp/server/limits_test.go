@@ -38,6 +38,9 @@ var (
 		"artifact.state":       letagents.MaxArtifactFieldBytes,
 		"artifact.title":       letagents.MaxArtifactTitleBytes,
 		"artifact.url":         letagents.MaxArtifactURLBytes,
+		"stop_phrase":          maxStopPhrase,
+		"session_id":           maxLiveSessionID,
+		"server_url":           maxServerURL,
 	}
 	toolArgLimits = map[string]int{
 		"register_board_intent.reason":             letagents.MaxIntentReasonBytes,
