@@ -99,6 +99,7 @@ type Bridges struct {
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
+	closed  bool
 	streams map[string]bool // live session ids being streamed
 }
 
@@ -117,6 +118,9 @@ func NewBridges(cfg BridgeConfig) *Bridges {
 
 // Close ends the bindings and streams and waits for them.
 func (b *Bridges) Close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
 	b.cancel()
 	b.wg.Wait()
 }
@@ -125,7 +129,12 @@ func (b *Bridges) Close() {
 // saved). A Codex worker's session is bound, in the background, to its
 // room's live session, trying every bindEvery, bindAttempts times.
 func (b *Bridges) Registered(agent state.AgentSession) {
-	if !codexWorker(agent) || b.ctx.Err() != nil {
+	if !codexWorker(agent) {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
 		return
 	}
 	b.wg.Add(1)

@@ -138,10 +138,8 @@ func (c *Conn) Call(ctx context.Context, method string, params, out any) error {
 // connection ends (then it is closed).
 func (c *Conn) Notifications() <-chan Notification { return c.notes }
 
-// Done is closed when the connection has ended; Err then says why.
-func (c *Conn) Done() <-chan struct{} { return c.done }
-
-// Err is why the connection ended (nil while it is up).
+// Err is why the connection ended (nil while it is up); Notifications
+// is closed then.
 func (c *Conn) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -211,8 +209,9 @@ func (c *Conn) read() {
 			c.mu.Lock()
 			reply := c.pending[id]
 			c.mu.Unlock()
-			if reply != nil {
-				reply <- message{Result: m.Result, Error: m.Error}
+			select {
+			case reply <- message{Result: m.Result, Error: m.Error}:
+			default: // no call waits for it (an id answered twice, say)
 			}
 		}
 	}

@@ -32,8 +32,8 @@ const writeTimeout = time.Minute
 
 // Options shape a fake's behaviour.
 type Options struct {
-	// TurnStatus is the turn's status thread/read answers: "inProgress"
-	// when "" (see SetTurnStatus).
+	// TurnStatus is the turn's status thread/read answers until a
+	// turn/interrupt: "inProgress" when "".
 	TurnStatus string
 	// RefuseWebSocket answers the readiness probe but refuses WebSocket
 	// connections.
@@ -126,14 +126,6 @@ func (s *Server) Close() {
 	for _, c := range conns {
 		c.CloseNow()
 	}
-}
-
-// SetTurnStatus sets the turn's status thread/read answers from now on
-// ("inProgress", "completed", "interrupted", "failed").
-func (s *Server) SetTurnStatus(status string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.turnStatus = status
 }
 
 // Calls are the messages of method the fake got, in order.
