@@ -265,17 +265,34 @@ func TestSpawnFailures(t *testing.T) {
 		bin     string
 		want    string
 		timeout bool // the full wait passes
+		exits   bool // the clock waits for it to exit
 	}{
-		{"missing binary", "/nonexistent/codex", "LETAGENTS_CODEX_BIN", false},
-		{"exits at once", exitBin, "exit status 3", false},
-		{"never listens", hangBin, "did not become ready within 15s", true},
+		{"missing binary", "/nonexistent/codex", "LETAGENTS_CODEX_BIN", false, false},
+		{"exits at once", exitBin, "exit status 3", false, true},
+		{"never listens", hangBin, "did not become ready within 15s", true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			m, f, clk := newManager(t, Config{Bin: tc.bin})
 			t0 := clk.Now()
-			got := start(t, m, clk, startInput(t, freeURL(t)), nil)
+			var exited func() bool
+			if tc.exits {
+				// However slow the exit, no waited-for time passes before it.
+				exited = func() bool {
+					m.mu.Lock()
+					defer m.mu.Unlock()
+					for _, s := range m.spawned {
+						select {
+						case <-s.exited:
+							return true
+						default:
+						}
+					}
+					return false
+				}
+			}
+			got := start(t, m, clk, startInput(t, freeURL(t)), exited)
 			if got.err == nil || !strings.Contains(got.err.Error(), tc.want) {
 				t.Fatalf("Start = %v, want an error saying %q", got.err, tc.want)
 			}

@@ -47,7 +47,8 @@ func TestLiveCodexSession(t *testing.T) {
 	b := newBackend(t, true)
 	b.gh.AddRepo("acme/app", false)
 	fake := codextest.New(t, codextest.Options{})
-	clk := testclock.New(time.Now())
+	// The API's clock, so that the bridge's observed_at is the API's now.
+	clk := b.clock
 	a := newAgentWith(t, b, "", map[string]string{"LETAGENTS_AGENT_NAME": "builder", "LETAGENTS_CODEX_SERVER_URL": fake.URL},
 		func(c *Config) { c.CodexClock = clk })
 	a.signIn(t, b, "ann")

@@ -242,11 +242,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			reply["result"] = result
 		}
 		b, _ := json.Marshal(reply)
+		dies := m.Method == "turn/start" && s.opts.DieAfterTurn
+		if dies {
+			// Stop listening before the answer goes out, so whoever gets
+			// it finds the server gone.
+			s.http.Close()
+		}
 		if c.Write(context.Background(), websocket.MessageText, b) != nil {
 			return
 		}
-		if m.Method == "turn/start" && s.opts.DieAfterTurn {
-			go s.Close()
+		if dies {
+			s.Close()
 		}
 	}
 }
