@@ -9,6 +9,9 @@ import (
 	"github.com/letagents/letagents-go/shared/testwait"
 )
 
+// testRoom is the room of the tests' live sessions.
+const testRoom = "github.com/acme/app"
+
 // step is how far drive moves the clock each time: the shortest wait of
 // the code under test.
 const step = 250 * time.Millisecond

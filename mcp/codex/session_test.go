@@ -20,8 +20,6 @@ import (
 	"github.com/letagents/letagents-go/shared/testwait"
 )
 
-const testRoom = "github.com/acme/app"
-
 // newManager is a Manager on a fresh state file and a test clock.
 func newManager(t *testing.T, cfg Config) (*Manager, *state.File, *testclock.Clock) {
 	t.Helper()
