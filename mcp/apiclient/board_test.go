@@ -2,9 +2,11 @@ package apiclient_test
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -245,6 +247,19 @@ func TestSessionCalls(t *testing.T) {
 	if err != nil || p.SessionID != sa.SessionID || p.Status != "working" || p.StatusText == nil || *p.StatusText != "on task_1" {
 		t.Errorf("UpdatePresence = %+v, %v; want %s working on task_1", p, err, sa.SessionID)
 	}
+	activity := wire.NativeActivity{ObservedAt: time.Now().UTC().Format(time.RFC3339Nano), Sequence: 1, Method: "item/started",
+		Status: "working", SessionCredentials: credsOf(sa)}
+	if err := owner.ReportNativeActivity(ctx, boardRoom, activity); err != nil {
+		t.Errorf("ReportNativeActivity = %v", err)
+	}
+	if got := e.api.last(t, "/native-activity"); got.Path != "/rooms/board/agent-sessions/"+sa.SessionID+"/native-activity" {
+		t.Errorf("ReportNativeActivity sent %s", got.Path)
+	}
+	activity.Sequence = 0
+	var refused *apiclient.APIError
+	if err := owner.ReportNativeActivity(ctx, boardRoom, activity); !errors.As(err, &refused) || refused.Status != http.StatusBadRequest {
+		t.Errorf("ReportNativeActivity with sequence 0 = %v, want the API's 400", err)
+	}
 	d, err := owner.DisconnectSession(ctx, boardRoom, credsOf(sa))
 	if err != nil || d.RoomID != boardRoom || d.AgentSession.SessionID != sa.SessionID || d.AgentSession.EndedAt == nil {
 		t.Errorf("DisconnectSession = %+v, %v; want %s ended", d, err, sa.SessionID)
@@ -262,12 +277,13 @@ func TestEmptyIDs(t *testing.T) {
 	c := e.client("")
 	ctx := testContext(t)
 	for name, call := range map[string]func() error{
-		"UpdateTask":        func() error { _, err := c.UpdateTask(ctx, boardRoom, "", wire.UpdateTask{}); return err },
-		"LeaseAction":       func() error { _, err := c.LeaseAction(ctx, boardRoom, "", wire.LeaseAction{}); return err },
-		"ClaimReview":       func() error { _, err := c.ClaimReview(ctx, boardRoom, "", wire.ReviewLeaseAction{}); return err },
-		"ApproveIntent":     func() error { _, err := c.ApproveIntent(ctx, boardRoom, "", ""); return err },
-		"DisconnectSession": func() error { _, err := c.DisconnectSession(ctx, boardRoom, wire.SessionCredentials{}); return err },
-		"Tasks":             func() error { _, err := c.Tasks(ctx, " ", apiclient.TaskQuery{}); return err },
+		"UpdateTask":           func() error { _, err := c.UpdateTask(ctx, boardRoom, "", wire.UpdateTask{}); return err },
+		"LeaseAction":          func() error { _, err := c.LeaseAction(ctx, boardRoom, "", wire.LeaseAction{}); return err },
+		"ClaimReview":          func() error { _, err := c.ClaimReview(ctx, boardRoom, "", wire.ReviewLeaseAction{}); return err },
+		"ApproveIntent":        func() error { _, err := c.ApproveIntent(ctx, boardRoom, "", ""); return err },
+		"DisconnectSession":    func() error { _, err := c.DisconnectSession(ctx, boardRoom, wire.SessionCredentials{}); return err },
+		"ReportNativeActivity": func() error { return c.ReportNativeActivity(ctx, boardRoom, wire.NativeActivity{}) },
+		"Tasks":                func() error { _, err := c.Tasks(ctx, " ", apiclient.TaskQuery{}); return err },
 	} {
 		if err := call(); err == nil {
 			t.Errorf("%s without its id succeeded", name)

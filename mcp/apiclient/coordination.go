@@ -29,6 +29,17 @@ func (c *Client) DisconnectSession(ctx context.Context, roomID string, creds wir
 	return out, err
 }
 
+// ReportNativeActivity records that a worker's runtime is busy outside
+// the room (POST /rooms/{id}/agent-sessions/{session_id}/native-activity,
+// the worker's credentials in the body): the room does not call it
+// offline while it reports.
+func (c *Client) ReportNativeActivity(ctx context.Context, roomID string, a wire.NativeActivity) error {
+	if a.AgentSessionID == "" {
+		return errors.New("apiclient: empty agent session id")
+	}
+	return c.inRoom(ctx, http.MethodPost, roomID, "/agent-sessions/"+url.PathEscape(a.AgentSessionID)+"/native-activity", nil, a, nil)
+}
+
 // UpdatePresence sets an agent session's presence in a room (POST
 // /rooms/{id}/presence) and answers its entry in the roster.
 func (c *Client) UpdatePresence(ctx context.Context, roomID string, p wire.PresenceUpdate) (wire.Participant, error) {

@@ -112,11 +112,22 @@ type agent struct {
 // outside any repository when ""), with env as its environment.
 func newAgent(t *testing.T, b *backend, dir string, env map[string]string) *agent {
 	t.Helper()
-	return newAgentSpeaking(t, b, dir, env, mcp.LATEST_PROTOCOL_VERSION)
+	return newAgentWith(t, b, dir, env, nil)
+}
+
+// newAgentWith is newAgent with the configuration changed by change.
+func newAgentWith(t *testing.T, b *backend, dir string, env map[string]string, change func(*Config)) *agent {
+	t.Helper()
+	return startAgent(t, b, dir, env, mcp.LATEST_PROTOCOL_VERSION, change)
 }
 
 // newAgentSpeaking is newAgent with a client of that protocol version.
 func newAgentSpeaking(t *testing.T, b *backend, dir string, env map[string]string, protocol string) *agent {
+	t.Helper()
+	return startAgent(t, b, dir, env, protocol, nil)
+}
+
+func startAgent(t *testing.T, b *backend, dir string, env map[string]string, protocol string, change func(*Config)) *agent {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
@@ -133,6 +144,9 @@ func newAgentSpeaking(t *testing.T, b *backend, dir string, env map[string]strin
 	cfg, err := LoadConfig(func(k string) string { return vars[k] }, dir, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if change != nil {
+		change(&cfg)
 	}
 	s, err := New(cfg)
 	if err != nil {

@@ -49,12 +49,15 @@ var (
 		"next_action":              letagents.MaxReasoningTextBytes,
 		"milestone":                letagents.MaxReasoningTextBytes,
 		// get_room_events' filters: the API reads none of them.
-		"event_type": maxIgnored,
-		"object_id":  maxIgnored,
-		"actor":      maxIgnored,
-		"since":      maxIgnored,
-		"until":      maxIgnored,
-		"after":      maxIgnored,
+		"event_type":  maxIgnored,
+		"object_id":   maxIgnored,
+		"actor":       maxIgnored,
+		"since":       maxIgnored,
+		"until":       maxIgnored,
+		"after":       maxIgnored,
+		"stop_phrase": maxStopPhrase,
+		"session_id":  maxLiveSessionID,
+		"server_url":  maxServerURL,
 	}
 	toolArgLimits = map[string]int{
 		"set_agent_name.name":                      maxAgentName,

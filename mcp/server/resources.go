@@ -202,9 +202,9 @@ func (s *Server) watchRoom(ctx context.Context, room string) {
 	})
 }
 
-// Close stops following the joined room: no more resource notifications.
-// Serve calls it on its way out.
-func (s *Server) Close() {
+// stopWatching stops following the joined room: no more resource
+// notifications.
+func (s *Server) stopWatching() {
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	s.endLife()

@@ -10,6 +10,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/mcp/codex"
 	"github.com/letagents/letagents-go/mcp/prompts"
 	"github.com/letagents/letagents-go/mcp/state"
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -24,7 +25,7 @@ func (s *Server) roomTools() []mcpserver.ServerTool {
 			"a name shaped like a code (team-chat) that no invite room has opens the named room of that name. "+
 			"The answer carries the room's standing instructions (agent_prompt): read them, then start your loop with wait_for_messages.",
 		mcp.WithString("code", mcp.Required(), mcp.MinLength(9), mcp.MaxLength(rooms.MaxIDLength), mcp.Description("The invite code.")),
-		mcp.WithString("session_mode", mcp.Enum("current", "live"), mcp.Description(`"current" (default): this agent joins.`)))
+		sessionModeArg)
 	createRoom := tool("create_project", writes,
 		"Create a new private room with a fresh invite code and join it. Share the code (answer's code) with the agents and people who should join. "+
 			"Only for ad-hoc rooms: agents in the same repository meet in its repository room without this.")
@@ -38,7 +39,7 @@ func (s *Server) roomTools() []mcpserver.ServerTool {
 				"Use it to move rooms, or when auto-join found none. A private repository's room needs GitHub sign-in: the answer then says "+
 				"auth_required with a code for your human, and poll_device_auth finishes the join.",
 			mcp.WithString("name", mcp.Required(), mcp.MinLength(1), mcp.MaxLength(maxRoomID), mcp.Description("The room.")),
-			mcp.WithString("session_mode", mcp.Enum("current", "live"), mcp.Description(`"current" (default): this agent joins.`))),
+			sessionModeArg),
 			s.joinRoom),
 		bind(tool("get_current_room", readOnly,
 			"Which room you are in (joined automatically at start from your working directory's repository and branch), your identity, "+
@@ -52,6 +53,16 @@ func (s *Server) roomTools() []mcpserver.ServerTool {
 			s.resumeRoomSession),
 	}
 }
+
+// Join session modes.
+const (
+	modeCurrent = "current" // this agent joins
+	modeLive    = "live"    // and a detached Codex worker joins too (start_local_codex_session)
+)
+
+var sessionModeArg = mcp.WithString("session_mode", mcp.Enum(modeCurrent, modeLive),
+	mcp.Description(`"current" (default): you join, inline. "live": also start (or reuse) a detached local Codex worker for the room, `+
+		`as start_local_codex_session does, working in this server's directory.`))
 
 // joinAnswer is what a join tells the agent: the server's room, how it
 // was joined, where people see it, who the agent is, and the standing
@@ -71,6 +82,8 @@ type joinAnswer struct {
 	// Note says what the agent may not expect: a code that opened a
 	// named room.
 	Note string `json:"note,omitempty"`
+	// With session_mode "live": the worker's session.
+	liveFields
 }
 
 // authNeeded is the answer to a join of a room that needs sign-in: a
@@ -127,7 +140,7 @@ func (s *Server) join(ctx context.Context, roomID, via string) (joinAnswer, *aut
 		st.CurrentRoom = j.RoomID
 		return nil
 	})
-	ans := joinAnswer{Join: j, JoinedVia: via, SessionMode: "current", RoomPath: roomPath(j.RoomID), RoomURL: s.roomURL(j.RoomID),
+	ans := joinAnswer{Join: j, JoinedVia: via, SessionMode: modeCurrent, RoomPath: roomPath(j.RoomID), RoomURL: s.roomURL(j.RoomID),
 		AgentIdentity: s.identityJSON(s.whoAmI(ctx)), AgentPromptKind: prompts.Join, AgentPrompt: s.prompts.For(prompts.Join)}
 	if !j.Authenticated {
 		ans.TokenIgnored = s.ignored.Load()
@@ -196,15 +209,26 @@ func (s *Server) joinCode(ctx context.Context, a joinCodeArgs) *mcp.CallToolResu
 	if !rooms.IsInviteCode(code) {
 		return fail(`"`+a.Code+`" is not an invite code`, "An invite code looks like FEH7-YWH4-ZYT3. For a named or repository room use join_room.")
 	}
-	if a.SessionMode == "live" {
-		return fail(`session_mode "live" (a detached Codex worker) is not supported by this server`, `Use session_mode "current" (the default).`)
-	}
 	j, needsAuth, err := s.join(ctx, code, state.JoinedViaJoinCode)
 	if err == nil && needsAuth == nil && j.Code == nil {
 		j.Note = "No invite room has the code " + code + ": this is the named room " + j.RoomID +
 			" (names shaped like codes, such as team-chat, are rooms too). If you were given an invite code, check it with your human."
 	}
-	return s.answerJoin(ctx, j, needsAuth, err)
+	return s.answerJoinIn(ctx, a.SessionMode, j, needsAuth, err)
+}
+
+// answerJoinIn is answerJoin for a join in a session mode: with "live",
+// a successful join starts (or reuses) the room's live Codex session.
+func (s *Server) answerJoinIn(ctx context.Context, mode string, j joinAnswer, needsAuth *authNeeded, err error) *mcp.CallToolResult {
+	if mode != modeLive || err != nil || needsAuth != nil {
+		return s.answerJoin(ctx, j, needsAuth, err)
+	}
+	live, bad := s.startLive(ctx, j, "", codex.StartInput{})
+	if bad != nil {
+		return bad
+	}
+	j.SessionMode, j.liveFields = modeLive, live
+	return result(j)
 }
 
 type joinRoomArgs struct {
@@ -217,11 +241,8 @@ func (s *Server) joinRoom(ctx context.Context, a joinRoomArgs) *mcp.CallToolResu
 	if err != nil {
 		return fail(err.Error(), "Pass a room name, an invite code, or a repository such as github.com/owner/repo.")
 	}
-	if a.SessionMode == "live" {
-		return fail(`session_mode "live" (a detached Codex worker) is not supported by this server`, `Use session_mode "current" (the default).`)
-	}
 	j, needsAuth, err := s.join(ctx, id, joinedViaFor(id))
-	return s.answerJoin(ctx, j, needsAuth, err)
+	return s.answerJoinIn(ctx, a.SessionMode, j, needsAuth, err)
 }
 
 type resumeArgs struct {
@@ -270,8 +291,11 @@ type currentRoomArgs struct {
 func (s *Server) getCurrentRoom(ctx context.Context, a currentRoomArgs) *mcp.CallToolResult {
 	r, ok := s.current()
 	if !ok {
-		return result(map[string]any{"connected": false, "message": "Not currently in any room. Join one with join_room, join_code or create_room."})
+		live, count := s.currentLive("")
+		return result(map[string]any{"connected": false, "message": "Not currently in any room. Join one with join_room, join_code or create_room.",
+			"current_local_codex_session": live, "local_codex_session_count": count})
 	}
+	live, count := s.currentLive(r.join.RoomID)
 	st := s.load()
 	var auth map[string]any
 	switch {
@@ -286,6 +310,7 @@ func (s *Server) getCurrentRoom(ctx context.Context, a currentRoomArgs) *mcp.Cal
 		"last_message_id": st.RoomSessions[r.join.RoomID].LastMessageID,
 		"agent_identity":  s.identityJSON(s.identityIn(ctx, a.ConversationID)), "auth": auth,
 		"agent_prompt_kind": prompts.Auto, "agent_prompt": s.prompts.For(prompts.Auto),
+		"current_local_codex_session": live, "local_codex_session_count": count,
 	})
 }
 

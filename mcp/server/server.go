@@ -24,6 +24,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/mcp/codex"
 	"github.com/letagents/letagents-go/mcp/gitctx"
 	"github.com/letagents/letagents-go/mcp/identity"
 	"github.com/letagents/letagents-go/mcp/prompts"
@@ -57,6 +58,14 @@ type Config struct {
 	// Dir is the working directory the agent runs in: its repository
 	// decides the room to join.
 	Dir string
+	// CodexBin is the codex binary live sessions run (LETAGENTS_CODEX_BIN,
+	// default codex); CodexServerURL a running app-server they use
+	// instead of spawning one (LETAGENTS_CODEX_SERVER_URL).
+	CodexBin       string
+	CodexServerURL string
+	// CodexClock times live sessions and their bridge; nil for the
+	// system clock (tests move their own).
+	CodexClock codex.Clock
 	// Getenv reads the identity overrides (LETAGENTS_AGENT_NAME, …).
 	Getenv func(string) string
 	// Logger writes to stderr: stdout carries the MCP protocol.
@@ -66,7 +75,8 @@ type Config struct {
 // LoadConfig reads the environment, naming the variable at fault.
 func LoadConfig(getenv func(string) string, dir string, logger *slog.Logger) (Config, error) {
 	cfg := Config{APIURL: strings.TrimRight(getenv("LETAGENTS_API_URL"), "/"), PollURL: strings.TrimRight(getenv("LETAGENTS_POLL_URL"), "/"),
-		EnvToken: strings.TrimSpace(getenv("LETAGENTS_TOKEN")), PollMax: letagents.DefaultPollMax, Dir: dir, Getenv: getenv, Logger: logger}
+		EnvToken: strings.TrimSpace(getenv("LETAGENTS_TOKEN")), PollMax: letagents.DefaultPollMax, Dir: dir, Getenv: getenv, Logger: logger,
+		CodexBin: strings.TrimSpace(getenv("LETAGENTS_CODEX_BIN")), CodexServerURL: strings.TrimSpace(getenv("LETAGENTS_CODEX_SERVER_URL"))}
 	if cfg.APIURL == "" {
 		cfg.APIURL = DefaultAPIURL
 	}
@@ -83,6 +93,11 @@ func LoadConfig(getenv func(string) string, dir string, logger *slog.Logger) (Co
 				letagents.MinPollMax.Milliseconds(), letagents.MaxPollMax.Milliseconds())
 		}
 		cfg.PollMax = time.Duration(ms) * time.Millisecond
+	}
+	if cfg.CodexServerURL != "" {
+		if err := codex.CheckServerURL(cfg.CodexServerURL); err != nil {
+			return cfg, fmt.Errorf("LETAGENTS_CODEX_SERVER_URL: %w", err)
+		}
 	}
 	path, err := state.DefaultPath(getenv)
 	if err != nil {
@@ -122,6 +137,11 @@ type Server struct {
 	watchMu sync.Mutex
 	watch   *watcher // of the joined room; nil in the lobby or once closed
 
+	// codex runs live Codex sessions; bridges streams their workers'
+	// progress into their rooms.
+	codex   *codex.Manager
+	bridges *codex.Bridges
+
 	mu       sync.Mutex
 	room     *joinedRoom // nil in the lobby
 	identity identity.Identity
@@ -150,6 +170,9 @@ func New(cfg Config) (*Server, error) {
 	s.life, s.endLife = context.WithCancel(context.Background())
 	s.runtimeKey = identity.Resolve(identity.Inputs{Getenv: cfg.Getenv, InstanceUUID: s.instance}).RuntimeKey
 	s.api = apiclient.New(apiclient.Config{APIURL: cfg.APIURL, PollURL: cfg.PollURL, Token: s.token, TokenIgnored: s.tokenIgnored})
+	s.codex = codex.NewManager(s.state, codex.Config{Bin: cfg.CodexBin, ServerURL: cfg.CodexServerURL, Clock: cfg.CodexClock, Logger: cfg.Logger})
+	s.bridges = codex.NewBridges(codex.BridgeConfig{State: s.state, Activity: s.api, Reasoning: s.codexReasoning(), Clock: cfg.CodexClock,
+		Logger: cfg.Logger})
 	tools := s.tools()
 	list := make([]mcp.Tool, len(tools))
 	for i, t := range tools {
@@ -168,6 +191,15 @@ func New(cfg Config) (*Server, error) {
 	s.mcp.AddTools(tools...)
 	s.addResources()
 	return s, nil
+}
+
+// Close ends what the server runs beside its tools: the joined room's
+// watcher, the Codex bridge's streams, and the codex app-servers it
+// spawned with their workers. Serve calls it on its way out.
+func (s *Server) Close() {
+	s.stopWatching()
+	s.bridges.Close()
+	s.codex.Close()
 }
 
 // instructions is what the server says of itself at initialisation.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/letagents/letagents-go/mcp/codex/codextest"
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/testclock"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
 
@@ -23,7 +26,7 @@ var allTools = []string{
 	"register_agent_session", "register_board_intent", "register_task_claim_intent", "register_task_close_intent",
 	"register_task_create_intent", "register_task_lease_action_intent", "release_task_lease", "release_task_review",
 	"resume_room_session", "send_message", "send_thread_message", "set_agent_name", "set_board_manager_mode", "start_device_auth",
-	"update_task", "wait_for_messages",
+	"start_local_codex_session", "status_local_codex_session", "stop_local_codex_session", "update_task", "wait_for_messages",
 }
 
 func TestToolList(t *testing.T) {
@@ -137,7 +140,19 @@ func TestInviteRooms(t *testing.T) {
 		j.obj["code"] != nil || j.str("joined_via") != "join_room" || !strings.Contains(j.str("note"), "No invite room has the code ABCD-EFGH-IJKL") {
 		t.Errorf("join_project of an unknown code = %s", j.raw)
 	}
-	c.call(t, "join_project", map[string]any{"code": code, "session_mode": "live"}).failed(t, "not supported")
+
+	// A live join by code has the worker join by the code too.
+	fake := codextest.New(t, codextest.Options{})
+	clk := testclock.New(time.Now())
+	d := newAgentWith(t, b, "", map[string]string{"LETAGENTS_CODEX_SERVER_URL": fake.URL}, func(c *Config) { c.CodexClock = clk })
+	live := d.callDriving(t, clk, "join_project", map[string]any{"code": code, "session_mode": "live"}).ok(t)
+	var turn struct {
+		Input []struct{ Text string } `json:"input"`
+	}
+	if err := json.Unmarshal(fake.Calls("turn/start")[0].Params, &turn); err != nil || live.obj2("local_codex_session")["room_code"] != code ||
+		!strings.Contains(turn.Input[0].Text, `join_code with {"code":"`+code+`","session_mode":"current"}`) {
+		t.Errorf("live join by code = %s; prompt %+v, %v", live.raw, turn, err)
+	}
 }
 
 // Names shaped like invite codes (team-chat) are named rooms when no

@@ -90,14 +90,16 @@ func (s *Server) checkRoom(a agentSession, room string) (*agentSession, *mcp.Cal
 	return &a, nil
 }
 
-// saveSession keeps a session for later runs; dropSession forgets one.
-func (s *Server) saveSession(ctx context.Context, a wire.AgentSession) {
+// saveSession keeps a session for later runs, and answers it as saved.
+func (s *Server) saveSession(ctx context.Context, a wire.AgentSession) state.AgentSession {
+	saved := state.AgentSession{SessionID: a.SessionID, SessionToken: a.SessionToken, RoomID: a.RoomID,
+		SessionKind: a.SessionKind, Runtime: a.Runtime, ActorLabel: a.ActorLabel, AgentKey: a.AgentKey,
+		DisplayName: a.DisplayName, RuntimeKey: s.runtimeKey, CreatedAt: a.CreatedAt}
 	s.update(ctx, func(st *state.State) error {
-		st.AgentSessions[a.SessionID] = state.AgentSession{SessionID: a.SessionID, SessionToken: a.SessionToken, RoomID: a.RoomID,
-			SessionKind: a.SessionKind, Runtime: a.Runtime, ActorLabel: a.ActorLabel, AgentKey: a.AgentKey,
-			DisplayName: a.DisplayName, RuntimeKey: s.runtimeKey, CreatedAt: a.CreatedAt}
+		st.AgentSessions[a.SessionID] = saved
 		return nil
 	})
+	return saved
 }
 
 // forgetSessions drops every session of this agent, after the server said
@@ -170,7 +172,9 @@ func (s *Server) registerAgentSession(ctx context.Context, a registerSessionArgs
 	s.mu.Lock()
 	s.sessions[sess.SessionID] = agentSession{AgentSession: sess, status: "idle"}
 	s.mu.Unlock()
-	s.saveSession(ctx, sess)
+	// A live session's worker registering: its bridge binds in the
+	// background, and nothing it meets fails this call.
+	s.bridges.Registered(s.saveSession(ctx, sess))
 	public := sess
 	public.SessionToken = ""
 	return result(map[string]any{"success": true, "agent_session": public, "agent_session_id": sess.SessionID,

@@ -171,6 +171,8 @@ var fields = []field{
 	{"current_room", func(s *State) any { return &s.CurrentRoom }},
 	{"room_sessions", func(s *State) any { return &s.RoomSessions }},
 	{"agent_sessions", func(s *State) any { return &s.AgentSessions }},
+	{"codex_live_sessions", func(s *State) any { return &s.CodexLiveSessions }},
+	{"current_codex_live_session_ids", func(s *State) any { return &s.CurrentCodexLiveSessions }},
 }
 
 // document is the file as read: the raw object, so that keys this package
@@ -245,6 +247,8 @@ func (d *document) clone() State {
 	s.AgentIdentities = cloneMap(s.AgentIdentities)
 	s.RoomSessions = cloneMap(s.RoomSessions)
 	s.AgentSessions = cloneMap(s.AgentSessions)
+	s.CodexLiveSessions = cloneMap(s.CodexLiveSessions)
+	s.CurrentCodexLiveSessions = cloneMap(s.CurrentCodexLiveSessions)
 	return s
 }
 

@@ -124,6 +124,13 @@ func fullState() State {
 				ActorLabel: "Codex | octocat's agent | Codex", AgentKey: "octocat/codex", DisplayName: "Codex", RuntimeKey: "codex:1",
 				CreatedAt: "2025-06-01T10:04:00Z"},
 		},
+		CodexLiveSessions: map[string]CodexLiveSession{
+			"lcs_1": {SessionID: "lcs_1", RoomID: "github.com/o/r", RoomIdentifier: "github.com/o/r", JoinedVia: JoinedViaJoinRoom,
+				Cwd: "/src/r", StopPhrase: "/stop-codex-room", Token: "LOCAL_CODEX_ROOM_1", ThreadID: "th_1", TurnID: "tu_1",
+				ServerURL: "ws://127.0.0.1:4500", ServerPID: 4242, LaunchedServer: true, CodexBin: "codex", Status: "running",
+				StartedAt: "2025-06-01T10:05:00Z", UpdatedAt: "2025-06-01T10:06:00Z"},
+		},
+		CurrentCodexLiveSessions: map[string]string{"github.com/o/r": "lcs_1"},
 	}
 }
 
@@ -193,7 +200,17 @@ func TestLoadFormat(t *testing.T) {
       "actor_label": "Codex | octocat's agent | Codex", "agent_key": "octocat/codex", "display_name": "Codex",
       "runtime_key": "codex:1", "created_at": "2025-06-01T10:04:00Z"
     }
-  }
+  },
+  "codex_live_sessions": {
+    "lcs_1": {
+      "session_id": "lcs_1", "room_id": "github.com/o/r", "room_identifier": "github.com/o/r", "room_code": null,
+      "room_display_name": null, "joined_via": "join_room", "cwd": "/src/r", "stop_phrase": "/stop-codex-room", "max_minutes": 0,
+      "deadline_utc": null, "token": "LOCAL_CODEX_ROOM_1", "thread_id": "th_1", "turn_id": "tu_1",
+      "server_url": "ws://127.0.0.1:4500", "server_pid": 4242, "launched_server": true, "codex_bin": "codex",
+      "status": "running", "last_error": null, "started_at": "2025-06-01T10:05:00Z", "updated_at": "2025-06-01T10:06:00Z"
+    }
+  },
+  "current_codex_live_session_ids": {"github.com/o/r": "lcs_1"}
 }`)
 	got := mustLoad(t, f)
 	if want := fullState(); !reflect.DeepEqual(got, want) {

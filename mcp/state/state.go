@@ -54,6 +54,45 @@ type State struct {
 	// machine, keyed by session id, so an agent that restarts goes on as
 	// the same session instead of leaving a silent one behind.
 	AgentSessions map[string]AgentSession `json:"agent_sessions,omitempty"`
+	// CodexLiveSessions holds the live Codex sessions started from this
+	// machine, keyed by session id; CurrentCodexLiveSessions names each
+	// room's current one.
+	CodexLiveSessions        map[string]CodexLiveSession `json:"codex_live_sessions,omitempty"`
+	CurrentCodexLiveSessions map[string]string           `json:"current_codex_live_session_ids,omitempty"`
+}
+
+// CodexLiveSession is a detached Codex worker running for a room in a
+// codex app-server (see package codex, which owns its statuses).
+type CodexLiveSession struct {
+	SessionID       string `json:"session_id"`
+	RoomID          string `json:"room_id"`
+	RoomIdentifier  string `json:"room_identifier"` // what the worker is told to join
+	RoomCode        string `json:"room_code,omitempty"`
+	RoomDisplayName string `json:"room_display_name,omitempty"`
+	JoinedVia       string `json:"joined_via"`
+	Cwd             string `json:"cwd"`
+	Branch          string `json:"branch,omitempty"`
+	StopPhrase      string `json:"stop_phrase"`
+	MaxMinutes      int    `json:"max_minutes"`
+	DeadlineUTC     string `json:"deadline_utc,omitempty"`
+	// Token marks the worker's closing line (<token>_DONE).
+	Token    string `json:"token"`
+	ThreadID string `json:"thread_id"`
+	TurnID   string `json:"turn_id"`
+	// ServerURL is the app-server's WebSocket address; ServerPID its
+	// process (and process group) when LaunchedServer says this machine
+	// spawned it.
+	ServerURL      string `json:"server_url"`
+	ServerPID      int    `json:"server_pid,omitempty"`
+	LaunchedServer bool   `json:"launched_server"`
+	CodexBin       string `json:"codex_bin"`
+	Status         string `json:"status"`
+	LastError      string `json:"last_error,omitempty"`
+	// AgentSessionID is the worker's agent session, once it registered
+	// and the bridge bound to it.
+	AgentSessionID string `json:"agent_session_id,omitempty"`
+	StartedAt      string `json:"started_at"`
+	UpdatedAt      string `json:"updated_at"`
 }
 
 // AgentSession is a registered agent session and its credentials. A

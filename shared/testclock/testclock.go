@@ -10,8 +10,9 @@ import (
 
 // Clock is a clock that moves only when told; safe for concurrent use.
 type Clock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu     sync.Mutex
+	now    time.Time
+	timers []timer // see After
 }
 
 // New returns a Clock reading now.
@@ -24,9 +25,11 @@ func (c *Clock) Now() time.Time {
 	return c.now
 }
 
-// Advance moves the clock forward by d.
+// Advance moves the clock forward by d, firing the timers (see After)
+// that are due by then.
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+	c.fire()
 }

@@ -19,3 +19,48 @@ func TestClockMovesOnlyWhenTold(t *testing.T) {
 		t.Errorf("after Advance(90s) Now = %v, want %v", got, want)
 	}
 }
+
+func TestAfterFiresWhenAdvancedPast(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		after   time.Duration
+		advance []time.Duration
+		fired   bool
+	}{
+		{"not yet", time.Second, []time.Duration{999 * time.Millisecond}, false},
+		{"exactly due", time.Second, []time.Duration{time.Second}, true},
+		{"in steps", time.Second, []time.Duration{600 * time.Millisecond, 600 * time.Millisecond}, true},
+		{"zero fires at once", 0, nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := testclock.New(start)
+			ch := c.After(tc.after)
+			for _, d := range tc.advance {
+				c.Advance(d)
+			}
+			select {
+			case got := <-ch:
+				if !tc.fired {
+					t.Fatalf("fired at %v, want still pending", got)
+				}
+				if want := start.Add(tc.after); got.Before(want) {
+					t.Errorf("fired with %v, before its time %v", got, want)
+				}
+				if n := c.Waiters(); n != 0 {
+					t.Errorf("Waiters after firing = %d, want 0", n)
+				}
+			default:
+				if tc.fired {
+					t.Fatal("did not fire")
+				}
+				if n := c.Waiters(); n != 1 {
+					t.Errorf("Waiters = %d, want 1", n)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,311 @@
+// Package codextest is a fake codex app-server for tests: it answers the
+// readiness probe and the JSON-RPC 2.0 calls over WebSocket that a live
+// session makes (initialize, thread/start, turn/start, thread/read,
+// thread/resume, turn/interrupt), records every message it gets, and
+// sends notifications to the connections that follow its thread, as the
+// real server does.
+package codextest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Ids the fake gives its one thread and turn.
+const (
+	ThreadID = "thread-1"
+	TurnID   = "turn-1"
+)
+
+// writeTimeout bounds a notification's write to a connection that has
+// stopped reading.
+const writeTimeout = time.Minute
+
+// Options shape a fake's behaviour.
+type Options struct {
+	// TurnStatus is the turn's status thread/read answers until a
+	// turn/interrupt: "inProgress" when "".
+	TurnStatus string
+	// RefuseWebSocket answers the readiness probe but refuses WebSocket
+	// connections.
+	RefuseWebSocket bool
+	// DieAfterTurn shuts the server down right after it answers
+	// turn/start, as a crashing app-server would.
+	DieAfterTurn bool
+}
+
+// Call is one message the fake got.
+type Call struct {
+	Method string
+	Params json.RawMessage
+	// JSONRPC is the message's "jsonrpc" member.
+	JSONRPC string
+	// Request is false for a notification (no id).
+	Request bool
+}
+
+// Server is a fake app-server.
+type Server struct {
+	// URL is its WebSocket address, ws://127.0.0.1:port.
+	URL string
+
+	opts Options
+	ln   net.Listener
+	http *http.Server
+
+	mu         sync.Mutex
+	calls      []Call
+	turnStatus string
+	conns      map[*websocket.Conn]bool // open connections: true for those following the thread
+	closed     bool
+}
+
+// New starts a fake on a free loopback port, shut down when the test ends.
+func New(t testing.TB, opts Options) *Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(ln, opts)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Serve runs a fake on the address of listenURL (ws://host:port) until ctx
+// ends: the app-server a test's stand-in codex binary runs.
+func Serve(ctx context.Context, listenURL string, opts Options) error {
+	u, err := url.Parse(listenURL)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", u.Host)
+	if err != nil {
+		return err
+	}
+	s := start(ln, opts)
+	<-ctx.Done()
+	s.Close()
+	return nil
+}
+
+func start(ln net.Listener, opts Options) *Server {
+	s := &Server{URL: "ws://" + ln.Addr().String(), opts: opts, ln: ln, turnStatus: opts.TurnStatus, conns: map[*websocket.Conn]bool{}}
+	if s.turnStatus == "" {
+		s.turnStatus = "inProgress"
+	}
+	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	go s.http.Serve(ln)
+	return s
+}
+
+// Close shuts the fake down: the probe and new connections fail, open
+// connections drop.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	conns := make([]*websocket.Conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	s.http.Close()
+	for _, c := range conns {
+		c.CloseNow()
+	}
+}
+
+// Calls are the messages of method the fake got, in order.
+func (s *Server) Calls(method string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Call
+	for _, c := range s.calls {
+		if c.Method == method {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Methods are the methods of every message the fake got, in order.
+func (s *Server) Methods() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, len(s.calls))
+	for i, c := range s.calls {
+		out[i] = c.Method
+	}
+	return out
+}
+
+// Followers is how many open connections follow the thread.
+func (s *Server) Followers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, follows := range s.conns {
+		if follows {
+			n++
+		}
+	}
+	return n
+}
+
+// Notify sends a notification to the connections that follow the thread.
+func (s *Server) Notify(method string, params any) {
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	if err != nil {
+		panic(err)
+	}
+	s.mu.Lock()
+	var to []*websocket.Conn
+	for c, follows := range s.conns {
+		if follows {
+			to = append(to, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range to {
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		_ = c.Write(ctx, websocket.MessageText, b)
+		cancel()
+	}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/readyz" {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if s.opts.RefuseWebSocket {
+		http.Error(w, "no WebSocket here", http.StatusBadRequest)
+		return
+	}
+	c, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	c.SetReadLimit(-1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.CloseNow()
+		return
+	}
+	s.conns[c] = false
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		c.CloseNow()
+	}()
+	for {
+		_, data, err := c.Read(context.Background())
+		if err != nil {
+			return
+		}
+		var m struct {
+			JSONRPC string           `json:"jsonrpc"`
+			ID      *json.RawMessage `json:"id"`
+			Method  string           `json:"method"`
+			Params  json.RawMessage  `json:"params"`
+		}
+		if json.Unmarshal(data, &m) != nil || m.Method == "" {
+			continue
+		}
+		s.mu.Lock()
+		s.calls = append(s.calls, Call{Method: m.Method, Params: m.Params, JSONRPC: m.JSONRPC, Request: m.ID != nil})
+		s.mu.Unlock()
+		if m.ID == nil {
+			continue
+		}
+		result, rpcErr := s.answer(c, m.Method)
+		reply := map[string]any{"jsonrpc": "2.0", "id": m.ID}
+		if rpcErr != nil {
+			reply["error"] = rpcErr
+		} else {
+			reply["result"] = result
+		}
+		b, _ := json.Marshal(reply)
+		dies := m.Method == "turn/start" && s.opts.DieAfterTurn
+		if dies {
+			// Stop listening before the answer goes out, so whoever gets
+			// it finds the server gone.
+			s.http.Close()
+		}
+		if c.Write(context.Background(), websocket.MessageText, b) != nil {
+			return
+		}
+		if dies {
+			s.Close()
+		}
+	}
+}
+
+// answer is the result (or error) of a request.
+func (s *Server) answer(c *websocket.Conn, method string) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch method {
+	case "initialize":
+		return map[string]any{"userAgent": "codextest"}, nil
+	case "thread/start", "thread/resume":
+		s.conns[c] = true
+		return map[string]any{"thread": map[string]any{"id": ThreadID, "status": map[string]string{"type": "idle"}}}, nil
+	case "turn/start":
+		return map[string]any{"turn": map[string]any{"id": TurnID, "status": "inProgress", "items": []any{}}}, nil
+	case "turn/interrupt":
+		s.turnStatus = "interrupted"
+		return map[string]any{}, nil
+	case "thread/read":
+		thread := "active"
+		if s.turnStatus != "inProgress" {
+			thread = "idle"
+		}
+		items := []map[string]any{
+			{"type": "userMessage", "id": "i1", "content": []map[string]any{{"type": "text", "text": "start prompt"}}},
+			{"type": "reasoning", "id": "i2", "summary": []string{"**Joining**"}, "content": []string{"raw reasoning, never shown"}},
+			{"type": "agentMessage", "id": "i3", "text": "Joined the room.", "phase": "commentary"},
+			// A kind of item with fields of other types than messages have.
+			{"type": "mcpToolCall", "id": "i4", "text": map[string]any{"kind": "structured"}},
+		}
+		return map[string]any{"thread": map[string]any{"id": ThreadID, "status": map[string]string{"type": thread},
+			"turns": []map[string]any{{"id": TurnID, "status": s.turnStatus, "items": items}}}}, nil
+	}
+	return nil, &rpcError{Code: -32601, Message: "method not found: " + method}
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *rpcError) Error() string { return e.Message }
+
+// ErrUsage is Main's error for arguments that are not
+// `app-server --listen ws://host:port`.
+var ErrUsage = errors.New("usage: app-server --listen ws://host:port")
+
+// Main is a stand-in codex binary: given `app-server --listen URL` it
+// serves a fake there until ctx ends.
+func Main(ctx context.Context, args []string, opts Options) error {
+	if len(args) != 3 || args[0] != "app-server" || args[1] != "--listen" {
+		return ErrUsage
+	}
+	return Serve(ctx, args[2], opts)
+}

@@ -1,0 +1,482 @@
+//go:build unix
+
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/letagents/letagents-go/mcp/codex/codextest"
+	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/shared/testclock"
+	"github.com/letagents/letagents-go/shared/testwait"
+)
+
+// newManager is a Manager on a fresh state file and a test clock.
+func newManager(t *testing.T, cfg Config) (*Manager, *state.File, *testclock.Clock) {
+	t.Helper()
+	clk := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	f := state.Open(filepath.Join(t.TempDir(), "mcp-state.json"))
+	cfg.Clock = clk
+	m := NewManager(f, cfg)
+	t.Cleanup(m.Close)
+	return m, f, clk
+}
+
+func startInput(t *testing.T, serverURL string) StartInput {
+	return StartInput{RoomID: testRoom, RoomIdentifier: testRoom, JoinedVia: state.JoinedViaJoinRoom, Cwd: t.TempDir(),
+		Branch: "main", ServerURL: serverURL}
+}
+
+type started struct {
+	sess   state.CodexLiveSession
+	reused bool
+	err    error
+}
+
+// start runs m.Start, driving the clock through its waits.
+func start(t *testing.T, m *Manager, clk *testclock.Clock, in StartInput, ready func() bool) started {
+	t.Helper()
+	return drive(t, clk, ready, func() started {
+		s, reused, err := m.Start(context.Background(), in)
+		return started{s, reused, err}
+	})
+}
+
+// freeURL is an app-server address nothing listens on yet.
+func freeURL(t *testing.T) string {
+	t.Helper()
+	u, err := freeServerURL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// listening reports whether something answers the readiness probe at u.
+func listening(u string) func() bool {
+	return func() bool { return ready(context.Background(), http.DefaultClient, u) }
+}
+
+func saved(t *testing.T, f *state.File, id string) state.CodexLiveSession {
+	t.Helper()
+	st, err := f.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := st.CodexLiveSessions[id]
+	if !ok {
+		t.Fatalf("live session %s not saved", id)
+	}
+	return s
+}
+
+// TestStartHandshake: a start speaks the app-server's protocol as the
+// original did, saves the session, and watches it for the observation
+// time before answering.
+func TestStartHandshake(t *testing.T) {
+	t.Parallel()
+	fake := codextest.New(t, codextest.Options{})
+	m, f, clk := newManager(t, Config{})
+	t0 := clk.Now()
+	in := startInput(t, fake.URL)
+	got := start(t, m, clk, in, nil)
+	if got.err != nil || got.reused {
+		t.Fatalf("Start = %+v", got)
+	}
+	if elapsed := clk.Now().Sub(t0); elapsed < startupObservation {
+		t.Errorf("Start answered after %v of observation, want %v", elapsed, startupObservation)
+	}
+	if m := fake.Methods(); len(m) < 4 || !slices.Equal(m[:4], []string{"initialize", "initialized", "thread/start", "turn/start"}) {
+		t.Fatalf("app-server got %v, want initialize, initialized, thread/start, turn/start first", m)
+	}
+	init := fake.Calls("initialize")[0]
+	var ip struct {
+		ClientInfo   struct{ Name, Version string } `json:"clientInfo"`
+		Capabilities struct {
+			ExperimentalAPI bool `json:"experimentalApi"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(init.Params, &ip); err != nil || ip.ClientInfo.Name != ClientName || ip.ClientInfo.Version != ClientVersion ||
+		!ip.Capabilities.ExperimentalAPI || init.JSONRPC != "2.0" || !init.Request {
+		t.Errorf("initialize = %+v %s", init, init.Params)
+	}
+	if n := fake.Calls("initialized")[0]; n.Request || n.JSONRPC != "2.0" {
+		t.Errorf("initialized = %+v, want a JSON-RPC 2.0 notification", n)
+	}
+	var tp struct {
+		ThreadID       string `json:"threadId"`
+		Cwd            string `json:"cwd"`
+		ApprovalPolicy string `json:"approvalPolicy"`
+		SandboxPolicy  struct {
+			Type string `json:"type"`
+		} `json:"sandboxPolicy"`
+		Input []struct {
+			Type         string `json:"type"`
+			Text         string `json:"text"`
+			TextElements []any  `json:"text_elements"`
+		} `json:"input"`
+	}
+	if err := json.Unmarshal(fake.Calls("turn/start")[0].Params, &tp); err != nil {
+		t.Fatal(err)
+	}
+	if tp.ThreadID != codextest.ThreadID || tp.Cwd != in.Cwd || tp.ApprovalPolicy != "never" || tp.SandboxPolicy.Type != "dangerFullAccess" ||
+		len(tp.Input) != 1 || tp.Input[0].Type != "text" || tp.Input[0].TextElements == nil {
+		t.Errorf("turn/start params = %+v", tp)
+	}
+	s := got.sess
+	if s.Status != StatusRunning || s.ThreadID != codextest.ThreadID || s.TurnID != codextest.TurnID || !strings.HasPrefix(s.Token, TokenPrefix) ||
+		s.StopPhrase != DefaultStopPhrase || s.LaunchedServer || s.ServerURL != fake.URL || s.Branch != "main" || s.DeadlineUTC != "" {
+		t.Errorf("session = %+v", s)
+	}
+	if prompt := tp.Input[0].Text; !strings.Contains(prompt, s.Token+"_DONE") || !strings.Contains(prompt, `"session_mode":"current"`) {
+		t.Errorf("start prompt lacks the token or the join:\n%s", prompt)
+	}
+	if sv := saved(t, f, s.SessionID); sv.Status != StatusRunning {
+		t.Errorf("saved status %q, want running", sv.Status)
+	}
+	if cur, ok, n := m.Current(testRoom); !ok || cur.SessionID != s.SessionID || n != 1 {
+		t.Errorf("Current = %v %v %d, want the new session of 1", cur.SessionID, ok, n)
+	}
+}
+
+// TestStartReuse: a start for the same room, directory and branch reuses
+// the running session; another branch or directory starts a new one.
+func TestStartReuse(t *testing.T) {
+	t.Parallel()
+	fake := codextest.New(t, codextest.Options{})
+	m, _, clk := newManager(t, Config{ServerURL: fake.URL})
+	in := startInput(t, "")
+	first := start(t, m, clk, in, nil)
+	if first.err != nil {
+		t.Fatal(first.err)
+	}
+	tests := []struct {
+		name   string
+		change func(*StartInput)
+		reused bool
+	}{
+		{"same room, directory and branch", func(*StartInput) {}, true},
+		{"the directory spelt another way", func(in *StartInput) { in.Cwd += "/." }, true},
+		{"another branch", func(in *StartInput) { in.Branch = "feature" }, false},
+	}
+	for _, tc := range tests {
+		again := in
+		tc.change(&again)
+		got := start(t, m, clk, again, nil)
+		if got.err != nil || got.reused != tc.reused || (got.sess.SessionID == first.sess.SessionID) != tc.reused {
+			t.Errorf("%s: Start = reused %v, session %s (first %s), %v; want reused %v", tc.name, got.reused, got.sess.SessionID,
+				first.sess.SessionID, got.err, tc.reused)
+		}
+		if !tc.reused {
+			break // the new session is now the room's current one
+		}
+	}
+	if n := len(fake.Calls("thread/start")); n != 2 {
+		t.Errorf("threads started = %d, want 2 (one reused)", n)
+	}
+}
+
+// TestStartFailures: a start that cannot get its worker going says why,
+// and leaves the session (if saved) failed.
+func TestStartFailures(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		opts      codextest.Options
+		want      string
+		savedFail bool
+	}{
+		{"server dies after the turn starts", codextest.Options{DieAfterTurn: true}, "app-server became unreachable during startup", true},
+		{"turn ends before the loop", codextest.Options{TurnStatus: "completed"}, "turn completed before entering the room polling loop", true},
+		{"turn fails", codextest.Options{TurnStatus: "failed"}, "turn entered failed", true},
+		{"no WebSocket", codextest.Options{RefuseWebSocket: true}, "connect to codex app-server", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake := codextest.New(t, tc.opts)
+			m, f, clk := newManager(t, Config{})
+			got := start(t, m, clk, startInput(t, fake.URL), nil)
+			if got.err == nil || !strings.Contains(got.err.Error(), tc.want) {
+				t.Fatalf("Start = %v, want an error saying %q", got.err, tc.want)
+			}
+			st, _ := f.Load()
+			if !tc.savedFail {
+				if len(st.CodexLiveSessions) != 0 {
+					t.Errorf("saved %v, want nothing", st.CodexLiveSessions)
+				}
+				return
+			}
+			if s := saved(t, f, got.sess.SessionID); s.Status != StatusFailed || !strings.Contains(tc.want, s.LastError) {
+				t.Errorf("saved %s / %q, want failed / %q", s.Status, s.LastError, tc.want)
+			}
+		})
+	}
+}
+
+// TestStartSpawns: with nothing listening, the start spawns the codex
+// binary's app-server, waits for it, and the stop ends it.
+func TestStartSpawns(t *testing.T) {
+	t.Parallel()
+	m, f, clk := newManager(t, Config{Bin: serveBin})
+	u := freeURL(t)
+	got := start(t, m, clk, startInput(t, u), listening(u))
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	s := got.sess
+	if !s.LaunchedServer || s.ServerPID <= 0 || s.CodexBin != serveBin || s.Status != StatusRunning {
+		t.Fatalf("session = %+v, want a running one on a spawned server", s)
+	}
+	m.mu.Lock()
+	srv := m.spawned[s.ServerPID]
+	m.mu.Unlock()
+	if srv == nil {
+		t.Fatal("spawned server not tracked")
+	}
+	stopped, err := m.Stop(context.Background(), "", testRoom)
+	if err != nil || stopped.Status != StatusInterrupted || stopped.LastError != "" {
+		t.Fatalf("Stop = %+v, %v", stopped, err)
+	}
+	testwait.Recv(t, "the spawned app-server to end", srv.exited)
+	if sv := saved(t, f, s.SessionID); sv.Status != StatusInterrupted {
+		t.Errorf("saved status %q, want interrupted", sv.Status)
+	}
+}
+
+// TestSpawnFailures: a codex binary that is missing, exits, or never
+// listens fails the start clearly, within the wait, and is not left
+// running.
+func TestSpawnFailures(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		bin     string
+		want    string
+		timeout bool // the full wait passes
+		exits   bool // the clock waits for it to exit
+	}{
+		{"missing binary", "/nonexistent/codex", "LETAGENTS_CODEX_BIN", false, false},
+		{"exits at once", exitBin, "exit status 3", false, true},
+		{"never listens", hangBin, "did not become ready within 15s", true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m, f, clk := newManager(t, Config{Bin: tc.bin})
+			t0 := clk.Now()
+			var exited func() bool
+			if tc.exits {
+				// However slow the exit, no waited-for time passes before it.
+				exited = func() bool {
+					m.mu.Lock()
+					defer m.mu.Unlock()
+					for _, s := range m.spawned {
+						select {
+						case <-s.exited:
+							return true
+						default:
+						}
+					}
+					return false
+				}
+			}
+			got := start(t, m, clk, startInput(t, freeURL(t)), exited)
+			if got.err == nil || !strings.Contains(got.err.Error(), tc.want) {
+				t.Fatalf("Start = %v, want an error saying %q", got.err, tc.want)
+			}
+			if waited := clk.Now().Sub(t0); (waited >= serverWait) != tc.timeout {
+				t.Errorf("waited %v; want the full %v: %v", waited, serverWait, tc.timeout)
+			}
+			m.mu.Lock()
+			spawned := make([]*server, 0, len(m.spawned))
+			for _, s := range m.spawned {
+				spawned = append(spawned, s)
+			}
+			m.mu.Unlock()
+			for _, s := range spawned {
+				testwait.Recv(t, "the spawned process to end", s.exited)
+			}
+			if st, _ := f.Load(); len(st.CodexLiveSessions) != 0 {
+				t.Errorf("saved %v, want nothing", st.CodexLiveSessions)
+			}
+		})
+	}
+}
+
+// TestInspect: an inspection reads the worker's state from its server,
+// and says what it can when the server is gone or will not talk.
+func TestInspect(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		opts      codextest.Options
+		down      bool
+		prev      string
+		want      string
+		reachable bool
+		lastError string
+	}{
+		{"running", codextest.Options{}, false, StatusStarting, StatusRunning, true, ""},
+		{"completed", codextest.Options{TurnStatus: "completed"}, false, StatusRunning, StatusCompleted, true, ""},
+		{"handshake refused", codextest.Options{RefuseWebSocket: true}, false, StatusRunning, StatusUnknown, true, "connect to codex app-server"},
+		{"server gone", codextest.Options{}, true, StatusRunning, StatusUnknown, false, ""},
+		{"server gone after completing", codextest.Options{}, true, StatusCompleted, StatusCompleted, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake := codextest.New(t, tc.opts)
+			if tc.down {
+				fake.Close()
+			}
+			m, f, _ := newManager(t, Config{})
+			sess := state.CodexLiveSession{SessionID: "s1", RoomID: testRoom, ThreadID: codextest.ThreadID, TurnID: codextest.TurnID,
+				ServerURL: fake.URL, Status: tc.prev}
+			if err := f.Update(context.Background(), func(st *state.State) error {
+				st.CodexLiveSessions["s1"], st.CurrentCodexLiveSessions[testRoom] = sess, "s1"
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.Inspect(context.Background(), "", testRoom)
+			if err != nil || got.Session.Status != tc.want || got.ServerReachable != tc.reachable ||
+				!strings.Contains(got.Session.LastError, tc.lastError) || (tc.lastError == "") != (got.Session.LastError == "") {
+				t.Fatalf("Inspect = %s reachable %v error %q, %v; want %s reachable %v error %q", got.Session.Status, got.ServerReachable,
+					got.Session.LastError, err, tc.want, tc.reachable, tc.lastError)
+			}
+			if sv := saved(t, f, "s1"); sv.Status != tc.want {
+				t.Errorf("saved status %q, want %q", sv.Status, tc.want)
+			}
+			if tc.want == StatusRunning {
+				items, _ := json.Marshal(got.RecentItems)
+				if len(got.RecentItems) != 4 || !strings.Contains(string(items), "Joined the room.") || strings.Contains(string(items), "raw reasoning") ||
+					strings.Contains(string(items), "Joining") || !strings.Contains(string(items), `{"type":"mcpToolCall"}`) {
+					t.Errorf("recent items = %s, want the messages and only the kind of the reasoning", items)
+				}
+				if statusName(got.TurnStatus) != "inProgress" || statusName(got.ThreadStatus) != "active" {
+					t.Errorf("statuses = %s / %s", got.ThreadStatus, got.TurnStatus)
+				}
+			}
+		})
+	}
+	m, _, _ := newManager(t, Config{})
+	if _, err := m.Inspect(context.Background(), "nope", ""); !errors.Is(err, ErrNoSession) {
+		t.Errorf("Inspect of no session = %v, want ErrNoSession", err)
+	}
+	if _, err := m.Stop(context.Background(), "", testRoom); !errors.Is(err, ErrNoSession) {
+		t.Errorf("Stop of no session = %v, want ErrNoSession", err)
+	}
+}
+
+// TestStop: a stop interrupts the worker's turn, or marks it interrupted
+// anyway when its server is gone.
+func TestStop(t *testing.T) {
+	t.Parallel()
+	for _, down := range []bool{false, true} {
+		fake := codextest.New(t, codextest.Options{})
+		m, _, clk := newManager(t, Config{})
+		got := start(t, m, clk, startInput(t, fake.URL), nil)
+		if got.err != nil {
+			t.Fatal(got.err)
+		}
+		if down {
+			fake.Close()
+		}
+		stopped, err := m.Stop(context.Background(), got.sess.SessionID, "")
+		wantErr := map[bool]string{false: "", true: "server unreachable at stop time"}[down]
+		if err != nil || stopped.Status != StatusInterrupted || stopped.LastError != wantErr {
+			t.Errorf("server down %v: Stop = %s %q, %v; want interrupted %q", down, stopped.Status, stopped.LastError, err, wantErr)
+		}
+		if !down {
+			var p map[string]string
+			if err := json.Unmarshal(waitCall(t, fake, "turn/interrupt").Params, &p); err != nil ||
+				p["threadId"] != codextest.ThreadID || p["turnId"] != codextest.TurnID {
+				t.Errorf("turn/interrupt params = %v, %v", p, err)
+			}
+		}
+	}
+}
+
+func TestDerive(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		prev         string
+		reachable    bool
+		thread, turn string
+		want         string
+	}{
+		{StatusRunning, true, "systemError", "completed", StatusFailed},
+		{StatusRunning, true, "active", "completed", StatusCompleted},
+		{StatusRunning, true, "idle", "interrupted", StatusInterrupted},
+		{StatusStarting, true, "active", "", StatusRunning},
+		{StatusStarting, true, "", "inProgress", StatusRunning},
+		{StatusStarting, true, "", "", StatusStarting},
+		{StatusRunning, false, "", "", StatusUnknown},
+		{StatusInterrupted, false, "", "", StatusInterrupted},
+		{StatusRunning, true, "", "failed", StatusFailed},
+	}
+	for _, tc := range tests {
+		if got := derive(tc.prev, tc.reachable, tc.thread, tc.turn); got != tc.want {
+			t.Errorf("derive(%s, %v, %q, %q) = %s, want %s", tc.prev, tc.reachable, tc.thread, tc.turn, got, tc.want)
+		}
+	}
+}
+
+func TestServerURLs(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, probe string }{
+		{"ws://127.0.0.1:4500", "http://127.0.0.1:4500/readyz"},
+		{"wss://codex.example:443/path?q=1", "https://codex.example:443/readyz"},
+		{"http://127.0.0.1:4500", ""},
+		{"ws://", ""},
+		{"", ""},
+	}
+	for _, tc := range tests {
+		got, err := readyURL(tc.in)
+		if got != tc.probe || (err != nil) != (tc.probe == "") {
+			t.Errorf("readyURL(%q) = %q, %v; want %q", tc.in, got, err, tc.probe)
+		}
+	}
+	u, err := freeServerURL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _, err := net.SplitHostPort(strings.TrimPrefix(u, "ws://"))
+	if err != nil || host != loopback || CheckServerURL(u) != nil {
+		t.Errorf("freeServerURL = %q, %v; want a loopback ws:// address", u, err)
+	}
+}
+
+// TestStartOptions: a stop phrase and a time limit reach the session and
+// its prompt; the deadline is written as the original wrote it.
+func TestStartOptions(t *testing.T) {
+	t.Parallel()
+	fake := codextest.New(t, codextest.Options{})
+	m, _, clk := newManager(t, Config{})
+	in := startInput(t, fake.URL)
+	in.StopPhrase, in.MaxMinutes = "/halt", 90
+	got := start(t, m, clk, in, nil)
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if got.sess.StopPhrase != "/halt" || got.sess.MaxMinutes != 90 || got.sess.DeadlineUTC != "2026-05-01 13:30:00 UTC" {
+		t.Errorf("session = %+v", got.sess)
+	}
+	var tp struct {
+		Input []struct{ Text string } `json:"input"`
+	}
+	if err := json.Unmarshal(fake.Calls("turn/start")[0].Params, &tp); err != nil || len(tp.Input) != 1 ||
+		!strings.Contains(tp.Input[0].Text, "exactly /halt") || !strings.Contains(tp.Input[0].Text, "2026-05-01 13:30:00 UTC") {
+		t.Errorf("prompt = %+v, %v", tp, err)
+	}
+}

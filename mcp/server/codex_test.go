@@ -1,0 +1,138 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/letagents/letagents-go/mcp/codex/codextest"
+	"github.com/letagents/letagents-go/shared/testclock"
+	"github.com/letagents/letagents-go/shared/testwait"
+)
+
+// callDriving calls a tool while moving clk on whenever something waits
+// on it: a live start watches its worker for seconds.
+func (a *agent) callDriving(t *testing.T, clk *testclock.Clock, name string, args map[string]any) answer {
+	t.Helper()
+	done := make(chan answer, 1)
+	go func() { done <- a.call(t, name, args) }()
+	deadline := time.Now().Add(2 * testwait.Bound)
+	for {
+		select {
+		case r := <-done:
+			return r
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still running", name)
+		}
+		if clk.Waiters() > 0 {
+			clk.Advance(250 * time.Millisecond)
+		} else {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+func (r answer) obj2(key string) map[string]any { m, _ := r.obj[key].(map[string]any); return m }
+
+// TestLiveCodexSession: join with session_mode "live" starts a worker on
+// the app-server, a second join reuses it, status and get_current_room
+// show it without its token, the worker registering binds the bridge
+// (whose native activity the API records), and stop interrupts it.
+func TestLiveCodexSession(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, true)
+	b.gh.AddRepo("acme/app", false)
+	fake := codextest.New(t, codextest.Options{})
+	// The API's clock, so that the bridge's observed_at is the API's now.
+	clk := b.clock
+	a := newAgentWith(t, b, "", map[string]string{"LETAGENTS_AGENT_NAME": "builder", "LETAGENTS_CODEX_SERVER_URL": fake.URL},
+		func(c *Config) { c.CodexClock = clk })
+	a.signIn(t, b, "ann")
+
+	j := a.callDriving(t, clk, "join_room", map[string]any{"name": "github.com/acme/app", "session_mode": "live"}).ok(t)
+	live := j.obj2("local_codex_session")
+	if j.str("session_mode") != "live" || j.str("room_id") != "github.com/acme/app" || j.obj["local_codex_session_started"] != true ||
+		j.obj["local_codex_session_reused"] != false || live["status"] != "running" || live["thread_id"] != codextest.ThreadID ||
+		live["server_url"] != fake.URL || live["token"] != nil || !strings.Contains(j.str("agent_prompt"), "wait_for_messages") {
+		t.Fatalf("live join = %s", j.raw)
+	}
+	id := live["session_id"].(string)
+	var turn struct {
+		Input []struct{ Text string } `json:"input"`
+	}
+	if err := json.Unmarshal(fake.Calls("turn/start")[0].Params, &turn); err != nil ||
+		!strings.Contains(turn.Input[0].Text, `join_room with {"name":"github.com/acme/app","session_mode":"current"}`) {
+		t.Errorf("start prompt = %+v, %v", turn, err)
+	}
+
+	again := a.call(t, "join_room", map[string]any{"name": "github.com/acme/app", "session_mode": "live"}).ok(t)
+	if again.obj["local_codex_session_reused"] != true || again.obj2("local_codex_session")["session_id"] != id {
+		t.Errorf("second live join = %s, want the session reused", again.raw)
+	}
+	st := a.call(t, "status_local_codex_session", nil).ok(t)
+	if st.obj["server_reachable"] != true || st.obj["turn_status"] != "inProgress" || st.obj2("session")["session_id"] != id ||
+		strings.Contains(st.raw, "LOCAL_CODEX_ROOM_") {
+		t.Errorf("status = %s", st.raw)
+	}
+	cur := a.call(t, "get_current_room", nil).ok(t)
+	if cur.obj2("current_local_codex_session")["session_id"] != id || cur.obj["local_codex_session_count"] != float64(1) {
+		t.Errorf("get_current_room = %s", cur.raw)
+	}
+
+	// The worker (here the same server) registers: the bridge binds and
+	// reports what happens on its thread.
+	reg := a.call(t, "register_agent_session", map[string]any{"runtime": "codex"}).ok(t)
+	testwait.Until(t, "the bridge to follow the thread", func() bool { return fake.Followers() > 0 })
+	fake.Notify("item/started", map[string]any{"threadId": codextest.ThreadID, "turnId": codextest.TurnID, "item": map[string]any{"type": "commandExecution"}})
+	testwait.Until(t, "the API to record native activity", func() bool {
+		var seen bool
+		err := b.db.Pool.QueryRow(context.Background(),
+			`SELECT last_native_activity_at IS NOT NULL FROM agent_sessions WHERE 'as_' || id = $1`, reg.str("agent_session_id")).Scan(&seen)
+		return err == nil && seen
+	})
+	// A reasoning summary becomes the worker's reasoning session in the
+	// room, signed by its worker session; the raw reasoning never leaves.
+	fake.Notify("item/completed", map[string]any{"threadId": codextest.ThreadID, "turnId": codextest.TurnID,
+		"item": map[string]any{"type": "reasoning", "id": "r1", "summary": []string{"Checking the build"}, "content": []string{"raw, never posted"}}})
+	testwait.Until(t, "the API to record the reasoning summary", func() bool {
+		var signed bool
+		err := b.db.Pool.QueryRow(context.Background(), `SELECT r.actor_label = a.actor_label FROM reasoning_sessions r
+			JOIN agent_sessions a ON 'as_' || a.id = $1
+			WHERE r.room_id = 'github.com/acme/app' AND r.summary = 'Checking the build' AND r.latest_payload::text NOT LIKE '%raw, never posted%'`,
+			reg.str("agent_session_id")).Scan(&signed)
+		return err == nil && signed
+	})
+	if st := a.call(t, "status_local_codex_session", map[string]any{"session_id": id}).ok(t); st.obj2("session")["agent_session_id"] != reg.str("agent_session_id") {
+		t.Errorf("status after the worker registered = %s, want it bound", st.raw)
+	}
+
+	stop := a.call(t, "stop_local_codex_session", nil).ok(t)
+	if stop.obj2("session")["status"] != "interrupted" || len(fake.Calls("turn/interrupt")) != 1 {
+		t.Errorf("stop = %s; interrupts %d", stop.raw, len(fake.Calls("turn/interrupt")))
+	}
+}
+
+// TestLiveCodexFailures: what a live start cannot do, it says.
+func TestLiveCodexFailures(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, false)
+	ended := codextest.New(t, codextest.Options{TurnStatus: "completed"})
+	clk := testclock.New(time.Now())
+	a := newAgentWith(t, b, "", map[string]string{"LETAGENTS_CODEX_BIN": "/nonexistent/codex"}, func(c *Config) { c.CodexClock = clk })
+	a.call(t, "status_local_codex_session", nil).failed(t, "No local Codex live session found.")
+	a.call(t, "stop_local_codex_session", map[string]any{"session_id": "nope"}).failed(t, "No local Codex live session found.")
+	a.callDriving(t, clk, "start_local_codex_session", map[string]any{"room": "named-room"}).failed(t, "LETAGENTS_CODEX_BIN")
+	a.callDriving(t, clk, "start_local_codex_session", map[string]any{"room": "named-room", "server_url": ended.URL}).
+		failed(t, "turn completed before entering the room polling loop")
+	a.call(t, "start_local_codex_session", map[string]any{"room": "named-room", "server_url": "http://x"}).failed(t, "want ws://host:port")
+	a.call(t, "start_local_codex_session", map[string]any{"room": "named-room", "cwd": "/nonexistent/dir"}).failed(t, "not a directory")
+	if _, err := LoadConfig(func(k string) string {
+		return map[string]string{"LETAGENTS_CODEX_SERVER_URL": "127.0.0.1:4500"}[k]
+	}, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "LETAGENTS_CODEX_SERVER_URL") {
+		t.Errorf("LoadConfig with a bad LETAGENTS_CODEX_SERVER_URL = %v", err)
+	}
+}
