@@ -28,13 +28,19 @@ import (
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/renderer/html"
+	gmtext "github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
-// MaxHighlightBytes is the largest fenced code block that is highlighted;
-// a larger one is shown plain, which keeps the cost of a page of long
-// messages near goldmark's, a small part of chroma's.
-const MaxHighlightBytes = 64 << 10
+// MaxHighlightBytes is how much fenced code of one message is
+// highlighted, fence by fence in order while they fit; the rest is shown
+// plain. chroma tokenises at about 1 MB/s, goldmark and bluemonday
+// several times faster: this keeps a message's cost near theirs.
+const MaxHighlightBytes = 16 << 10
+
+// plainAttr marks, on a fenced code block, that the message's highlight
+// budget did not cover it.
+var plainAttr = []byte("letagents-plain")
 
 // classPrefix marks chroma's classes, and only classes so marked pass the
 // sanitiser: the page's own classes cannot be borrowed.
@@ -87,9 +93,22 @@ func sanitiser() *bluemonday.Policy {
 // HTML renders text. It never fails: a text goldmark cannot render, which
 // it has no reason to, comes back escaped in a paragraph.
 func HTML(text string) string {
+	src := []byte(text)
+	doc := md.Parser().Parse(gmtext.NewReader(src))
+	budget := MaxHighlightBytes
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if fence, ok := n.(*ast.FencedCodeBlock); ok && entering {
+			if size := len(lines(src, fence)); size <= budget {
+				budget -= size
+			} else {
+				fence.SetAttribute(plainAttr, true)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
 	var b bytes.Buffer
-	if err := md.Convert([]byte(text), &b); err != nil {
-		return "<p>" + util.BytesToReadOnlyString(util.EscapeHTML([]byte(text))) + "</p>"
+	if err := md.Renderer().Render(&b, src, doc); err != nil {
+		return "<p>" + string(util.EscapeHTML(src)) + "</p>"
 	}
 	return policy.Sanitize(b.String())
 }
@@ -169,7 +188,8 @@ func renderFencedCode(w util.BufWriter, source []byte, node ast.Node, entering b
 	}
 	n := node.(*ast.FencedCodeBlock)
 	code := lines(source, n)
-	if lexer := codeLexer(n.Language(source)); lexer != nil && len(code) <= MaxHighlightBytes {
+	_, plain := n.Attribute(plainAttr)
+	if lexer := codeLexer(n.Language(source)); lexer != nil && !plain {
 		if it, err := chroma.Coalesce(lexer).Tokenise(nil, string(code)); err == nil {
 			var b bytes.Buffer
 			if err := formatter.Format(&b, styles.Get(lightStyle), it); err == nil {

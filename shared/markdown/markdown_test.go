@@ -213,6 +213,8 @@ func TestHostileInputs(t *testing.T) {
 func TestRenders(t *testing.T) {
 	t.Parallel()
 	long := "```go\n" + strings.Repeat("x := 1\n", markdown.MaxHighlightBytes/7+1) + "```"
+	// Two of these overrun the budget; a small fence after them fits.
+	half := "```go\n" + strings.Repeat("x := 1\n", markdown.MaxHighlightBytes/7*2/3) + "```"
 	tests := []struct {
 		name, in string
 		want     []string // substrings of the HTML, in order
@@ -230,6 +232,8 @@ func TestRenders(t *testing.T) {
 		{"unknown language plain", "```nosuchlang\n<x>\n```", []string{`<pre tabindex="0"><code>&lt;x&gt;`}, []string{"hl-"}},
 		{"fence without language plain", "```\nfunc main() {}\n```", []string{`<pre tabindex="0"><code>func main() {}`}, []string{"hl-"}},
 		{"long fence plain", long, []string{`<pre tabindex="0"><code>x := 1`}, []string{"hl-"}},
+		{"highlight budget shared by fences", half + "\n" + half + "\n```go\nfunc f() {}\n```",
+			[]string{`class="hl-chroma"`, `<pre tabindex="0"><code>x := 1`, `class="hl-chroma"`, `hl-kd`}, nil},
 		{"indented code", "    a <b>", []string{`<pre tabindex="0"><code>a &lt;b&gt;`}, nil},
 		{"image as link", "![the plan](https://example.com/p.png)", []string{`<a href="https://example.com/p.png"`, ">the plan</a>"}, []string{"<img"}},
 		{"image without alt", "![](https://example.com/p.png)", []string{">https://example.com/p.png</a>"}, []string{"<img"}},
@@ -285,4 +289,23 @@ func FuzzHTML(f *testing.F) {
 func ExampleHTML() {
 	fmt.Println(markdown.HTML("**hi** <script>x</script> [a](javascript:x)"))
 	// Output: <p><strong>hi</strong> &lt;script&gt;x&lt;/script&gt; a</p>
+}
+
+func BenchmarkHTML(b *testing.B) {
+	para := "Some **bold** text with a [link](https://example.com) and `code`, <b>tags</b> & more.\n"
+	code := "```go\nfunc main() {\n\tfmt.Println(\"hi\")\n}\n```\n"
+	for _, bb := range []struct {
+		name, text string
+	}{
+		{"chat line", "done: merged #12, see https://example.com/pr/12"},
+		{"1MiB prose", strings.Repeat(para, (1<<20)/len(para))},
+		{"1MiB of small fences", strings.Repeat(code, (1<<20)/len(code))},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bb.text)))
+			for b.Loop() {
+				markdown.HTML(bb.text)
+			}
+		})
+	}
 }
