@@ -127,3 +127,18 @@ func TestRenderTooBigForAPage(t *testing.T) {
 		t.Errorf("small message after it = %v, want its html", msgs)
 	}
 }
+
+// TestRoomPageCarriesCodeStyles: the room page brings the stylesheet of
+// the classes shared/markdown writes, in its head.
+func TestRoomPageCarriesCodeStyles(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	r := e.call(t, http.MethodGet, "/in/some/room", "").want(t, 200, "")
+	head, _, ok := strings.Cut(r.raw, "</head>")
+	if !ok || !strings.Contains(head, "<style>\n"+markdown.CSS()+"</style>") {
+		t.Errorf("the room page's head lacks markdown.CSS in a <style>:\n%.500s", r.raw)
+	}
+	if !strings.Contains(r.raw, "render=html") {
+		t.Errorf("the room page does not ask for rendered messages")
+	}
+}
