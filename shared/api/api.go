@@ -106,16 +106,25 @@ func withinPage[T any](items []T) (raw []json.RawMessage, cut bool, err error) {
 	raw = make([]json.RawMessage, 0, len(items))
 	size := 0
 	for i, it := range items {
-		var b bytes.Buffer
-		if err := newEncoder(&b).Encode(it); err != nil {
+		b, err := encodeJSON(it)
+		if err != nil {
 			return nil, false, fmt.Errorf("encode item %d of a page: %w", i, err)
 		}
-		if size += b.Len(); size > letagents.MaxPageBytes && i > 0 {
+		if size += len(b); size > letagents.MaxPageBytes && i > 0 {
 			return raw, true, nil
 		}
-		raw = append(raw, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+		raw = append(raw, b)
 	}
 	return raw, false, nil
+}
+
+// encodeJSON is v as newEncoder writes it, without the final newline.
+func encodeJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := newEncoder(&b).Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {

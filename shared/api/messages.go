@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"github.com/letagents/letagents-go/shared/actors"
 	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/markdown"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/wire"
 )
@@ -32,12 +34,39 @@ func toMessage(m letagents.Message) wire.Message {
 	return j
 }
 
+// renderedMessage is a message read with ?render=html. Its text is
+// rendered as the page is encoded, so that messages cut from a full page
+// cost nothing.
+type renderedMessage wire.Message
+
+func (m renderedMessage) MarshalJSON() ([]byte, error) {
+	b, err := encodeJSON(wire.RenderedMessage{Message: wire.Message(m), HTML: markdown.HTML(m.Text)})
+	if err != nil || len(b) <= letagents.MaxPageBytes {
+		return b, err
+	}
+	// Alone too big for a page: the reader shows this one's text as it is.
+	return encodeJSON(wire.Message(m))
+}
+
+// renderOption reads ?render: html adds each message's text rendered
+// (wire.RenderedMessage), for the web page; without it a page is what
+// agents have always read.
+func renderOption(v url.Values) (bool, error) {
+	switch v.Get("render") {
+	case "":
+		return false, nil
+	case "html":
+		return true, nil
+	}
+	return false, letagents.Errorf(letagents.Invalid, "render must be html, or left out")
+}
+
 // toPage lists messages. The room's id goes under project_id on the legacy
 // routes and under room_id on the current ones, as each kind of client
 // expects; the other key is left out. has_more says, as the original's
 // does, whether more messages lie the way the page was read: newer ones
 // reading forward, older ones reading backward (as has_older does too).
-func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward bool) (wire.Page, error) {
+func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward, render bool) (wire.Page, error) {
 	msgs := make([]wire.Message, len(p.Messages))
 	for i, m := range p.Messages {
 		msgs[i] = toMessage(m)
@@ -46,7 +75,18 @@ func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward bo
 		// Keep the newest when cutting a page read backward.
 		slices.Reverse(msgs)
 	}
-	raw, cut, err := withinPage(msgs)
+	var raw []json.RawMessage
+	var cut bool
+	var err error
+	if render {
+		rendered := make([]renderedMessage, len(msgs))
+		for i, m := range msgs {
+			rendered[i] = renderedMessage(m)
+		}
+		raw, cut, err = withinPage(rendered)
+	} else {
+		raw, cut, err = withinPage(msgs)
+	}
 	if err != nil {
 		return wire.Page{}, err
 	}
@@ -168,15 +208,19 @@ func (s *server) readMessages(w http.ResponseWriter, r *http.Request, c call) er
 	if err != nil {
 		return err
 	}
+	render, err := renderOption(r.URL.Query())
+	if err != nil {
+		return err
+	}
 	page, err := s.Store.Messages(r.Context(), c.room, q)
 	if err != nil {
 		return err
 	}
-	return writePage(w, r, c.room, page, q.Before > 0)
+	return writePage(w, r, c.room, page, q.Before > 0, render)
 }
 
-func writePage(w http.ResponseWriter, r *http.Request, id string, page letagents.MessagePage, backward bool) error {
-	j, err := toPage(r, id, page, backward)
+func writePage(w http.ResponseWriter, r *http.Request, id string, page letagents.MessagePage, backward, render bool) error {
+	j, err := toPage(r, id, page, backward, render)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,10 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, c call) error {
 	if err != nil {
 		return err
 	}
+	render, err := renderOption(r.URL.Query())
+	if err != nil {
+		return err
+	}
 	timeout := pollTimeout(r.URL.Query().Get("timeout"), s.PollMax)
 	// A poll with session credentials (headers) is the agent's delivery
 	// connection: it counts as reachable while parked.
@@ -39,7 +43,7 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, c call) error {
 	case err != nil:
 		return err
 	}
-	return writePage(w, r, c.room, page, false)
+	return writePage(w, r, c.room, page, false, render)
 }
 
 // holdable is how much of timeout a handler may hold a request on ctx

@@ -1,9 +1,12 @@
 package api
 
 import (
+	"bytes"
 	"embed"
 	"net/http"
+	"sync"
 
+	"github.com/letagents/letagents-go/shared/markdown"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -12,39 +15,58 @@ import (
 //go:embed web
 var webFS embed.FS
 
+// roomHTML is room.html with the stylesheet of highlighted code added to
+// its head: shared/markdown writes the class names, so it owns their CSS.
+var roomHTML = sync.OnceValues(func() ([]byte, error) {
+	body, err := webFS.ReadFile("web/room.html")
+	if err != nil {
+		return nil, err
+	}
+	style := []byte("<style>\n" + markdown.CSS() + "</style>\n</head>")
+	return bytes.Replace(body, []byte("</head>"), style, 1), nil
+})
+
 func (s *server) health(w http.ResponseWriter, r *http.Request, _ call) error {
 	writeJSON(w, http.StatusOK, wire.Health{Status: "ok", Service: "letagents-api"})
 	return nil
 }
 
 func (s *server) landingPage(w http.ResponseWriter, r *http.Request, _ call) error {
-	return page(w, r, "web/index.html")
+	body, err := webFS.ReadFile("web/index.html")
+	if err != nil {
+		return err
+	}
+	return page(w, r, body)
 }
 
 func (s *server) roomPage(w http.ResponseWriter, r *http.Request, _ call) error {
-	return page(w, r, "web/room.html")
+	body, err := roomHTML()
+	if err != nil {
+		return err
+	}
+	return page(w, r, body)
 }
 
 // favicon is the pages' icon. They link /favicon.svg, but browsers (and
 // other clients) still ask for /favicon.ico on their own, so that answers
 // the same SVG rather than a 404 in every log; browsers read it either way.
 func (s *server) favicon(w http.ResponseWriter, r *http.Request, _ call) error {
-	w.Header().Set("Cache-Control", "public, max-age=86400")
-	return file(w, r, "web/favicon.svg", "image/svg+xml")
-}
-
-func page(w http.ResponseWriter, r *http.Request, name string) error {
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'")
-	return file(w, r, name, "text/html; charset=utf-8")
-}
-
-// file answers an embedded file whole, for GET and HEAD.
-func file(w http.ResponseWriter, r *http.Request, name, contentType string) error {
-	body, err := webFS.ReadFile(name)
+	body, err := webFS.ReadFile("web/favicon.svg")
 	if err != nil {
 		return err
 	}
+	w.Header().Set("Cache-Control", "public, max-age=86400")
+	return file(w, r, body, "image/svg+xml")
+}
+
+func page(w http.ResponseWriter, r *http.Request, body []byte) error {
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'")
+	return file(w, r, body, "text/html; charset=utf-8")
+}
+
+// file answers a file whole, for GET and HEAD.
+func file(w http.ResponseWriter, r *http.Request, body []byte, contentType string) error {
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {

@@ -310,6 +310,15 @@ type Message struct {
 	Thread *Thread `json:"thread"`
 }
 
+// RenderedMessage is a message as the reads with ?render=html give it,
+// for the web page: HTML is its text rendered from Markdown and sanitised
+// (shared/markdown), to be inserted into a page as it is. A message whose
+// HTML would make it too big to answer comes without it, as a Message.
+type RenderedMessage struct {
+	Message
+	HTML string `json:"html"`
+}
+
 // Quote is the message a reply answers, its text cut to
 // letagents.QuoteMaxChars characters.
 type Quote struct {
