@@ -17,10 +17,7 @@ const holdMargin = 500 * time.Millisecond
 // poll answers at once when messages exist after the cursor, and otherwise
 // waits for them (nextMessages) and answers with what it then reads.
 func (s *server) poll(w http.ResponseWriter, r *http.Request, c call) error {
-	q, err := pageQuery(r.URL.Query(), false)
-	if err != nil {
-		return err
-	}
+	q := pageQuery(r.URL.Query(), false)
 	timeout := pollTimeout(r.URL.Query().Get("timeout"), s.PollMax)
 	// A poll with session credentials (headers) is the agent's delivery
 	// connection: it counts as reachable while parked.

@@ -88,6 +88,9 @@ type SendMessage struct {
 	Text           string  `json:"text"`
 	ThreadParentID *string `json:"thread_parent_id,omitempty"`
 	ReplyTo        *string `json:"reply_to,omitempty"`
+	// AgentPromptKind, inline or auto, marks the message as an instruction
+	// to the room's agents (see Message); auto allows an empty text.
+	AgentPromptKind string `json:"agent_prompt_kind,omitempty"`
 	// ClientMessageID, chosen by the client (at most 200 bytes), makes the
 	// send safe to repeat: a second send of it to the same room answers
 	// the first message with 200 instead of posting another.
@@ -226,6 +229,11 @@ type Message struct {
 	Text      string  `json:"text"`
 	Source    *string `json:"source"` // agent, browser, system (the server's own lines) or null
 	Timestamp string  `json:"timestamp"`
+	// AgentPromptKind is inline (a person's message the agents take as
+	// their instruction), auto (a background reminder) or null. A message
+	// of kind auto with no text is prompt-only: reads leave it out unless
+	// asked with include_prompt_only=1.
+	AgentPromptKind *string `json:"agent_prompt_kind"`
 	// ThreadParentID is the message this one replies to (null for a
 	// top-level message); ReplyTo quotes it.
 	ThreadParentID *string `json:"thread_parent_id"`
