@@ -44,9 +44,14 @@ func toTask(t letagents.Task) wire.Task {
 	j := wire.Task{ID: t.ID(), RoomID: t.RoomID, Title: t.Title, Description: optText(t.Description), Status: string(t.Status),
 		Assignee: optText(t.Assignee), AssigneeAgentKey: optText(t.AssigneeAgentKey), CreatedBy: t.CreatedBy,
 		SourceMessageID: optText(t.SourceMessageID), PRURL: optText(t.PRURL), CreatedAt: letagents.FormatTime(t.CreatedAt),
-		UpdatedAt: letagents.FormatTime(t.UpdatedAt), ActiveLeases: make([]wire.Lease, len(t.ActiveLeases))}
+		UpdatedAt: letagents.FormatTime(t.UpdatedAt), ActiveLeases: make([]wire.Lease, len(t.ActiveLeases)),
+		WorkflowArtifacts: []wire.ArtifactFields{}}
 	for i, l := range t.ActiveLeases {
 		j.ActiveLeases[i] = toLease(l)
+	}
+	for _, a := range t.WorkflowArtifacts() {
+		j.WorkflowArtifacts = append(j.WorkflowArtifacts, wire.ArtifactFields{Provider: a.Provider, Kind: a.Kind, ID: a.ID,
+			Number: a.Number, Title: a.Title, URL: a.URL, Ref: a.Ref, State: a.State})
 	}
 	return j
 }

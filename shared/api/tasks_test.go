@@ -173,7 +173,8 @@ func TestTaskLifecycle(t *testing.T) {
 		`{"title": "Fix login", "description": "the form loops", "source_message_id": "msg_1", "created_by": "someone else", `+builder.creds()+`}`).want(t, 201, "")
 	if created.str("id") != "task_1" || created.str("status") != "proposed" || created.str("created_by") != builder.label ||
 		created.str("room_id") != "board" || created.str("description") != "the form loops" || created.str("source_message_id") != "msg_1" ||
-		created.obj["assignee"] != nil || len(leasesOf(created.obj)) != 0 || !isTimestamp(created.str("created_at")) {
+		created.obj["assignee"] != nil || len(leasesOf(created.obj)) != 0 || !isTimestamp(created.str("created_at")) ||
+		fmt.Sprint(created.obj["workflow_artifacts"]) != "[]" {
 		t.Fatalf("agent's task = %s", created.raw)
 	}
 	// bob's owner token without a session is no trusted creator either.
@@ -202,6 +203,10 @@ func TestTaskLifecycle(t *testing.T) {
 	r := b.patch(t, builder.owner, "task_1", `{"status": "in_review", "pr_url": "https://github.com/o/r/pull/7", `+builder.creds()+`}`).want(t, 200, "")
 	if r.str("pr_url") != "https://github.com/o/r/pull/7" || leasesOf(r.obj)[0]["pr_url"] != "https://github.com/o/r/pull/7" {
 		t.Errorf("in review = %s", r.raw)
+	}
+	// The original's clients read the PR as a workflow artifact too.
+	if got := fmt.Sprint(r.obj["workflow_artifacts"]); got != "[map[kind:pull_request number:7 provider:github url:https://github.com/o/r/pull/7]]" {
+		t.Errorf("workflow_artifacts = %s", got)
 	}
 	b.patch(t, builder.owner, "task_1", `{"status": "done", `+builder.creds()+`}`).want(t, 403, "Admin privileges required")
 
