@@ -122,8 +122,8 @@ func TestTaskClaimRace(t *testing.T) {
 			t.Fatalf("claim %d: %v", i, a.err)
 		case a.status == 200:
 			won++
-		case a.status != 409 || a.code != "coordination_task_claimed":
-			t.Errorf("claim %d: %d code %q, want 409 coordination_task_claimed", i, a.status, a.code)
+		case a.status != 409 || a.code != "coordination_wrong_actor":
+			t.Errorf("claim %d: %d code %q, want 409 coordination_wrong_actor", i, a.status, a.code)
 		}
 	}
 	if won != 1 {
@@ -197,8 +197,8 @@ func TestTaskLifecycle(t *testing.T) {
 		leases[0]["task_id"] != "task_1" || leases[0]["expires_at"] != nil || !strings.HasPrefix(leases[0]["id"].(string), "tl_") {
 		t.Fatalf("claimed = %s", claimed.raw)
 	}
-	b.patch(t, helper.owner, "task_1", `{"status": "in_progress", `+helper.creds()+`}`).wantCode(t, 409, "coordination_not_lease_holder")
-	b.patch(t, helper.owner, "task_1", `{"status": "assigned", `+helper.creds()+`}`).wantCode(t, 409, "coordination_task_claimed")
+	b.patch(t, helper.owner, "task_1", `{"status": "in_progress", `+helper.creds()+`}`).wantCode(t, 409, "coordination_wrong_actor")
+	b.patch(t, helper.owner, "task_1", `{"status": "assigned", `+helper.creds()+`}`).wantCode(t, 409, "coordination_wrong_actor")
 	b.patch(t, builder.owner, "task_1", `{"status": "in_progress", `+builder.creds()+`}`).want(t, 200, "")
 	r := b.patch(t, builder.owner, "task_1", `{"status": "in_review", "pr_url": "https://github.com/o/r/pull/7", `+builder.creds()+`}`).want(t, 200, "")
 	if r.str("pr_url") != "https://github.com/o/r/pull/7" || leasesOf(r.obj)[0]["pr_url"] != "https://github.com/o/r/pull/7" {
@@ -292,7 +292,7 @@ func TestTaskHandoffAndRelease(t *testing.T) {
 		got["assignee"] != helper.label || got["status"] != "assigned" || len(leasesOf(got)) != 1 {
 		t.Fatalf("handoff = %s", h.raw)
 	}
-	b.patch(t, builder.owner, task, `{"status": "in_progress", `+builder.creds()+`}`).wantCode(t, 409, "coordination_not_lease_holder")
+	b.patch(t, builder.owner, task, `{"status": "in_progress", `+builder.creds()+`}`).wantCode(t, 409, "coordination_wrong_actor")
 	b.patch(t, helper.owner, task, `{"status": "in_progress", `+helper.creds()+`}`).want(t, 200, "")
 
 	// Release puts the task back on the board.
@@ -331,7 +331,7 @@ func TestTaskLeaseExpiry(t *testing.T) {
 		t.Errorf("expires_at = %q, want %s", exp, want)
 	}
 	b.clock.Advance(59 * time.Second)
-	b.patch(t, helper.owner, task, `{"status": "assigned", `+helper.creds()+`}`).wantCode(t, 409, "coordination_task_claimed")
+	b.patch(t, helper.owner, task, `{"status": "assigned", `+helper.creds()+`}`).wantCode(t, 409, "coordination_wrong_actor")
 	b.clock.Advance(2 * time.Second)
 	got := b.call(t, http.MethodGet, "/rooms/board/tasks/"+task, "").want(t, 200, "")
 	if got.str("status") != "accepted" || got.obj["assignee"] != nil || len(leasesOf(got.obj)) != 0 {
