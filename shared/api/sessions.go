@@ -87,13 +87,12 @@ func (s *server) newSession(r *http.Request, who auth.Identity, roomID string, r
 		return n, letagents.Errorf(letagents.Forbidden, "actor_key is not owned by this account (register the agent with POST /agents first)")
 	}
 	agent := agents[i]
-	kind := req.SessionKind
-	switch kind {
-	case "":
+	// As the original reads them: a kind other than worker is a
+	// controller; the IDE is ide_label, else the IDE of actor_label, else
+	// Agent; the runtime, in lower case, defaults to the IDE.
+	kind := letagents.SessionController
+	if k := strings.ToLower(strings.TrimSpace(req.SessionKind)); k == "" || k == letagents.SessionWorker {
 		kind = letagents.SessionWorker
-	case letagents.SessionWorker, letagents.SessionController:
-	default:
-		return n, letagents.Errorf(letagents.Invalid, "session_kind must be worker or controller")
 	}
 	var fields [5]string
 	for i, f := range []struct{ name, value string }{{"display_name", req.DisplayName}, {"requested_base_display_name", req.RequestedBaseDisplayName},
@@ -104,20 +103,21 @@ func (s *server) newSession(r *http.Request, who auth.Identity, roomID string, r
 	}
 	display, base, ide, runtime, branch := fields[0], fields[1], fields[2], fields[3], fields[4]
 	if base == "" {
-		base = display
-	}
-	if base == "" {
-		base = agent.DisplayName
+		base = display // none: a codename (actors.SessionNames), never the directory's name
 	}
 	if err := letagents.NotReserved("display_name", base); err != nil {
 		return n, err
 	}
 	if ide == "" {
-		ide = "Agent"
+		_, _, ide = actors.ParseActorLabel(req.ActorLabel)
+		if ide, err = letagents.Label("actor_label", ide, "Agent"); err != nil {
+			return n, err
+		}
 	}
 	if runtime == "" {
-		runtime = "unknown"
+		runtime = ide
 	}
+	runtime = strings.ToLower(runtime)
 	instance, err := letagents.Label("agent_instance_id", req.AgentInstanceID, "")
 	if err != nil {
 		return n, err

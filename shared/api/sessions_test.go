@@ -52,8 +52,8 @@ func TestAgentSessions(t *testing.T) {
 		t.Fatalf("registration = %s", first.raw)
 	}
 	second := e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder", "display_name": "Builder", "ide_label": "Codex"}`).want(t, 201, "")
-	if second.str("display_name") != "Builder 2" || second.str("actor_label") != "Builder 2 | Ann's agent | Codex" {
-		t.Errorf("second registration with the same name = %s, want Builder 2", second.raw)
+	if second.str("display_name") != "Builder 1" || second.str("actor_label") != "Builder 1 | Ann's agent | Codex" || second.str("runtime") != "codex" {
+		t.Errorf("second registration with the same name = %s, want Builder 1, runtime codex", second.raw)
 	}
 	generic := e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder", "display_name": "claude", "ide_label": "Claude"}`).want(t, 201, "")
 	if code, _ := actors.Codename("ann/builder"); generic.str("display_name") != code {
@@ -66,7 +66,6 @@ func TestAgentSessions(t *testing.T) {
 	e.call(t, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder"}`).want(t, 401, "requires authenticated owner")
 	e.as(t, bob, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder"}`).want(t, 403, "not owned by this account")
 	e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions", `{}`).want(t, 400, "actor_key is required")
-	e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder", "session_kind": "boss"}`).want(t, 400, "session_kind")
 	e.as(t, ann, http.MethodPost, "/rooms/nowhere/agent-sessions", `{"actor_key": "ann/builder"}`).want(t, 404, "Room not found")
 
 	// Sending with the session: the server signs the message.
@@ -180,4 +179,34 @@ func TestArtifactSourceFromSession(t *testing.T) {
 	}
 	e.as(t, fay, http.MethodPost, path, `{`+pr+`, "agent_session_id": "`+s.id+`", "agent_session_token": "`+strings.Repeat("0", 64)+`"}`).
 		want(t, 401, "Invalid agent session credentials")
+}
+
+// TestSessionRegistrationLenient pins how the original reads a
+// registration: any session_kind but worker is a controller, the IDE comes
+// from ide_label, else actor_label, else Agent, the runtime defaults to the
+// IDE in lower case, and without a display name the session gets the
+// agent's codename, not its directory name.
+func TestSessionRegistrationLenient(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("gus")
+	gus := e.signIn(t, "gus")
+	e.as(t, gus, http.MethodPost, "/agents", `{"name": "bot", "display_name": "Directory Bot"}`).want(t, 201, "")
+	e.as(t, gus, http.MethodPost, "/rooms/yard/join", "").want(t, 200, "")
+	code, _ := actors.Codename("gus/bot")
+	tests := []struct {
+		body                        string
+		kind, ide, runtime, display string
+	}{
+		{`"session_kind": "boss"`, "controller", "Agent", "agent", code},
+		{`"session_kind": " WORKER ", "display_name": "Digger", "ide_label": "Codex"`, "worker", "Codex", "codex", "Digger"},
+		{`"display_name": "Loader", "actor_label": "Loader | Gus's agent | Cursor"`, "worker", "Cursor", "cursor", "Loader"},
+		{`"display_name": "Hauler", "ide_label": "Claude", "runtime": " Claude-Code "`, "worker", "Claude", "claude-code", "Hauler"},
+	}
+	for _, tt := range tests {
+		r := e.as(t, gus, http.MethodPost, "/rooms/yard/agent-sessions", `{"actor_key": "gus/bot", `+tt.body+`}`).want(t, 201, "")
+		if r.str("session_kind") != tt.kind || r.str("ide_label") != tt.ide || r.str("runtime") != tt.runtime || r.str("display_name") != tt.display {
+			t.Errorf("register {%s} = %s; want kind %s, ide %s, runtime %s, display %s", tt.body, r.raw, tt.kind, tt.ide, tt.runtime, tt.display)
+		}
+	}
 }

@@ -131,10 +131,13 @@ type RegisterSession struct {
 	DisplayName              string `json:"display_name,omitempty"`
 	RequestedBaseDisplayName string `json:"requested_base_display_name,omitempty"`
 	IDELabel                 string `json:"ide_label,omitempty"`
-	AgentInstanceID          string `json:"agent_instance_id,omitempty"`
-	SessionKind              string `json:"session_kind,omitempty"` // worker (default) or controller
-	Runtime                  string `json:"runtime,omitempty"`
-	RepoBranch               string `json:"repo_branch,omitempty"`
+	// ActorLabel, as older clients send it, gives the IDE when IDELabel
+	// does not.
+	ActorLabel      string `json:"actor_label,omitempty"`
+	AgentInstanceID string `json:"agent_instance_id,omitempty"`
+	SessionKind     string `json:"session_kind,omitempty"` // worker (default) or controller
+	Runtime         string `json:"runtime,omitempty"`
+	RepoBranch      string `json:"repo_branch,omitempty"`
 }
 
 // AgentSession is a registered session. SessionToken is in the answer to
