@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"net/http"
 	"slices"
 	"strings"
@@ -171,7 +172,8 @@ func (s *server) postPresence(w http.ResponseWriter, r *http.Request, c call) er
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if !slices.Contains(letagents.PresenceStatuses, req.Status) {
+	status := strings.ToLower(strings.TrimSpace(req.Status))
+	if !slices.Contains(letagents.PresenceStatuses, status) {
 		return letagents.Errorf(letagents.Invalid, "status must be one of %s", strings.Join(letagents.PresenceStatuses, ", "))
 	}
 	text, err := letagents.Label("status_text", req.StatusText, "")
@@ -186,12 +188,32 @@ func (s *server) postPresence(w http.ResponseWriter, r *http.Request, c call) er
 		return err
 	}
 	now := s.now()
-	a, err = s.Store.SetPresence(r.Context(), a.ID, letagents.Presence{Status: req.Status, Text: text, UpdatedAt: now})
+	a, err = s.Store.SetPresence(r.Context(), a.ID, letagents.Presence{Status: status, Text: text, UpdatedAt: now})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toParticipant(a, now))
+	writeJSON(w, http.StatusOK, toPresence(a, now))
 	return nil
+}
+
+// toPresence is a as the live roster shows it.
+func toPresence(a letagents.AgentSession, now time.Time) wire.Presence {
+	j := wire.Presence{RoomID: a.RoomID, ActorLabel: a.ActorLabel, AgentKey: a.AgentKey, AgentInstanceID: optText(a.InstanceID),
+		AgentSessionID: letagents.WireID(letagents.AgentSessionPrefix, a.ID), SessionKind: a.Kind, Runtime: a.Runtime,
+		DisplayName: a.DisplayName, OwnerLabel: a.OwnerLabel, IDELabel: a.IDELabel, Status: cmp.Or(a.Presence.Status, "idle"),
+		StatusText: optText(a.Presence.Text), LastHeartbeatAt: letagents.FormatTime(a.LastSeenAt),
+		CreatedAt: letagents.FormatTime(a.CreatedAt), UpdatedAt: letagents.FormatTime(a.UpdatedAt), Freshness: "stale",
+		ActivityState: a.ActivityState(now), SourceFlags: []string{}}
+	if a.Reachable(now) {
+		j.Freshness = "active"
+	}
+	if a.Delivered() {
+		j.SourceFlags = append(j.SourceFlags, "delivery")
+	}
+	if !a.Presence.UpdatedAt.IsZero() {
+		j.SourceFlags = append(j.SourceFlags, "presence")
+	}
+	return j
 }
 
 // roster lists the live workers of the room, which must exist.
@@ -221,12 +243,44 @@ func (s *server) participants(w http.ResponseWriter, r *http.Request, c call) er
 	return nil
 }
 
+// presence is the room's live roster (letagents.AgentSession.OnLiveRoster):
+// the workers messages reach first, then those reached most recently;
+// ?limit bounds it.
 func (s *server) presence(w http.ResponseWriter, r *http.Request, c call) error {
-	list, err := s.roster(r, c)
+	if _, err := s.Store.Room(r.Context(), c.room); err != nil {
+		return err
+	}
+	now := s.now()
+	list, err := s.Store.AgentSessions(r.Context(), c.room, letagents.SessionWorker, now)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, wire.PresenceList{RoomID: c.room, Presence: list})
+	list = slices.DeleteFunc(list, func(a letagents.AgentSession) bool { return !a.OnLiveRoster(now) })
+	slices.SortStableFunc(list, func(a, b letagents.AgentSession) int {
+		if ra, rb := a.Reachable(now), b.Reachable(now); ra != rb {
+			if ra {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(b.LastSeenAt.Compare(a.LastSeenAt), cmp.Compare(a.DisplayName, b.DisplayName))
+	})
+	limit := queryLimit(r.URL.Query(), letagents.DefaultPresencePage, letagents.MaxPresencePage)
+	j := wire.PresenceList{RoomID: c.room, Presence: []wire.Presence{}}
+	offline := 0
+	for _, a := range list {
+		if len(j.Presence) == limit {
+			break
+		}
+		if !a.Reachable(now) {
+			if offline == letagents.MaxRecentlyOffline {
+				break
+			}
+			offline++
+		}
+		j.Presence = append(j.Presence, toPresence(a, now))
+	}
+	writeJSON(w, http.StatusOK, j)
 	return nil
 }
 

@@ -3,12 +3,14 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/actors"
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
 
@@ -208,5 +210,69 @@ func TestSessionRegistrationLenient(t *testing.T) {
 		if r.str("session_kind") != tt.kind || r.str("ide_label") != tt.ide || r.str("runtime") != tt.runtime || r.str("display_name") != tt.display {
 			t.Errorf("register {%s} = %s; want kind %s, ide %s, runtime %s, display %s", tt.body, r.raw, tt.kind, tt.ide, tt.runtime, tt.display)
 		}
+	}
+}
+
+// TestLivePresence pins the original's live roster (GET presence) and the
+// shape of its entries: only workers messages reach, or reached within
+// the last 15 minutes, each with freshness, activity_state and
+// source_flags.
+func TestLivePresence(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("hal")
+	hal := e.signIn(t, "hal")
+	s := e.register(t, hal, "deck", "pilot", `{"actor_key": "hal/pilot", "display_name": "Pilot", "ide_label": "Codex"}`)
+	e.register(t, hal, "deck", "idler", `{"actor_key": "hal/idler", "display_name": "Idler"}`)
+	e.as(t, hal, http.MethodPost, "/rooms/deck/agent-sessions", `{"actor_key": "hal/pilot", "session_kind": "controller"}`).want(t, 201, "")
+	roster := func(query string) []map[string]any {
+		t.Helper()
+		r := e.as(t, hal, http.MethodGet, "/rooms/deck/presence"+query, "").want(t, 200, "")
+		var list []map[string]any
+		raw, _ := json.Marshal(r.obj["presence"])
+		_ = json.Unmarshal(raw, &list)
+		if r.str("room_id") != "deck" || list == nil {
+			t.Fatalf("presence = %s", r.raw)
+		}
+		return list
+	}
+	if got := roster(""); len(got) != 0 {
+		t.Errorf("before any poll: %v, want nobody live", got)
+	}
+
+	p := e.as(t, hal, http.MethodPost, "/rooms/deck/presence", `{"status": " Working ", "status_text": " on it ", `+s.creds()+`}`).want(t, 200, "")
+	want := map[string]any{"room_id": "deck", "actor_label": s.label, "agent_key": "hal/pilot", "agent_instance_id": nil,
+		"agent_session_id": s.id, "session_kind": "worker", "runtime": "codex", "display_name": "Pilot", "ide_label": "Codex",
+		"status": "working", "status_text": "on it", "freshness": "stale", "activity_state": "offline"}
+	for k, v := range want {
+		if p.obj[k] != v {
+			t.Errorf("posted presence %s = %v, want %v", k, p.obj[k], v)
+		}
+	}
+	if fmt.Sprint(p.obj["source_flags"]) != "[presence]" || !isTimestamp(p.str("last_heartbeat_at")) || !isTimestamp(p.str("created_at")) {
+		t.Errorf("posted presence = %s", p.raw)
+	}
+	if got := roster(""); len(got) != 0 {
+		t.Errorf("after posting, no poll yet: %v, want nobody live", got)
+	}
+
+	done := make(chan reply, 1)
+	go func() {
+		done <- e.callWith(context.Background(), t, http.MethodGet, "/rooms/deck/messages/poll?timeout=120000", "", s.headers())
+	}()
+	testwait.Until(t, "the parked poll on the live roster", func() bool { return len(roster("?limit=abc")) == 1 })
+	if got := roster("")[0]; got["agent_session_id"] != s.id || got["freshness"] != "active" || got["activity_state"] != "active" ||
+		fmt.Sprint(got["source_flags"]) != "[delivery presence]" {
+		t.Errorf("while polling: %v", got)
+	}
+	e.send(t, "deck", "someone", "wake")
+	testwait.Recv(t, "the woken poll", done).want(t, 200, "")
+	e.clock.Advance(11 * time.Second)
+	if got := roster(""); len(got) != 1 || got[0]["freshness"] != "stale" || got[0]["activity_state"] != "offline" {
+		t.Errorf("recently offline: %v, want listed, stale", got)
+	}
+	e.clock.Advance(letagents.RecentlyOffline)
+	if got := roster(""); len(got) != 0 {
+		t.Errorf("15 minutes on: %v, want nobody live", got)
 	}
 }

@@ -178,7 +178,7 @@ type DeliverySession struct {
 
 // PresenceUpdate is the body of POST /rooms/{room}/presence.
 type PresenceUpdate struct {
-	Status     string `json:"status"` // idle, working, reviewing or blocked
+	Status     string `json:"status"` // idle, working, reviewing or blocked (trimmed, any case)
 	StatusText string `json:"status_text,omitempty"`
 	SessionCredentials
 }
@@ -208,10 +208,36 @@ type Participants struct {
 	HiddenCount  int           `json:"hidden_count"`
 }
 
-// PresenceList is GET /rooms/{room}/presence.
+// Presence is a worker on a room's live roster, in the original's shape:
+// who it is, what it says it is doing, and whether messages reach it
+// (freshness active, else stale; activity_state active, away or offline;
+// source_flags delivery when messages ever reached it through a poll or
+// stream, presence when it has said what it is doing).
+type Presence struct {
+	RoomID          string   `json:"room_id"`
+	ActorLabel      string   `json:"actor_label"`
+	AgentKey        string   `json:"agent_key"`
+	AgentInstanceID *string  `json:"agent_instance_id"`
+	AgentSessionID  string   `json:"agent_session_id"`
+	SessionKind     string   `json:"session_kind"`
+	Runtime         string   `json:"runtime"`
+	DisplayName     string   `json:"display_name"`
+	OwnerLabel      string   `json:"owner_label"`
+	IDELabel        string   `json:"ide_label"`
+	Status          string   `json:"status"`
+	StatusText      *string  `json:"status_text"`
+	LastHeartbeatAt string   `json:"last_heartbeat_at"`
+	CreatedAt       string   `json:"created_at"`
+	UpdatedAt       string   `json:"updated_at"`
+	Freshness       string   `json:"freshness"`
+	ActivityState   string   `json:"activity_state"`
+	SourceFlags     []string `json:"source_flags"`
+}
+
+// PresenceList is GET /rooms/{room}/presence: the live roster.
 type PresenceList struct {
-	RoomID   string        `json:"room_id"`
-	Presence []Participant `json:"presence"`
+	RoomID   string     `json:"room_id"`
+	Presence []Presence `json:"presence"`
 }
 
 // NativeActivity is the body of POST …/agent-sessions/{id}/native-activity:
