@@ -34,6 +34,16 @@ const (
 	whySquat     = "a name in the shape of an invite code is never opened as a named room: it would squat a code the service may issue later"
 	whyAfter011  = "a route or field that came after 0.11.1 (behaviour reference §2.4–2.7): ours follows the later version"
 	whyPages     = "the web pages are our own: the anchor's docs page is part of its later web app (behaviour reference §9, peripheral)"
+	whyThread    = "thread_parent_id (SPEC.md) makes a reply, read back with its reply_to quote; the anchor does not know the field and posts a top-level message"
+	whyBareID    = "a bare number is read as the message it numbers (after=2 is after msg_2); the anchor ignores such a cursor and reads from the start"
+	whyOwnerSend = "0.11.1's clients send with an owner token and no worker session: ours takes such a send (README, Who may send as whom), 0.12.9 asks for a session"
+	whyRepoGate  = "a repo room's access is checked before its existence, so nobody anonymous learns whether a private repository's room exists: 401 with a device sign-in link, where the anchor answers 404"
+	whyTrusted   = "a task starts accepted when a signed-in room admin or browser session creates it (README, the board); the anchor trusts a created_by that has posted, which anyone can type"
+	whyLeasePR   = "the work lease records the PR its holder sets with any change; the anchor records it only on a change that sets pr_url alone"
+	whyDoneLease = "marking a task done ends its leases, so nobody holds finished work; the anchor leaves them active"
+	whyCodename  = "codenames are fused from our own word list by the original's algorithm, so a generic name's codename is not the anchor's"
+	whyTook      = "the room holds what each side took of the sends above (deliberate refusals and acceptances): the anchor the 300-byte client_message_id and the sender letagents, ours the owner token's send"
+	whySession   = "repo_branch is a session field of the later behaviour (behaviour reference §2.6) that 0.12.9 does not send"
 )
 
 // knownDifferences are the differences from the anchor we keep, by route
@@ -67,6 +77,15 @@ var knownDifferences = []deliberate{
 	{Path: "*.thread_parent_id", Anchor: absent, Reason: whyMessage},
 	{Path: "*.thread", Anchor: absent, Reason: whyMessage},
 
+	{Case: "messages/*", Path: "*.reply_to", Anchor: "null", Ours: `{"id":"msg_*`, Reason: whyThread},
+	{Case: "poll/*", Path: "*.reply_to", Anchor: "null", Ours: `{"id":"msg_*`, Reason: whyThread},
+	{Case: "messages/read, after=2", Reason: whyBareID},
+	{Case: "*repo room anonymously", Path: "status", Anchor: "404", Ours: "401", Reason: whyRepoGate},
+	{Case: "*repo room anonymously", Path: "$.code", Anchor: `"ROOM_NOT_FOUND"`, Ours: `"NOT_AUTHENTICATED"`, Reason: whyRepoGate},
+	{Case: "*repo room anonymously", Path: "$.device_flow_url", Anchor: absent, Reason: whyRepoGate},
+	{Case: "*repo room anonymously", Path: "$.message", Anchor: absent, Reason: whyRepoGate},
+	{Case: "*repo room anonymously", Path: "$.room_id", Anchor: absent, Reason: whyRepoGate},
+
 	// limits
 	{Case: "limits/text of 40000 bytes", Reason: whyLimits},
 	{Case: "limits/sender of 300 bytes", Reason: whyLimits},
@@ -75,12 +94,28 @@ var knownDifferences = []deliberate{
 	{Case: "limits/task title of 5000 bytes", Reason: whyLimits},
 	{Case: "agents/register a long name", Reason: whyLimits},
 	{Case: "limits/sender letagents", Reason: whyReserved},
+	{Case: "limits/A's owner token without a session", Version: "0.12.*", Reason: whyOwnerSend},
+	{Case: "limits/auto prompt without text", Path: "$.id", Reason: whyTook},
+	{Case: "limits/read the limits room", Reason: whyTook},
 
 	// tasks: the task shape.
 	{Path: "*.active_locks", Anchor: "[]", Ours: absent, Reason: whyTaskShape},
 	{Path: "*.stale_prompt_state", Ours: absent, Reason: whyTaskShape},
 	{Path: "*.workflow_refs", Ours: absent, Reason: whyTaskShape},
 	{Case: "tasks/*", Path: "*.active_leases", Anchor: absent, Ours: "[]", Reason: whyTaskShape},
+	{Case: "tasks/*", Path: "*status", Anchor: `"proposed"`, Ours: `"accepted"`, Reason: whyTrusted},
+	{Case: "tasks/board, status=proposed", Reason: whyTrusted},
+	{Case: "tasks/*", Path: "*active_leases[*].pr_url", Anchor: "null", Ours: `"https://*"`, Reason: whyLeasePR},
+	{Case: "tasks/mark done as the admin's page", Path: "*active_leases[*]", Ours: absent, Reason: whyDoneLease},
+	{Case: "tasks/*after the round", Path: "*active_leases[*]", Ours: absent, Reason: whyDoneLease},
+
+	// sessions
+	{Case: "sessions/register a controller", Path: "$.display_name", Reason: whyCodename},
+	{Case: "sessions/register a controller", Path: "$.actor_label", Reason: whyCodename},
+	{Case: "sessions/*", Path: "$.repo_branch", Anchor: absent, Reason: whySession},
+
+	// agents
+	{Case: "agents/my agents", Path: "$.agents[*]", Anchor: `{"canonical_key":"compat-a/xxxx*`, Ours: absent, Reason: whyLimits},
 
 	// auth: no GitHub app on either side.
 	{Case: "auth/device flow*", Path: "status", Ours: "503", Reason: whyNoGitHub},

@@ -244,7 +244,7 @@ func TestSessionCalls(t *testing.T) {
 	ctx := testContext(t)
 
 	p, err := owner.UpdatePresence(ctx, boardRoom, wire.PresenceUpdate{Status: "working", StatusText: "on task_1", SessionCredentials: credsOf(sa)})
-	if err != nil || p.SessionID != sa.SessionID || p.Status != "working" || p.StatusText == nil || *p.StatusText != "on task_1" {
+	if err != nil || p.AgentSessionID != sa.SessionID || p.Status != "working" || p.StatusText == nil || *p.StatusText != "on task_1" {
 		t.Errorf("UpdatePresence = %+v, %v; want %s working on task_1", p, err, sa.SessionID)
 	}
 	activity := wire.NativeActivity{ObservedAt: time.Now().UTC().Format(time.RFC3339Nano), Sequence: 1, Method: "item/started",

@@ -42,8 +42,8 @@ func (c *Client) ReportNativeActivity(ctx context.Context, roomID string, a wire
 
 // UpdatePresence sets an agent session's presence in a room (POST
 // /rooms/{id}/presence) and answers its entry in the roster.
-func (c *Client) UpdatePresence(ctx context.Context, roomID string, p wire.PresenceUpdate) (wire.Participant, error) {
-	var out wire.Participant
+func (c *Client) UpdatePresence(ctx context.Context, roomID string, p wire.PresenceUpdate) (wire.Presence, error) {
+	var out wire.Presence
 	err := c.inRoom(ctx, http.MethodPost, roomID, "/presence", nil, p, &out)
 	return out, err
 }

@@ -109,7 +109,7 @@ func TestBoardThroughTwoAgents(t *testing.T) {
 			task.Status, deref(task.Assignee), deref(task.AssigneeAgentKey), sa.ActorLabel, sa.AgentKey)
 	}
 	firstLease := checkWorkLease(t, "after alpha's claim", task, sa)
-	b.refused(t, "claim_task", withB(map[string]any{"task_id": "task_1"}), http.StatusConflict, "coordination_task_claimed",
+	b.refused(t, "claim_task", withB(map[string]any{"task_id": "task_1"}), http.StatusConflict, "coordination_wrong_actor",
 		"bravo claiming the task alpha holds")
 
 	var posted struct {

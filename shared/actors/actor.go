@@ -114,21 +114,22 @@ func words(s string) []string {
 
 // SessionNames are the display names a session in a room tries, in order,
 // until one is free among the room's live agents: the requested name, then
-// "<name> 2", "<name> 3", …; a generic name instead gets the codename of
-// the agent's key, then of "<key>:2", "<key>:3", ….
+// "<name> 1", "<name> 2", …; a generic name instead gets the codename of
+// the agent's key, then of "<key>:1", "<key>:2", …, as the original
+// numbers them.
 func SessionNames(requested, agentKey, ideLabel string, n int) []string {
 	requested = strings.Join(strings.Fields(requested), " ")
 	out := make([]string, 0, n)
 	generic := Generic(requested, ideLabel)
-	for k := 1; len(out) < n; k++ {
+	for k := 0; len(out) < n; k++ {
 		switch {
-		case generic && k == 1:
+		case generic && k == 0:
 			display, _ := Codename(agentKey)
 			out = append(out, display)
 		case generic:
 			display, _ := Codename(agentKey + ":" + strconv.Itoa(k))
 			out = append(out, display)
-		case k == 1:
+		case k == 0:
 			out = append(out, requested)
 		default:
 			out = append(out, requested+" "+strconv.Itoa(k))

@@ -74,13 +74,13 @@ func TestParseActorLabelRoundTrip(t *testing.T) {
 func TestSessionNames(t *testing.T) {
 	t.Parallel()
 	code1, _ := Codename("ann/claude")
-	code2, _ := Codename("ann/claude:2")
+	code2, _ := Codename("ann/claude:1")
 	tests := []struct {
 		requested, ide string
 		want           []string
 	}{
-		{"Builder", "Codex", []string{"Builder", "Builder 2", "Builder 3"}},
-		{"  Big   Builder ", "Codex", []string{"Big Builder", "Big Builder 2", "Big Builder 3"}},
+		{"Builder", "Codex", []string{"Builder", "Builder 1", "Builder 2"}},
+		{"  Big   Builder ", "Codex", []string{"Big Builder", "Big Builder 1", "Big Builder 2"}},
 		{"claude", "Claude", []string{code1, code2}},
 		{"", "Codex", []string{code1, code2}},
 		{"Codex agent", "Codex", []string{code1, code2}},

@@ -17,7 +17,8 @@ import (
 
 func toMessage(m letagents.Message) wire.Message {
 	j := wire.Message{ID: letagents.MessageID(m.Seq), RoomID: m.RoomID, Sender: m.Sender, Text: m.Text,
-		Source: optText(m.Source), Timestamp: letagents.FormatTime(m.CreatedAt), ThreadRootID: letagents.MessageID(m.Seq)}
+		Source: optText(m.Source), Timestamp: letagents.FormatTime(m.CreatedAt), AgentPromptKind: optText(string(m.PromptKind)),
+		ThreadRootID: letagents.MessageID(m.Seq)}
 	if m.ThreadParentSeq > 0 {
 		id := letagents.MessageID(m.ThreadParentSeq)
 		j.ThreadParentID = &id
@@ -111,6 +112,9 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, c call) err
 	}
 	m := letagents.NewMessage{RoomID: c.room, Sender: req.Sender, Text: req.Text, ClientMessageID: req.ClientMessageID}
 	var err error
+	if m.PromptKind, err = letagents.ParsePromptKind(req.AgentPromptKind); err != nil {
+		return err
+	}
 	if m.ThreadParentSeq, err = replyTarget(req); err != nil {
 		return err
 	}
@@ -204,10 +208,7 @@ func replyTarget(req wire.SendMessage) (int64, error) {
 }
 
 func (s *server) readMessages(w http.ResponseWriter, r *http.Request, c call) error {
-	q, err := pageQuery(r.URL.Query(), true)
-	if err != nil {
-		return err
-	}
+	q := pageQuery(r.URL.Query(), true)
 	render, err := renderOption(r.URL.Query())
 	if err != nil {
 		return err
@@ -228,27 +229,26 @@ func writePage(w http.ResponseWriter, r *http.Request, id string, page letagents
 	return nil
 }
 
-// pageQuery reads ?after, ?before (when allowed) and ?limit. Given both,
-// before wins and after is ignored, as the original does.
-func pageQuery(v url.Values, allowBefore bool) (store.MessageQuery, error) {
-	q := store.MessageQuery{Limit: queryLimit(v, letagents.DefaultPageSize, letagents.MaxPageSize)}
+// pageQuery reads ?after, ?before (when allowed), ?limit and
+// ?include_prompt_only. Given both, before wins and after is ignored, and
+// a cursor that is no message id is no cursor (before one is the newest
+// page), as the original reads them.
+func pageQuery(v url.Values, allowBefore bool) store.MessageQuery {
+	q := store.MessageQuery{Limit: queryLimit(v, letagents.DefaultPageSize, letagents.MaxPageSize),
+		IncludePromptOnly: includePromptOnly(v.Get("include_prompt_only"))}
 	if s := v.Get("before"); s != "" && allowBefore {
 		q.Before = store.BeforeLatest
-		if !strings.EqualFold(s, "latest") {
-			n, err := letagents.ParseMessageID(s)
-			if err != nil || n == 0 {
-				return q, letagents.Errorf(letagents.Invalid, "before must be latest or a message id like msg_42")
-			}
+		if n, err := letagents.ParseMessageID(s); err == nil && n > 0 {
 			q.Before = n
 		}
-		return q, nil
+		return q
 	}
-	if s := v.Get("after"); s != "" {
-		n, err := letagents.ParseMessageID(s)
-		if err != nil {
-			return q, letagents.Errorf(letagents.Invalid, "after: %v", err)
-		}
+	if n, err := letagents.ParseMessageID(v.Get("after")); err == nil {
 		q.After = n
 	}
-	return q, nil
+	return q
 }
+
+// includePromptOnly reads ?include_prompt_only as the original does: 1
+// or true in any case.
+func includePromptOnly(v string) bool { return v == "1" || strings.EqualFold(v, "true") }

@@ -18,7 +18,7 @@ func TestSendAndReadMessage(t *testing.T) {
 	e.join(t, "github.com/o/r")
 	sent := e.call(t, http.MethodPost, "/rooms/github.com/o/r/messages", `{"sender":"Ada | Bob's agent | Codex","text":"hello\nworld"}`).want(t, 201, "")
 	want := map[string]any{"id": "msg_1", "room_id": "github.com/o/r", "sender": "Ada | Bob's agent | Codex", "text": "hello\nworld",
-		"source": nil, "thread_parent_id": nil, "reply_to": nil, "thread_root_id": "msg_1", "thread": nil}
+		"source": nil, "agent_prompt_kind": nil, "thread_parent_id": nil, "reply_to": nil, "thread_root_id": "msg_1", "thread": nil}
 	for k, v := range want {
 		if sent.obj[k] != v {
 			t.Errorf("sent[%q] = %v, want %v", k, sent.obj[k], v)
@@ -294,6 +294,13 @@ func TestReadPaging(t *testing.T) {
 		{"?after=MSG_2&limit=2", []string{"msg_3", "msg_4"}, true, nil},
 		{"?before=MSG_3", []string{"msg_1", "msg_2"}, false, false},
 		{"?before=LATEST&limit=1", []string{"msg_5"}, true, true},
+		// A cursor that is no message id is no cursor, as the original
+		// reads it: after one reads from the start, before one the newest.
+		{"?after=msg_x", all, false, nil},
+		{"?after=-1", all, false, nil},
+		{"?after=task_3&limit=1", []string{"msg_1"}, true, nil},
+		{"?before=msg_0", all, false, false},
+		{"?before=soon&limit=1", []string{"msg_5"}, true, true},
 	}
 	for _, tt := range tests {
 		r := e.call(t, http.MethodGet, "/rooms/paging/messages"+tt.query, "").want(t, 200, "")
@@ -301,13 +308,6 @@ func TestReadPaging(t *testing.T) {
 		if !slices.Equal(got, tt.want) || r.obj["has_more"] != tt.hasMore || r.obj["has_older"] != tt.hasOlder {
 			t.Errorf("%s: %v has_more=%v has_older=%v; want %v %v %v", tt.query, got, r.obj["has_more"], r.obj["has_older"], tt.want, tt.hasMore, tt.hasOlder)
 		}
-	}
-	bad := []struct{ query, msg string }{
-		{"?after=msg_x", "after:"},
-		{"?after=-1", "after:"},
-		{"?after=task_3", "after:"},
-		{"?before=msg_0", "before must be latest"},
-		{"?before=soon", "before must be latest"},
 	}
 	// A client paging backward by has_more alone reads everything once.
 	var back []string
@@ -322,9 +322,6 @@ func TestReadPaging(t *testing.T) {
 	}
 	if !slices.Equal(back, all) {
 		t.Errorf("paging backward while has_more read %v, want %v", back, all)
-	}
-	for _, tt := range bad {
-		e.call(t, http.MethodGet, "/rooms/paging/messages"+tt.query, "").want(t, 400, tt.msg)
 	}
 	e.call(t, http.MethodGet, "/rooms/missing-room/messages", "").want(t, 404, "Room not found")
 }
@@ -392,4 +389,65 @@ func TestPagesStayUnderTheLambdaResponseLimit(t *testing.T) {
 	if got := ids(poll.messages(t)); len(got) == 0 || len(got) == n || poll.obj["has_more"] != true || len(poll.raw) > letagents.MaxPageBytes+1<<10 {
 		t.Errorf("poll over %d big messages = %d of them in %d bytes, has_more %v; want a cut page", n, len(got), len(poll.raw), poll.obj["has_more"])
 	}
+}
+
+// TestAgentPromptKind pins how the original takes agent_prompt_kind: inline
+// or auto, trimmed and in any case, "" or null for none, anything else
+// refused; auto alone allows an empty text, and such a prompt-only message
+// is left out of reads and polls unless they ask for it.
+func TestAgentPromptKind(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.join(t, "prompts")
+	sends := []struct {
+		name, fields string
+		status       int
+		want         any // the kind answered; or the error's words
+	}{
+		{"none", `"text":"plain"`, 201, nil},
+		{"inline", `"text":"do this","agent_prompt_kind":"inline"`, 201, "inline"},
+		{"auto, spaced, upper case", `"text":"remember","agent_prompt_kind":" AUTO "`, 201, "auto"},
+		{"empty", `"text":"x","agent_prompt_kind":""`, 201, nil},
+		{"null", `"text":"x","agent_prompt_kind":null`, 201, nil},
+		{"auto without text", `"text":"","agent_prompt_kind":"auto"`, 201, "auto"},
+		{"auto with blank text", `"text":"  ","agent_prompt_kind":"auto"`, 201, "auto"},
+		{"join", `"text":"x","agent_prompt_kind":"join"`, 400, "agent_prompt_kind must be one of: inline, auto"},
+		{"unknown", `"text":"x","agent_prompt_kind":"shout"`, 400, "agent_prompt_kind must be one of: inline, auto"},
+		{"blank", `"text":"x","agent_prompt_kind":"  "`, 400, "agent_prompt_kind must be one of: inline, auto"},
+		{"a number", `"text":"x","agent_prompt_kind":3`, 400, "agent_prompt_kind must be a string"},
+		{"inline without text", `"text":"","agent_prompt_kind":"inline"`, 400, "sender and text are required"},
+	}
+	for _, tt := range sends {
+		r := e.call(t, http.MethodPost, "/rooms/prompts/messages", `{"sender":"ann",`+tt.fields+`}`)
+		if tt.status != 201 {
+			r.want(t, tt.status, tt.want.(string))
+			continue
+		}
+		if r.want(t, 201, ""); r.obj["agent_prompt_kind"] != tt.want {
+			t.Errorf("%s: agent_prompt_kind %v, want %v", tt.name, r.obj["agent_prompt_kind"], tt.want)
+		}
+	}
+	e.call(t, http.MethodPost, "/projects/prompts/messages", `{"sender":"ann","text":"legacy","agent_prompt_kind":"inline"}`).want(t, 201, "")
+
+	visible := []string{"msg_1", "msg_2", "msg_3", "msg_4", "msg_5", "msg_8"}
+	everything := []string{"msg_1", "msg_2", "msg_3", "msg_4", "msg_5", "msg_6", "msg_7", "msg_8"}
+	reads := []struct {
+		path string
+		want []string
+	}{
+		{"/rooms/prompts/messages", visible},
+		{"/rooms/prompts/messages?include_prompt_only=1", everything},
+		{"/rooms/prompts/messages?include_prompt_only=TRUE", everything},
+		{"/rooms/prompts/messages?include_prompt_only=yes", visible},
+		{"/projects/prompts/messages?before=latest&limit=3", []string{"msg_4", "msg_5", "msg_8"}},
+		{"/rooms/prompts/messages/poll?after=msg_5&timeout=0", []string{"msg_8"}},
+		{"/rooms/prompts/messages/poll?after=msg_5&timeout=0&include_prompt_only=true", []string{"msg_6", "msg_7", "msg_8"}},
+	}
+	for _, tt := range reads {
+		if got := ids(e.call(t, http.MethodGet, tt.path, "").want(t, 200, "").messages(t)); !slices.Equal(got, tt.want) {
+			t.Errorf("GET %s: %v, want %v", tt.path, got, tt.want)
+		}
+	}
+	// Nobody sees a prompt-only message to answer it.
+	e.call(t, http.MethodPost, "/rooms/prompts/messages", `{"sender":"bo","text":"re","reply_to":"msg_6"}`).want(t, 400, "msg_6 is not a message in this room")
 }

@@ -17,10 +17,7 @@ const holdMargin = 500 * time.Millisecond
 // poll answers at once when messages exist after the cursor, and otherwise
 // waits for them (nextMessages) and answers with what it then reads.
 func (s *server) poll(w http.ResponseWriter, r *http.Request, c call) error {
-	q, err := pageQuery(r.URL.Query(), false)
-	if err != nil {
-		return err
-	}
+	q := pageQuery(r.URL.Query(), false)
 	render, err := renderOption(r.URL.Query())
 	if err != nil {
 		return err

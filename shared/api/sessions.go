@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"net/http"
 	"slices"
 	"strings"
@@ -123,13 +124,12 @@ func (s *server) newSession(r *http.Request, who auth.Identity, roomID string, r
 		return n, letagents.Errorf(letagents.Forbidden, "actor_key is not owned by this account (register the agent with POST /agents first)")
 	}
 	agent := agents[i]
-	kind := req.SessionKind
-	switch kind {
-	case "":
+	// As the original reads them: a kind other than worker is a
+	// controller; the IDE is ide_label, else the IDE of actor_label, else
+	// Agent; the runtime, in lower case, defaults to the IDE.
+	kind := letagents.SessionController
+	if k := strings.ToLower(strings.TrimSpace(req.SessionKind)); k == "" || k == letagents.SessionWorker {
 		kind = letagents.SessionWorker
-	case letagents.SessionWorker, letagents.SessionController:
-	default:
-		return n, letagents.Errorf(letagents.Invalid, "session_kind must be worker or controller")
 	}
 	var fields [5]string
 	for i, f := range []struct{ name, value string }{{"display_name", req.DisplayName}, {"requested_base_display_name", req.RequestedBaseDisplayName},
@@ -140,20 +140,21 @@ func (s *server) newSession(r *http.Request, who auth.Identity, roomID string, r
 	}
 	display, base, ide, runtime, branch := fields[0], fields[1], fields[2], fields[3], fields[4]
 	if base == "" {
-		base = display
-	}
-	if base == "" {
-		base = agent.DisplayName
+		base = display // none: a codename (actors.SessionNames), never the directory's name
 	}
 	if err := letagents.NotReserved("display_name", base); err != nil {
 		return n, err
 	}
 	if ide == "" {
-		ide = "Agent"
+		_, _, ide = actors.ParseActorLabel(req.ActorLabel)
+		if ide, err = letagents.Label("actor_label", ide, "Agent"); err != nil {
+			return n, err
+		}
 	}
 	if runtime == "" {
-		runtime = "unknown"
+		runtime = ide
 	}
+	runtime = strings.ToLower(runtime)
 	instance, err := letagents.Label("agent_instance_id", req.AgentInstanceID, "")
 	if err != nil {
 		return n, err
@@ -207,7 +208,8 @@ func (s *server) postPresence(w http.ResponseWriter, r *http.Request, c call) er
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
-	if !slices.Contains(letagents.PresenceStatuses, req.Status) {
+	status := strings.ToLower(strings.TrimSpace(req.Status))
+	if !slices.Contains(letagents.PresenceStatuses, status) {
 		return letagents.Errorf(letagents.Invalid, "status must be one of %s", strings.Join(letagents.PresenceStatuses, ", "))
 	}
 	text, err := letagents.Label("status_text", req.StatusText, "")
@@ -222,15 +224,35 @@ func (s *server) postPresence(w http.ResponseWriter, r *http.Request, c call) er
 		return err
 	}
 	now := s.now()
-	a, err = s.Store.SetPresence(r.Context(), a.ID, letagents.Presence{Status: req.Status, Text: text, UpdatedAt: now})
+	a, err = s.Store.SetPresence(r.Context(), a.ID, letagents.Presence{Status: status, Text: text, UpdatedAt: now})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toParticipant(a, now))
+	writeJSON(w, http.StatusOK, toPresence(a, now))
 	return nil
 }
 
-// roster lists the live workers of the room, which must exist (presence).
+// toPresence is a as the live roster shows it.
+func toPresence(a letagents.AgentSession, now time.Time) wire.Presence {
+	j := wire.Presence{RoomID: a.RoomID, ActorLabel: a.ActorLabel, AgentKey: a.AgentKey, AgentInstanceID: optText(a.InstanceID),
+		AgentSessionID: letagents.WireID(letagents.AgentSessionPrefix, a.ID), SessionKind: a.Kind, Runtime: a.Runtime,
+		DisplayName: a.DisplayName, OwnerLabel: a.OwnerLabel, IDELabel: a.IDELabel, Status: cmp.Or(a.Presence.Status, "idle"),
+		StatusText: optText(a.Presence.Text), LastHeartbeatAt: letagents.FormatTime(a.LastSeenAt),
+		CreatedAt: letagents.FormatTime(a.CreatedAt), UpdatedAt: letagents.FormatTime(a.UpdatedAt), Freshness: "stale",
+		ActivityState: a.ActivityState(now), SourceFlags: []string{}}
+	if a.Reachable(now) {
+		j.Freshness = "active"
+	}
+	if a.Delivered() {
+		j.SourceFlags = append(j.SourceFlags, "delivery")
+	}
+	if !a.Presence.UpdatedAt.IsZero() {
+		j.SourceFlags = append(j.SourceFlags, "presence")
+	}
+	return j
+}
+
+// roster lists the live workers of the room, which must exist.
 func (s *server) roster(r *http.Request, c call) ([]wire.Participant, error) {
 	if _, err := s.Store.Room(r.Context(), c.room); err != nil {
 		return nil, err
@@ -272,12 +294,44 @@ func (s *server) participants(w http.ResponseWriter, r *http.Request, c call) er
 	return nil
 }
 
+// presence is the room's live roster (letagents.AgentSession.OnLiveRoster):
+// the workers messages reach first, then those reached most recently;
+// ?limit bounds it.
 func (s *server) presence(w http.ResponseWriter, r *http.Request, c call) error {
-	list, err := s.roster(r, c)
+	if _, err := s.Store.Room(r.Context(), c.room); err != nil {
+		return err
+	}
+	now := s.now()
+	list, err := s.Store.AgentSessions(r.Context(), c.room, letagents.SessionWorker, now)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, wire.PresenceList{RoomID: c.room, Presence: list})
+	list = slices.DeleteFunc(list, func(a letagents.AgentSession) bool { return !a.OnLiveRoster(now) })
+	slices.SortStableFunc(list, func(a, b letagents.AgentSession) int {
+		if ra, rb := a.Reachable(now), b.Reachable(now); ra != rb {
+			if ra {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(b.LastSeenAt.Compare(a.LastSeenAt), cmp.Compare(a.DisplayName, b.DisplayName))
+	})
+	limit := queryLimit(r.URL.Query(), letagents.DefaultPresencePage, letagents.MaxPresencePage)
+	j := wire.PresenceList{RoomID: c.room, Presence: []wire.Presence{}}
+	offline := 0
+	for _, a := range list {
+		if len(j.Presence) == limit {
+			break
+		}
+		if !a.Reachable(now) {
+			if offline == letagents.MaxRecentlyOffline {
+				break
+			}
+			offline++
+		}
+		j.Presence = append(j.Presence, toPresence(a, now))
+	}
+	writeJSON(w, http.StatusOK, j)
 	return nil
 }
 

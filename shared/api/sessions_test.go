@@ -3,12 +3,14 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/actors"
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
 
@@ -52,8 +54,8 @@ func TestAgentSessions(t *testing.T) {
 		t.Fatalf("registration = %s", first.raw)
 	}
 	second := e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder", "display_name": "Builder", "ide_label": "Codex"}`).want(t, 201, "")
-	if second.str("display_name") != "Builder 2" || second.str("actor_label") != "Builder 2 | Ann's agent | Codex" {
-		t.Errorf("second registration with the same name = %s, want Builder 2", second.raw)
+	if second.str("display_name") != "Builder 1" || second.str("actor_label") != "Builder 1 | Ann's agent | Codex" || second.str("runtime") != "codex" {
+		t.Errorf("second registration with the same name = %s, want Builder 1, runtime codex", second.raw)
 	}
 	generic := e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder", "display_name": "claude", "ide_label": "Claude"}`).want(t, 201, "")
 	if code, _ := actors.Codename("ann/builder"); generic.str("display_name") != code {
@@ -66,7 +68,6 @@ func TestAgentSessions(t *testing.T) {
 	e.call(t, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder"}`).want(t, 401, "requires authenticated owner")
 	e.as(t, bob, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder"}`).want(t, 403, "not owned by this account")
 	e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions", `{}`).want(t, 400, "actor_key is required")
-	e.as(t, ann, http.MethodPost, "/rooms/team/agent-sessions", `{"actor_key": "ann/builder", "session_kind": "boss"}`).want(t, 400, "session_kind")
 	e.as(t, ann, http.MethodPost, "/rooms/nowhere/agent-sessions", `{"actor_key": "ann/builder"}`).want(t, 404, "Room not found")
 
 	// Sending with the session: the server signs the message.
@@ -212,5 +213,99 @@ func TestSessionNulls(t *testing.T) {
 		if v, ok := p.obj["status_text"]; !ok || v != nil {
 			t.Errorf("%s: presence without text = %s, want status_text null", tt.name, p.raw)
 		}
+	}
+}
+
+// TestSessionRegistrationLenient pins how the original reads a
+// registration: any session_kind but worker is a controller, the IDE comes
+// from ide_label, else actor_label, else Agent, the runtime defaults to the
+// IDE in lower case, and without a display name the session gets the
+// agent's codename, not its directory name.
+func TestSessionRegistrationLenient(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("gus")
+	gus := e.signIn(t, "gus")
+	e.as(t, gus, http.MethodPost, "/agents", `{"name": "bot", "display_name": "Directory Bot"}`).want(t, 201, "")
+	e.as(t, gus, http.MethodPost, "/rooms/yard/join", "").want(t, 200, "")
+	code, _ := actors.Codename("gus/bot")
+	tests := []struct {
+		body                        string
+		kind, ide, runtime, display string
+	}{
+		{`"session_kind": "boss"`, "controller", "Agent", "agent", code},
+		{`"session_kind": " WORKER ", "display_name": "Digger", "ide_label": "Codex"`, "worker", "Codex", "codex", "Digger"},
+		{`"display_name": "Loader", "actor_label": "Loader | Gus's agent | Cursor"`, "worker", "Cursor", "cursor", "Loader"},
+		{`"display_name": "Hauler", "ide_label": "Claude", "runtime": " Claude-Code "`, "worker", "Claude", "claude-code", "Hauler"},
+	}
+	for _, tt := range tests {
+		r := e.as(t, gus, http.MethodPost, "/rooms/yard/agent-sessions", `{"actor_key": "gus/bot", `+tt.body+`}`).want(t, 201, "")
+		if r.str("session_kind") != tt.kind || r.str("ide_label") != tt.ide || r.str("runtime") != tt.runtime || r.str("display_name") != tt.display {
+			t.Errorf("register {%s} = %s; want kind %s, ide %s, runtime %s, display %s", tt.body, r.raw, tt.kind, tt.ide, tt.runtime, tt.display)
+		}
+	}
+}
+
+// TestLivePresence pins the original's live roster (GET presence) and the
+// shape of its entries: only workers messages reach, or reached within
+// the last 15 minutes, each with freshness, activity_state and
+// source_flags.
+func TestLivePresence(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("hal")
+	hal := e.signIn(t, "hal")
+	s := e.register(t, hal, "deck", "pilot", `{"actor_key": "hal/pilot", "display_name": "Pilot", "ide_label": "Codex"}`)
+	e.register(t, hal, "deck", "idler", `{"actor_key": "hal/idler", "display_name": "Idler"}`)
+	e.as(t, hal, http.MethodPost, "/rooms/deck/agent-sessions", `{"actor_key": "hal/pilot", "session_kind": "controller"}`).want(t, 201, "")
+	roster := func(query string) []map[string]any {
+		t.Helper()
+		r := e.as(t, hal, http.MethodGet, "/rooms/deck/presence"+query, "").want(t, 200, "")
+		var list []map[string]any
+		raw, _ := json.Marshal(r.obj["presence"])
+		_ = json.Unmarshal(raw, &list)
+		if r.str("room_id") != "deck" || list == nil {
+			t.Fatalf("presence = %s", r.raw)
+		}
+		return list
+	}
+	if got := roster(""); len(got) != 0 {
+		t.Errorf("before any poll: %v, want nobody live", got)
+	}
+
+	p := e.as(t, hal, http.MethodPost, "/rooms/deck/presence", `{"status": " Working ", "status_text": " on it ", `+s.creds()+`}`).want(t, 200, "")
+	want := map[string]any{"room_id": "deck", "actor_label": s.label, "agent_key": "hal/pilot", "agent_instance_id": nil,
+		"agent_session_id": s.id, "session_kind": "worker", "runtime": "codex", "display_name": "Pilot", "ide_label": "Codex",
+		"status": "working", "status_text": "on it", "freshness": "stale", "activity_state": "offline"}
+	for k, v := range want {
+		if p.obj[k] != v {
+			t.Errorf("posted presence %s = %v, want %v", k, p.obj[k], v)
+		}
+	}
+	if fmt.Sprint(p.obj["source_flags"]) != "[presence]" || !isTimestamp(p.str("last_heartbeat_at")) || !isTimestamp(p.str("created_at")) {
+		t.Errorf("posted presence = %s", p.raw)
+	}
+	if got := roster(""); len(got) != 0 {
+		t.Errorf("after posting, no poll yet: %v, want nobody live", got)
+	}
+
+	done := make(chan reply, 1)
+	go func() {
+		done <- e.callWith(context.Background(), t, http.MethodGet, "/rooms/deck/messages/poll?timeout=120000", "", s.headers())
+	}()
+	testwait.Until(t, "the parked poll on the live roster", func() bool { return len(roster("?limit=abc")) == 1 })
+	if got := roster("")[0]; got["agent_session_id"] != s.id || got["freshness"] != "active" || got["activity_state"] != "active" ||
+		fmt.Sprint(got["source_flags"]) != "[delivery presence]" {
+		t.Errorf("while polling: %v", got)
+	}
+	e.send(t, "deck", "someone", "wake")
+	testwait.Recv(t, "the woken poll", done).want(t, 200, "")
+	e.clock.Advance(11 * time.Second)
+	if got := roster(""); len(got) != 1 || got[0]["freshness"] != "stale" || got[0]["activity_state"] != "offline" {
+		t.Errorf("recently offline: %v, want listed, stale", got)
+	}
+	e.clock.Advance(letagents.RecentlyOffline)
+	if got := roster(""); len(got) != 0 {
+		t.Errorf("15 minutes on: %v, want nobody live", got)
 	}
 }

@@ -44,9 +44,14 @@ func toTask(t letagents.Task) wire.Task {
 	j := wire.Task{ID: t.ID(), RoomID: t.RoomID, Title: t.Title, Description: optText(t.Description), Status: string(t.Status),
 		Assignee: optText(t.Assignee), AssigneeAgentKey: optText(t.AssigneeAgentKey), CreatedBy: t.CreatedBy,
 		SourceMessageID: optText(t.SourceMessageID), PRURL: optText(t.PRURL), CreatedAt: letagents.FormatTime(t.CreatedAt),
-		UpdatedAt: letagents.FormatTime(t.UpdatedAt), ActiveLeases: make([]wire.Lease, len(t.ActiveLeases))}
+		UpdatedAt: letagents.FormatTime(t.UpdatedAt), ActiveLeases: make([]wire.Lease, len(t.ActiveLeases)),
+		WorkflowArtifacts: []wire.ArtifactFields{}}
 	for i, l := range t.ActiveLeases {
 		j.ActiveLeases[i] = toLease(l)
+	}
+	for _, a := range t.WorkflowArtifacts() {
+		j.WorkflowArtifacts = append(j.WorkflowArtifacts, wire.ArtifactFields{Provider: a.Provider, Kind: a.Kind, ID: a.ID,
+			Number: a.Number, Title: a.Title, URL: a.URL, Ref: a.Ref, State: a.State})
 	}
 	return j
 }
@@ -107,11 +112,9 @@ func taskSeq(ps params) (int64, error) {
 // taskQuery reads ?status, ?open, ?after and ?limit of a board listing.
 func taskQuery(v url.Values) (store.TaskQuery, error) {
 	q := store.TaskQuery{Limit: queryLimit(v, letagents.DefaultTaskPage, letagents.MaxTaskPage)}
-	if s := v.Get("after"); s != "" {
-		n, err := letagents.ParseTaskCursor(s)
-		if err != nil {
-			return q, err
-		}
+	// As the original reads them: an after that is no task id is no
+	// cursor, and open is on only when it says so.
+	if n, err := letagents.ParseTaskCursor(v.Get("after")); err == nil {
 		q.After = n
 	}
 	if s := v.Get("status"); s != "" {
@@ -121,13 +124,7 @@ func taskQuery(v url.Values) (store.TaskQuery, error) {
 		}
 		q.Status = st
 	}
-	switch v.Get("open") {
-	case "", "false", "0":
-	case "true", "1":
-		q.Open = true
-	default:
-		return q, letagents.Errorf(letagents.Invalid, "open must be true or false")
-	}
+	q.Open = v.Get("open") == "true" || v.Get("open") == "1"
 	return q, nil
 }
 

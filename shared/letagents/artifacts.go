@@ -2,6 +2,7 @@ package letagents
 
 import (
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,4 +125,49 @@ func providerOf(host string) string {
 		return "bitbucket"
 	}
 	return "unknown"
+}
+
+// WorkflowArtifacts are the Git objects a task's work produced, as the
+// original lists them on a task (workflow_artifacts): its pull request,
+// when it has a pr_url, else none.
+func (t Task) WorkflowArtifacts() []Artifact {
+	if t.PRURL == "" {
+		return []Artifact{}
+	}
+	return []Artifact{PullRequestArtifact(t.PRURL)}
+}
+
+// pullRequestPaths are the path shapes of a pull (or merge) request on
+// the hosts the original knows, the number captured.
+var pullRequestPaths = map[string]struct {
+	provider, kind string
+	path           *regexp.Regexp
+}{
+	"github.com":    {"github", "pull_request", regexp.MustCompile(`^/[^/]+/[^/]+/pull/(\d+)$`)},
+	"gitlab.com":    {"gitlab", "merge_request", regexp.MustCompile(`^/.+/-/merge_requests/(\d+)$`)},
+	"bitbucket.org": {"bitbucket", "pull_request", regexp.MustCompile(`^/[^/]+/[^/]+/pull-requests/(\d+)$`)},
+}
+
+// PullRequestArtifact reads a pr_url as the original does: a pull request
+// of github.com or bitbucket.org, or a merge request of gitlab.com, with
+// its number, when the path has that host's shape; otherwise a pull
+// request of an unknown provider, known only by its URL.
+func PullRequestArtifact(prURL string) Artifact {
+	a := Artifact{Provider: "unknown", Kind: "pull_request", URL: prURL}
+	u, err := url.Parse(prURL)
+	if err != nil {
+		return a
+	}
+	shape, ok := pullRequestPaths[strings.ToLower(u.Hostname())]
+	if !ok {
+		return a
+	}
+	m := shape.path.FindStringSubmatch(strings.TrimRight(u.EscapedPath(), "/"))
+	if m == nil {
+		return a
+	}
+	if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+		a.Provider, a.Kind, a.Number = shape.provider, shape.kind, n
+	}
+	return a
 }

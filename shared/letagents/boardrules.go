@@ -3,6 +3,7 @@ package letagents
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -102,7 +103,7 @@ type LeaseRenewal struct {
 //     work, revoked otherwise;
 //   - the assignee may not be edited (Invalid);
 //   - once the task has an active work lease, nobody but its holder may
-//     change it (Conflict coordination_not_lease_holder), except a
+//     change it (Conflict coordination_wrong_actor), except a
 //     reviewer holding an active review lease, who may change the status
 //     only (coordination_review_decision_only otherwise), a room admin,
 //     and a room admin's agent moving it to an admin-only status;
@@ -135,7 +136,7 @@ func DecideTaskUpdate(t Task, c TaskChange) (TaskUpdate, error) {
 	adminOverride := c.Actor.Admin && (!c.Actor.IsAgent() || (u.Moved && u.Status.AdminOnly()))
 	if held && !holder && !adminOverride {
 		if !holdsReview(t, c.Actor) {
-			return TaskUpdate{}, Coordination(CodeNotLeaseHolder,
+			return TaskUpdate{}, Coordination(CodeWrongActor,
 				"%s is held by %s: only the holder of its work lease can change it (ask them to release or hand it off)", t.ID(), work.ActorLabel)
 		}
 		if c.PRURL != nil || c.LeaseTTL > 0 {
@@ -247,7 +248,7 @@ func CheckClaimer(c Claim, kind string) error {
 // ClaimWork decides a claim of t's work and returns the work lease it
 // creates: t must be accepted (the transition table's Invalid otherwise,
 // with a hint for a proposed task) and not held (Conflict
-// coordination_task_claimed). The lease's PR URL is the claim's, or else
+// coordination_wrong_actor). The lease's PR URL is the claim's, or else
 // the task's; the task takes it too. A claim by name creates no lease:
 // the zero Lease, with its PR URL.
 func ClaimWork(t Task, c Claim) (Lease, error) {
@@ -255,7 +256,7 @@ func ClaimWork(t Task, c Claim) (Lease, error) {
 		return Lease{}, err
 	}
 	if t.Status.Held() {
-		return Lease{}, Coordination(CodeTaskClaimed, "%s is already claimed by %s", t.ID(), t.Assignee)
+		return Lease{}, Coordination(CodeWrongActor, "%s is already claimed by %s", t.ID(), t.Assignee)
 	}
 	if err := CheckTransition(t.Status, TaskAssigned); err != nil {
 		if t.Status == TaskProposed {
@@ -266,7 +267,7 @@ func ClaimWork(t Task, c Claim) (Lease, error) {
 	if work, held := t.WorkLease(); held {
 		// Only an accepted task gets here, and accepting ends leases: a
 		// lease left over would be a bug, but still not a second holder.
-		return Lease{}, Coordination(CodeTaskClaimed, "%s is already claimed by %s", t.ID(), work.ActorLabel)
+		return Lease{}, Coordination(CodeWrongActor, "%s is already claimed by %s", t.ID(), work.ActorLabel)
 	}
 	prURL := t.PRURL
 	if c.PRURL != nil {
@@ -281,11 +282,19 @@ func ClaimWork(t Task, c Claim) (Lease, error) {
 }
 
 // BranchRef is the branch a claimer of task seq is expected to work on by
-// default.
+// default, named as the original names it: letagents/task_N/ and the
+// agent's key as a branch name segment (lower case, each run of other
+// characters than a-z 0-9 . _ - one dash, at most 64 bytes, "agent" when
+// nothing is left).
 func BranchRef(seq int64, agentKey string) string {
-	name := agentKey[strings.LastIndex(agentKey, "/")+1:]
-	return fmt.Sprintf("letagents/task-%d-%s", seq, name)
+	slug := strings.Trim(branchUnsafe.ReplaceAllString(strings.ToLower(strings.TrimSpace(agentKey)), "-"), "-")
+	if slug = slug[:min(len(slug), 64)]; slug == "" {
+		slug = "agent"
+	}
+	return "letagents/" + TaskID(seq) + "/" + slug
 }
+
+var branchUnsafe = regexp.MustCompile(`[^a-z0-9._-]+`)
 
 // ClaimReview decides a claim to review t and returns the review lease it
 // creates: t must be in_review or blocked (Conflict
@@ -305,7 +314,7 @@ func ClaimReview(t Task, c Claim) (Lease, error) {
 	}
 	return Lease{RoomID: t.RoomID, TaskSeq: t.Seq, Kind: LeaseReview, AgentKey: c.Actor.AgentKey, InstanceID: c.Actor.InstanceID,
 		SessionID: c.Actor.SessionID, ActorLabel: c.Actor.Label, BranchRef: work.BranchRef, PRURL: t.PRURL,
-		OutputIntent: "review of " + t.ID() + ": " + t.Title, TTL: c.TTL, CreatedBy: c.Actor.Label}, nil
+		OutputIntent: "Review " + t.ID() + ": " + t.Title, TTL: c.TTL, CreatedBy: c.Actor.Label}, nil
 }
 
 // LeaseRelease asks to end a lease. LeaseID, when given, must name the

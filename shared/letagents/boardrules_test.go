@@ -25,9 +25,9 @@ const pr1, pr2 = "https://example.test/pr/1", "https://example.test/pr/2"
 
 var (
 	workLease = Lease{ID: "tl_work", RoomID: "room", TaskSeq: 1, Kind: LeaseWork, Status: LeaseActive, AgentKey: "ann/ann",
-		InstanceID: "i1", SessionID: 1, ActorLabel: holder.Label, BranchRef: "letagents/task-1-ann", PRURL: pr1, TTL: time.Minute}
+		InstanceID: "i1", SessionID: 1, ActorLabel: holder.Label, BranchRef: "letagents/task_1/ann-ann", PRURL: pr1, TTL: time.Minute}
 	reviewLease = Lease{ID: "tl_review", RoomID: "room", TaskSeq: 1, Kind: LeaseReview, Status: LeaseActive, AgentKey: "rev/rev",
-		SessionID: 3, ActorLabel: reviewer.Label, BranchRef: "letagents/task-1-ann", PRURL: pr1}
+		SessionID: 3, ActorLabel: reviewer.Label, BranchRef: "letagents/task_1/ann-ann", PRURL: pr1}
 	// selfReview is a review lease of the work holder's agent (another
 	// instance): it does not count as someone else's review.
 	selfReview = Lease{ID: "tl_self", RoomID: "room", TaskSeq: 1, Kind: LeaseReview, Status: LeaseActive, AgentKey: "ann/ann",
@@ -80,7 +80,7 @@ func checkErr(t *testing.T, err error, want *wantErr) bool {
 }
 
 func notHolder(label string) *wantErr {
-	return &wantErr{Conflict, CodeNotLeaseHolder,
+	return &wantErr{Conflict, CodeWrongActor,
 		"task_1 is held by " + label + ": only the holder of its work lease can change it (ask them to release or hand it off)"}
 }
 
@@ -246,11 +246,11 @@ func TestDecideTaskUpdate(t *testing.T) {
 
 func TestClaimWork(t *testing.T) {
 	t.Parallel()
-	claimed := &wantErr{Conflict, CodeTaskClaimed, "task_1 is already claimed by " + holder.Label}
+	claimed := &wantErr{Conflict, CodeWrongActor, "task_1 is already claimed by " + holder.Label}
 	leftover := boardTask(TaskAccepted, workLease)
 	leftover.Assignee = ""
 	mine := Lease{RoomID: "room", TaskSeq: 1, Kind: LeaseWork, AgentKey: "bob/bob", SessionID: 2, ActorLabel: other.Label,
-		BranchRef: "letagents/task-1-bob", PRURL: pr1, OutputIntent: "Fix login", CreatedBy: other.Label}
+		BranchRef: "letagents/task_1/bob-bob", PRURL: pr1, OutputIntent: "Fix login", CreatedBy: other.Label}
 	withPR, withTTL := mine, mine
 	withPR.PRURL = pr2
 	withTTL.TTL = time.Hour
@@ -269,7 +269,7 @@ func TestClaimWork(t *testing.T) {
 		{name: "by name, with a TTL", task: boardTask(TaskAccepted), claim: Claim{Actor: person, ByName: true, TTL: time.Hour},
 			err: &wantErr{Invalid, "", "lease_ttl_seconds sets the time to live of a work lease, which a claim without a worker session does not take"}},
 		{name: "by name, claimed by name", task: byName(TaskAssigned), claim: Claim{Actor: admin, ByName: true},
-			err: &wantErr{Conflict, CodeTaskClaimed, "task_1 is already claimed by pat"}},
+			err: &wantErr{Conflict, CodeWrongActor, "task_1 is already claimed by pat"}},
 		{name: "by name, proposed", task: boardTask(TaskProposed), claim: Claim{Actor: person, ByName: true}, err: &wantErr{Invalid, "",
 			"Invalid transition: proposed → assigned. Allowed: accepted, cancelled (task_1 is proposed: a room admin must accept it before it can be claimed)"}},
 		{name: "an agent by name, held", task: boardTask(TaskInProgress, workLease), claim: Claim{Actor: other, ByName: true}, err: claimed},
@@ -298,7 +298,7 @@ func TestClaimWork(t *testing.T) {
 func TestClaimReview(t *testing.T) {
 	t.Parallel()
 	review := Lease{RoomID: "room", TaskSeq: 1, Kind: LeaseReview, AgentKey: "rev/rev", SessionID: 3, ActorLabel: reviewer.Label,
-		BranchRef: "letagents/task-1-ann", PRURL: pr1, OutputIntent: "review of task_1: Fix login", TTL: time.Hour, CreatedBy: reviewer.Label}
+		BranchRef: "letagents/task_1/ann-ann", PRURL: pr1, OutputIntent: "Review task_1: Fix login", TTL: time.Hour, CreatedBy: reviewer.Label}
 	unheld := review
 	unheld.BranchRef = ""
 	tests := []struct {
@@ -641,6 +641,28 @@ func TestAcceptsNewTask(t *testing.T) {
 	for _, tt := range tests {
 		if got := AcceptsNewTask(tt.caller, tt.by, tt.posted); got != tt.want {
 			t.Errorf("%s: AcceptsNewTask = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestBranchRef pins the original's default branch of a claim.
+func TestBranchRef(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		seq      int64
+		agentKey string
+		want     string
+	}{
+		{1, "compat-a/bot", "letagents/task_1/compat-a-bot"},
+		{12, " Ann/Worker.One_2 ", "letagents/task_12/ann-worker.one_2"},
+		{3, "ann/bötchen", "letagents/task_3/ann-b-tchen"},
+		{4, "--/--", "letagents/task_4/agent"},
+		{5, "", "letagents/task_5/agent"},
+		{6, strings.Repeat("a", 70), "letagents/task_6/" + strings.Repeat("a", 64)},
+	}
+	for _, tt := range tests {
+		if got := BranchRef(tt.seq, tt.agentKey); got != tt.want {
+			t.Errorf("BranchRef(%d, %q) = %q, want %q", tt.seq, tt.agentKey, got, tt.want)
 		}
 	}
 }

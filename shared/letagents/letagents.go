@@ -108,8 +108,9 @@ type Message struct {
 	Sender          string
 	Text            string
 	Source          string // SourceAgent, SourceBrowser, SourceSystem or "" (unverified)
-	ThreadParentSeq int64  // the message this one replies to; 0 for a top-level message
-	ThreadRootSeq   int64  // the top-level message of its thread; 0 for a top-level message
+	PromptKind      PromptKind
+	ThreadParentSeq int64 // the message this one replies to; 0 for a top-level message
+	ThreadRootSeq   int64 // the top-level message of its thread; 0 for a top-level message
 	CreatedAt       time.Time
 	// ReplyTo quotes the parent of a reply (set by reads, not by sends).
 	ReplyTo *Quote
@@ -212,6 +213,32 @@ func foldName(s string) string {
 	return b.String()
 }
 
+// PromptKind marks a message that carries an instruction to the agents
+// of its room, as the original's clients read it: their MCP client adds
+// the room's standing prompt to it.
+type PromptKind string
+
+// Prompt kinds a message may carry. (The original's MCP client also knows
+// join, the prompt that comes with entering a room, never a message's.)
+const (
+	PromptInline PromptKind = "inline" // a person's message the agents take as their instruction
+	PromptAuto   PromptKind = "auto"   // a background reminder; its text may be empty
+)
+
+// ParsePromptKind reads a client's agent_prompt_kind as the original
+// does: "" is none; anything else is trimmed and read in any case, and
+// must be inline or auto (join, blanks and unknown kinds are refused).
+func ParsePromptKind(s string) (PromptKind, error) {
+	if s == "" {
+		return "", nil
+	}
+	switch k := PromptKind(strings.ToLower(strings.TrimSpace(s))); k {
+	case PromptInline, PromptAuto:
+		return k, nil
+	}
+	return "", Errorf(Invalid, "agent_prompt_kind must be one of: %s, %s", PromptInline, PromptAuto)
+}
+
 // LivenessClientIDPrefix begins the client_message_id of every liveness
 // notice, and no other message's.
 const LivenessClientIDPrefix = "agent_liveness:"
@@ -222,6 +249,7 @@ type NewMessage struct {
 	Sender          string
 	Text            string
 	Source          string
+	PromptKind      PromptKind
 	ThreadParentSeq int64
 	// PublisherSessionID is the agent session the server verified as the
 	// sender, 0 for none.
@@ -235,8 +263,8 @@ type NewMessage struct {
 // MessagePage is one page of a room's timeline, oldest first.
 type MessagePage struct {
 	Messages []Message
-	HasMore  bool  // more messages follow the page (reading forward)
-	HasOlder bool  // older messages precede the page (reading backward)
+	HasMore  bool  // reading forward: more messages follow the page
+	HasOlder bool  // reading backward: older messages precede the page
 	LastSeq  int64 // the room's newest number when the page was read
 }
 
@@ -355,8 +383,10 @@ func WorkerSessionRequired() error {
 // client reads back, so they name the wire fields.
 func (m NewMessage) Validate() error {
 	switch {
-	case strings.TrimSpace(m.Sender) == "" || strings.TrimSpace(m.Text) == "":
+	case strings.TrimSpace(m.Sender) == "" || strings.TrimSpace(m.Text) == "" && m.PromptKind != PromptAuto:
 		return Errorf(Invalid, "sender and text are required")
+	case m.PromptKind != "" && m.PromptKind != PromptInline && m.PromptKind != PromptAuto:
+		return Errorf(Invalid, "agent_prompt_kind must be one of: %s, %s", PromptInline, PromptAuto)
 	case len(m.Sender) > MaxSenderBytes:
 		return Errorf(Invalid, "sender is longer than %d bytes", MaxSenderBytes)
 	case len(m.Text) > MaxTextBytes:

@@ -43,6 +43,17 @@ const (
 	MaxParticipantPage     = 500
 )
 
+// The live roster (GET presence) lists the workers messages reach now,
+// then up to MaxRecentlyOffline that were reached within RecentlyOffline,
+// as the original's does.
+const (
+	RecentlyOffline    = 15 * time.Minute
+	MaxRecentlyOffline = 20
+	// DefaultPresencePage and MaxPresencePage bound ?limit of the roster.
+	DefaultPresencePage = 50
+	MaxPresencePage     = 500
+)
+
 // MaxPresenceText bounds a presence status text.
 const MaxPresenceText = 500
 
@@ -98,4 +109,30 @@ func (s AgentSession) Reachable(now time.Time) bool {
 		return false
 	}
 	return s.OpenConnections > 0 || (!s.LastDisconnectedAt.IsZero() && now.Sub(s.LastDisconnectedAt) < ReconnectGrace)
+}
+
+// Delivered reports whether messages ever reached the session through a
+// delivery connection (a poll or stream with its credentials).
+func (s AgentSession) Delivered() bool {
+	return s.OpenConnections > 0 || !s.LastDisconnectedAt.IsZero()
+}
+
+// ActivityState is the session's activity as the original's roster shows
+// it: offline unless messages reach it now, away when it says it is
+// idle (or never said), else active.
+func (s AgentSession) ActivityState(now time.Time) string {
+	switch {
+	case !s.Reachable(now):
+		return "offline"
+	case s.Presence.Status == "" || s.Presence.Status == "idle":
+		return "away"
+	}
+	return "active"
+}
+
+// OnLiveRoster reports whether a worker belongs on the live roster: messages
+// reach it now, or did within RecentlyOffline (MaxRecentlyOffline of those
+// at most, which the lister enforces).
+func (s AgentSession) OnLiveRoster(now time.Time) bool {
+	return s.Kind == SessionWorker && (s.Reachable(now) || s.Delivered() && now.Sub(s.LastSeenAt) <= RecentlyOffline)
 }

@@ -354,11 +354,10 @@ func TaskHandoffLine(t Task, from, to string) string {
 // Machine-readable codes of the board's conflicts, sent as an error
 // answer's "code" (Error.Reason).
 const (
-	// CodeTaskClaimed: the task already has an active work lease.
-	CodeTaskClaimed = "coordination_task_claimed"
-	// CodeNotLeaseHolder: once a task is held, only its work lease holder
-	// may change it.
-	CodeNotLeaseHolder = "coordination_not_lease_holder"
+	// CodeWrongActor: the task is held (has an active work lease) by
+	// another agent, who alone may claim it or change it; the original's
+	// code for both.
+	CodeWrongActor = "coordination_wrong_actor"
 	// CodeLeaseHolderRequired: only the lease holder or a room admin may
 	// release or hand off a lease (403).
 	CodeLeaseHolderRequired = "coordination_lease_holder_required"

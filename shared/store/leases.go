@@ -94,7 +94,7 @@ func insertLease(ctx context.Context, tx pgx.Tx, l letagents.Lease, now time.Tim
 		nullString(l.BranchRef), nullString(l.PRURL), nullString(l.OutputIntent), expires, ttl, now, l.CreatedBy, letagents.LeaseActive))
 	switch {
 	case pgCode(err) == uniqueViolation && l.Kind == letagents.LeaseWork:
-		return out, letagents.Coordination(letagents.CodeTaskClaimed, "%s was just claimed by another agent", letagents.TaskID(l.TaskSeq))
+		return out, letagents.Coordination(letagents.CodeWrongActor, "%s was just claimed by another agent", letagents.TaskID(l.TaskSeq))
 	case pgCode(err) == uniqueViolation:
 		return out, letagents.Coordination(letagents.CodeReviewClaimed, "%s already holds a review lease on %s", l.ActorLabel, letagents.TaskID(l.TaskSeq))
 	case err != nil:
@@ -139,7 +139,7 @@ type Claim = letagents.Claim
 // the agent gets its active work lease (none for a claim by name),
 // announced with a status line, all in one transaction. Of claims racing
 // for a task exactly one wins; the others are Conflicts with code
-// coordination_task_claimed (the task's row lock orders them, and the
+// coordination_wrong_actor (the task's row lock orders them, and the
 // unique index on active work leases stands behind it).
 func (s *Store) ClaimTask(ctx context.Context, roomID string, seq int64, c Claim, now time.Time) (letagents.Task, letagents.Lease, error) {
 	if err := letagents.CheckClaimer(c, letagents.LeaseWork); err != nil {

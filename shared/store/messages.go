@@ -37,21 +37,21 @@ func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (msg le
 // with the quote of its parent as a send answers it.
 func (s *Store) messageByClientID(ctx context.Context, roomID, clientID string) (letagents.Message, error) {
 	m := letagents.Message{RoomID: roomID}
-	var source *string
+	var source, kind *string
 	var parent, root *int64
 	var quoted quoteRow
 	err := s.queryRow(ctx, `
-		SELECT m.seq, m.sender, m.text, m.source, m.thread_parent_seq, m.thread_root_seq, m.created_at,
+		SELECT m.seq, m.sender, m.text, m.source, m.agent_prompt_kind, m.thread_parent_seq, m.thread_root_seq, m.created_at,
 			p.sender, left(p.text, $3), length(p.text) > $3, p.source, p.created_at
 		FROM messages m LEFT JOIN messages p ON p.room_id = m.room_id AND p.seq = m.thread_parent_seq
 		WHERE m.room_id = $1 AND m.client_message_id = $2`, roomID, clientID, letagents.QuoteMaxChars,
-	).Scan(append([]any{&m.Seq, &m.Sender, &m.Text, &source, &parent, &root, &m.CreatedAt}, quoted.dest()...)...)
+	).Scan(append([]any{&m.Seq, &m.Sender, &m.Text, &source, &kind, &parent, &root, &m.CreatedAt}, quoted.dest()...)...)
 	if err != nil {
 		// Not even no rows is expected: the id's unique index just refused a
 		// second message, and messages are never deleted.
 		return m, fmt.Errorf("read message of client_message_id %q: %w", clientID, err)
 	}
-	m.Source, m.ThreadParentSeq, m.ThreadRootSeq = deref(source), deref(parent), deref(root)
+	m.Source, m.PromptKind, m.ThreadParentSeq, m.ThreadRootSeq = deref(source), letagents.PromptKind(deref(kind)), deref(parent), deref(root)
 	m.ReplyTo = quoted.quote(m.ThreadParentSeq)
 	return m, nil
 }
@@ -83,27 +83,34 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 	if err := m.Validate(); err != nil {
 		return letagents.Message{}, err
 	}
-	var source, parent any
+	var source, kind, parent any
 	if m.Source != "" {
 		source = m.Source
+	}
+	if m.PromptKind != "" {
+		kind = string(m.PromptKind)
 	}
 	if m.ThreadParentSeq > 0 {
 		parent = m.ThreadParentSeq
 	}
-	out := letagents.Message{RoomID: m.RoomID, Sender: m.Sender, Text: m.Text, Source: m.Source, ThreadParentSeq: m.ThreadParentSeq}
+	out := letagents.Message{RoomID: m.RoomID, Sender: m.Sender, Text: m.Text, Source: m.Source, PromptKind: m.PromptKind,
+		ThreadParentSeq: m.ThreadParentSeq}
 	var root *int64
 	var quoted quoteRow
+	// A prompt-only parent is no parent: with no root found, the thread
+	// shape check refuses the reply.
 	err := q.QueryRow(ctx, `
 		WITH next AS (
 			UPDATE rooms SET last_seq = last_seq + 1 WHERE id = $1 RETURNING id, last_seq
 		), parent AS (
-			SELECT coalesce(thread_root_seq, seq) AS root, sender, left(text, $9) AS text, length(text) > $9 AS truncated,
+			SELECT coalesce(thread_root_seq, seq) AS root, sender, left(text, $10) AS text, length(text) > $10 AS truncated,
 				source, created_at
-			FROM messages WHERE room_id = $1 AND seq = $5
+			FROM messages WHERE room_id = $1 AND seq = $5 AND `+visible+`
 		), ins AS (
 			INSERT INTO messages (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at,
-				publisher_session_id, client_message_id)
-			SELECT id, last_seq, $2, $3, $4, $5, (SELECT root FROM parent), date_trunc('milliseconds', clock_timestamp()), $7, $8 FROM next
+				publisher_session_id, client_message_id, agent_prompt_kind)
+			SELECT id, last_seq, $2, $3, $4, $5, (SELECT root FROM parent), date_trunc('milliseconds', clock_timestamp()), $7, $8, $9
+			FROM next
 			RETURNING seq, thread_root_seq, created_at
 		), thread AS (
 			INSERT INTO message_threads AS t (room_id, root_seq, reply_count, latest_reply_seq, latest_reply_at)
@@ -115,7 +122,7 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 			p.sender, p.text, p.truncated, p.source, p.created_at
 		FROM ins i LEFT JOIN parent p ON true`,
 		m.RoomID, m.Sender, m.Text, source, parent, s.Channel(m.RoomID), nullInt(m.PublisherSessionID), nullString(m.ClientMessageID),
-		letagents.QuoteMaxChars,
+		kind, letagents.QuoteMaxChars,
 	).Scan(append([]any{&out.Seq, &root, &out.CreatedAt, nil}, quoted.dest()...)...)
 	if root != nil {
 		out.ThreadRootSeq = *root
@@ -139,11 +146,17 @@ const BeforeLatest = math.MaxInt64
 
 // MessageQuery selects a page of a room's timeline: the Limit messages
 // after After, or, when Before is set, the Limit messages just before it.
+// Prompt-only messages (kind auto, no text) are left out unless
+// IncludePromptOnly, as the original leaves them out.
 type MessageQuery struct {
-	After  int64
-	Before int64 // 0: read forward from After; BeforeLatest: the newest page
-	Limit  int
+	After             int64
+	Before            int64 // 0: read forward from After; BeforeLatest: the newest page
+	Limit             int
+	IncludePromptOnly bool
 }
+
+// visible is the SQL condition of a messages row that is not prompt-only.
+const visible = `(agent_prompt_kind IS DISTINCT FROM 'auto' OR text ~ '\S')`
 
 // Messages reads one page of a room's timeline, oldest first, in one round
 // trip that also tells a missing room from an empty one.
@@ -153,15 +166,17 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 		if q.Limit < 1 || q.Limit > letagents.MaxPageSize {
 			return page, letagents.Errorf(letagents.Invalid, "limit must be between 1 and %d", letagents.MaxPageSize)
 		}
-		inner := `SELECT * FROM messages WHERE room_id = r.id AND seq > $2 ORDER BY seq LIMIT $3`
+		// One message more than the page, to tell whether more lie beyond
+		// it: hidden messages leave gaps in what is read.
+		inner := `SELECT * FROM messages WHERE room_id = r.id AND seq > $2 AND ($5 OR ` + visible + `) ORDER BY seq LIMIT $3 + 1`
 		bound := q.After
 		if q.Before > 0 {
-			inner = `SELECT * FROM messages WHERE room_id = r.id AND seq < $2 ORDER BY seq DESC LIMIT $3`
+			inner = `SELECT * FROM messages WHERE room_id = r.id AND seq < $2 AND ($5 OR ` + visible + `) ORDER BY seq DESC LIMIT $3 + 1`
 			bound = q.Before
 		}
 		// A reply brings a quote of its parent; a root its thread's summary.
 		rows, err := s.pool.Query(ctx, `
-			SELECT r.last_seq, m.seq, m.sender, m.text, m.source, m.thread_parent_seq, m.thread_root_seq, m.created_at,
+			SELECT r.last_seq, m.seq, m.sender, m.text, m.source, m.agent_prompt_kind, m.thread_parent_seq, m.thread_root_seq, m.created_at,
 				p.sender, left(p.text, $4), length(p.text) > $4, p.source, p.created_at,
 				t.reply_count, t.latest_reply_seq, t.latest_reply_at
 			FROM rooms r
@@ -169,7 +184,7 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 			LEFT JOIN messages p ON p.room_id = m.room_id AND p.seq = m.thread_parent_seq
 			LEFT JOIN message_threads t ON t.room_id = m.room_id AND t.root_seq = m.seq
 			WHERE r.id = $1
-			ORDER BY m.seq`, roomID, bound, q.Limit, letagents.QuoteMaxChars)
+			ORDER BY m.seq`, roomID, bound, q.Limit, letagents.QuoteMaxChars, q.IncludePromptOnly)
 		if err != nil {
 			return page, fmt.Errorf("read messages: %w", err)
 		}
@@ -180,13 +195,14 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 			var (
 				seq, parent, root    *int64
 				sender, text, source *string
+				kind                 *string
 				createdAt            *time.Time
 				quoted               quoteRow
 				latestAt             *time.Time
 				replies              *int
 				latest               *int64
 			)
-			dest := append([]any{&page.LastSeq, &seq, &sender, &text, &source, &parent, &root, &createdAt}, quoted.dest()...)
+			dest := append([]any{&page.LastSeq, &seq, &sender, &text, &source, &kind, &parent, &root, &createdAt}, quoted.dest()...)
 			if err := rows.Scan(append(dest, &replies, &latest, &latestAt)...); err != nil {
 				return page, fmt.Errorf("read messages: %w", err)
 			}
@@ -194,7 +210,7 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 				continue // the room exists and the page is empty
 			}
 			m := letagents.Message{RoomID: roomID, Seq: *seq, Sender: *sender, Text: *text, CreatedAt: *createdAt,
-				Source: deref(source), ThreadParentSeq: deref(parent), ThreadRootSeq: deref(root)}
+				Source: deref(source), PromptKind: letagents.PromptKind(deref(kind)), ThreadParentSeq: deref(parent), ThreadRootSeq: deref(root)}
 			m.ReplyTo = quoted.quote(m.ThreadParentSeq)
 			if replies != nil {
 				m.Thread = &letagents.ThreadSummary{ReplyCount: *replies, LatestReplySeq: *latest, LatestReplyAt: *latestAt}
@@ -207,11 +223,12 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 		if !found {
 			return page, letagents.RoomNotFound()
 		}
-		// Numbers are gap-free and last_seq was read in the same snapshot, so
-		// the page's ends say exactly whether anything lies beyond them.
-		if n := len(page.Messages); n > 0 {
-			page.HasMore = page.Messages[n-1].Seq < page.LastSeq
-			page.HasOlder = page.Messages[0].Seq > 1
+		if len(page.Messages) > q.Limit {
+			if q.Before > 0 {
+				page.Messages, page.HasOlder = page.Messages[1:], true
+			} else {
+				page.Messages, page.HasMore = page.Messages[:q.Limit], true
+			}
 		}
 		return page, nil
 	})

@@ -180,6 +180,7 @@ func TestMessagesPaging(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// HasMore answers a forward read, HasOlder a backward one.
 	tests := []struct {
 		name              string
 		q                 store.MessageQuery
@@ -187,13 +188,13 @@ func TestMessagesPaging(t *testing.T) {
 		hasMore, hasOlder bool
 	}{
 		{"first page", store.MessageQuery{Limit: 3}, []int64{1, 2, 3}, true, false},
-		{"middle", store.MessageQuery{After: 3, Limit: 3}, []int64{4, 5, 6}, true, true},
-		{"last", store.MessageQuery{After: 6, Limit: 3}, []int64{7}, false, true},
+		{"middle", store.MessageQuery{After: 3, Limit: 3}, []int64{4, 5, 6}, true, false},
+		{"last", store.MessageQuery{After: 6, Limit: 3}, []int64{7}, false, false},
 		{"past the end", store.MessageQuery{After: 7, Limit: 3}, nil, false, false},
 		{"far past the end", store.MessageQuery{After: 99, Limit: 3}, nil, false, false},
 		{"latest", store.MessageQuery{Before: store.BeforeLatest, Limit: 3}, []int64{5, 6, 7}, false, true},
-		{"before 5", store.MessageQuery{Before: 5, Limit: 3}, []int64{2, 3, 4}, true, true},
-		{"before 3", store.MessageQuery{Before: 3, Limit: 3}, []int64{1, 2}, true, false},
+		{"before 5", store.MessageQuery{Before: 5, Limit: 3}, []int64{2, 3, 4}, false, true},
+		{"before 3", store.MessageQuery{Before: 3, Limit: 3}, []int64{1, 2}, false, false},
 	}
 	for _, tt := range tests {
 		page, err := s.Messages(ctx, room.ID, tt.q)
@@ -219,6 +220,73 @@ func TestMessagesPaging(t *testing.T) {
 		if _, err := s.Messages(ctx, room.ID, store.MessageQuery{Limit: limit}); codeOf(err) != letagents.Invalid {
 			t.Errorf("Messages(limit %d) error = %v, want invalid", limit, err)
 		}
+	}
+}
+
+// TestMessagesPromptOnly pins how the original treats a prompt-only
+// message (kind auto, blank text): reads leave it out unless they ask for
+// it, pages count only what they show, and nobody replies to it.
+func TestMessagesPromptOnly(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	room, _, _ := s.EnsureRoom(ctx, "prompts")
+	for _, m := range []letagents.NewMessage{
+		{Text: "one"},
+		{Text: " \n", PromptKind: letagents.PromptAuto},
+		{Text: "three", PromptKind: letagents.PromptInline},
+		{Text: "four", PromptKind: letagents.PromptAuto},
+		{Text: "", PromptKind: letagents.PromptAuto},
+	} {
+		m.RoomID, m.Sender = room.ID, "a"
+		sent, _, err := s.SendMessage(ctx, m)
+		if err != nil || sent.PromptKind != m.PromptKind {
+			t.Fatalf("send %+v = %+v, %v", m, sent, err)
+		}
+	}
+	tests := []struct {
+		name              string
+		q                 store.MessageQuery
+		want              []int64
+		hasMore, hasOlder bool
+	}{
+		{"all", store.MessageQuery{Limit: 10}, []int64{1, 3, 4}, false, false},
+		{"all, prompt-only too", store.MessageQuery{Limit: 10, IncludePromptOnly: true}, []int64{1, 2, 3, 4, 5}, false, false},
+		{"first page", store.MessageQuery{Limit: 2}, []int64{1, 3}, true, false},
+		{"only hidden after", store.MessageQuery{After: 4, Limit: 2}, nil, false, false},
+		{"latest", store.MessageQuery{Before: store.BeforeLatest, Limit: 2}, []int64{3, 4}, false, true},
+		{"latest, prompt-only too", store.MessageQuery{Before: store.BeforeLatest, Limit: 2, IncludePromptOnly: true}, []int64{4, 5}, false, true},
+		{"before 3", store.MessageQuery{Before: 3, Limit: 1}, []int64{1}, false, false},
+	}
+	for _, tt := range tests {
+		page, err := s.Messages(ctx, room.ID, tt.q)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		var got []int64
+		for _, m := range page.Messages {
+			got = append(got, m.Seq)
+		}
+		if !slices.Equal(got, tt.want) || page.HasMore != tt.hasMore || page.HasOlder != tt.hasOlder {
+			t.Errorf("%s: got %v more=%v older=%v; want %v more=%v older=%v",
+				tt.name, got, page.HasMore, page.HasOlder, tt.want, tt.hasMore, tt.hasOlder)
+		}
+	}
+	page, err := s.Messages(ctx, room.ID, store.MessageQuery{Limit: 10, IncludePromptOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []letagents.PromptKind{"", letagents.PromptAuto, letagents.PromptInline, letagents.PromptAuto, letagents.PromptAuto} {
+		if got := page.Messages[i].PromptKind; got != want {
+			t.Errorf("message %d read with kind %q, want %q", page.Messages[i].Seq, got, want)
+		}
+	}
+	_, _, err = s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "b", Text: "re", ThreadParentSeq: 2})
+	if codeOf(err) != letagents.Invalid {
+		t.Errorf("reply to a prompt-only message: error %v, want invalid", err)
+	}
+	if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "b", Text: "re", ThreadParentSeq: 4}); err != nil {
+		t.Errorf("reply to an auto prompt with text: %v", err)
 	}
 }
 
@@ -250,6 +318,8 @@ func TestSendMessageValidation(t *testing.T) {
 	}{
 		{"no sender", letagents.NewMessage{RoomID: room.ID, Text: "x"}, letagents.Invalid},
 		{"blank text", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "  "}, letagents.Invalid},
+		{"blank inline prompt", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "  ", PromptKind: letagents.PromptInline}, letagents.Invalid},
+		{"unknown prompt kind", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "x", PromptKind: "join"}, letagents.Invalid},
 		{"text too long", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: string(long)}, letagents.TooLarge},
 		{"text at the limit", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: string(long[1:])}, ""},
 		{"NUL", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "a\x00b"}, letagents.Invalid},

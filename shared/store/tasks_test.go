@@ -169,8 +169,8 @@ func TestTransitionMatrix(t *testing.T) {
 			case want && got.Status != to:
 				t.Errorf("%s: status %s after the move", name, got.Status)
 			case !want && to == letagents.TaskAssigned && from.Held():
-				if coordCode(err) != letagents.CodeTaskClaimed {
-					t.Errorf("%s: %v, want Conflict %s", name, err, letagents.CodeTaskClaimed)
+				if coordCode(err) != letagents.CodeWrongActor {
+					t.Errorf("%s: %v, want Conflict %s", name, err, letagents.CodeWrongActor)
 				}
 			case !want && !letagents.IsCode(err, letagents.Invalid):
 				t.Errorf("%s: %v, want Invalid", name, err)
@@ -269,8 +269,8 @@ func TestConcurrentClaims(t *testing.T) {
 		switch {
 		case err == nil:
 			won++
-		case coordCode(err) != letagents.CodeTaskClaimed || !letagents.IsCode(err, letagents.Conflict):
-			t.Errorf("claim %d: %v, want Conflict %s", i, err, letagents.CodeTaskClaimed)
+		case coordCode(err) != letagents.CodeWrongActor || !letagents.IsCode(err, letagents.Conflict):
+			t.Errorf("claim %d: %v, want Conflict %s", i, err, letagents.CodeWrongActor)
 		}
 	}
 	if won != 1 {
@@ -306,8 +306,8 @@ func TestClaimByName(t *testing.T) {
 		t.Errorf("stored assignee_agent_key = %v, %v; want NULL", key, err)
 	}
 	for _, who := range []store.Claim{{Actor: workerA}, {Actor: store.Actor{Label: "sam"}, ByName: true}} {
-		if _, _, err := b.s.ClaimTask(ctx, b.room, task.Seq, who, b.now); coordCode(err) != letagents.CodeTaskClaimed {
-			t.Errorf("second claim by %+v: %v, want %s", who, err, letagents.CodeTaskClaimed)
+		if _, _, err := b.s.ClaimTask(ctx, b.room, task.Seq, who, b.now); coordCode(err) != letagents.CodeWrongActor {
+			t.Errorf("second claim by %+v: %v, want %s", who, err, letagents.CodeWrongActor)
 		}
 	}
 	if got := b.move(t, task.Seq, letagents.TaskInReview, pat); got.Status != letagents.TaskInReview || got.Assignee != "pat" {
@@ -353,19 +353,19 @@ func TestOwnershipAndReview(t *testing.T) {
 	ctx := context.Background()
 	task := b.create(t, "guarded", true)
 	lease := b.claim(t, task.Seq, workerA, 0)
-	if !strings.HasPrefix(lease.ID, "tl_") || len(lease.ID) != 35 || lease.Kind != "work" || lease.BranchRef != "letagents/task-1-workerA" ||
+	if !strings.HasPrefix(lease.ID, "tl_") || len(lease.ID) != 35 || lease.Kind != "work" || lease.BranchRef != "letagents/task_1/ann-workera" ||
 		lease.OutputIntent != "guarded" || !lease.ExpiresAt.IsZero() {
 		t.Errorf("lease = %+v", lease)
 	}
 	pr := "https://github.com/o/r/pull/9"
 	_, err := b.s.UpdateTask(ctx, b.room, task.Seq, store.TaskChange{PRURL: &pr, Actor: workerB}, b.now)
-	if coordCode(err) != letagents.CodeNotLeaseHolder {
-		t.Errorf("another agent's change: %v, want %s", err, letagents.CodeNotLeaseHolder)
+	if coordCode(err) != letagents.CodeWrongActor {
+		t.Errorf("another agent's change: %v, want %s", err, letagents.CodeWrongActor)
 	}
 	other := workerA
 	other.InstanceID = "i-2"
-	if _, err := b.s.UpdateTask(ctx, b.room, task.Seq, store.TaskChange{Status: letagents.TaskInProgress, Actor: other}, b.now); coordCode(err) != letagents.CodeNotLeaseHolder {
-		t.Errorf("the same agent from another instance: %v, want %s", err, letagents.CodeNotLeaseHolder)
+	if _, err := b.s.UpdateTask(ctx, b.room, task.Seq, store.TaskChange{Status: letagents.TaskInProgress, Actor: other}, b.now); coordCode(err) != letagents.CodeWrongActor {
+		t.Errorf("the same agent from another instance: %v, want %s", err, letagents.CodeWrongActor)
 	}
 	got, err := b.s.UpdateTask(ctx, b.room, task.Seq, store.TaskChange{Status: letagents.TaskInReview, PRURL: &pr, Actor: workerA}, b.now)
 	if err != nil || got.PRURL != pr || got.ActiveLeases[0].PRURL != pr {

@@ -13,8 +13,11 @@ type Task struct {
 	CreatedBy        string  `json:"created_by"`
 	SourceMessageID  *string `json:"source_message_id"`
 	PRURL            *string `json:"pr_url"`
-	CreatedAt        string  `json:"created_at"`
-	UpdatedAt        string  `json:"updated_at"`
+	// WorkflowArtifacts are the Git objects the task's work produced, as
+	// the original's clients read them: its pull request, from pr_url.
+	WorkflowArtifacts []ArtifactFields `json:"workflow_artifacts"`
+	CreatedAt         string           `json:"created_at"`
+	UpdatedAt         string           `json:"updated_at"`
 	// ActiveLeases are the task's active leases, its work lease first.
 	ActiveLeases []Lease `json:"active_leases"`
 }

@@ -128,6 +128,9 @@ type SendMessage struct {
 	Text           string  `json:"text"`
 	ThreadParentID *string `json:"thread_parent_id,omitempty"`
 	ReplyTo        *string `json:"reply_to,omitempty"`
+	// AgentPromptKind, inline or auto, marks the message as an instruction
+	// to the room's agents (see Message); auto allows an empty text.
+	AgentPromptKind string `json:"agent_prompt_kind,omitempty"`
 	// ClientMessageID, chosen by the client (at most 200 bytes), makes the
 	// send safe to repeat: a second send of it to the same room answers
 	// the first message with 200 instead of posting another.
@@ -168,10 +171,13 @@ type RegisterSession struct {
 	DisplayName              string `json:"display_name,omitempty"`
 	RequestedBaseDisplayName string `json:"requested_base_display_name,omitempty"`
 	IDELabel                 string `json:"ide_label,omitempty"`
-	AgentInstanceID          string `json:"agent_instance_id,omitempty"`
-	SessionKind              string `json:"session_kind,omitempty"` // worker (default) or controller
-	Runtime                  string `json:"runtime,omitempty"`
-	RepoBranch               string `json:"repo_branch,omitempty"`
+	// ActorLabel, as older clients send it, gives the IDE when IDELabel
+	// does not.
+	ActorLabel      string `json:"actor_label,omitempty"`
+	AgentInstanceID string `json:"agent_instance_id,omitempty"`
+	SessionKind     string `json:"session_kind,omitempty"` // worker (default) or controller
+	Runtime         string `json:"runtime,omitempty"`
+	RepoBranch      string `json:"repo_branch,omitempty"`
 }
 
 // AgentSession is a registered session. SessionToken is in the answer to
@@ -213,7 +219,7 @@ type DeliverySession struct {
 
 // PresenceUpdate is the body of POST /rooms/{room}/presence.
 type PresenceUpdate struct {
-	Status     string `json:"status"` // idle, working, reviewing or blocked
+	Status     string `json:"status"` // idle, working, reviewing or blocked (trimmed, any case)
 	StatusText string `json:"status_text,omitempty"`
 	SessionCredentials
 }
@@ -275,10 +281,36 @@ type RoomParticipant struct {
 	Connected           bool     `json:"connected"`
 }
 
-// PresenceList is GET /rooms/{room}/presence.
+// Presence is a worker on a room's live roster, in the original's shape:
+// who it is, what it says it is doing, and whether messages reach it
+// (freshness active, else stale; activity_state active, away or offline;
+// source_flags delivery when messages ever reached it through a poll or
+// stream, presence when it has said what it is doing).
+type Presence struct {
+	RoomID          string   `json:"room_id"`
+	ActorLabel      string   `json:"actor_label"`
+	AgentKey        string   `json:"agent_key"`
+	AgentInstanceID *string  `json:"agent_instance_id"`
+	AgentSessionID  string   `json:"agent_session_id"`
+	SessionKind     string   `json:"session_kind"`
+	Runtime         string   `json:"runtime"`
+	DisplayName     string   `json:"display_name"`
+	OwnerLabel      string   `json:"owner_label"`
+	IDELabel        string   `json:"ide_label"`
+	Status          string   `json:"status"`
+	StatusText      *string  `json:"status_text"`
+	LastHeartbeatAt string   `json:"last_heartbeat_at"`
+	CreatedAt       string   `json:"created_at"`
+	UpdatedAt       string   `json:"updated_at"`
+	Freshness       string   `json:"freshness"`
+	ActivityState   string   `json:"activity_state"`
+	SourceFlags     []string `json:"source_flags"`
+}
+
+// PresenceList is GET /rooms/{room}/presence: the live roster.
 type PresenceList struct {
-	RoomID   string        `json:"room_id"`
-	Presence []Participant `json:"presence"`
+	RoomID   string     `json:"room_id"`
+	Presence []Presence `json:"presence"`
 }
 
 // NativeActivity is the body of POST …/agent-sessions/{id}/native-activity:
@@ -299,6 +331,11 @@ type Message struct {
 	Text      string  `json:"text"`
 	Source    *string `json:"source"` // agent, browser, system (the server's own lines) or null
 	Timestamp string  `json:"timestamp"`
+	// AgentPromptKind is inline (a person's message the agents take as
+	// their instruction), auto (a background reminder) or null. A message
+	// of kind auto with no text is prompt-only: reads leave it out unless
+	// asked with include_prompt_only=1.
+	AgentPromptKind *string `json:"agent_prompt_kind"`
 	// ThreadParentID is the message this one replies to (null for a
 	// top-level message); ReplyTo quotes it.
 	ThreadParentID *string `json:"thread_parent_id"`
