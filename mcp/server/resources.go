@@ -299,7 +299,7 @@ func (ss *subscriptions) of(room string) []subscription {
 	defer ss.mu.Unlock()
 	var out []subscription
 	for _, sub := range ss.list {
-		if sub.room == room || rooms.IsInviteCode(sub.room) && rooms.NamedRoomOf(sub.room) == room {
+		if sub.room == room || rooms.MayBeNamed(sub.room) && rooms.NamedRoomOf(sub.room) == room {
 			out = append(out, sub)
 		}
 	}

@@ -153,7 +153,7 @@ func (s *Server) join(ctx context.Context, roomID, via string) (joinAnswer, *aut
 // named room of that name, which joins answered, and state keeps, under
 // its rooms.NamedRoomOf form.
 func (s *Server) knownRoomID(id string) string {
-	if !rooms.IsInviteCode(id) {
+	if !rooms.MayBeNamed(id) {
 		return id
 	}
 	named := rooms.NamedRoomOf(id)

@@ -134,12 +134,13 @@ func TestInviteRooms(t *testing.T) {
 		t.Errorf("join_code = %s", j.raw)
 	}
 	c.call(t, "join_project", map[string]any{"code": "not-a-code"}).failed(t, "not an invite code")
-	// A code no invite room has opens the named room of that name, and
-	// the answer says so.
-	if j := c.call(t, "join_project", map[string]any{"code": "ABCD-EFGH-IJKL"}).ok(t); j.str("room_id") != "abcd-efgh-ijkl" ||
-		j.obj["code"] != nil || j.str("joined_via") != "join_room" || !strings.Contains(j.str("note"), "No invite room has the code ABCD-EFGH-IJKL") {
-		t.Errorf("join_project of an unknown code = %s", j.raw)
+	// A two-group name no invite room has opens the named room of that
+	// name, and the answer says so; a three-group code is not found.
+	if j := c.call(t, "join_project", map[string]any{"code": "ABCD-EFGH"}).ok(t); j.str("room_id") != "abcd-efgh" ||
+		j.obj["code"] != nil || j.str("joined_via") != "join_room" || !strings.Contains(j.str("note"), "No invite room has the code ABCD-EFGH") {
+		t.Errorf("join_project of an unknown two-group code = %s", j.raw)
 	}
+	c.call(t, "join_project", map[string]any{"code": "ABCD-EFGH-IJKL"}).failed(t, "not found")
 
 	// A live join by code has the worker join by the code too.
 	fake := codextest.New(t, codextest.Options{})

@@ -79,6 +79,16 @@ func IsInviteCode(s string) bool {
 	return true
 }
 
+// MayBeNamed reports whether an invite-shaped id may name a named room
+// when no invite room has it as its code: only the two-group shape
+// (team-chat, demo-room). Codes are minted with three groups, here as in
+// LetAgents, so a three-group id that no invite room has is a mistyped or
+// stale code, and is answered "Room not found" rather than opening a
+// fresh room the agent would take for the one it was invited to.
+func MayBeNamed(id string) bool {
+	return IsInviteCode(id) && len(id) == 2*(inviteGroupLen+1)-1
+}
+
 // NamedRoomOf returns the id of the named room that an invite-shaped id
 // (team-chat, demo-room) stands for when no invite room has that code: its
 // lower-case form, so that the name finds one room however it is typed,

@@ -198,3 +198,24 @@ func TestNamedRoomOf(t *testing.T) {
 		}
 	}
 }
+
+func TestMayBeNamed(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"team-chat", true},
+		{"DEMO-ROOM", true},
+		{"1234-5678", true},
+		{"FEH7-YWH4-ZYT3", false}, // a minted code's shape
+		{"feh7-ywh4-zyt3", false},
+		{"team-chat-room", false}, // not invite-shaped at all
+		{"github.com/o/r", false},
+	}
+	for _, tt := range tests {
+		if got := MayBeNamed(tt.in); got != tt.want {
+			t.Errorf("MayBeNamed(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}

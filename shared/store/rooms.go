@@ -113,8 +113,9 @@ func (s *Store) Room(ctx context.Context, id string) (letagents.Room, error) {
 // RoomID resolves a canonical room id to the id of the room it names;
 // invite says that is an invite room (which exists). Only an invite-shaped
 // id needs resolving: it names the invite room of that code when there is
-// one, else the named room rooms.NamedRoomOf gives (which need not exist
-// yet), so that names such as team-chat can be rooms too.
+// one, else, when rooms.MayBeNamed, the named room rooms.NamedRoomOf gives
+// (which need not exist yet), so that names such as team-chat can be rooms
+// too; else the code itself, which no room has.
 func (s *Store) RoomID(ctx context.Context, id string) (resolved string, invite bool, err error) {
 	if !rooms.IsInviteCode(id) {
 		return id, false, nil
@@ -129,9 +130,12 @@ func (s *Store) RoomID(ctx context.Context, id string) (resolved string, invite 
 
 // inviteOrNamed reads the room an invite-shaped id names (RoomID). When
 // none exists, found is false and the room has only the id the named room
-// would have.
+// would have, or the code when the id cannot name one.
 func inviteOrNamed(ctx context.Context, q querier, id string) (r letagents.Room, found bool, err error) {
 	code, name := strings.ToUpper(id), rooms.NamedRoomOf(id)
+	if !rooms.MayBeNamed(id) {
+		name = code
+	}
 	r, err = scanRoom(q.QueryRow(ctx, `
 		SELECT `+roomColumns+` FROM rooms WHERE (id = $1 AND kind = $3) OR id = $2
 		ORDER BY kind = $3 DESC LIMIT 1`, code, name, letagents.RoomInvite))
@@ -148,7 +152,7 @@ func inviteOrNamed(ctx context.Context, q querier, id string) (r letagents.Room,
 // branch room, its repo room) if it does not exist yet. Invite rooms are
 // never created here: their codes are only ever minted by CreateInviteRoom,
 // so an invite-shaped id that no invite room has opens the named room of
-// that name (RoomID).
+// that name when it may name one (RoomID), else is not found.
 func (s *Store) EnsureRoom(ctx context.Context, id string) (room letagents.Room, created bool, err error) {
 	kind := rooms.KindOf(id)
 	err = s.withTx(ctx, func(tx pgx.Tx) (err error) {
@@ -157,6 +161,9 @@ func (s *Store) EnsureRoom(ctx context.Context, id string) (room letagents.Room,
 			if err != nil || found {
 				room = r
 				return err
+			}
+			if !rooms.MayBeNamed(id) {
+				return letagents.RoomNotFound()
 			}
 			id, kind = r.ID, letagents.RoomNamed
 		}
