@@ -44,6 +44,12 @@ const (
 	whyCodename  = "codenames are fused from our own word list by the original's algorithm, so a generic name's codename is not the anchor's"
 	whyTook      = "the room holds what each side took of the sends above (deliberate refusals and acceptances): the anchor the 300-byte client_message_id and the sender letagents, ours the owner token's send"
 	whySession   = "repo_branch is a session field of the later behaviour (behaviour reference §2.6) that 0.12.9 does not send"
+	whyBadCode   = "a code that is not code-shaped is a bad request (400), not an unknown room"
+	whyAdmins    = "holding an invite code makes nobody an admin: the room's creator administers it (README, roles); the anchor makes every signed-in joiner an admin"
+	whyOwnRooms  = "GET /projects lists the rooms the account administers or worked in; the anchor lists every room to anyone signed in, private repositories included"
+	whyRedirect  = "a 301 carries no body; the anchor's Express adds a text one"
+	whySignIn    = "sign_in_configured is an added field (README, the room page): whether GitHub sign-in is set up here"
+	whyRoster    = "a worker's participant entry also carries its session, presence and connected state, and lists presence before messages among its source flags"
 )
 
 // knownDifferences are the differences from the anchor we keep, by route
@@ -138,6 +144,14 @@ var knownDifferences = []deliberate{
 	{Case: "board/*", Path: "status", Anchor: "404", Version: "0.11.*", Reason: whyAfter011},
 	{Case: "board/*", Path: "$.code", Anchor: `"ROOM_NOT_FOUND"`, Version: "0.11.*", Reason: whyAfter011},
 	{Case: "artifacts/*", Path: "status", Anchor: "404", Version: "0.11.*", Reason: whyAfter011},
+
+	// Decided in the compatibility issue (README, Compatibility).
+	{Case: "rooms/join by malformed code", Path: "status", Anchor: "404", Ours: "400", Reason: whyBadCode},
+	{Case: "rooms/join invite room*", Path: "$.role", Anchor: `"admin"`, Ours: `"participant"`, Reason: whyAdmins},
+	{Case: "rooms/list rooms as A", Path: "$.projects[*]", Ours: absent, Reason: whyOwnRooms},
+	{Case: "resolve/*redirect", Path: "body", Anchor: "text", Ours: "empty", Reason: whyRedirect},
+	{Case: "auth/session*", Path: "$.sign_in_configured", Anchor: absent, Reason: whySignIn},
+	{Case: "sessions/participants*", Path: "$.participants[*]", Reason: whyRoster},
 
 	// health: pages.
 	{Case: "health/docs page", Path: "status", Anchor: "200", Ours: "404", Reason: whyPages},
