@@ -78,7 +78,8 @@ func TestAccessibility(t *testing.T) {
 			axeCheck(b, "room, narrow")
 			b.screenshot("room-narrow")
 			b.do("show the board", chromedp.Click(chromedp.CSS(`#tabs [data-tab="board"]`)))
-			b.until("the board tab", `document.getElementById("main").dataset.tab === "board"`)
+			b.until("the board tab", `document.getElementById("layout").dataset.tab === "board" &&
+				document.querySelector('#tabs [data-tab="board"]').getAttribute("aria-selected") === "true"`)
 			axeCheck(b, "room, narrow, board")
 			b.screenshot("room-narrow-board")
 		})
