@@ -1,7 +1,9 @@
 // Command poll serves long-polls (GET …/messages/poll). Under Lambda it is a
 // function like the others; anywhere else (a container, a VM) it is a
 // long-running HTTP server on PORT whose one LISTEN connection serves every
-// parked waiter, and which drains them on SIGTERM.
+// parked waiter, and which drains them on SIGTERM. The server also answers
+// service.ReadyPath, 503 while its listener is down or it is draining,
+// for the load balancer's health check.
 package main
 
 import (
@@ -17,6 +19,11 @@ import (
 	"github.com/letagents/letagents-go/shared/lambdaapi"
 	"github.com/letagents/letagents-go/shared/service"
 )
+
+// shutdownGrace bounds how long in-flight requests may take to finish
+// after SIGTERM (parked long-polls answer at once); the container's stop
+// timeout in template.yaml exceeds it.
+const shutdownGrace = 10 * time.Second
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -39,6 +46,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	defer svc.Close()
-	return service.Serve(ctx, cfg.Addr, svc.Handler, service.Serving{Drain: svc.Drain, Grace: 10 * time.Second, BodyTimeout: cfg.BodyTimeout,
+	return service.Serve(ctx, cfg.Addr, svc.WithReadiness(svc.Handler), service.Serving{Drain: svc.Drain, Grace: shutdownGrace,
+		BodyTimeout: cfg.BodyTimeout, IdleTimeout: cfg.IdleTimeout,
 		Ready: func(a net.Addr) { svc.Logger.Info("poll server listening", "url", service.Listening(a)) }})
 }
