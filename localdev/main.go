@@ -43,10 +43,6 @@ import (
 	"github.com/letagents/letagents-go/shared/service"
 )
 
-// shutdownGrace bounds how long in-flight requests may take to finish once
-// the server stops (parked long-polls answer at once).
-const shutdownGrace = 10 * time.Second
-
 // parentCheck is how often the runner looks whether its parent has exited.
 const parentCheck = time.Second
 
@@ -157,7 +153,7 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 			svc.Drain()
 		}
 	}
-	return service.Serve(ctx, loopback(cfg.Addr), gw, service.Serving{Drain: drain, Grace: shutdownGrace, BodyTimeout: cfg.BodyTimeout,
+	return service.Serve(ctx, loopback(cfg.Addr), gw, service.Serving{Drain: drain, Grace: service.ShutdownGrace, BodyTimeout: cfg.BodyTimeout,
 		Ready: func(a net.Addr) {
 			u := service.Listening(a)
 			fmt.Fprintf(stdout, "letagents localdev: every function on %s\n", u)

@@ -13,17 +13,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/lambdaapi"
 	"github.com/letagents/letagents-go/shared/service"
 )
-
-// shutdownGrace bounds how long in-flight requests may take to finish
-// after SIGTERM (parked long-polls answer at once); the container's stop
-// timeout in template.yaml exceeds it.
-const shutdownGrace = 10 * time.Second
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -46,7 +40,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	defer svc.Close()
-	return service.Serve(ctx, cfg.Addr, svc.WithReadiness(svc.Handler), service.Serving{Drain: svc.Drain, Grace: shutdownGrace,
+	return service.Serve(ctx, cfg.Addr, svc.WithReadiness(svc.Handler), service.Serving{Drain: svc.Drain, Grace: service.ShutdownGrace,
 		BodyTimeout: cfg.BodyTimeout, IdleTimeout: cfg.IdleTimeout,
 		Ready: func(a net.Addr) { svc.Logger.Info("poll server listening", "url", service.Listening(a)) }})
 }

@@ -44,6 +44,12 @@ import (
 // bodies cannot hold the server's connections for long.
 const DefaultBodyTimeout = 30 * time.Second
 
+// ShutdownGrace is how long a long-running server (the poll server, the
+// local runner) lets in-flight requests finish once it stops; parked
+// long-polls answer at once. template.yaml's StopTimeout of the poll
+// container exceeds it.
+const ShutdownGrace = 10 * time.Second
+
 // DefaultIdleTimeout is Config.IdleTimeout unless set: clients that came
 // and went do not pin a socket each for long.
 const DefaultIdleTimeout = 2 * time.Minute
