@@ -113,7 +113,13 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	}
 	defer stopDB()
 
-	pool, err := db.Open(ctx, connString, cfg.DB.MaxConns)
+	size, sizing := cfg.DB.MaxConns, "DB_MAX_CONNS"
+	if size == 0 {
+		if size, sizing, err = poolSize(ctx, connString); err != nil {
+			return err
+		}
+	}
+	pool, err := db.Open(ctx, connString, size)
 	if err != nil {
 		return err
 	}
@@ -159,6 +165,7 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 			fmt.Fprintf(stdout, "letagents localdev: every function on %s\n", u)
 			fmt.Fprintf(stdout, "export LETAGENTS_API_URL=%s\n", u)
 			fmt.Fprintf(stdout, "database: %s\n", dbDesc)
+			fmt.Fprintf(stdout, "pool: %d connections (%s)\n", pool.Config().MaxConns, sizing)
 			fmt.Fprintf(stdout, "sign-in: %s\n", signIn)
 		}})
 }

@@ -209,6 +209,7 @@ const (
 	secFloorC
 	secLatency
 	secThroughput
+	secRunner
 	secMemory
 )
 
@@ -291,6 +292,9 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	if err := b.throughput(ctx); err != nil {
 		return fmt.Errorf("throughput: %w", err)
+	}
+	if err := b.runner(ctx); err != nil {
+		return fmt.Errorf("local runner: %w", err)
 	}
 	// The memory rows measure servers in child processes; the in-process
 	// service, idle by then, only makes rooms for them.
