@@ -10,6 +10,9 @@
 //
 // It reads the same environment as the deployed functions (see
 // service.LoadConfig: DB_URL, PORT default 3001, LETAGENTS_POLL_MAX_MS, …).
+// Unlike the deployed functions, which only check the schema, it applies
+// the migrations at start. Every function shares one pool, sized for
+// concurrency unless DB_MAX_CONNS says (pool.go); it prints the size.
 // It listens on 127.0.0.1 only. The liveness sweeper, a scheduled function
 // in AWS, runs here on a ticker every minute. It stops, and stops its
 // PostgreSQL, on SIGINT or SIGTERM, and when the process that started it
