@@ -162,7 +162,7 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 			svc.Drain()
 		}
 	}
-	return service.Serve(ctx, loopback(cfg.Addr), gw, service.Serving{Drain: drain, Grace: service.ShutdownGrace, BodyTimeout: cfg.BodyTimeout,
+	return service.Serve(ctx, loopback(cfg.Addr), gw, service.Serving{Drain: drain, Grace: service.ShutdownGrace, BodyTimeout: cfg.BodyTimeout, IdleTimeout: cfg.IdleTimeout,
 		Ready: func(a net.Addr) {
 			u := service.Listening(a)
 			fmt.Fprintf(stdout, "letagents localdev: every function on %s\n", u)

@@ -124,8 +124,14 @@ func TestOpenChecksTheSchemaMigrateApplies(t *testing.T) {
 		t.Errorf("OpenPool on an unmigrated database = %v, want a SchemaError", err)
 	}
 
-	if v, err := service.Migrate(ctx, cfg); err != nil || v != latest {
-		t.Fatalf("Migrate = %d, %v; want %d", v, err, latest)
+	// The migrations connect directly: a proxy (here nowhere) is for pools.
+	proxied := cfg
+	proxied.DB.ProxyHost = "127.0.0.1:9"
+	if v, err := service.Migrate(ctx, proxied); err != nil || v != latest {
+		t.Fatalf("Migrate with DB_PROXY_HOST set = %d, %v; want %d, through the direct address", v, err, latest)
+	}
+	if _, err := service.Open(ctx, proxied, api.GroupRooms); err == nil {
+		t.Error("Open with DB_PROXY_HOST pointing nowhere succeeded: the pool should go through the proxy")
 	}
 	svc, err := service.Open(ctx, cfg, api.GroupRooms)
 	if err != nil {
