@@ -9,6 +9,13 @@
 #               rewrite template.yaml's route events from
 #               shared/api/routes.go (go run ./infra/routegen); run it after
 #               adding, changing or removing a route
+#   make image-poll [POLL_IMAGE=…]
+#               build the poll server's container image (functions/poll/
+#               Dockerfile, linux/arm64) for template.yaml's PollService;
+#               push it to ECR and deploy with PollImageUri set to it
+#   make migrate
+#               apply the migrations to DB_URL (go run ./functions/migrate);
+#               deploys do it through the stack's Migrate resource
 #   make compat ANCHOR_DIR=/path/to/built/letagents [ANCHOR_URL=…]
 #               compare with the original service (README: Compatibility);
 #               not part of make test, which needs no copy of the original
@@ -16,7 +23,7 @@
 # The SAM build targets (build-<LogicalId>, used by `sam build` with
 # BuildMethod: makefile) live below the developer targets.
 
-.PHONY: dev test bench template compat
+.PHONY: dev test bench template image-poll migrate compat
 
 dev:
 	go run ./localdev
@@ -31,6 +38,15 @@ bench:
 template:
 	go run ./infra/routegen -template template.yaml
 
+# Fargate runs the image on ARM64 (template.yaml's RuntimePlatform), as
+# Lambda runs the functions.
+POLL_IMAGE ?= letagents-poll:latest
+image-poll:
+	docker build --platform linux/arm64 -f functions/poll/Dockerfile -t $(POLL_IMAGE) .
+
+migrate:
+	go run ./functions/migrate
+
 # The command reads its settings from the environment (localdev/compat).
 compat:
 	ANCHOR_DIR='$(ANCHOR_DIR)' ANCHOR_URL='$(ANCHOR_URL)' go run ./localdev/compat
@@ -42,7 +58,7 @@ compat:
 # Lambda runtime provided.al2023 starts the binary named bootstrap.
 # infra/template_test.go checks that every function has its target.
 
-.PHONY: build-RoomsFunction build-MessagesFunction build-PollFunction build-WebFunction build-AuthFunction build-CoordinationFunction build-LivenessFunction
+.PHONY: build-RoomsFunction build-MessagesFunction build-PollFunction build-WebFunction build-AuthFunction build-CoordinationFunction build-LivenessFunction build-MigrateFunction
 
 build-RoomsFunction:
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -o $(ARTIFACTS_DIR)/bootstrap ./functions/rooms
@@ -64,3 +80,6 @@ build-CoordinationFunction:
 
 build-LivenessFunction:
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -o $(ARTIFACTS_DIR)/bootstrap ./functions/liveness
+
+build-MigrateFunction:
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -o $(ARTIFACTS_DIR)/bootstrap ./functions/migrate

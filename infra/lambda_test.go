@@ -5,17 +5,22 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/cfn"
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/letagents/letagents-go/migrations"
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/db"
 	"github.com/letagents/letagents-go/shared/lambdaapi"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/liveness"
@@ -24,6 +29,7 @@ import (
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
 	"github.com/letagents/letagents-go/shared/testclock"
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // fixtureRoom is the room of every functions/*/event.json. A named room:
@@ -466,5 +472,56 @@ func TestLivenessFunctionPath(t *testing.T) {
 	if len(page.Messages) != 1 || page.Messages[0].Source != letagents.SourceSystem ||
 		!strings.HasPrefix(page.Messages[0].Text, "[status] Quiet's message channel has been unreachable for 10m") {
 		t.Errorf("room has %+v, want one offline notice for Quiet", page.Messages)
+	}
+}
+
+// TestMigrateFunctionPath invokes the migrate function's handler, as
+// lambdaapi.RunMigrator builds it, with its sample CloudFormation request,
+// on a schema that has never been migrated: it migrates and tells
+// CloudFormation so, at the request's pre-signed URL.
+func TestMigrateFunctionPath(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(root, "functions", migrateDir, "event.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := make(chan map[string]any, 1)
+	cfnURL := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		var a map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&a)
+		answers <- a
+	}))
+	defer cfnURL.Close()
+	var ev map[string]any
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatalf("functions/migrate/event.json: %v", err)
+	}
+	ev["ResponseURL"] = cfnURL.URL
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	d := pgtest.NewEmpty(t)
+	cfg, err := service.LoadConfig(getenv(map[string]string{"DB_URL": d.URL, "LOG_LEVEL": "warn"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler := lambda.NewHandler(cfn.LambdaWrap(lambdaapi.MigrateHandler(func(ctx context.Context) (int, error) { return service.Migrate(ctx, cfg) })))
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, err := handler.Invoke(ctx, payload); err != nil {
+		t.Fatalf("invoke: %v", err)
+	}
+	a := testwait.Recv(t, "the answer to CloudFormation", answers)
+	latest, err := db.Latest(migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a["Status"] != "SUCCESS" || a["LogicalResourceId"] != "Migrate" || dig(a, "Data", "SchemaVersion") != float64(latest) {
+		t.Errorf("answered %v, want SUCCESS for Migrate with SchemaVersion %d", a, latest)
+	}
+	if err := db.CheckSchema(ctx, d.Pool, migrations.FS); err != nil {
+		t.Errorf("after the deploy's migration: %v", err)
 	}
 }

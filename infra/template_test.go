@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +63,7 @@ type references struct {
 	refs       map[string][]string // Ref and ${Name} targets → where (function kind)
 	getAtts    map[string]bool     // resources of Fn::GetAtt and ${Res.Attr}
 	conditions map[string]bool     // conditions of Fn::If
+	elses      map[string][]any    // the else branches of each condition's Fn::If
 	problems   []string
 }
 
@@ -69,7 +71,11 @@ var subVar = regexp.MustCompile(`\$\{([^!}][^}]*)\}`)
 
 // handlers overrides goformation's intrinsic handlers with recording ones.
 // Fn::If takes its true branch, so the checks see a conditional part (the
-// VPC) as it is deployed when its condition holds.
+// VPC, the poll server, the proxy) as it is deployed when its condition
+// holds; the else branches are kept in elses. A Ref to a Number parameter
+// is its default, a number, as the properties holding one are typed
+// (ports, capacities); where a string is wanted (environment variables)
+// the template writes !Sub "${Param}".
 func (r *references) handlers() map[string]intrinsics.IntrinsicHandler {
 	return map[string]intrinsics.IntrinsicHandler{
 		"Ref": func(_ string, input, tmpl any) any {
@@ -82,7 +88,11 @@ func (r *references) handlers() map[string]intrinsics.IntrinsicHandler {
 			if name == "AWS::NoValue" {
 				return nil
 			}
-			if isListParameter(tmpl, name) {
+			switch typ, def := parameterOf(tmpl, name); {
+			case typ == "Number":
+				n, _ := strconv.ParseFloat(fmt.Sprint(def), 64)
+				return n
+			case typ == "CommaDelimitedList" || strings.HasPrefix(typ, "List<"):
 				return []any{refTo(name)}
 			}
 			return refTo(name)
@@ -139,23 +149,42 @@ func (r *references) handlers() map[string]intrinsics.IntrinsicHandler {
 			}
 			name, _ := arr[0].(string)
 			r.conditions[name] = true
+			r.elses[name] = append(r.elses[name], arr[2])
 			return arr[1]
 		},
 	}
 }
 
-// isListParameter reports whether the raw template declares name as a
-// list parameter, whose Ref is a list.
-func isListParameter(tmpl any, name string) bool {
+// parameterOf returns the type and default the raw template declares for
+// the parameter name ("" for no parameter).
+func parameterOf(tmpl any, name string) (typ string, def any) {
 	m, _ := tmpl.(map[string]any)
 	params, _ := m["Parameters"].(map[string]any)
 	p, _ := params[name].(map[string]any)
-	typ, _ := p["Type"].(string)
-	return typ == "CommaDelimitedList" || strings.HasPrefix(typ, "List<")
+	typ, _ = p["Type"].(string)
+	return typ, p["Default"]
 }
+
+// paramOf returns the parameter a value refers to: "Ref:Name" (a string
+// parameter's Ref) or "${Name}" (a !Sub of just the parameter).
+func paramOf(v string) (string, bool) {
+	if name, ok := strings.CutPrefix(v, "Ref:"); ok {
+		return name, true
+	}
+	if m := subVar.FindStringSubmatch(v); m != nil && m[0] == v && !strings.Contains(m[1], ".") {
+		return m[1], true
+	}
+	return "", false
+}
+
+// invokedViaURL is the line that lets a Function URL invoke its function
+// (both lambda:InvokeFunctionUrl and, so qualified, lambda:InvokeFunction
+// are needed since October 2025).
+const invokedViaURL = "      InvokedViaFunctionUrl: true"
 
 // parsed is template.yaml as the checks see it.
 type parsed struct {
+	src    string // template.yaml as written
 	tmpl   *cloudformation.Template
 	global *global.Function
 	fns    map[string]*serverless.Function
@@ -164,9 +193,16 @@ type parsed struct {
 
 func parseTemplate(t *testing.T) parsed {
 	t.Helper()
-	refs := &references{refs: map[string][]string{}, getAtts: map[string]bool{}, conditions: map[string]bool{}}
-	tmpl, err := goformation.OpenWithOptions(filepath.Join(root, "template.yaml"),
-		&intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: refs.handlers()})
+	refs := &references{refs: map[string][]string{}, getAtts: map[string]bool{}, conditions: map[string]bool{}, elses: map[string][]any{}}
+	raw, err := os.ReadFile(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// goformation (v7.14.9) predates AWS::Lambda::Permission's
+	// InvokedViaFunctionUrl (October 2025) and refuses unknown properties:
+	// the line goes before parsing, and checkPoll asks for it in the text.
+	src := []byte(strings.Replace(string(raw), "\n"+invokedViaURL, "", 1))
+	tmpl, err := goformation.ParseYAMLWithOptions(src, &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: refs.handlers()})
 	if err != nil {
 		t.Fatalf("parse template.yaml: %v", err)
 	}
@@ -181,7 +217,7 @@ func parseTemplate(t *testing.T) parsed {
 	if len(fns) == 0 {
 		t.Fatal("template.yaml has no AWS::Serverless::Function")
 	}
-	return parsed{tmpl: tmpl, global: g, fns: fns, refs: refs}
+	return parsed{src: string(raw), tmpl: tmpl, global: g, fns: fns, refs: refs}
 }
 
 // env is a function's environment: Globals' variables overlaid with its own,
@@ -203,7 +239,7 @@ func (p parsed) env(fn *serverless.Function) map[string]string {
 func (p parsed) resolved(vars map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range vars {
-		if name, ok := strings.CutPrefix(v, "Ref:"); ok {
+		if name, ok := paramOf(v); ok {
 			v = "value-given-at-deploy"
 			if param, ok := p.tmpl.Parameters[name]; ok && param.Default != nil {
 				v = fmt.Sprint(param.Default)
@@ -249,9 +285,15 @@ func TestTemplate(t *testing.T) {
 	checkSchedules(t, p, groupOf)
 	checkEnvironment(t, p)
 	checkReferences(t, p)
+	if _, ok := fnOf[migrateDir]; !ok {
+		t.Errorf("./functions/%s has no function in template.yaml", migrateDir)
+	}
 	checkPoll(t, p, fnOf[api.GroupPoll])
 	checkLiveness(t, p, fnOf[api.Group(livenessDir)])
-	checkOutputs(t, p, fnOf[api.GroupPoll])
+	checkMigrate(t, p, fnOf[migrateDir])
+	checkPollServer(t, p, fnOf[api.GroupPoll], targets)
+	checkProxy(t, p)
+	checkOutputs(t, p)
 	checkEnvJSON(t, p)
 
 	// A function without a usable build target is reported above.
@@ -373,12 +415,16 @@ var scheduled = map[string]struct{ event, schedule string }{
 	livenessDir: {"Sweep", "rate(1 minute)"},
 }
 
+// migrateDir is the migrate function's ./functions/<dir>: no route and no
+// schedule reaches it, only CloudFormation, through the Migrate resource.
+const migrateDir = "migrate"
+
 // wantPolicies is each function's least privilege, by ./functions/<dir>
-// (a route group's name, or a scheduled function's): every function reads
-// the database secret; those that check repo access open sealed GitHub
-// tokens (KMS Decrypt); only the auth function reads the GitHub app's
-// secret and makes data keys to seal new tokens. The liveness sweeper
-// touches the database only.
+// (a route group's name, a scheduled function's, or migrate): every
+// function reads the database secret; those that check repo access open
+// sealed GitHub tokens (KMS Decrypt); only the auth function reads the
+// GitHub app's secret and makes data keys to seal new tokens. The liveness
+// sweeper and the migrations touch the database only.
 var wantPolicies = map[api.Group][]string{
 	api.GroupRooms:        {"decrypt " + tokenKey, "secret " + secretParam},
 	api.GroupMessages:     {"decrypt " + tokenKey, "secret " + secretParam},
@@ -387,6 +433,7 @@ var wantPolicies = map[api.Group][]string{
 	api.GroupCoordination: {"decrypt " + tokenKey, "secret " + secretParam},
 	api.GroupAuth:         {"decrypt " + tokenKey, "generate-data-key " + tokenKey, "secret " + secretParam, "secret " + githubSecretParam},
 	livenessDir:           {"secret " + secretParam},
+	migrateDir:            {"secret " + secretParam},
 }
 
 // checkPolicies holds a function's policies to wantPolicies. SAM policy
@@ -422,7 +469,7 @@ func checkPolicies(t *testing.T, name string, group api.Group, fn *serverless.Fu
 	slices.Sort(got)
 	want, known := wantPolicies[group]
 	if !known {
-		t.Errorf("%s builds ./functions/%s, which is neither a route group nor a scheduled function", name, group)
+		t.Errorf("%s builds ./functions/%s, which is no route group, scheduled function or the migrate function", name, group)
 	}
 	want = slices.Sorted(slices.Values(want))
 	if !slices.Equal(got, want) {
@@ -533,7 +580,7 @@ func checkLiveness(t *testing.T, p parsed, name string) {
 		return // reported by TestTemplate
 	}
 	const variable = "LETAGENTS_LIVENESS_NOTICE_AFTER_MS"
-	param, ok := strings.CutPrefix(p.env(fn)[variable], "Ref:")
+	param, ok := paramOf(p.env(fn)[variable])
 	if !ok {
 		t.Errorf("%s: %s should come from a parameter", name, variable)
 		return
@@ -588,6 +635,9 @@ func checkEnvironment(t *testing.T, p parsed) {
 			t.Errorf("%s: its environment with the parameters' defaults does not load: %v", name, err)
 		}
 	}
+	if c, ok := p.container(t); ok {
+		check(pollTaskDefinition, c.env)
+	}
 	if p.global.Environment == nil || p.global.Environment.Variables["DB_SECRET_ARN"] != refTo(secretParam) {
 		t.Errorf("Globals.Function: DB_SECRET_ARN should be !Ref %s, the secret the policies grant", secretParam)
 	}
@@ -601,12 +651,19 @@ func checkEnvironment(t *testing.T, p parsed) {
 			t.Errorf("template.yaml sets %s, which service.LocalVariables says a deployment leaves unset", v)
 		}
 	}
+	// With extra groups the stack's own and those; without, its own.
 	if vpc := p.global.VpcConfig; vpc == nil ||
 		!slices.Equal(vpc.SubnetIds, []string{refTo("SubnetIds")}) ||
-		!slices.Equal(vpc.SecurityGroupIds, []string{refTo("SecurityGroupIds")}) {
-		t.Errorf("Globals.Function.VpcConfig = %+v, want SubnetIds and SecurityGroupIds from the parameters", vpc)
+		!slices.Equal(vpc.SecurityGroupIds, []string{refTo("FunctionSecurityGroup"), refTo("SecurityGroupIds")}) ||
+		!slices.ContainsFunc(p.refs.elses["HasExtraSecurityGroups"], func(v any) bool {
+			return fmt.Sprint(v) == fmt.Sprint([]any{refTo("FunctionSecurityGroup")})
+		}) {
+		t.Errorf("Globals.Function.VpcConfig = %+v, want the SubnetIds parameter and FunctionSecurityGroup with the SecurityGroupIds parameter's", vpc)
 	}
 }
+
+// conditionRef finds {"Condition": "Name"} in a condition's JSON.
+var conditionRef = regexp.MustCompile(`\{"Condition":"([^"]+)"\}`)
 
 // pseudo parameters of CloudFormation.
 var pseudo = []string{"AWS::AccountId", "AWS::NotificationARNs", "AWS::NoValue", "AWS::Partition",
@@ -639,13 +696,30 @@ func checkReferences(t *testing.T, p parsed) {
 			t.Errorf("parameter %s is never used", name)
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(p.refs.conditions)) {
+	used := maps.Clone(p.refs.conditions)
+	for name := range p.tmpl.Resources {
+		if c := p.raw(t, name)["Condition"]; c != nil {
+			used[fmt.Sprint(c)] = true
+		}
+	}
+	for _, out := range p.tmpl.Outputs {
+		if out.Condition != nil {
+			used[*out.Condition] = true
+		}
+	}
+	for _, expr := range p.tmpl.Conditions {
+		b, _ := json.Marshal(expr)
+		for _, m := range conditionRef.FindAllStringSubmatch(string(b), -1) {
+			used[m[1]] = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(used)) {
 		if _, ok := p.tmpl.Conditions[name]; !ok {
-			t.Errorf("Fn::If uses condition %q, which Conditions does not define", name)
+			t.Errorf("condition %q is used but Conditions does not define it", name)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.tmpl.Conditions)) {
-		if !p.refs.conditions[name] {
+		if !used[name] {
 			t.Errorf("condition %s is never used", name)
 		}
 	}
@@ -654,22 +728,47 @@ func checkReferences(t *testing.T, p parsed) {
 	}
 }
 
-// checkPoll: the poll function holds long-polls, through the gateway at most
-// its hold, through its Function URL up to the poll maximum.
+// checkPoll: the poll function holds long-polls through the gateway at
+// most its hold, and, when no poll server is deployed, through its
+// Function URL up to the poll maximum.
 func checkPoll(t *testing.T, p parsed, name string) {
 	fn := p.fns[name]
 	if fn == nil {
 		return
 	}
 	for other, f := range p.fns {
-		if other != name && f.FunctionUrlConfig != nil {
-			t.Errorf("%s has a FunctionUrlConfig; only the poll function %s needs one", other, name)
+		if f.FunctionUrlConfig != nil {
+			t.Errorf("%s has a FunctionUrlConfig; the poll function's URL is PollFunctionUrl, which exists only without a poll server", other)
 		}
 	}
-	if u := fn.FunctionUrlConfig; u == nil {
-		t.Errorf("%s: no FunctionUrlConfig: long-polls could not outlast the gateway's 30 s", name)
-	} else if u.AuthType != "NONE" || firstString(u.InvokeMode) != "BUFFERED" {
-		t.Errorf("%s: FunctionUrlConfig has AuthType %q, InvokeMode %q; want NONE and BUFFERED (the adapter buffers whole responses)", name, u.AuthType, firstString(u.InvokeMode))
+	u := p.raw(t, "PollFunctionUrl")
+	if u["Type"] != "AWS::Lambda::Url" || u["Condition"] != "WithoutContainer" ||
+		dig(u, "Properties", "TargetFunctionArn") != getAttOf(name+".Arn") ||
+		dig(u, "Properties", "AuthType") != "NONE" || dig(u, "Properties", "InvokeMode") != "BUFFERED" {
+		t.Errorf("PollFunctionUrl = %v; want an AWS::Lambda::Url of %s, AuthType NONE, InvokeMode BUFFERED (the adapter buffers whole responses), under WithoutContainer", u, name)
+	}
+	// Both permissions, each for the URL only.
+	var perms []string
+	for res := range p.tmpl.Resources {
+		r := p.raw(t, res)
+		if r["Type"] != "AWS::Lambda::Permission" || dig(r, "Properties", "FunctionName") != refTo(name) {
+			continue
+		}
+		if r["Condition"] != "WithoutContainer" || dig(r, "Properties", "Principal") != "*" {
+			t.Errorf("%s: a permission on %s should be for anyone (Principal *) and exist only WithoutContainer", res, name)
+		}
+		switch action := dig(r, "Properties", "Action"); {
+		case action == "lambda:InvokeFunctionUrl" && dig(r, "Properties", "FunctionUrlAuthType") == "NONE":
+			perms = append(perms, "url")
+		case action == "lambda:InvokeFunction" && strings.Contains(p.src, res+":\n    Type: AWS::Lambda::Permission") &&
+			strings.Contains(p.src[strings.Index(p.src, res+":\n"):], invokedViaURL):
+			perms = append(perms, "invoke via url")
+		default:
+			t.Errorf("%s: %v on %s, want InvokeFunctionUrl (FunctionUrlAuthType NONE) or InvokeFunction InvokedViaFunctionUrl", res, action, name)
+		}
+	}
+	if slices.Sort(perms); !slices.Equal(perms, []string{"invoke via url", "url"}) {
+		t.Errorf("%s's URL permissions: %v; want InvokeFunctionUrl and InvokeFunction via the URL (both needed since October 2025)", name, perms)
 	}
 	env := p.env(fn)
 	if env["LETAGENTS_GATEWAY_HOLD_MS"] == "" {
@@ -683,25 +782,34 @@ func checkPoll(t *testing.T, p parsed, name string) {
 	if timeout <= cfg.PollMax {
 		t.Errorf("%s: Timeout %v does not exceed the default poll maximum %v: long-polls through the URL would be cut", name, timeout, cfg.PollMax)
 	}
-	if param, ok := strings.CutPrefix(env["LETAGENTS_POLL_MAX_MS"], "Ref:"); ok {
+	if param, ok := paramOf(env["LETAGENTS_POLL_MAX_MS"]); ok {
 		if hi := p.tmpl.Parameters[param].MaxValue; hi == nil || time.Duration(*hi)*time.Millisecond > timeout {
 			t.Errorf("parameter %s (LETAGENTS_POLL_MAX_MS) should have a MaxValue of at most %s's Timeout, %d ms", param, name, timeout.Milliseconds())
 		}
+	} else {
+		t.Errorf("%s: LETAGENTS_POLL_MAX_MS should come from a parameter", name)
 	}
 	if cfg.GatewayHold >= 30*time.Second {
 		t.Errorf("%s: gateway hold %v, want under API Gateway's 30 s", name, cfg.GatewayHold)
 	}
 }
 
-// checkOutputs wants the API's URL and the poll function's URL.
-func checkOutputs(t *testing.T, p parsed, pollFn string) {
+// checkOutputs wants the API's URL and PollUrl: the poll server's (https
+// with a certificate, else http), or without one the poll function's URL.
+func checkOutputs(t *testing.T, p parsed) {
 	apiURL, ok := p.tmpl.Outputs["ApiUrl"]
 	if s, _ := apiURL.Value.(string); !ok || !strings.Contains(s, "${") {
 		t.Errorf("output ApiUrl = %v, want the HTTP API's URL", apiURL.Value)
 	}
 	poll, ok := p.tmpl.Outputs["PollUrl"]
-	if want := getAttOf(pollFn + "Url.FunctionUrl"); !ok || poll.Value != want {
-		t.Errorf("output PollUrl = %v, want !GetAtt %sUrl.FunctionUrl", poll.Value, pollFn)
+	want := []string{
+		"https://${PollDomainName}",             // WithContainer and PollHttps
+		"http://${PollLoadBalancer.DNSName}",    // WithContainer, no certificate
+		getAttOf("PollFunctionUrl.FunctionUrl"), // WithoutContainer
+	}
+	got := []string{fmt.Sprint(poll.Value), fmt.Sprint(p.refs.elses["PollHttps"]), fmt.Sprint(p.refs.elses["WithContainer"])}
+	if !ok || got[0] != want[0] || !strings.Contains(got[1], want[1]) || !strings.Contains(got[2], want[2]) {
+		t.Errorf("output PollUrl: %q; want %q", got, want)
 	}
 }
 

@@ -10,6 +10,9 @@
 //
 // It reads the same environment as the deployed functions (see
 // service.LoadConfig: DB_URL, PORT default 3001, LETAGENTS_POLL_MAX_MS, …).
+// Unlike the deployed functions, which only check the schema, it applies
+// the migrations at start. Every function shares one pool, sized for
+// concurrency unless DB_MAX_CONNS says (pool.go); it prints the size.
 // It listens on 127.0.0.1 only. The liveness sweeper, a scheduled function
 // in AWS, runs here on a ticker every minute. It stops, and stops its
 // PostgreSQL, on SIGINT or SIGTERM, and when the process that started it
@@ -42,10 +45,6 @@ import (
 	"github.com/letagents/letagents-go/shared/liveness"
 	"github.com/letagents/letagents-go/shared/service"
 )
-
-// shutdownGrace bounds how long in-flight requests may take to finish once
-// the server stops (parked long-polls answer at once).
-const shutdownGrace = 10 * time.Second
 
 // parentCheck is how often the runner looks whether its parent has exited.
 const parentCheck = time.Second
@@ -117,7 +116,13 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 	}
 	defer stopDB()
 
-	pool, err := db.Open(ctx, connString, cfg.DB.MaxConns)
+	size, sizing := cfg.DB.MaxConns, "DB_MAX_CONNS"
+	if size == 0 {
+		if size, sizing, err = poolSize(ctx, connString); err != nil {
+			return err
+		}
+	}
+	pool, err := db.Open(ctx, connString, size)
 	if err != nil {
 		return err
 	}
@@ -157,12 +162,13 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 			svc.Drain()
 		}
 	}
-	return service.Serve(ctx, loopback(cfg.Addr), gw, service.Serving{Drain: drain, Grace: shutdownGrace, BodyTimeout: cfg.BodyTimeout,
+	return service.Serve(ctx, loopback(cfg.Addr), gw, service.Serving{Drain: drain, Grace: service.ShutdownGrace, BodyTimeout: cfg.BodyTimeout, IdleTimeout: cfg.IdleTimeout,
 		Ready: func(a net.Addr) {
 			u := service.Listening(a)
 			fmt.Fprintf(stdout, "letagents localdev: every function on %s\n", u)
 			fmt.Fprintf(stdout, "export LETAGENTS_API_URL=%s\n", u)
 			fmt.Fprintf(stdout, "database: %s\n", dbDesc)
+			fmt.Fprintf(stdout, "pool: %d connections (%s)\n", pool.Config().MaxConns, sizing)
 			fmt.Fprintf(stdout, "sign-in: %s\n", signIn)
 		}})
 }

@@ -341,7 +341,7 @@ func TestShutdownAnswersParkedPoll(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	in := start(t, map[string]string{"DB_URL": d.URL, "PORT": "0", "LETAGENTS_LOCALDEV_DIR": t.TempDir()})
-	// Longer than shutdownGrace: only the drain can answer it in time.
+	// Longer than service.ShutdownGrace: only the drain can answer it in time.
 	polled := workerPoll(t, in, store.New(d.Pool), "localdev shutdown room", 60*time.Second)
 	stopping := time.Now()
 	if err := in.stopped(t); err != nil {
@@ -349,7 +349,7 @@ func TestShutdownAnswersParkedPoll(t *testing.T) {
 	}
 	// Had the drain not answered the poll, shutdown would have waited out
 	// its grace for it.
-	if took := time.Since(stopping); took >= shutdownGrace {
+	if took := time.Since(stopping); took >= service.ShutdownGrace {
 		t.Errorf("run took %v to stop: the parked poll held the shutdown", took)
 	}
 	select {

@@ -1,7 +1,9 @@
 // Command poll serves long-polls (GET …/messages/poll). Under Lambda it is a
 // function like the others; anywhere else (a container, a VM) it is a
 // long-running HTTP server on PORT whose one LISTEN connection serves every
-// parked waiter, and which drains them on SIGTERM.
+// parked waiter, and which drains them on SIGTERM. The server also answers
+// service.ReadyPath, 503 while its listener is down or it is draining,
+// for the load balancer's health check.
 package main
 
 import (
@@ -11,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/lambdaapi"
@@ -39,6 +40,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	defer svc.Close()
-	return service.Serve(ctx, cfg.Addr, svc.Handler, service.Serving{Drain: svc.Drain, Grace: 10 * time.Second, BodyTimeout: cfg.BodyTimeout,
+	return service.Serve(ctx, cfg.Addr, svc.WithReadiness(svc.Handler), service.Serving{Drain: svc.Drain, Grace: service.ShutdownGrace,
+		BodyTimeout: cfg.BodyTimeout, IdleTimeout: cfg.IdleTimeout,
 		Ready: func(a net.Addr) { svc.Logger.Info("poll server listening", "url", service.Listening(a)) }})
 }

@@ -13,7 +13,9 @@
 // its context. Ours: send→wake latency with W parked long-polls over R
 // rooms, sustained sends per second, and the server's memory per parked
 // long-poll (measured in a child process, so the client's share is not
-// counted). Floors are sampled alongside what they are floors for (floor A
+// counted). The local runner (./localdev, built and run as a child) is
+// timed against the in-process service on the same sends: bursts of 100
+// concurrent sends into 100 rooms, and one at a time. Floors are sampled alongside what they are floors for (floor A
 // in blocks between the cases, floor C after every send, the throughput
 // rows in alternating rounds), since anything else running on the machine
 // moves all of them. The notes of each send→wake row break its time down
@@ -209,6 +211,7 @@ const (
 	secFloorC
 	secLatency
 	secThroughput
+	secRunner
 	secMemory
 )
 
@@ -291,6 +294,9 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	if err := b.throughput(ctx); err != nil {
 		return fmt.Errorf("throughput: %w", err)
+	}
+	if err := b.runner(ctx); err != nil {
+		return fmt.Errorf("local runner: %w", err)
 	}
 	// The memory rows measure servers in child processes; the in-process
 	// service, idle by then, only makes rooms for them.

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/jackc/pgx/v5"
@@ -29,6 +30,13 @@ type Config struct {
 	SecretARN string
 	// MaxConns caps the pool (DB_MAX_CONNS); 0 keeps the URL's or pgx's default.
 	MaxConns int32
+	// ProxyHost is an RDS Proxy endpoint, "host" or "host:port"
+	// (DB_PROXY_HOST), that the pool connects through instead of the
+	// database's own host (PoolConnString). The listener and the
+	// migrations connect directly whatever it says: LISTEN and the
+	// migrations' advisory lock live on one server session, which a proxy
+	// sharing sessions between clients cannot carry.
+	ProxyHost string
 }
 
 // SecretGetter is the part of the Secrets Manager client that Resolve uses.
@@ -57,6 +65,41 @@ func (c Config) ConnString(ctx context.Context, sm SecretGetter) (string, error)
 		return "", errors.New("database secret has no SecretString")
 	}
 	return secretURL(*out.SecretString)
+}
+
+// PoolConnString returns the pool's connection string given the direct
+// one: the direct one without a ProxyHost; else the same database through
+// the proxy, with pgx told to use unnamed statements
+// (default_query_exec_mode=cache_describe: descriptions cached in the
+// client, still one round trip a query). pgx's default names a prepared
+// statement per query on each server session, which is session state a
+// proxy must pin the session for or track; unnamed ones need neither.
+func (c Config) PoolConnString(direct string) (string, error) {
+	if c.ProxyHost == "" {
+		return direct, nil
+	}
+	u, err := url.Parse(direct)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		return "", errors.New("DB_PROXY_HOST needs the database address as a postgres:// URL")
+	}
+	host, port, err := net.SplitHostPort(c.ProxyHost)
+	if err != nil {
+		host, port = c.ProxyHost, u.Port()
+	}
+	if host == "" || strings.ContainsAny(host, "/?#@") {
+		return "", fmt.Errorf("DB_PROXY_HOST=%q: want host or host:port", c.ProxyHost)
+	}
+	if port == "" {
+		u.Host = host
+	} else {
+		u.Host = net.JoinHostPort(host, port)
+	}
+	q := u.Query()
+	if !q.Has("default_query_exec_mode") {
+		q.Set("default_query_exec_mode", "cache_describe")
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // secretURL turns an RDS-style secret into a connection URL.
@@ -138,7 +181,22 @@ func Open(ctx context.Context, connString string, maxConns int32) (*pgxpool.Pool
 // system's TCP timeouts (hours). The client side needs no such setting:
 // the hub bounds every command it sends by a deadline.
 func Connector(pool *pgxpool.Pool) func(context.Context) (*pgx.Conn, error) {
-	cfg := pool.Config().ConnConfig.Copy()
+	return connector(pool.Config().ConnConfig)
+}
+
+// DirectConnector is Connector for a connection string instead of a pool:
+// the database's own address when the pool goes through a proxy
+// (Config.ProxyHost), which cannot carry LISTEN.
+func DirectConnector(connString string) (func(context.Context) (*pgx.Conn, error), error) {
+	cfg, err := pgx.ParseConfig(connString)
+	if err != nil {
+		return nil, fmt.Errorf("parse database URL: %w", err)
+	}
+	return connector(cfg), nil
+}
+
+func connector(base *pgx.ConnConfig) func(context.Context) (*pgx.Conn, error) {
+	cfg := base.Copy()
 	for k, v := range listenerKeepalive {
 		cfg.RuntimeParams[k] = v
 	}

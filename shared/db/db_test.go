@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/letagents/letagents-go/migrations"
 	"github.com/letagents/letagents-go/shared/db"
@@ -183,24 +184,133 @@ func TestSchemaAndConnector(t *testing.T) {
 	if got := db.Schema(d.Pool); got != d.Schema {
 		t.Errorf("Schema = %q, want %q", got, d.Schema)
 	}
-	conn, err := db.Connector(d.Pool)(context.Background())
+	direct, err := db.DirectConnector(d.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(context.Background())
-	var schema, userTimeout, keepaliveIdle string
-	if err := conn.QueryRow(context.Background(),
-		`SELECT current_schema(), current_setting('tcp_user_timeout'), current_setting('tcp_keepalives_idle')`,
-	).Scan(&schema, &userTimeout, &keepaliveIdle); err != nil {
+	for name, connect := range map[string]func(context.Context) (*pgx.Conn, error){
+		"Connector": db.Connector(d.Pool), "DirectConnector": direct,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			conn, err := connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			var schema, userTimeout, keepaliveIdle string
+			if err := conn.QueryRow(context.Background(),
+				`SELECT current_schema(), current_setting('tcp_user_timeout'), current_setting('tcp_keepalives_idle')`,
+			).Scan(&schema, &userTimeout, &keepaliveIdle); err != nil {
+				t.Fatal(err)
+			}
+			if schema != d.Schema {
+				t.Errorf("dedicated connection schema = %q, want %q", schema, d.Schema)
+			}
+			// The server drops a listener that went silent instead of keeping its
+			// backend for hours. (Over a Unix socket the settings read as 0.)
+			tcp := conn.PgConn().Conn().RemoteAddr().Network() != "unix"
+			if tcp && (userTimeout != "20000" || keepaliveIdle != "5") {
+				t.Errorf("dedicated connection tcp_user_timeout, tcp_keepalives_idle = %q, %q, want 20000, 5", userTimeout, keepaliveIdle)
+			}
+		})
+	}
+	if _, err := db.DirectConnector("postgres://x:notaport/db"); err == nil {
+		t.Error("DirectConnector of a malformed URL = nil error")
+	}
+}
+
+func TestPoolConnString(t *testing.T) {
+	t.Parallel()
+	const direct = "postgres://u:p%40ss@db.internal:5433/app?sslmode=require"
+	tests := []struct {
+		name, proxy, direct, want, wantErr string
+	}{
+		{"no proxy: the direct address", "", direct, direct, ""},
+		{"no proxy, key=value form", "", "host=db dbname=app", "host=db dbname=app", ""},
+		{"proxy host keeps the port", "letagents.proxy-abc.eu-west-1.rds.amazonaws.com", direct,
+			"postgres://u:p%40ss@letagents.proxy-abc.eu-west-1.rds.amazonaws.com:5433/app?default_query_exec_mode=cache_describe&sslmode=require", ""},
+		{"proxy host and port", "proxy.internal:6432", "postgres://u@db.internal/app",
+			"postgres://u@proxy.internal:6432/app?default_query_exec_mode=cache_describe", ""},
+		{"an explicit exec mode stays", "proxy.internal", "postgres://u@db.internal/app?default_query_exec_mode=exec",
+			"postgres://u@proxy.internal/app?default_query_exec_mode=exec", ""},
+		{"key=value form cannot be rewritten", "proxy.internal", "host=db dbname=app", "", "postgres:// URL"},
+		{"not a host", "proxy.internal/app", direct, "", "DB_PROXY_HOST"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := db.Config{ProxyHost: tt.proxy}.PoolConnString(tt.direct)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("PoolConnString = %q, %v; want an error containing %q", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("PoolConnString = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// CheckSchema against a real schema at each stage: none yet, part of the
+// migrations, all of them, and one past what the build knows.
+func TestCheckSchema(t *testing.T) {
+	t.Parallel()
+	a := &fstest.MapFile{Data: []byte(`CREATE TABLE a (id int);`)}
+	b := &fstest.MapFile{Data: []byte(`CREATE TABLE b (id int);`)}
+	c := &fstest.MapFile{Data: []byte(`CREATE TABLE c (id int);`)}
+	build := fstest.MapFS{"0001_a.sql": a, "0002_b.sql": b} // what the code carries
+	tests := []struct {
+		name    string
+		applied fstest.MapFS // nil: never migrated
+		wantErr *db.SchemaError
+	}{
+		{"never migrated", nil, &db.SchemaError{Applied: 0, Needed: 2}},
+		{"one behind", fstest.MapFS{"0001_a.sql": a}, &db.SchemaError{Applied: 1, Needed: 2}},
+		{"current", build, nil},
+		{"ahead: the next build migrated", fstest.MapFS{"0001_a.sql": a, "0002_b.sql": b, "0003_c.sql": c}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := pgtest.NewEmpty(t)
+			ctx := context.Background()
+			if tt.applied != nil {
+				if _, err := db.Migrate(ctx, d.Pool, tt.applied); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := db.CheckSchema(ctx, d.Pool, build)
+			var se *db.SchemaError
+			switch {
+			case tt.wantErr == nil && err != nil:
+				t.Fatalf("CheckSchema = %v, want nil", err)
+			case tt.wantErr != nil && !errors.As(err, &se):
+				t.Fatalf("CheckSchema = %v, want a *db.SchemaError", err)
+			case tt.wantErr != nil && *se != *tt.wantErr:
+				t.Fatalf("CheckSchema = %+v, want %+v", *se, *tt.wantErr)
+			case tt.wantErr != nil && !strings.Contains(err.Error(), "functions/migrate"):
+				t.Errorf("error %q does not say how to migrate", err)
+			}
+		})
+	}
+}
+
+func TestLatestIsTheNewestEmbeddedMigration(t *testing.T) {
+	t.Parallel()
+	files, err := migrations.FS.ReadDir(".")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if schema != d.Schema {
-		t.Errorf("dedicated connection schema = %q, want %q", schema, d.Schema)
+	want := 0
+	for _, f := range files {
+		if strings.HasSuffix(f.Name(), ".sql") {
+			want++ // numbered 1…n without gaps, which Migrate enforces
+		}
 	}
-	// The server drops a listener that went silent instead of keeping its
-	// backend for hours. (Over a Unix socket the settings read as 0.)
-	tcp := conn.PgConn().Conn().RemoteAddr().Network() != "unix"
-	if tcp && (userTimeout != "20000" || keepaliveIdle != "5") {
-		t.Errorf("dedicated connection tcp_user_timeout, tcp_keepalives_idle = %q, %q, want 20000, 5", userTimeout, keepaliveIdle)
+	if got, err := db.Latest(migrations.FS); err != nil || got != want {
+		t.Errorf("Latest(migrations.FS) = %d, %v; want %d", got, err, want)
 	}
 }

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -9,8 +10,12 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
+
+// undefinedTable is PostgreSQL's SQLSTATE for a relation that does not exist.
+const undefinedTable = "42P01"
 
 var migrationName = regexp.MustCompile(`^(\d{4})_[a-z0-9_]+\.sql$`)
 
@@ -128,4 +133,62 @@ func readMigrations(fsys fs.FS) ([]migration, error) {
 		}
 	}
 	return all, nil
+}
+
+// Latest returns the newest migration version in fsys: the schema a build
+// carrying fsys needs.
+func Latest(fsys fs.FS) (int, error) {
+	all, err := readMigrations(fsys)
+	if err != nil {
+		return 0, err
+	}
+	if len(all) == 0 {
+		return 0, nil
+	}
+	return all[len(all)-1].version, nil
+}
+
+// Applied returns the newest migration version recorded in the database,
+// 0 when none is (schema_migrations does not even exist yet).
+func Applied(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	var v int
+	err := pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == undefinedTable {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the schema version: %w", err)
+	}
+	return v, nil
+}
+
+// SchemaError is CheckSchema's answer when the database's schema is older
+// than the code needs.
+type SchemaError struct {
+	Applied, Needed int
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("the database schema is at migration %d but this build needs %d: apply the migrations first "+
+		"(a deploy does, through the stack's Migrate resource; by hand: DB_URL=… go run ./functions/migrate)", e.Applied, e.Needed)
+}
+
+// CheckSchema returns a *SchemaError when the database has not had every
+// migration of fsys applied. A newer schema passes: migrations are
+// forward-only and additive, so the build before a deploy keeps serving
+// while the next one rolls out.
+func CheckSchema(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS) error {
+	need, err := Latest(fsys)
+	if err != nil {
+		return err
+	}
+	have, err := Applied(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if have < need {
+		return &SchemaError{Applied: have, Needed: need}
+	}
+	return nil
 }

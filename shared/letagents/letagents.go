@@ -325,6 +325,7 @@ const (
 const (
 	CodeRateLimited         = "RATE_LIMITED"         // too many requests from the address; see Retry-After
 	CodeDatabaseUnavailable = "DATABASE_UNAVAILABLE" // the database did not answer; see Retry-After
+	CodeNotReady            = "NOT_READY"            // the poll server's readiness route: it cannot hold long-polls now
 )
 
 // Error is an error meant for the client: Message is safe to show.

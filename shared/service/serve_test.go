@@ -152,3 +152,43 @@ func TestServeCutsSlowBodies(t *testing.T) {
 		}
 	}
 }
+
+// An idle keep-alive connection is closed after Serving.IdleTimeout: a
+// load balancer's must be shorter, or it may send on a connection the
+// server is closing.
+func TestServeClosesIdleConnections(t *testing.T) {
+	t.Parallel()
+	ctx, stop := context.WithCancel(context.Background())
+	addr := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- service.Serve(ctx, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}),
+			service.Serving{Drain: func() {}, Grace: 5 * time.Second, IdleTimeout: time.Second, Ready: func(a net.Addr) { addr <- a }})
+	}()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Serve = %v", err)
+		}
+	}()
+	c, err := net.Dial("tcp", (<-addr).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	idleFrom := time.Now()
+	// Far past the 1 s asked for, well short of the 2 min default.
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := r.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Fatalf("idle connection: read %v after %v, want the server to close it (EOF)", err, time.Since(idleFrom).Round(time.Millisecond))
+	}
+}

@@ -36,12 +36,23 @@ import (
 	"github.com/letagents/letagents-go/shared/notify"
 	"github.com/letagents/letagents-go/shared/seal"
 	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/wire"
 )
 
 // DefaultBodyTimeout is Config.BodyTimeout unless set: ample for the 10 MB
 // a body may hold over a slow link, short enough that clients trickling
 // bodies cannot hold the server's connections for long.
 const DefaultBodyTimeout = 30 * time.Second
+
+// ShutdownGrace is how long a long-running server (the poll server, the
+// local runner) lets in-flight requests finish once it stops; parked
+// long-polls answer at once. template.yaml's StopTimeout of the poll
+// container exceeds it.
+const ShutdownGrace = 10 * time.Second
+
+// DefaultIdleTimeout is Config.IdleTimeout unless set: clients that came
+// and went do not pin a socket each for long.
+const DefaultIdleTimeout = 2 * time.Minute
 
 // Config is everything an instance reads from its environment.
 type Config struct {
@@ -97,6 +108,12 @@ type Config struct {
 	// (LETAGENTS_BODY_TIMEOUT_MS, default 30000, accepted 1000 to 600000);
 	// API Gateway buffers bodies before a function sees them.
 	BodyTimeout time.Duration
+	// IdleTimeout is how long a long-running server keeps an idle
+	// keep-alive connection (LETAGENTS_IDLE_TIMEOUT_MS, default 120000,
+	// accepted 1000 to 7200000). Behind a load balancer it must outlast the
+	// balancer's own idle timeout, or the server may close a connection
+	// just as the balancer sends a request on it (a 502).
+	IdleTimeout time.Duration
 	// Now is the clock of the sign-in flows; tests set it, nil is time.Now.
 	Now func() time.Time
 	// LogOutput is where logs go; nil is stderr. Tests set it.
@@ -105,10 +122,10 @@ type Config struct {
 
 // Variables lists every environment variable LoadConfig reads; the
 // template check holds template.yaml to it.
-var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_MAX_CONNS", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL",
+var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_MAX_CONNS", "DB_PROXY_HOST", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL",
 	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
 	"LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
-	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS"}
+	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_IDLE_TIMEOUT_MS"}
 
 // LocalVariables are the Variables a deployment leaves unset: their
 // defaults suit AWS (PORT, the GitHub URLs, the repo access policy, the
@@ -123,7 +140,7 @@ var LocalVariables = []string{"PORT", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET"
 // fault when a value is unusable.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg := Config{
-		DB:          db.Config{URL: getenv("DB_URL"), SecretARN: getenv("DB_SECRET_ARN")},
+		DB:          db.Config{URL: getenv("DB_URL"), SecretARN: getenv("DB_SECRET_ARN"), ProxyHost: getenv("DB_PROXY_HOST")},
 		PollMax:     letagents.DefaultPollMax,
 		GatewayHold: 25 * time.Second,
 		Addr:        ":3001",
@@ -140,6 +157,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		SendLimit:           auth.DefaultSendLimit,
 		LivenessNoticeAfter: liveness.DefaultNoticeAfter,
 		BodyTimeout:         DefaultBodyTimeout,
+		IdleTimeout:         DefaultIdleTimeout,
 	}
 	if cfg.GitHubSecretARN != "" && (cfg.GitHub.ClientID != "" || cfg.GitHub.ClientSecret != "") {
 		return cfg, errors.New("set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET, or GITHUB_SECRET_ARN, not both")
@@ -191,6 +209,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if cfg.BodyTimeout, err = millis(getenv, "LETAGENTS_BODY_TIMEOUT_MS", cfg.BodyTimeout, time.Second, 10*time.Minute); err != nil {
 		return cfg, err
 	}
+	if cfg.IdleTimeout, err = millis(getenv, "LETAGENTS_IDLE_TIMEOUT_MS", cfg.IdleTimeout, time.Second, 2*time.Hour); err != nil {
+		return cfg, err
+	}
 	if v := getenv("PORT"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 65535 {
@@ -235,11 +256,13 @@ type Service struct {
 	hubDone  chan struct{}
 }
 
-// Open connects, migrates and builds the handler for groups (all when none).
-// The hub, if any, runs until Close.
+// Open connects and builds the handler for groups (all when none). It
+// refuses a database whose schema is older than this build's migrations
+// (Migrate applies them, once per deploy). The hub, if any, runs until
+// Close.
 func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error) {
 	logger := NewLogger(cfg)
-	conn, err := connString(ctx, cfg)
+	direct, err := connString(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -247,8 +270,15 @@ func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error
 	if err != nil {
 		return nil, err
 	}
-	pool, err := openPool(ctx, cfg, conn)
+	pool, err := openPool(ctx, cfg, direct, logger)
 	if err != nil {
+		return nil, err
+	}
+	// The listener connects to the database itself, never through the
+	// pool's proxy (db.Config.ProxyHost).
+	listener, err := db.DirectConnector(direct)
+	if err != nil {
+		pool.Close()
 		return nil, err
 	}
 	// Here, not in newAuth: the local runner assembles one service per
@@ -256,20 +286,41 @@ func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error
 	if !cfg.RepoAccess {
 		logger.Warn("LETAGENTS_REPO_ACCESS=open: every room, private repositories' too, is open to anyone")
 	}
-	s := assemble(ctx, cfg, logger, pool, authSvc, groups)
+	s := assemble(ctx, cfg, logger, pool, listener, authSvc, groups)
 	s.ownsPool = true
 	return s, nil
 }
 
 // OpenPool connects to the database cfg names (reading its secret when
-// DB_SECRET_ARN is set) and migrates it: the part of Open that a function
-// serving no route (the liveness sweeper) needs. The caller closes the pool.
+// DB_SECRET_ARN is set, through DB_PROXY_HOST when set) and checks its
+// schema as Open does: the part of Open that a function serving no route
+// (the liveness sweeper) needs. The caller closes the pool.
 func OpenPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
-	conn, err := connString(ctx, cfg)
+	direct, err := connString(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return openPool(ctx, cfg, conn)
+	return openPool(ctx, cfg, direct, NewLogger(cfg))
+}
+
+// Migrate applies the migrations this build carries to the database cfg
+// names, connecting directly (never through DB_PROXY_HOST: the migration
+// lock is session state), and returns the schema version it leaves. A
+// deploy runs it once, before any function of the new build serves.
+func Migrate(ctx context.Context, cfg Config) (version int, err error) {
+	direct, err := connString(ctx, cfg)
+	if err != nil {
+		return 0, err
+	}
+	pool, err := db.Open(ctx, direct, 1)
+	if err != nil {
+		return 0, err
+	}
+	defer pool.Close()
+	if _, err := db.Migrate(ctx, pool, migrations.FS); err != nil {
+		return 0, err
+	}
+	return db.Applied(ctx, pool)
 }
 
 func connString(ctx context.Context, cfg Config) (string, error) {
@@ -284,13 +335,24 @@ func connString(ctx context.Context, cfg Config) (string, error) {
 	return cfg.DB.ConnString(ctx, sm)
 }
 
-func openPool(ctx context.Context, cfg Config, conn string) (*pgxpool.Pool, error) {
+// openPool opens the pool (through the proxy, if one is configured) and
+// refuses, with a log line saying why, a schema older than this build.
+func openPool(ctx context.Context, cfg Config, direct string, logger *slog.Logger) (*pgxpool.Pool, error) {
+	conn, err := cfg.DB.PoolConnString(direct)
+	if err != nil {
+		return nil, err
+	}
 	pool, err := db.Open(ctx, conn, cfg.DB.MaxConns)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := db.Migrate(ctx, pool, migrations.FS); err != nil {
+	if err := db.CheckSchema(ctx, pool, migrations.FS); err != nil {
 		pool.Close()
+		var old *db.SchemaError
+		if errors.As(err, &old) {
+			logger.Error("refusing to serve: the database schema is older than this build", "schema_version", old.Applied,
+				"needs_version", old.Needed, "fix", "apply the migrations (the stack's Migrate resource on deploy; by hand: DB_URL=… go run ./functions/migrate)")
+		}
 		return nil, err
 	}
 	return pool, nil
@@ -313,7 +375,8 @@ func NewSweeper(cfg Config, pool *pgxpool.Pool, logger *slog.Logger) *liveness.S
 }
 
 // FromPool is Open for a pool the caller made and migrated (tests, the
-// local runner); Close leaves the pool open. Unlike Open it does not warn
+// local runner); its listener connects as the pool does. Close leaves the
+// pool open. Unlike Open it does not warn
 // that LETAGENTS_REPO_ACCESS=open: its caller tells its user.
 func FromPool(ctx context.Context, cfg Config, pool *pgxpool.Pool, groups ...api.Group) (*Service, error) {
 	logger := NewLogger(cfg)
@@ -321,7 +384,7 @@ func FromPool(ctx context.Context, cfg Config, pool *pgxpool.Pool, groups ...api
 	if err != nil {
 		return nil, err
 	}
-	return assemble(ctx, cfg, logger, pool, authSvc, groups), nil
+	return assemble(ctx, cfg, logger, pool, db.Connector(pool), authSvc, groups), nil
 }
 
 // authParts are what the sign-in flows need from outside: the GitHub
@@ -402,14 +465,14 @@ func (c Config) origins() []string {
 	return out
 }
 
-func assemble(ctx context.Context, cfg Config, logger *slog.Logger, pool *pgxpool.Pool, parts authParts, groups []api.Group) *Service {
+func assemble(ctx context.Context, cfg Config, logger *slog.Logger, pool *pgxpool.Pool, listener notify.Connector, parts authParts, groups []api.Group) *Service {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{Config: cfg, Logger: logger, Pool: pool, Store: store.New(pool),
 		draining: make(chan struct{}), stop: stop, hubDone: make(chan struct{})}
 	s.Auth = auth.New(s.Store, auth.Config{GitHub: parts.github, Sealer: parts.sealer, RepoAccess: cfg.RepoAccess,
 		JoinLimit: cfg.JoinLimit, InviteRoomLimit: cfg.InviteRoomLimit, SendLimit: cfg.SendLimit, Now: cfg.Now, Logger: logger})
 	if len(groups) == 0 || slices.Contains(groups, api.GroupPoll) {
-		s.Hub = notify.New(db.Connector(pool), notify.Options{Logger: logger})
+		s.Hub = notify.New(listener, notify.Options{Logger: logger})
 		go func() {
 			defer close(s.hubDone)
 			_ = s.Hub.Run(runCtx)
@@ -429,6 +492,51 @@ func (s *Service) Drain() {
 	default:
 		close(s.draining)
 	}
+}
+
+// ReadyPath is the poll server's readiness route (WithReadiness), which
+// the load balancer's health check asks. It is no API route: the HTTP API
+// never sees it.
+const ReadyPath = "/ready"
+
+// errListenerDown and errDraining are why an instance is not ready.
+var (
+	errListenerDown = errors.New("the listener is not connected to the database")
+	errDraining     = errors.New("draining: the server is stopping")
+)
+
+// Ready returns nil when the instance can hold long-polls: it is not
+// draining, and its listener (if it has one) is connected. A waiter
+// parked while the listener is down would only be woken by its timeout.
+func (s *Service) Ready() error {
+	select {
+	case <-s.draining:
+		return errDraining
+	default:
+	}
+	if s.Hub != nil && s.Hub.Stats().BackendPID == 0 {
+		return errListenerDown
+	}
+	return nil
+}
+
+// WithReadiness answers GET ReadyPath with Ready's verdict, 200 or 503
+// saying why, and passes every other request to h.
+func (s *Service) WithReadiness(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != ReadyPath || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if err := s.Ready(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_ = json.NewEncoder(w).Encode(wire.Error{Error: err.Error(), Code: letagents.CodeNotReady})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(wire.Health{Status: "ready", Service: "letagents-poll"})
+	})
 }
 
 // Close stops the hub and closes the pool if Open made it.
@@ -451,6 +559,9 @@ type Serving struct {
 	// BodyTimeout bounds how long a request's body may take to arrive
 	// (Config.BodyTimeout); 0 leaves it unbounded.
 	BodyTimeout time.Duration
+	// IdleTimeout is how long an idle keep-alive connection is kept
+	// (Config.IdleTimeout); 0 is DefaultIdleTimeout.
+	IdleTimeout time.Duration
 	// Ready, when set, gets the address Serve listens on, once it does.
 	Ready func(net.Addr)
 }
@@ -471,7 +582,11 @@ func Serve(ctx context.Context, addr string, h http.Handler, opt Serving) error 
 	// poll. Headers and bodies are bounded instead. Idle keep-alive
 	// connections are dropped after a while, or a crowd of agents that
 	// came and went would pin a socket each.
-	srv := &http.Server{Handler: limitBodyTime(h, opt.BodyTimeout), ReadHeaderTimeout: headerTimeout, IdleTimeout: 2 * time.Minute}
+	idle := opt.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	srv := &http.Server{Handler: limitBodyTime(h, opt.BodyTimeout), ReadHeaderTimeout: headerTimeout, IdleTimeout: idle}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	if opt.Ready != nil {

@@ -1,14 +1,21 @@
 package service_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/letagents/letagents-go/migrations"
 	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/db"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
 	"github.com/letagents/letagents-go/shared/testwait"
@@ -61,6 +68,12 @@ func TestLoadConfig(t *testing.T) {
 		{"body timeout set", map[string]string{"LETAGENTS_BODY_TIMEOUT_MS": "1000"}, func(c service.Config) bool { return c.BodyTimeout == time.Second }, ""},
 		{"body timeout too small", map[string]string{"LETAGENTS_BODY_TIMEOUT_MS": "999"}, nil, "LETAGENTS_BODY_TIMEOUT_MS"},
 		{"body timeout too large", map[string]string{"LETAGENTS_BODY_TIMEOUT_MS": "600001"}, nil, "LETAGENTS_BODY_TIMEOUT_MS"},
+		{"idle timeout default", nil, func(c service.Config) bool { return c.IdleTimeout == 2*time.Minute }, ""},
+		{"idle timeout above a load balancer's", map[string]string{"LETAGENTS_IDLE_TIMEOUT_MS": "1020000"},
+			func(c service.Config) bool { return c.IdleTimeout == 1020*time.Second }, ""},
+		{"idle timeout too large", map[string]string{"LETAGENTS_IDLE_TIMEOUT_MS": "7200001"}, nil, "LETAGENTS_IDLE_TIMEOUT_MS"},
+		{"proxy host", map[string]string{"DB_PROXY_HOST": "p.proxy-x.eu-west-1.rds.amazonaws.com"},
+			func(c service.Config) bool { return c.DB.ProxyHost == "p.proxy-x.eu-west-1.rds.amazonaws.com" }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,13 +92,46 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
-func TestOpenMigratesAndServes(t *testing.T) {
+// A function refuses a schema older than its build, saying so in its log,
+// and serves once Migrate (the deploy's step) has run.
+func TestOpenChecksTheSchemaMigrateApplies(t *testing.T) {
 	t.Parallel()
-	d := pgtest.NewEmpty(t) // Open must apply the migrations itself
+	d := pgtest.NewEmpty(t)
 	ctx := context.Background()
+	var logs bytes.Buffer // Open logs before it returns; a rooms service starts nothing that logs later
 	cfg, err := service.LoadConfig(func(k string) string { return map[string]string{"DB_URL": d.URL}[k] })
 	if err != nil {
 		t.Fatal(err)
+	}
+	cfg.LogOutput = &logs
+	latest, err := db.Latest(migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = service.Open(ctx, cfg, api.GroupRooms)
+	var old *db.SchemaError
+	if !errors.As(err, &old) || old.Applied != 0 || old.Needed != latest {
+		t.Fatalf("Open on an unmigrated database = %v, want a SchemaError (0, %d)", err, latest)
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(strings.SplitN(logs.String(), "\n", 2)[0]), &line); err != nil ||
+		line["level"] != "ERROR" || !strings.Contains(fmt.Sprint(line["msg"]), "schema is older than this build") ||
+		line["schema_version"] != 0.0 || line["needs_version"] != float64(latest) {
+		t.Errorf("log = %q, want an ERROR line saying the schema is older, schema_version 0, needs_version %d", logs.String(), latest)
+	}
+	if _, err := service.OpenPool(ctx, cfg); !errors.As(err, &old) {
+		t.Errorf("OpenPool on an unmigrated database = %v, want a SchemaError", err)
+	}
+
+	// The migrations connect directly: a proxy (here nowhere) is for pools.
+	proxied := cfg
+	proxied.DB.ProxyHost = "127.0.0.1:9"
+	if v, err := service.Migrate(ctx, proxied); err != nil || v != latest {
+		t.Fatalf("Migrate with DB_PROXY_HOST set = %d, %v; want %d, through the direct address", v, err, latest)
+	}
+	if _, err := service.Open(ctx, proxied, api.GroupRooms); err == nil {
+		t.Error("Open with DB_PROXY_HOST pointing nowhere succeeded: the pool should go through the proxy")
 	}
 	svc, err := service.Open(ctx, cfg, api.GroupRooms)
 	if err != nil {
@@ -98,8 +144,61 @@ func TestOpenMigratesAndServes(t *testing.T) {
 	if _, err := svc.Store.CreateInviteRoom(ctx, 0); err != nil {
 		t.Fatalf("store on the migrated schema: %v", err)
 	}
+	if v, err := service.Migrate(ctx, cfg); err != nil || v != latest {
+		t.Errorf("Migrate again = %d, %v; want %d and nothing to do", v, err, latest)
+	}
 	if _, err := service.Open(ctx, service.Config{}); err == nil || !strings.Contains(err.Error(), "DB_URL") {
 		t.Errorf("Open without a database = %v, want an error naming DB_URL", err)
+	}
+}
+
+// Ready: not until the listener is connected, and no longer once draining.
+func TestReady(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	tests := []struct {
+		name  string
+		group api.Group
+		drain bool
+		want  bool
+	}{
+		{"poll service, listener connected", api.GroupPoll, false, true},
+		{"poll service, draining", api.GroupPoll, true, false},
+		{"no listener to wait for", api.GroupRooms, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			svc, err := service.FromPool(context.Background(), service.Config{}, d.Pool, tt.group)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer svc.Close()
+			h := svc.WithReadiness(http.NotFoundHandler())
+			status := func() int {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, service.ReadyPath, nil))
+				return rec.Code
+			}
+			if svc.Hub != nil {
+				testwait.Until(t, "the listener to connect", func() bool { return svc.Hub.Stats().BackendPID != 0 })
+			}
+			if tt.drain {
+				svc.Drain()
+			}
+			want := http.StatusOK
+			if !tt.want {
+				want = http.StatusServiceUnavailable
+			}
+			if got := status(); got != want || (got == http.StatusOK) != (svc.Ready() == nil) {
+				t.Errorf("GET %s = %d (Ready %v), want %d", service.ReadyPath, got, svc.Ready(), want)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/elsewhere", nil))
+			if rec.Code != http.StatusNotFound {
+				t.Errorf("GET /elsewhere = %d, want the wrapped handler's 404", rec.Code)
+			}
+		})
 	}
 }
 
