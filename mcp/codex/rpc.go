@@ -117,21 +117,35 @@ func (c *Conn) Call(ctx context.Context, method string, params, out any) error {
 	}
 	select {
 	case m := <-reply:
-		if m.Error != nil {
-			return fmt.Errorf("%s: %w", method, m.Error)
-		}
-		if out == nil {
-			return nil
-		}
-		if err := json.Unmarshal(m.Result, out); err != nil {
-			return fmt.Errorf("%s: decode result: %w", method, err)
-		}
-		return nil
+		return m.decode(method, out)
 	case <-c.done:
+		// The reader hands over an answer before it notices the close
+		// that follows it, and a select picks at random among ready
+		// cases: an answer that came is the answer.
+		select {
+		case m := <-reply:
+			return m.decode(method, out)
+		default:
+		}
 		return fmt.Errorf("%s: %w", method, c.Err())
 	case <-ctx.Done():
 		return fmt.Errorf("%s: %w", method, ctx.Err())
 	}
+}
+
+// decode is the outcome of a call that m answers: its error, or its
+// result decoded into out (unless out is nil).
+func (m message) decode(method string, out any) error {
+	if m.Error != nil {
+		return fmt.Errorf("%s: %w", method, m.Error)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(m.Result, out); err != nil {
+		return fmt.Errorf("%s: decode result: %w", method, err)
+	}
+	return nil
 }
 
 // Notifications delivers what the app-server sends unasked, until the
