@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -59,76 +58,88 @@ type event struct {
 }
 
 // feed is one kind of a room's events: the channel rung when there is
-// more of it, where the stream stands in it, and how to read on.
-type feed struct {
-	channel string
-	// start returns where a stream opened now begins.
-	start func(ctx context.Context) (int64, error)
+// more of it, where a stream opened now begins in it, and how to read on.
+type feed interface {
+	channel() string
+	start(ctx context.Context) (int64, error)
 	// next reads what follows cursor: its events, the cursor after them,
 	// and whether more follow at once.
-	next func(ctx context.Context, cursor int64) (evs []event, after int64, more bool, err error)
+	next(ctx context.Context, cursor int64) (evs []event, after int64, more bool, err error)
+}
 
+// tap is a stream's place in one feed.
+type tap struct {
+	feed
 	cursor int64
 	sub    *notify.Subscription
 	due    bool // rung, or just opened: read before waiting again
 }
 
-// feeds lists the kinds of events a stream of room carries, at most
-// three (the wait in stream has one case per feed). Reasoning traces
+// taps lists the kinds of events a stream of room carries, at most three
+// (the wait in stream has one case per feed). Reasoning traces
 // (reasoning_update and reasoning_remove events, each with room_id) are
 // the third, to be added here with their own doorbell.
-func (s *server) feeds(room string, after int64) []*feed {
-	return []*feed{s.messageFeed(room, after), s.taskFeed(room)}
+func (s *server) taps(room string, after int64) []tap {
+	return []tap{{feed: &messageFeed{s, room, after}}, {feed: &taskFeed{s, room}}}
 }
 
-// messageFeed streams the room's messages after after (-1: from the
-// newest on). A cursor past the newest message starts at the newest, as
-// a long-poll's does.
-func (s *server) messageFeed(room string, after int64) *feed {
-	return &feed{
-		channel: s.Store.Channel(room),
-		start: func(ctx context.Context) (int64, error) {
-			r, err := s.Store.Room(ctx, room)
-			if err != nil {
-				return 0, err
-			}
-			if after < 0 {
-				return r.LastSeq, nil
-			}
-			return min(after, r.LastSeq), nil
-		},
-		next: func(ctx context.Context, cursor int64) ([]event, int64, bool, error) {
-			page, err := s.sharedPage(ctx, room, store.MessageQuery{After: cursor, Limit: letagents.DefaultPageSize})
-			if err != nil {
-				return nil, cursor, false, err
-			}
-			evs := make([]event, len(page.Messages))
-			for i, m := range page.Messages {
-				evs[i] = event{id: letagents.MessageID(m.Seq), data: toMessage(m)}
-				cursor = m.Seq
-			}
-			return evs, cursor, page.HasMore, nil
-		},
-	}
+// messageFeed is the room's messages after after (-1: from the newest on).
+type messageFeed struct {
+	s     *server
+	room  string
+	after int64
 }
 
-// taskFeed streams the changes to the room's tasks from now on.
-func (s *server) taskFeed(room string) *feed {
-	return &feed{
-		channel: s.Store.TaskChannel(room),
-		start:   func(ctx context.Context) (int64, error) { return s.Store.LastTaskChange(ctx, room) },
-		next: func(ctx context.Context, cursor int64) ([]event, int64, bool, error) {
-			ch, err := s.Store.TaskChanges(ctx, room, cursor, streamTaskPage, s.now())
-			if err != nil {
-				return nil, cursor, false, err
-			}
-			evs := make([]event, len(ch.Tasks))
-			for i, t := range ch.Tasks {
-				evs[i] = event{name: "task_update", data: toTask(t)}
-			}
-			return evs, ch.Last, ch.HasMore, nil
-		},
+func (f *messageFeed) channel() string { return f.s.Store.Channel(f.room) }
+
+// start is after, or the newest message when after is -1 or past it, as a
+// long-poll's cursor past the end is.
+func (f *messageFeed) start(ctx context.Context) (int64, error) {
+	r, err := f.s.Store.Room(ctx, f.room)
+	if err != nil {
+		return 0, err
 	}
+	if f.after < 0 {
+		return r.LastSeq, nil
+	}
+	return min(f.after, r.LastSeq), nil
+}
+
+func (f *messageFeed) next(ctx context.Context, cursor int64) ([]event, int64, bool, error) {
+	page, err := f.s.sharedPage(ctx, f.room, store.MessageQuery{After: cursor, Limit: letagents.DefaultPageSize})
+	if err != nil {
+		return nil, cursor, false, err
+	}
+	evs := make([]event, len(page.Messages))
+	for i, m := range page.Messages {
+		evs[i] = event{id: letagents.MessageID(m.Seq), data: toMessage(m)}
+		cursor = m.Seq
+	}
+	return evs, cursor, page.HasMore, nil
+}
+
+// taskFeed is the changes to the room's tasks from now on.
+type taskFeed struct {
+	s    *server
+	room string
+}
+
+func (f *taskFeed) channel() string { return f.s.Store.TaskChannel(f.room) }
+
+func (f *taskFeed) start(ctx context.Context) (int64, error) {
+	return f.s.Store.LastTaskChange(ctx, f.room)
+}
+
+func (f *taskFeed) next(ctx context.Context, cursor int64) ([]event, int64, bool, error) {
+	ch, err := f.s.Store.TaskChanges(ctx, f.room, cursor, streamTaskPage, f.s.now())
+	if err != nil {
+		return nil, cursor, false, err
+	}
+	evs := make([]event, len(ch.Tasks))
+	for i, t := range ch.Tasks {
+		evs[i] = event{name: "task_update", data: toTask(t)}
+	}
+	return evs, ch.Last, ch.HasMore, nil
 }
 
 // stream serves an event stream of the room until the client leaves or
@@ -149,22 +160,22 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 		return errDraining
 	default:
 	}
-	release, err := s.streams.take(c.room, s.StreamMax, s.RoomStreamMax)
+	release, err := s.streams.take(c.room, s.StreamMax, s.RoomStreamMax, s.StreamHeartbeat)
 	if err != nil {
 		return err
 	}
 	defer release()
 
 	ctx := r.Context()
-	fs := s.feeds(c.room, after)
+	ts := s.taps(c.room, after)
 	defer func() {
-		for _, f := range fs {
-			if f.sub != nil {
-				f.sub.Close()
+		for _, t := range ts {
+			if t.sub != nil {
+				t.sub.Close()
 			}
 		}
 	}()
-	if err := s.openFeeds(ctx, fs); err != nil {
+	if err := s.open(ctx, ts); err != nil {
 		return err
 	}
 	// With session credentials (headers) the stream is the agent's
@@ -186,31 +197,27 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 		return nil
 	}
 	rc := http.NewResponseController(w)
-	if _, err := fmt.Fprintf(w, ": connected\n\nid: %s\n\n", letagents.MessageID(fs[0].cursor)); err != nil {
+	if _, err := fmt.Fprintf(w, ": connected\n\nid: %s\n\n", letagents.MessageID(ts[0].cursor)); err != nil {
 		return nil
 	}
-	beat := time.NewTicker(s.StreamHeartbeat)
-	defer beat.Stop()
 	for {
-		for _, f := range fs {
-			if err := s.catchUp(ctx, w, f); err != nil {
-				if errors.Is(err, errClientGone) || ctx.Err() != nil {
-					return nil
-				}
-				s.Logger.Warn("event stream: read failed; retrying at the next ring or heartbeat", "room", c.room, "error", err)
-			}
-		}
-		if err := rc.Flush(); err != nil {
+		// Reads and writes run on a goroutine of their own, which ends when
+		// they are done: they need a deep stack (pgx, JSON, the connection's
+		// write path), which the handler's goroutine, parked here for hours,
+		// would otherwise keep (measured: 8 KB more per open stream).
+		sent := make(chan error, 1)
+		go func() { sent <- s.catchUp(ctx, w, rc, c.room, ts) }()
+		if err := <-sent; err != nil {
 			return nil
 		}
 		select {
-		case <-bell(fs, 0):
-			fs[0].due = true
-		case <-bell(fs, 1):
-			fs[1].due = true
-		case <-bell(fs, 2):
-			fs[2].due = true
-		case <-beat.C:
+		case <-bell(ts, 0):
+			ts[0].due = true
+		case <-bell(ts, 1):
+			ts[1].due = true
+		case <-bell(ts, 2):
+			ts[2].due = true
+		case <-s.streams.heartbeat():
 			if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
 				return nil
 			}
@@ -224,52 +231,58 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	}
 }
 
-// openFeeds subscribes to every feed's doorbell and only then reads where
-// each starts, so anything committed later rings. A hub that cannot
-// listen within sharedReadTimeout (its connection is down) makes the
-// stream a 503 the client may retry.
-func (s *server) openFeeds(ctx context.Context, fs []*feed) error {
+// open subscribes to every feed's doorbell and only then reads where each
+// starts, so anything committed later rings. A hub that cannot listen
+// within sharedReadTimeout (its connection is down) makes the stream a
+// 503 the client may retry.
+func (s *server) open(ctx context.Context, ts []tap) error {
 	subCtx, cancel := context.WithTimeout(ctx, sharedReadTimeout)
 	defer cancel()
-	for _, f := range fs {
-		sub, err := s.Hub.Subscribe(subCtx, f.channel)
+	for i := range ts {
+		sub, err := s.Hub.Subscribe(subCtx, ts[i].channel())
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return errDatabaseUnavailable
 		}
-		f.sub = sub
+		ts[i].sub = sub
 	}
-	for _, f := range fs {
-		cursor, err := f.start(ctx)
+	for i := range ts {
+		cursor, err := ts[i].start(ctx)
 		if err != nil {
 			return err
 		}
-		f.cursor, f.due = cursor, true
+		ts[i].cursor, ts[i].due = cursor, true
 	}
 	return nil
 }
 
-// errClientGone is a write that failed: the client left.
-var errClientGone = errors.New("event stream: the client left")
-
-// catchUp writes what a rung feed has after its cursor, until nothing
-// more follows.
-func (s *server) catchUp(ctx context.Context, w io.Writer, f *feed) error {
-	for f.due {
-		evs, after, more, err := f.next(ctx, f.cursor)
-		if err != nil {
-			return err
-		}
-		for _, ev := range evs {
-			if err := writeEvent(w, ev); err != nil {
-				return err
+// catchUp writes what the rung feeds have after their cursors, until
+// nothing more follows, and flushes it; an error means the client left.
+// A failed read is logged and left due, to be retried at the next ring
+// or heartbeat: a database outage pauses a stream without ending it.
+func (s *server) catchUp(ctx context.Context, w io.Writer, rc *http.ResponseController, room string, ts []tap) error {
+	for i := range ts {
+		t := &ts[i]
+		for t.due {
+			evs, after, more, err := t.next(ctx, t.cursor)
+			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				s.Logger.Warn("event stream: read failed; retrying at the next ring or heartbeat", "room", room, "error", err)
+				break
 			}
+			for _, ev := range evs {
+				if err := writeEvent(w, ev); err != nil {
+					return err
+				}
+			}
+			t.cursor, t.due = after, more
 		}
-		f.cursor, f.due = after, more
 	}
-	return nil
+	return rc.Flush()
 }
 
 // writeEvent writes one event: its type unless it is the default, its id
@@ -288,16 +301,14 @@ func writeEvent(w io.Writer, ev event) error {
 		return fmt.Errorf("encode %s event: %w", ev.name, err)
 	}
 	b.WriteString("\n")
-	if _, err := w.Write(b.Bytes()); err != nil {
-		return errClientGone
-	}
-	return nil
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
-// bell is the doorbell of feed i, nil (never ready) past the last feed.
-func bell(fs []*feed, i int) <-chan struct{} {
-	if i < len(fs) {
-		return fs[i].sub.C()
+// bell is the doorbell of tap i, nil (never ready) past the last.
+func bell(ts []tap, i int) <-chan struct{} {
+	if i < len(ts) {
+		return ts[i].sub.C()
 	}
 	return nil
 }
@@ -336,16 +347,20 @@ func canFlush(w http.ResponseWriter) bool {
 }
 
 // streamSlots counts the event streams this process holds open, in all
-// and per room, against their caps.
+// and per room, against their caps, and beats their heartbeat: one ticker
+// for every stream, running while any is open, rather than a timer each.
 type streamSlots struct {
 	mu    sync.Mutex
 	total int
 	rooms map[string]int
+	beats chan struct{} // closed, and replaced, at each heartbeat
+	stop  chan struct{} // closed when the last stream leaves
 }
 
 // take reserves a slot for a stream of room, or refuses with a 503 that
-// names the cap; the returned func gives the slot back.
-func (g *streamSlots) take(room string, most, roomMost int) (release func(), err error) {
+// names the cap; the returned func gives the slot back. The first stream
+// starts the heartbeat, every interval.
+func (g *streamSlots) take(room string, most, roomMost int, interval time.Duration) (release func(), err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
@@ -359,6 +374,10 @@ func (g *streamSlots) take(room string, most, roomMost int) (release func(), err
 	if g.rooms == nil {
 		g.rooms = map[string]int{}
 	}
+	if g.total == 0 {
+		g.beats, g.stop = make(chan struct{}), make(chan struct{})
+		go g.beat(interval, g.stop)
+	}
 	g.total++
 	g.rooms[room]++
 	return func() {
@@ -368,5 +387,32 @@ func (g *streamSlots) take(room string, most, roomMost int) (release func(), err
 		if g.rooms[room]--; g.rooms[room] == 0 {
 			delete(g.rooms, room)
 		}
+		if g.total == 0 {
+			close(g.stop)
+		}
 	}, nil
+}
+
+// beat rings the heartbeat every interval until stop closes.
+func (g *streamSlots) beat(interval time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			g.mu.Lock()
+			close(g.beats)
+			g.beats = make(chan struct{})
+			g.mu.Unlock()
+		case <-stop:
+			return
+		}
+	}
+}
+
+// heartbeat is closed at the next heartbeat.
+func (g *streamSlots) heartbeat() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.beats
 }
