@@ -57,8 +57,9 @@ const (
 
 // gateway plays API Gateway HTTP API: it routes each request to the function
 // of its group, turning it into the payload v2 event the function would get
-// and the function's answer back into HTTP. Long-polls skip the conversion:
-// in AWS the poll container is a plain HTTP server of its own.
+// and the function's answer back into HTTP. Long-polls and event streams
+// skip the conversion, and so any buffering: in AWS the poll container is
+// a plain HTTP server of its own.
 type gateway struct {
 	functions map[api.Group]*function
 	poll      http.Handler

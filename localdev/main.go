@@ -2,7 +2,7 @@
 // it: every request is routed to the function of its group, which gets the
 // API Gateway HTTP API (payload v2) event the gateway would send, through
 // the same Lambda adapter and runtime handler as when deployed; long-polls
-// go to the poll server, as in AWS. With DB_URL unset it starts a private
+// and event streams go to the poll server, as to the poll container in AWS. With DB_URL unset it starts a private
 // PostgreSQL in LETAGENTS_LOCALDEV_DIR (default .localdev).
 //
 //	go run ./localdev

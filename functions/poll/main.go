@@ -1,9 +1,11 @@
-// Command poll serves long-polls (GET …/messages/poll). Under Lambda it is a
-// function like the others; anywhere else (a container, a VM) it is a
-// long-running HTTP server on PORT whose one LISTEN connection serves every
-// parked waiter, and which drains them on SIGTERM. The server also answers
-// service.ReadyPath, 503 while its listener is down or it is draining,
-// for the load balancer's health check.
+// Command poll serves long-polls (GET …/messages/poll) and event streams
+// (GET …/messages/stream). Under Lambda it is a function like the others,
+// which refuses streams (a function answers only once its answer is
+// whole); anywhere else (a container, a VM) it is a long-running HTTP
+// server on PORT whose one LISTEN connection serves every parked waiter
+// and open stream, and which on SIGTERM answers the waiters and ends the
+// streams. It also answers service.ReadyPath, 503 while its listener is
+// down or it is draining, for the load balancer's health check.
 package main
 
 import (

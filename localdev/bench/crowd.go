@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -170,6 +171,46 @@ func pollRoom(client *http.Client, base, room string, cursor int64) pollFunc {
 		}
 		cursor = seq
 		return at, true, nil
+	}
+}
+
+// streamRoom returns a pollFunc that opens an event stream of room on base
+// (once, after cursor) and returns each time a message event arrives.
+func streamRoom(client *http.Client, base, room string, cursor int64) pollFunc {
+	return streamEvents(client, fmt.Sprintf("%s/rooms/%s/messages/stream?after=%s", base, url.PathEscape(room), letagents.MessageID(cursor)))
+}
+
+// streamEvents returns a pollFunc that opens the event stream u on its
+// first call and returns each time an event's data line has been read.
+func streamEvents(client *http.Client, u string) pollFunc {
+	var br *bufio.Reader
+	return func(ctx context.Context) (time.Time, bool, error) {
+		if br == nil {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+			if err != nil {
+				return time.Time{}, false, err
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				return time.Time{}, false, err
+			}
+			if resp.StatusCode != http.StatusOK {
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				return time.Time{}, false, fmt.Errorf("stream %s: %s: %s", u, resp.Status, strings.TrimSpace(string(body)))
+			}
+			// The request's context is the crowd's: stopping it closes the body.
+			br = bufio.NewReader(resp.Body)
+		}
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return time.Time{}, false, err
+			}
+			if strings.HasPrefix(line, "data:") {
+				return time.Now(), true, nil
+			}
+		}
 	}
 }
 

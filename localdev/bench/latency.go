@@ -33,17 +33,18 @@ type caseRun struct {
 	totalConnsMax              int32
 }
 
-// latencyCase parks c.W long-polls spread evenly over c.R rooms, then
+// latencyCase parks c.W long-polls (or opens c.W event streams) spread
+// evenly over c.R rooms, then
 // c.iters times sends one message (rooms taken round-robin) and times every
 // waiter of that room from just before the POST to its answer being read.
 // Woken waiters park again only once the iteration is over, so each wake
 // storm is the woken waiters' own re-reads and nothing else. Floor C, for
-// c.W/c.R > 1, is released after each send.
+// c.W/c.R > 1, is released after each send (floor F for streams).
 func (b *bench) latencyCase(ctx context.Context, c latCase) error {
 	run := &caseRun{names: make([]string, c.R), byRoom: make([][]int, c.R)}
 	cursors := make([]int64, c.R)
 	for i := range c.R {
-		run.names[i] = fmt.Sprintf("bench-room-w%d-r%d-%d", c.W, c.R, i)
+		run.names[i] = fmt.Sprintf("bench-room-%s-w%d-r%d-%d", c.kind(), c.W, c.R, i)
 		room, _, err := b.svc.Store.EnsureRoom(ctx, run.names[i])
 		if err != nil {
 			return err
@@ -53,6 +54,9 @@ func (b *bench) latencyCase(ctx context.Context, c latCase) error {
 	run.cr = startCrowd(ctx, c.W, func(i int) pollFunc {
 		r := i % c.R
 		run.byRoom[r] = append(run.byRoom[r], i)
+		if c.stream {
+			return streamRoom(b.client, b.srv.URL, run.names[r], cursors[r])
+		}
 		return pollRoom(b.client, b.srv.URL, run.names[r], cursors[r])
 	})
 	defer func() {
@@ -63,32 +67,42 @@ func (b *bench) latencyCase(ctx context.Context, c latCase) error {
 			return st.Subscribers == 0, fmt.Sprintf("%d subscribers", st.Subscribers), nil
 		})
 	}()
+	// A stream subscribes to two doorbells, its room's messages and tasks.
+	subs := c.W
+	if c.stream {
+		subs = 2 * c.W
+	}
 	parked := func() (bool, string, error) {
 		st := b.svc.Hub.Stats()
 		acq := b.pool.Stat().AcquiredConns()
-		return st.Subscribers == c.W && st.Listening == st.Channels && acq == 0,
-			fmt.Sprintf("%d/%d subscribers, %d/%d channels listened, %d pool conns acquired", st.Subscribers, c.W, st.Listening, st.Channels, acq), nil
+		return st.Subscribers == subs && st.Listening == st.Channels && acq == 0,
+			fmt.Sprintf("%d/%d subscribers, %d/%d channels listened, %d pool conns acquired", st.Subscribers, subs, st.Listening, st.Channels, acq), nil
 	}
 	if err := waitFor(ctx, "all waiters parked", time.Minute, parked); err != nil {
 		return err
 	}
 	var fan *bareFanout
 	if k := c.W / c.R; k > 1 {
-		fan = newBareFanout(ctx, k)
+		fan = newBareFanout(ctx, k, c.stream)
 		defer fan.close()
-		if _, seen := b.fanout[k]; !seen {
-			b.fanout[k] = nil
-			b.add(secFloorC, func() row {
-				fc, fa := b.fanout[k], b.fa
-				return row{name: fmt.Sprintf("**Floor C**: %d bare parked HTTP GETs answered at once", k),
-					p50: ms(fc.pct(.5)), p99: ms(fc.pct(.99)),
+		if key := (fanKey{k, c.stream}); b.fanout[key] == nil {
+			b.fanout[key] = dist{}
+			sec, name, what := secFloorC, fmt.Sprintf("**Floor C**: %d bare parked HTTP GETs answered at once", k),
+				"the handler blocks on a channel, then writes a one-message-sized body; time from close(channel) to each body read"
+			if c.stream {
+				sec, name, what = secFloorF, fmt.Sprintf("**Floor F**: %d bare open streams each sent one event at once", k),
+					"each handler holds an open text/event-stream answer, blocks on a channel, then writes and flushes a one-message-sized event; time from close(channel) to each event's data line read"
+			}
+			b.add(sec, func() row {
+				fc, fa := b.fanout[key], b.fa
+				return row{name: name, p50: ms(fc.pct(.5)), p99: ms(fc.pct(.99)),
 					r50: ratio(fc.pct(.5), fa.pct(.5)), r99: ratio(fc.pct(.99), fa.pct(.99)),
-					notes: fmt.Sprintf("n=%d (%d releases, each right after a send of the W=%d R=%d case); the handler blocks on a channel, then writes a one-message-sized body; time from close(channel) to each body read: the HTTP fan-out alone, no database; ratios vs floor A", len(fc), len(fc)/k, c.W, c.R)}
+					notes: fmt.Sprintf("n=%d (%d releases, each right after a send of the W=%d R=%d case); %s: the HTTP fan-out alone, no database; ratios vs floor A", len(fc), len(fc)/k, c.W, c.R, what)}
 			})
 		}
 	}
 
-	if b.opt.cpuProfile != "" && c.R == 1 && c.W == b.largestOneRoom() {
+	if b.opt.cpuProfile != "" && !c.stream && c.R == 1 && c.W == b.largestOneRoom() {
 		f, err := os.Create(b.opt.cpuProfile)
 		if err != nil {
 			return err
@@ -117,8 +131,8 @@ func (b *bench) latencyCase(ctx context.Context, c latCase) error {
 			if err != nil {
 				return fmt.Errorf("floor C: %w", err)
 			}
-			if it >= 0 {
-				b.fanout[fan.k] = append(b.fanout[fan.k], fc...)
+			if key := (fanKey{fan.k, fan.stream}); it >= 0 {
+				b.fanout[key] = append(b.fanout[key], fc...)
 			}
 		}
 	}
@@ -187,32 +201,43 @@ func (b *bench) wake(ctx context.Context, run *caseRun, r, it int, record bool) 
 
 func (b *bench) latencyRow(c latCase, run *caseRun, elapsed time.Duration) {
 	k := c.W / c.R
-	with, shared := "", ""
+	with, shared, floor := "", "", "C"
+	if c.stream {
+		floor = "F"
+	}
 	if k > 1 {
-		with, shared = " with floor C", " (the handler shares one among waiters woken together)"
+		with, shared = " with floor "+floor, " (the handler shares one among waiters woken together)"
+	}
+	handlers := fmt.Sprintf(", last handler returns %s", ms(run.lastHandler.pct(.5)))
+	if c.stream {
+		handlers = "" // a stream's handler does not return
 	}
 	notes := []string{
 		fmt.Sprintf("n=%d (%d sends × %d waiter%s; the case took %s%s)", len(run.all), c.iters, k, plural(k), elapsed.Round(100*time.Millisecond), with),
 		"target ≤2× floor p50, ≤3× floor p99",
-		fmt.Sprintf("per send (p50 over sends): POST answered %s, first re-read starts %s, last re-read ends %s, last handler returns %s, last waiter has its answer %s",
-			ms(run.posts.pct(.5)), ms(run.firstRead.pct(.5)), ms(run.lastRead.pct(.5)), ms(run.lastHandler.pct(.5)), ms(run.lastAnswer.pct(.5))),
+		fmt.Sprintf("per send (p50 over sends): POST answered %s, first re-read starts %s, last re-read ends %s%s, last waiter has its answer %s",
+			ms(run.posts.pct(.5)), ms(run.firstRead.pct(.5)), ms(run.lastRead.pct(.5)), handlers, ms(run.lastAnswer.pct(.5))),
 		fmt.Sprintf("re-reads per send %s for %d woken waiter%s%s, each %s p50 / %s p99 on its connection, up to %d in flight",
 			intRange(run.readsPerSend), k, plural(k), shared, ms(run.reads.pct(.5)), ms(run.reads.pct(.99)), slices.Max(append(run.maxInFlight, 0))),
 		fmt.Sprintf("pool (MaxConns %d, ≤%d open): %d of %d acquires waited for a connection, %s waiting in all; acquire p50 %s / p99 %s",
 			b.opt.maxConns, run.totalConnsMax, run.poolWaits, run.poolAcquires, ms(run.poolWaitTime), ms(run.acquires.pct(.5)), ms(run.acquires.pct(.99))),
 	}
-	progress("send→wake W=%d R=%d: p50 %s p99 %s", c.W, c.R, ms(run.all.pct(.5)), ms(run.all.pct(.99)))
+	what, name := "send→wake", fmt.Sprintf("Ours: send→wake, W=%d parked in R=%d room%s", c.W, c.R, plural(c.R))
+	if c.stream {
+		what, name = "send→event", fmt.Sprintf("Ours: send→event, W=%d open streams in R=%d room%s", c.W, c.R, plural(c.R))
+	}
+	progress("%s W=%d R=%d: p50 %s p99 %s", what, c.W, c.R, ms(run.all.pct(.5)), ms(run.all.pct(.99)))
 	all := run.all
 	b.add(secLatency, func() row {
 		fa := b.fa
 		notes := notes
-		if fc, ok := b.fanout[k]; ok && k > 1 {
+		if fc, ok := b.fanout[fanKey{k, c.stream}]; ok && k > 1 {
 			f50, f99 := fa.pct(.5)+fc.pct(.5), fa.pct(.99)+fc.pct(.99)
-			notes = append(notes, fmt.Sprintf("vs floor A+C (commit→wake plus %d bare HTTP answers at once: %s p50, %s p99): p50 %s, p99 %s",
-				k, ms(f50), ms(f99), ratio(all.pct(.5), f50), ratio(all.pct(.99), f99)))
+			notes = append(notes, fmt.Sprintf("vs floor A+%s (commit→wake plus %d bare HTTP %s at once: %s p50, %s p99): p50 %s, p99 %s",
+				floor, k, map[bool]string{false: "answers", true: "stream events"}[c.stream], ms(f50), ms(f99), ratio(all.pct(.5), f50), ratio(all.pct(.99), f99)))
 		}
 		return row{
-			name: fmt.Sprintf("Ours: send→wake, W=%d parked in R=%d room%s", c.W, c.R, plural(c.R)),
+			name: name,
 			p50:  ms(all.pct(.5)), p99: ms(all.pct(.99)),
 			r50: ratio(all.pct(.5), fa.pct(.5)), r99: ratio(all.pct(.99), fa.pct(.99)),
 			notes: strings.Join(notes, "; "),
@@ -223,7 +248,7 @@ func (b *bench) latencyRow(c latCase, run *caseRun, elapsed time.Duration) {
 func (b *bench) largestOneRoom() int {
 	w := 0
 	for _, c := range b.opt.cases {
-		if c.R == 1 {
+		if c.R == 1 && !c.stream {
 			w = max(w, c.W)
 		}
 	}
@@ -272,42 +297,84 @@ func inFlight(qs []queryEvent) int {
 	return top
 }
 
+// fanKey names a fan-out floor: k waiters, answered (floor C) or sent a
+// stream event (floor F).
+type fanKey struct {
+	k      int
+	stream bool
+}
+
+func (c latCase) kind() string {
+	if c.stream {
+		return "stream"
+	}
+	return "poll"
+}
+
 // bareFanout is floor C: k requests parked on a bare net/http handler that
 // holds each until a shared release, then answers a body the size of a
 // one-message poll answer. Timing each answer from the release gives what
-// waking k HTTP waiters costs with no database at all. It runs alongside a
-// send→wake case, one release after each send, so both see the same moments.
+// waking k HTTP waiters costs with no database at all. With stream, it is
+// floor F: k bare event streams held open, each sent one event the size of
+// a message event at each release. It runs alongside a send→wake case,
+// one release after each send, so both see the same moments.
 type bareFanout struct {
-	k   int
-	srv *httptest.Server
-	tr  *http.Transport
-	cr  *crowd
+	k      int
+	stream bool
+	srv    *httptest.Server
+	tr     *http.Transport
+	cr     *crowd
 
 	mu      sync.Mutex
 	release chan struct{}
 	held    atomic.Int64
 }
 
-func newBareFanout(ctx context.Context, k int) *bareFanout {
-	f := &bareFanout{k: k, release: make(chan struct{}), tr: newTransport()}
-	body := []byte(`{"room_id":"bench-room-w1000-r1-0","messages":[{"id":"msg_1","room_id":"bench-room-w1000-r1-0","sender":"bench","text":"iteration 0","source":null,"timestamp":"2026-01-01T00:00:00.000Z","thread_parent_id":null}],"has_more":false}` + "\n")
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+const bareMessage = `{"id":"msg_1","room_id":"bench-room-w1000-r1-0","sender":"bench","text":"iteration 0","source":null,"timestamp":"2026-01-01T00:00:00.000Z","thread_parent_id":null,"reply_to":null,"thread_root_id":"msg_1","thread":null}`
+
+func newBareFanout(ctx context.Context, k int, stream bool) *bareFanout {
+	f := &bareFanout{k: k, stream: stream, release: make(chan struct{}), tr: newTransport()}
+	body := []byte(`{"room_id":"bench-room-w1000-r1-0","messages":[` + bareMessage + `],"has_more":false}` + "\n")
+	event := []byte("id: msg_1\ndata: " + bareMessage + "\n\n")
+	wait := func(r *http.Request) bool {
 		f.mu.Lock()
 		rel := f.release
 		f.mu.Unlock()
 		f.held.Add(1)
+		defer f.held.Add(-1)
 		select {
 		case <-rel:
-			f.held.Add(-1)
+			return true
 		case <-r.Context().Done():
-			f.held.Add(-1)
+			return false
+		}
+	}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !stream {
+			if wait(r) {
+				w.Header().Set("Content-Type", "application/json; charset=utf-8")
+				_, _ = w.Write(body)
+			}
 			return
 		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		_, _ = w.Write(body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		_, _ = w.Write([]byte(": connected\n\n"))
+		_ = rc.Flush()
+		for wait(r) {
+			_, _ = w.Write(event)
+			if rc.Flush() != nil {
+				return
+			}
+		}
 	}))
 	client := &http.Client{Transport: f.tr}
-	f.cr = startCrowd(ctx, k, func(int) pollFunc { return pollBare(client, f.srv.URL+"/hold") })
+	f.cr = startCrowd(ctx, k, func(int) pollFunc {
+		if stream {
+			return streamEvents(client, f.srv.URL+"/hold")
+		}
+		return pollBare(client, f.srv.URL+"/hold")
+	})
 	return f
 }
 

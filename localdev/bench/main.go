@@ -21,6 +21,12 @@
 // moves all of them. The notes of each send→wake row break its time down
 // (the POST, the woken waiters' re-reads, the pool, the answers).
 //
+// The same cases run again with event streams instead of long-polls
+// (send→event: W streams open over R rooms, each send timed to its event's
+// data line being read), against floor F, k bare open streams written one
+// event at once; and the memory rows measure an open stream as they do a
+// parked long-poll.
+//
 // It works in a private schema bench_<random> on DB_URL (default the test
 // server) and drops it at the end, also on Ctrl-C.
 package main
@@ -65,9 +71,15 @@ type options struct {
 	floorA     int
 	floorB     int
 	cpuProfile string
+	streams    bool
 }
 
-type latCase struct{ W, R, iters int }
+// latCase is one send→wake case: W waiters over R rooms, long-polls or,
+// with stream, open event streams.
+type latCase struct {
+	W, R, iters int
+	stream      bool
+}
 
 func main() {
 	if mode := os.Getenv(childEnv); mode != "" {
@@ -85,6 +97,7 @@ func main() {
 		opt     options
 		waiters string
 		iters   int
+		streams bool
 	)
 	flag.BoolVar(&opt.quick, "quick", false, "a ~20 s run: fewer samples and iterations, 2 s throughput runs")
 	flag.StringVar(&waiters, "waiters", "", "comma-separated parked-waiter counts W (default 1,100,1000); each W>1 runs with R=1 and R=min(W,100) rooms")
@@ -92,6 +105,7 @@ func main() {
 	flag.IntVar(&opt.memWaiters, "mem-waiters", 1000, "parked waiters for the memory rows")
 	flag.IntVar(&opt.maxConns, "maxconns", 16, "pgxpool MaxConns of the service's pool")
 	flag.IntVar(&opt.senders, "senders", 8, "concurrent senders (and rooms) for the throughput rows")
+	flag.BoolVar(&streams, "streams", true, "also run every send→wake case with event streams (send→event), and measure a stream's memory")
 	flag.StringVar(&opt.cpuProfile, "cpuprofile", "", "write a CPU profile of the largest one-room send→wake case to this file")
 	flag.Parse()
 
@@ -111,13 +125,20 @@ func main() {
 			ws = append(ws, n)
 		}
 	}
-	for _, w := range ws {
-		rs := []int{1}
-		if w > 1 {
-			rs = append(rs, min(w, 100))
-		}
-		for _, r := range rs {
-			opt.cases = append(opt.cases, latCase{W: w, R: r, iters: defaultIters(w, r, opt.quick, iters)})
+	kinds := []bool{false}
+	if streams {
+		kinds = append(kinds, true)
+	}
+	opt.streams = streams
+	for _, stream := range kinds {
+		for _, w := range ws {
+			rs := []int{1}
+			if w > 1 {
+				rs = append(rs, min(w, 100))
+			}
+			for _, r := range rs {
+				opt.cases = append(opt.cases, latCase{W: w, R: r, iters: defaultIters(w, r, opt.quick, iters), stream: stream})
+			}
 		}
 	}
 
@@ -184,11 +205,11 @@ type bench struct {
 	load0  string
 
 	rows   []rowAt
-	fa     dist         // floor A, pooled over blocks spread through the run
-	faHot  dist         // floor A back to back, no idle gap before it
-	fsend  dist         // store.SendMessage → bare LISTEN wake, interleaved with floor A
-	fb     dist         // floor B
-	fanout map[int]dist // floor C by waiters woken at once
+	fa     dist            // floor A, pooled over blocks spread through the run
+	faHot  dist            // floor A back to back, no idle gap before it
+	fsend  dist            // store.SendMessage → bare LISTEN wake, interleaved with floor A
+	fb     dist            // floor B
+	fanout map[fanKey]dist // floors C (answers) and F (stream events) by waiters woken at once
 
 	mu       sync.Mutex
 	children []*child
@@ -209,6 +230,7 @@ const (
 	secFloorB
 	secSend
 	secFloorC
+	secFloorF
 	secLatency
 	secThroughput
 	secRunner
@@ -283,7 +305,7 @@ func (b *bench) run(ctx context.Context) error {
 			notes: fmt.Sprintf("n=%d, each after %s idle; what HTTP alone costs; ratios vs floor A; A+B p50 = %s", len(b.fb), idleGap, ms(b.fa.pct(.5)+b.fb.pct(.5)))}
 	})
 
-	b.fanout = map[int]dist{}
+	b.fanout = map[fanKey]dist{}
 	for _, c := range b.opt.cases {
 		if err := b.latencyCase(ctx, c); err != nil {
 			return fmt.Errorf("send→wake W=%d R=%d: %w", c.W, c.R, err)
@@ -484,7 +506,7 @@ func (b *bench) print(elapsed time.Duration) {
 	if b.opt.quick {
 		mode = "quick"
 	}
-	fmt.Printf("- mode: %s; send→wake rows send with HTTP POST /rooms/{room}/messages and time each waiter from just before the POST to its answer's body being read; woken waiters re-park only after every waiter of the send has answered; each send follows ≥%s of quiet (waiting for all waiters to be parked), and the floors A, B and the send diag are sampled after the same %s of quiet\n\n", mode, idleGap, idleGap)
+	fmt.Printf("- mode: %s; send→wake rows send with HTTP POST /rooms/{room}/messages and time each waiter from just before the POST to its answer's body being read (send→event rows: to the event's data line being read on its open stream); woken waiters re-park only after every waiter of the send has answered; each send follows ≥%s of quiet (waiting for all waiters to be parked), and the floors A, B and the send diag are sampled after the same %s of quiet\n\n", mode, idleGap, idleGap)
 	fmt.Println("| measurement | p50 | p99 | ratio p50 | ratio p99 | notes |")
 	fmt.Println("|---|---|---|---|---|---|")
 	slices.SortStableFunc(b.rows, func(x, y rowAt) int { return x.section - y.section })

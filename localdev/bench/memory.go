@@ -249,9 +249,10 @@ func (r memResult) perWaiter() float64 {
 }
 
 // memoryRun measures a child server's heap+stack before and after w
-// requests are parked on it, after a warm-up that parks and wakes a fifth
-// as many (so the pool, buffers and code paths are warm in both snapshots).
-func (b *bench) memoryRun(ctx context.Context, mode string, w int) (memResult, error) {
+// requests are parked on it (with stream, w event streams open), after a
+// warm-up that parks and wakes a fifth as many (so the pool, buffers and
+// code paths are warm in both snapshots).
+func (b *bench) memoryRun(ctx context.Context, mode string, w int, stream bool) (memResult, error) {
 	res := memResult{w: w}
 	c, base, err := b.startChild(ctx, mode)
 	if err != nil {
@@ -265,6 +266,9 @@ func (b *bench) memoryRun(ctx context.Context, mode string, w int) (memResult, e
 	client := &http.Client{Transport: tr}
 
 	room := "bench-room-mem"
+	if stream {
+		room = "bench-room-mem-stream"
+	}
 	var cursor int64
 	if mode == "ours" {
 		r, _, err := b.svc.Store.EnsureRoom(ctx, room)
@@ -274,7 +278,10 @@ func (b *bench) memoryRun(ctx context.Context, mode string, w int) (memResult, e
 		cursor = r.LastSeq
 	}
 	mk := func(int) pollFunc {
-		if mode == "ours" {
+		switch {
+		case mode == "ours" && stream:
+			return streamRoom(client, base, room, cursor)
+		case mode == "ours":
 			return pollRoom(client, base, room, cursor)
 		}
 		return pollBare(client, base+"/hold")
@@ -286,8 +293,12 @@ func (b *bench) memoryRun(ctx context.Context, mode string, w int) (memResult, e
 				return false, "", err
 			}
 			if mode == "ours" {
-				return st.Subscribers == n && st.Listening == st.Channels && st.Acquired == 0,
-					fmt.Sprintf("%d/%d subscribers", st.Subscribers, n), nil
+				subs := n
+				if stream {
+					subs = 2 * n // a stream's two doorbells: messages and tasks
+				}
+				return st.Subscribers == subs && st.Listening == st.Channels && st.Acquired == 0,
+					fmt.Sprintf("%d/%d subscribers", st.Subscribers, subs), nil
 			}
 			return st.Held == int64(n), fmt.Sprintf("%d/%d held", st.Held, n), nil
 		}
@@ -346,7 +357,7 @@ func (b *bench) memoryRun(ctx context.Context, mode string, w int) (memResult, e
 
 func (b *bench) memory(ctx context.Context) error {
 	w := b.opt.memWaiters
-	floor, err := b.memoryRun(ctx, "floor", w)
+	floor, err := b.memoryRun(ctx, "floor", w, false)
 	if err != nil {
 		return fmt.Errorf("floor: %w", err)
 	}
@@ -358,7 +369,7 @@ func (b *bench) memory(ctx context.Context) error {
 				w, memNotes(floor))}
 	})
 
-	ours, err := b.memoryRun(ctx, "ours", w)
+	ours, err := b.memoryRun(ctx, "ours", w, false)
 	if err != nil {
 		return fmt.Errorf("ours: %w", err)
 	}
@@ -368,6 +379,20 @@ func (b *bench) memory(ctx context.Context) error {
 			p50: kb(ours.perWaiter()), p99: "—", r50: ratioF(ours.perWaiter(), floor.perWaiter()), r99: "—",
 			notes: fmt.Sprintf("target ≤ 35 KB; p50 column is (after − before) / W, ratio = ours / floor E; the service (`service.FromPool`, pool MaxConns %d) alone in a child server process, W=%d long-polls parked in one room (timeout 60000); %s; pool conns %d before, %d after",
 				b.opt.maxConns, w, memNotes(ours), ours.connsBefore, ours.connsAfter)}
+	})
+	if !b.opt.streams {
+		return nil
+	}
+	streams, err := b.memoryRun(ctx, "ours", w, true)
+	if err != nil {
+		return fmt.Errorf("ours, streams: %w", err)
+	}
+	progress("memory: ours, streams %s", kb(streams.perWaiter()))
+	b.add(secMemory, func() row {
+		return row{name: "Ours: server memory per open event stream",
+			p50: kb(streams.perWaiter()), p99: "—", r50: ratioF(streams.perWaiter(), floor.perWaiter()), r99: "—",
+			notes: fmt.Sprintf("target ≤ 35 KB, like a parked long-poll; as the row above, with W=%d event streams open in one room, each subscribed to two doorbells (messages, tasks); %s; pool conns %d before, %d after",
+				w, memNotes(streams), streams.connsBefore, streams.connsAfter)}
 	})
 	return nil
 }

@@ -44,11 +44,20 @@ type Deps struct {
 	// Now is the clock of agent sessions, presence and the board (tests
 	// set it; nil is time.Now).
 	Now func() time.Time
+	// StreamMax and RoomStreamMax cap the event streams this process
+	// holds open, in all and per room (LETAGENTS_STREAM_MAX and
+	// LETAGENTS_STREAM_ROOM_MAX; 0 is letagents.DefaultStreamMax and
+	// DefaultRoomStreamMax).
+	StreamMax, RoomStreamMax int
+	// StreamHeartbeat is how often a stream sends a heartbeat comment (0 is
+	// letagents.StreamHeartbeat; tests shorten it).
+	StreamHeartbeat time.Duration
 }
 
 type server struct {
 	Deps
-	reads readGroup
+	reads   readGroup
+	streams streamSlots
 }
 
 // New returns the handler for the given groups (all groups when none are
@@ -62,6 +71,15 @@ func New(d Deps, groups ...Group) http.Handler {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.StreamMax <= 0 {
+		d.StreamMax = letagents.DefaultStreamMax
+	}
+	if d.RoomStreamMax <= 0 {
+		d.RoomStreamMax = letagents.DefaultRoomStreamMax
+	}
+	if d.StreamHeartbeat <= 0 {
+		d.StreamHeartbeat = letagents.StreamHeartbeat
 	}
 	if d.Auth == nil {
 		d.Auth = auth.New(d.Store, auth.Config{Logger: d.Logger})
@@ -141,6 +159,8 @@ var statusOf = map[letagents.ErrorCode]int{
 	letagents.TooLarge:     http.StatusRequestEntityTooLarge,
 	letagents.RateLimited:  http.StatusTooManyRequests,
 	letagents.Unavailable:  http.StatusServiceUnavailable,
+
+	letagents.NotImplemented: http.StatusNotImplemented,
 }
 
 // writeClientError answers with a client error: {"error": message,

@@ -49,6 +49,19 @@ func TestEveryRoomRouteIsGated(t *testing.T) {
 			body = "{}"
 		}
 		call := func(token string) reply {
+			if strings.HasSuffix(rt.Pattern, "/stream") {
+				// A stream that opens never ends: its answer's head is enough.
+				var h http.Header
+				if token != "" {
+					h = http.Header{"Authorization": {"Bearer " + token}}
+				}
+				s, r := e.tryStream(t, path, h)
+				if s != nil {
+					s.close()
+					return reply{status: http.StatusOK}
+				}
+				return r
+			}
 			if token == "" {
 				return e.call(t, rt.Method, path, body)
 			}

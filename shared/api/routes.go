@@ -41,6 +41,8 @@ func (s *server) routes() []Route {
 
 		{GroupPoll, http.MethodGet, "/projects/{room}/messages/poll", member, s.poll},
 		{GroupPoll, http.MethodGet, "/rooms/{room}/messages/poll", member, s.poll},
+		{GroupPoll, http.MethodGet, "/projects/{room}/messages/stream", member, s.stream},
+		{GroupPoll, http.MethodGet, "/rooms/{room}/messages/stream", member, s.stream},
 
 		{GroupCoordination, http.MethodPost, "/rooms/{room}/agent-sessions", member, s.registerSession},
 		{GroupCoordination, http.MethodPost, "/rooms/{room}/agent-sessions/{session_id}/disconnect", member, s.disconnectSession},

@@ -19,12 +19,7 @@ import (
 // to read again, and reads of the same page by waiters woken together are
 // shared (readGroup).
 func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQuery, timeout time.Duration) (letagents.MessagePage, error) {
-	read := func(ctx context.Context) (letagents.MessagePage, error) {
-		since := s.reads.ticket()
-		return s.reads.read(ctx, readKey{id, q}, since, func(ctx context.Context) (letagents.MessagePage, error) {
-			return s.Store.Messages(ctx, id, q)
-		})
-	}
+	read := func(ctx context.Context) (letagents.MessagePage, error) { return s.sharedPage(ctx, id, q) }
 	page, err := read(ctx) // also answers 404 for a missing room
 	if err != nil || len(page.Messages) > 0 || timeout == 0 {
 		return page, err
@@ -62,4 +57,13 @@ func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQue
 	// One last read covers a doorbell that could not ring (the listener
 	// was reconnecting): the wait then ends late, never wrong.
 	return read(context.WithoutCancel(ctx))
+}
+
+// sharedPage reads page q of room id as of now, sharing the read with
+// every waiter that asks for the same page at the same time (readGroup).
+func (s *server) sharedPage(ctx context.Context, id string, q store.MessageQuery) (letagents.MessagePage, error) {
+	since := s.reads.ticket()
+	return s.reads.read(ctx, readKey{id, q}, since, func(ctx context.Context) (letagents.MessagePage, error) {
+		return s.Store.Messages(ctx, id, q)
+	})
 }

@@ -147,3 +147,41 @@ func TestShortestBody(t *testing.T) {
 		t.Errorf("a page of %d bytes in base64 would not fit a Lambda answer", letagents.MaxPageBytes)
 	}
 }
+
+// TestStreamsAreRefusedUnderLambda: a function answers only once its
+// answer is whole, so an event stream asked of it, through the gateway or
+// its Function URL, is a clear refusal at once, never a request held open
+// until the function times out.
+func TestStreamsAreRefusedUnderLambda(t *testing.T) {
+	t.Parallel()
+	cfg, err := service.LoadConfig(func(k string) string { return map[string]string{"LETAGENTS_REPO_ACCESS": "open"}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.LogLevel = slog.LevelError
+	svc, err := service.FromPool(context.Background(), cfg, pgtest.New(t).Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	h := lambdaapi.Handler(svc.Handler, 0)
+	if a := invoke(t, h, http.MethodPost, "/rooms/streamed/join", "", ""); a.status != http.StatusOK {
+		t.Fatalf("join = %d %s", a.status, a.body)
+	}
+	for _, domain := range []string{"abc.execute-api.eu-west-1.amazonaws.com", "xyz.lambda-url.eu-west-1.on.aws"} {
+		for _, path := range []string{"/rooms/streamed/messages/stream", "/projects/streamed/messages/stream"} {
+			ev := events.APIGatewayV2HTTPRequest{RawPath: path, Headers: map[string]string{"accept": "text/event-stream"},
+				RequestContext: events.APIGatewayV2HTTPRequestContext{DomainName: domain,
+					HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: http.MethodGet, Path: path, SourceIP: "203.0.113.9"}}}
+			resp, err := h(context.Background(), ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body struct{ Error, Code string }
+			_ = json.Unmarshal([]byte(resp.Body), &body)
+			if resp.StatusCode != http.StatusNotImplemented || body.Code != letagents.CodeStreamUnavailable || !strings.Contains(body.Error, "LETAGENTS_POLL_URL") {
+				t.Errorf("%s%s = %d %s, want 501 %s naming LETAGENTS_POLL_URL", domain, path, resp.StatusCode, resp.Body, letagents.CodeStreamUnavailable)
+			}
+		}
+	}
+}

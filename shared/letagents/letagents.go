@@ -51,6 +51,18 @@ const (
 	// MinPollMax and MaxPollMax bound LETAGENTS_POLL_MAX_MS itself.
 	MinPollMax = time.Second
 	MaxPollMax = 24 * time.Hour
+	// StreamHeartbeat is how often an event stream sends a comment line
+	// (": heartbeat"), as the original does: well inside the idle timeout
+	// of every proxy between an agent and the server (CloudFront's 30 s
+	// origin read timeout is the shortest of the usual ones; nginx and an
+	// ALB wait 60 s), so none of them cuts a quiet stream.
+	StreamHeartbeat = 15 * time.Second
+	// DefaultStreamMax is the default of LETAGENTS_STREAM_MAX, the most
+	// event streams one server process holds open; DefaultRoomStreamMax
+	// of LETAGENTS_STREAM_ROOM_MAX, the most of one room. A stream costs
+	// about what a parked long-poll does (see the benchmark).
+	DefaultStreamMax     = 10000
+	DefaultRoomStreamMax = 1000
 	// MaxTokenBytes bounds a token a client presents (an agent session's
 	// token, an intent's approval token, a device sign-in's request id):
 	// the server's own are far shorter, so a longer one is refused unread.
@@ -316,8 +328,11 @@ const (
 	Forbidden    ErrorCode = "forbidden"
 	TooLarge     ErrorCode = "too_large"
 	RateLimited  ErrorCode = "rate_limited"
-	Unavailable  ErrorCode = "unavailable" // a service we depend on (GitHub, the database) did not answer
-	Internal     ErrorCode = "internal"
+	Unavailable  ErrorCode = "unavailable" // a service we depend on (GitHub, the database) did not answer, or this server is full
+	// NotImplemented: this server cannot do what was asked, though the
+	// service can elsewhere (an event stream asked of a Lambda function).
+	NotImplemented ErrorCode = "not_implemented"
+	Internal       ErrorCode = "internal"
 )
 
 // Machine-readable codes any route may answer with, sent as the error
@@ -326,6 +341,10 @@ const (
 	CodeRateLimited         = "RATE_LIMITED"         // too many requests from the address; see Retry-After
 	CodeDatabaseUnavailable = "DATABASE_UNAVAILABLE" // the database did not answer; see Retry-After
 	CodeNotReady            = "NOT_READY"            // the poll server's readiness route: it cannot hold long-polls now
+	CodeStreamUnavailable   = "STREAM_UNAVAILABLE"   // this endpoint cannot stream; the poll server can
+	CodeStreamLimit         = "STREAM_LIMIT"         // this server holds its most event streams; see Retry-After
+	CodeRoomStreamLimit     = "ROOM_STREAM_LIMIT"    // this server holds its most event streams of the room; see Retry-After
+	CodeServerDraining      = "SERVER_DRAINING"      // this server is stopping; reconnect, another will answer
 )
 
 // Error is an error meant for the client: Message is safe to show.

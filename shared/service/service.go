@@ -114,6 +114,13 @@ type Config struct {
 	// balancer's own idle timeout, or the server may close a connection
 	// just as the balancer sends a request on it (a 502).
 	IdleTimeout time.Duration
+	// StreamMax and RoomStreamMax cap the event streams a process holds
+	// open, in all and per room (LETAGENTS_STREAM_MAX, default 10000;
+	// LETAGENTS_STREAM_ROOM_MAX, default 1000; each 1 to 1000000).
+	StreamMax, RoomStreamMax int
+	// StreamHeartbeat is how often a quiet event stream sends a comment;
+	// tests shorten it, 0 is letagents.StreamHeartbeat.
+	StreamHeartbeat time.Duration
 	// Now is the clock of the sign-in flows; tests set it, nil is time.Now.
 	Now func() time.Time
 	// LogOutput is where logs go; nil is stderr. Tests set it.
@@ -125,16 +132,18 @@ type Config struct {
 var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_MAX_CONNS", "DB_PROXY_HOST", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL",
 	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
 	"LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
-	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_IDLE_TIMEOUT_MS"}
+	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_IDLE_TIMEOUT_MS",
+	"LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX"}
 
 // LocalVariables are the Variables a deployment leaves unset: their
 // defaults suit AWS (PORT, the GitHub URLs, the repo access policy, the
-// rate limits, the body timeout of long-running servers), or they are the
+// rate limits, the body timeout and stream caps of long-running servers,
+// which Lambda functions are not), or they are the
 // local stand-ins for what AWS provides (client id and secret in plain
 // text, the token key file).
 var LocalVariables = []string{"PORT", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
 	"LETAGENTS_TOKEN_KEY_FILE", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT", "LETAGENTS_INVITE_ROOM_LIMIT",
-	"LETAGENTS_SEND_LIMIT", "LETAGENTS_BODY_TIMEOUT_MS"}
+	"LETAGENTS_SEND_LIMIT", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX"}
 
 // LoadConfig reads the environment through getenv, naming the variable at
 // fault when a value is unusable.
@@ -158,6 +167,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		LivenessNoticeAfter: liveness.DefaultNoticeAfter,
 		BodyTimeout:         DefaultBodyTimeout,
 		IdleTimeout:         DefaultIdleTimeout,
+		StreamMax:           letagents.DefaultStreamMax,
+		RoomStreamMax:       letagents.DefaultRoomStreamMax,
 	}
 	if cfg.GitHubSecretARN != "" && (cfg.GitHub.ClientID != "" || cfg.GitHub.ClientSecret != "") {
 		return cfg, errors.New("set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET, or GITHUB_SECRET_ARN, not both")
@@ -179,7 +190,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return cfg, fmt.Errorf("LETAGENTS_REPO_ACCESS=%q: want github or open", v)
 	}
 	for name, limit := range map[string]*int{"LETAGENTS_JOIN_LIMIT": &cfg.JoinLimit,
-		"LETAGENTS_INVITE_ROOM_LIMIT": &cfg.InviteRoomLimit, "LETAGENTS_SEND_LIMIT": &cfg.SendLimit} {
+		"LETAGENTS_INVITE_ROOM_LIMIT": &cfg.InviteRoomLimit, "LETAGENTS_SEND_LIMIT": &cfg.SendLimit,
+		"LETAGENTS_STREAM_MAX": &cfg.StreamMax, "LETAGENTS_STREAM_ROOM_MAX": &cfg.RoomStreamMax} {
 		if v := getenv(name); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > 1_000_000 {
@@ -481,11 +493,13 @@ func assemble(ctx context.Context, cfg Config, logger *slog.Logger, pool *pgxpoo
 		close(s.hubDone)
 	}
 	s.Handler = api.New(api.Deps{Store: s.Store, Hub: s.Hub, Auth: s.Auth, Logger: logger, BaseURL: cfg.BaseURL,
-		Origins: cfg.origins(), PollMax: cfg.PollMax, Draining: s.draining, Now: cfg.Now}, groups...)
+		Origins: cfg.origins(), PollMax: cfg.PollMax, Draining: s.draining, Now: cfg.Now,
+		StreamMax: cfg.StreamMax, RoomStreamMax: cfg.RoomStreamMax, StreamHeartbeat: cfg.StreamHeartbeat}, groups...)
 	return s
 }
 
-// Drain makes parked long-polls answer now; new ones answer at once too.
+// Drain makes parked long-polls answer now, and ends event streams; new
+// polls answer at once too, and new streams are refused.
 func (s *Service) Drain() {
 	select {
 	case <-s.draining:

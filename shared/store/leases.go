@@ -164,7 +164,7 @@ func (s *Store) ClaimTask(ctx context.Context, roomID string, seq int64, c Claim
 		if !c.ByName {
 			t.ActiveLeases = []letagents.Lease{lease}
 		}
-		return nil
+		return s.touchTask(ctx, tx, roomID, seq)
 	})
 	return t, lease, err
 }
@@ -217,7 +217,7 @@ func (s *Store) ReleaseWorkLease(ctx context.Context, roomID string, seq int64, 
 		if t.ActiveLeases, err = leasesOf(ctx, tx, roomID, seq, now); err != nil {
 			return fmt.Errorf("release lease: %w", err)
 		}
-		return nil
+		return s.touchTask(ctx, tx, roomID, seq)
 	})
 	return t, released, err
 }
@@ -281,7 +281,7 @@ func (s *Store) HandoffWorkLease(ctx context.Context, roomID string, seq int64, 
 		if t.ActiveLeases, err = leasesOf(ctx, tx, roomID, seq, now); err != nil {
 			return fmt.Errorf("hand off lease: %w", err)
 		}
-		return nil
+		return s.touchTask(ctx, tx, roomID, seq)
 	})
 	return t, released, next, err
 }
@@ -327,7 +327,7 @@ func (s *Store) ClaimReview(ctx context.Context, roomID string, seq int64, c Cla
 		if t.ActiveLeases, err = leasesOf(ctx, tx, roomID, seq, now); err != nil {
 			return fmt.Errorf("claim review: %w", err)
 		}
-		return nil
+		return s.touchTask(ctx, tx, roomID, seq)
 	})
 	return t, lease, err
 }
@@ -352,7 +352,7 @@ func (s *Store) ReleaseReview(ctx context.Context, roomID string, seq int64, r L
 		if t.ActiveLeases, err = leasesOf(ctx, tx, roomID, seq, now); err != nil {
 			return fmt.Errorf("release review: %w", err)
 		}
-		return nil
+		return s.touchTask(ctx, tx, roomID, seq)
 	})
 	return t, released, err
 }

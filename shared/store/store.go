@@ -33,9 +33,15 @@ func New(pool *pgxpool.Pool) *Store {
 // Channel returns the NOTIFY channel rung when a message is added to room.
 // Channel names are identifiers of at most 63 bytes while room ids are free
 // text, so the name is a hash; listeners must quote it like any identifier.
-func (s *Store) Channel(roomID string) string {
+func (s *Store) Channel(roomID string) string { return s.channel("room_", roomID) }
+
+// TaskChannel returns the NOTIFY channel rung when a task of room, or one
+// of its leases, changes (see TaskChanges).
+func (s *Store) TaskChannel(roomID string) string { return s.channel("task_", roomID) }
+
+func (s *Store) channel(prefix, roomID string) string {
 	sum := sha256.Sum256([]byte(s.schema + "\x00" + roomID))
-	return "room_" + hex.EncodeToString(sum[:20])
+	return prefix + hex.EncodeToString(sum[:20])
 }
 
 // PostgreSQL error codes the store translates.

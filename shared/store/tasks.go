@@ -30,10 +30,15 @@ const taskColumns = `t.room_id, t.seq, t.title, coalesce(t.description, ''), t.s
 
 func scanTask(row pgx.Row) (letagents.Task, error) {
 	var t letagents.Task
-	err := row.Scan(&t.RoomID, &t.Seq, &t.Title, &t.Description, &t.Status, &t.Assignee, &t.AssigneeAgentKey, &t.CreatedBy,
-		&t.CreatedByAccountID, &t.CreatedBySessionID, &t.SourceMessageID, &t.PRURL, &t.CreatedAt, &t.UpdatedAt)
-	t.ActiveLeases = []letagents.Lease{}
+	err := row.Scan(taskDest(&t)...)
 	return t, err
+}
+
+// taskDest is where the taskColumns of a row go, for t.
+func taskDest(t *letagents.Task) []any {
+	t.ActiveLeases = []letagents.Lease{}
+	return []any{&t.RoomID, &t.Seq, &t.Title, &t.Description, &t.Status, &t.Assignee, &t.AssigneeAgentKey, &t.CreatedBy,
+		&t.CreatedByAccountID, &t.CreatedBySessionID, &t.SourceMessageID, &t.PRURL, &t.CreatedAt, &t.UpdatedAt}
 }
 
 // NewTask is a task to add to a room's board.
@@ -100,7 +105,7 @@ func (s *Store) CreateTask(ctx context.Context, n NewTask, now time.Time) (letag
 				return fmt.Errorf("create task: %w", err)
 			}
 		}
-		return nil
+		return s.touchTask(ctx, tx, t.RoomID, t.Seq)
 	})
 	return t, err
 }
@@ -252,7 +257,7 @@ func (s *Store) writeTaskUpdate(ctx context.Context, tx pgx.Tx, t letagents.Task
 	if t.ActiveLeases, err = leasesOf(ctx, tx, t.RoomID, t.Seq, now); err != nil {
 		return t, err
 	}
-	return t, nil
+	return t, s.touchTask(ctx, tx, t.RoomID, t.Seq)
 }
 
 // lockTask reads a task under FOR UPDATE, expires its overdue leases
@@ -286,8 +291,9 @@ func (s *Store) expireTask(ctx context.Context, tx pgx.Tx, t letagents.Task, now
 	if err != nil {
 		return t, fmt.Errorf("expire leases: %w", err)
 	}
-	workHolder := ""
+	workHolder, expired := "", false
 	for rows.Next() {
+		expired = true
 		var kind, label string
 		if err := rows.Scan(&kind, &label); err != nil {
 			rows.Close()
@@ -300,6 +306,11 @@ func (s *Store) expireTask(ctx context.Context, tx pgx.Tx, t letagents.Task, now
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return t, fmt.Errorf("expire leases: %w", err)
+	}
+	if expired {
+		if err := s.touchTask(ctx, tx, t.RoomID, t.Seq); err != nil {
+			return t, fmt.Errorf("expire leases: %w", err)
+		}
 	}
 	if workHolder == "" || !t.Status.Held() {
 		return t, nil
@@ -367,4 +378,71 @@ func primary(label string) string {
 	}
 	display, _, _ := actors.ParseActorLabel(label)
 	return display
+}
+
+// touchTask gives a task its room's next change number and rings the
+// room's task channel, inside the transaction that changed the task or
+// its leases. Every such transaction calls it, last or nearly so: it locks
+// the room's row, which comes last in the order locks are taken.
+func (s *Store) touchTask(ctx context.Context, tx pgx.Tx, roomID string, seq int64) error {
+	if _, err := tx.Exec(ctx, `
+		WITH c AS (UPDATE rooms SET last_task_change = last_task_change + 1 WHERE id = $1 RETURNING last_task_change),
+		t AS (UPDATE tasks SET change_seq = (SELECT last_task_change FROM c) WHERE room_id = $1 AND seq = $2)
+		SELECT pg_notify($3, '')`, roomID, seq, s.TaskChannel(roomID)); err != nil {
+		return fmt.Errorf("number task change: %w", err)
+	}
+	return nil
+}
+
+// LastTaskChange returns the number of the latest change to a task of a
+// room, 0 when none: where a stream opened now starts reading TaskChanges.
+// NotFound when the room does not exist.
+func (s *Store) LastTaskChange(ctx context.Context, roomID string) (int64, error) {
+	var n int64
+	err := s.queryRow(ctx, `SELECT last_task_change FROM rooms WHERE id = $1`, roomID).Scan(&n)
+	switch {
+	case isNoRows(err):
+		return 0, letagents.Errorf(letagents.NotFound, "Room not found")
+	case err != nil:
+		return 0, fmt.Errorf("read last task change: %w", err)
+	}
+	return n, nil
+}
+
+// TaskChanges reads, in the order of their latest change, up to limit
+// tasks of a room changed after change number after, each as it now is
+// with its active leases as of now. It only reads: overdue leases are
+// left for the next writer to expire (and so to number as a change).
+func (s *Store) TaskChanges(ctx context.Context, roomID string, after int64, limit int, now time.Time) (letagents.TaskChanges, error) {
+	return retried(ctx, s, func() (letagents.TaskChanges, error) {
+		out := letagents.TaskChanges{Last: after}
+		rows, err := s.pool.Query(ctx, `
+			SELECT `+taskColumns+`, t.change_seq FROM tasks t
+			WHERE t.room_id = $1 AND t.change_seq > $2 ORDER BY t.change_seq LIMIT $3`, roomID, after, limit+1)
+		if err != nil {
+			return out, fmt.Errorf("read task changes: %w", err)
+		}
+		var changes []int64
+		tasks, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Task, error) {
+			var t letagents.Task
+			var change int64
+			err := row.Scan(append(taskDest(&t), &change)...)
+			changes = append(changes, change)
+			return t, err
+		})
+		if err != nil {
+			return out, fmt.Errorf("read task changes: %w", err)
+		}
+		if len(tasks) > limit {
+			tasks, out.HasMore = tasks[:limit], true
+		}
+		if len(tasks) == 0 {
+			return out, nil
+		}
+		if err := withLeases(ctx, s.pool, tasks, now); err != nil {
+			return out, fmt.Errorf("read task changes: %w", err)
+		}
+		out.Tasks, out.Last = tasks, changes[len(tasks)-1]
+		return out, nil
+	})
 }

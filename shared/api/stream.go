@@ -1,0 +1,447 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/notify"
+	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/wire"
+)
+
+// Event streams: GET …/messages/stream answers text/event-stream, as the
+// original does. A new message is an event of the default type (no event
+// line) whose data is the message as reads give it, with its id (msg_N)
+// as the event id; a change to a task or its leases is a task_update
+// event whose data is the task as GET …/tasks/{id} gives it. Comments
+// say the stream is open (": connected") and keep it open (": heartbeat",
+// every letagents.StreamHeartbeat).
+//
+// A stream resumes after the message the Last-Event-ID header names (an
+// EventSource sends it when it reconnects), else after ?after, else at the
+// newest message; task events are live only, as in the original. Right
+// after ": connected" the stream sends an event holding only the id of
+// where it starts, which sets the client's last event id without firing
+// anything: a client that reconnects before any message came still
+// resumes with no gap.
+//
+// Each kind of event is a feed with its own doorbell. A ring only says to
+// read again: the stream reads, from PostgreSQL, everything after its
+// cursor, so a missed or merged notification loses nothing, and readers
+// of the same messages at the same time share one read, as long-polls do.
+
+// streamRetryAfter is the Retry-After of a stream refused for a cap.
+const streamRetryAfter = 10 * time.Second
+
+// streamTaskPage is how many changed tasks a stream reads at a time.
+const streamTaskPage = 100
+
+var (
+	errCannotStream = &letagents.Error{Code: letagents.NotImplemented, Reason: letagents.CodeStreamUnavailable,
+		Message: "This endpoint cannot stream: it answers through Lambda, which sends an answer only once it is whole. " +
+			"Open the stream on the long-running poll server (LETAGENTS_POLL_URL), or long-poll …/messages/poll here."}
+	errDraining = &letagents.Error{Code: letagents.Unavailable, Reason: letagents.CodeServerDraining, RetryAfter: time.Second,
+		Message: "This server is stopping; reconnect and another will answer."}
+)
+
+// event is one event of a stream.
+type event struct {
+	name string // its type; "" is the default type, a message
+	id   string // "" leaves the client's last event id as it was
+	data any    // sent as one line of JSON
+}
+
+// feed is one kind of a room's events: the channel rung when there is
+// more of it, where a stream opened now begins in it, and how to read on.
+type feed interface {
+	channel() string
+	start(ctx context.Context) (int64, error)
+	// next reads what follows cursor: its events, the cursor after them,
+	// and whether more follow at once.
+	next(ctx context.Context, cursor int64) (evs []event, after int64, more bool, err error)
+}
+
+// tap is a stream's place in one feed.
+type tap struct {
+	feed
+	cursor int64
+	sub    *notify.Subscription
+	due    bool // rung, or just opened: read before waiting again
+}
+
+// taps lists the kinds of events a stream of room carries, at most three
+// (the wait in stream has one case per feed). Reasoning traces
+// (reasoning_update and reasoning_remove events, each with room_id) are
+// the third, to be added here with their own doorbell.
+func (s *server) taps(room string, after int64) []tap {
+	return []tap{{feed: &messageFeed{s, room, after}}, {feed: &taskFeed{s, room}}, {feed: &reasoningFeed{s, room}}}
+}
+
+// messageFeed is the room's messages after after (-1: from the newest on).
+type messageFeed struct {
+	s     *server
+	room  string
+	after int64
+}
+
+func (f *messageFeed) channel() string { return f.s.Store.Channel(f.room) }
+
+// start is after, or the newest message when after is -1 or past it, as a
+// long-poll's cursor past the end is.
+func (f *messageFeed) start(ctx context.Context) (int64, error) {
+	r, err := f.s.Store.Room(ctx, f.room)
+	if err != nil {
+		return 0, err
+	}
+	if f.after < 0 {
+		return r.LastSeq, nil
+	}
+	return min(f.after, r.LastSeq), nil
+}
+
+func (f *messageFeed) next(ctx context.Context, cursor int64) ([]event, int64, bool, error) {
+	page, err := f.s.sharedPage(ctx, f.room, store.MessageQuery{After: cursor, Limit: letagents.DefaultPageSize})
+	if err != nil {
+		return nil, cursor, false, err
+	}
+	evs := make([]event, len(page.Messages))
+	for i, m := range page.Messages {
+		evs[i] = event{id: letagents.MessageID(m.Seq), data: toMessage(m)}
+		cursor = m.Seq
+	}
+	return evs, cursor, page.HasMore, nil
+}
+
+// taskFeed is the changes to the room's tasks from now on.
+type taskFeed struct {
+	s    *server
+	room string
+}
+
+func (f *taskFeed) channel() string { return f.s.Store.TaskChannel(f.room) }
+
+func (f *taskFeed) start(ctx context.Context) (int64, error) {
+	return f.s.Store.LastTaskChange(ctx, f.room)
+}
+
+func (f *taskFeed) next(ctx context.Context, cursor int64) ([]event, int64, bool, error) {
+	ch, err := f.s.Store.TaskChanges(ctx, f.room, cursor, streamTaskPage, f.s.now())
+	if err != nil {
+		return nil, cursor, false, err
+	}
+	evs := make([]event, len(ch.Tasks))
+	for i, t := range ch.Tasks {
+		evs[i] = event{name: "task_update", data: toTask(t)}
+	}
+	return evs, ch.Last, ch.HasMore, nil
+}
+
+// reasoningFeed is the changes to the room's reasoning sessions from now
+// on. Reasoning writes ring the room's message channel.
+type reasoningFeed struct {
+	s    *server
+	room string
+}
+
+func (f *reasoningFeed) channel() string { return f.s.Store.Channel(f.room) }
+
+func (f *reasoningFeed) start(ctx context.Context) (int64, error) {
+	page, err := f.s.Store.ReasoningChanges(ctx, f.room, math.MaxInt64, 1)
+	return page.Head, err
+}
+
+func (f *reasoningFeed) next(ctx context.Context, cursor int64) ([]event, int64, bool, error) {
+	page, err := f.s.Store.ReasoningChanges(ctx, f.room, cursor, streamTaskPage)
+	if err != nil {
+		return nil, cursor, false, err
+	}
+	evs := make([]event, len(page.Changes))
+	for i, c := range page.Changes {
+		name, data := reasoningEvent(f.room, c)
+		evs[i] = event{name: name, data: data}
+		cursor = c.Seq()
+	}
+	return evs, cursor, page.HasMore, nil
+}
+
+// stream serves an event stream of the room until the client leaves or
+// the server drains. Everything that can refuse it does so before the
+// first byte, as a JSON error; once open, a failed read is retried at the
+// next ring or heartbeat, so a database outage pauses a stream without
+// ending it.
+func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
+	if !canFlush(w) {
+		return errCannotStream
+	}
+	after, err := resumeCursor(r)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-s.Draining:
+		return errDraining
+	default:
+	}
+	release, err := s.streams.take(c.room, s.StreamMax, s.RoomStreamMax, s.StreamHeartbeat)
+	if err != nil {
+		return err
+	}
+	defer release()
+
+	ctx := r.Context()
+	ts := s.taps(c.room, after)
+	defer func() {
+		for _, t := range ts {
+			if t.sub != nil {
+				t.sub.Close()
+			}
+		}
+	}()
+	if err := s.open(ctx, ts); err != nil {
+		return err
+	}
+	// With session credentials (headers) the stream is the agent's
+	// delivery connection, as a parked long-poll is.
+	sess, err := s.agentSession(r, c.room, wire.SessionCredentials{}, false)
+	if err != nil {
+		return err
+	}
+	if sess != nil {
+		defer s.deliver(ctx, sess.ID)()
+	}
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("X-Accel-Buffering", "no") // nginx would otherwise buffer the stream
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	rc := http.NewResponseController(w)
+	if _, err := fmt.Fprintf(w, ": connected\n\nid: %s\n\n", letagents.MessageID(ts[0].cursor)); err != nil {
+		return nil
+	}
+	for {
+		// Reads and writes run on a goroutine of their own, which ends when
+		// they are done: they need a deep stack (pgx, JSON, the connection's
+		// write path), which the handler's goroutine, parked here for hours,
+		// would otherwise keep (measured: 8 KB more per open stream).
+		sent := make(chan error, 1)
+		go func() { sent <- s.catchUp(ctx, w, rc, c.room, ts) }()
+		if err := <-sent; err != nil {
+			return nil
+		}
+		select {
+		case <-bell(ts, 0):
+			ts[0].due = true
+		case <-bell(ts, 1):
+			ts[1].due = true
+		case <-bell(ts, 2):
+			ts[2].due = true
+		case <-s.streams.heartbeat():
+			if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
+				return nil
+			}
+		case <-s.Draining:
+			// Ending the answer is the signal: clients reconnect, with
+			// their last event id, to a server that is not stopping.
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// open subscribes to every feed's doorbell and only then reads where each
+// starts, so anything committed later rings. A hub that cannot listen
+// within sharedReadTimeout (its connection is down) makes the stream a
+// 503 the client may retry.
+func (s *server) open(ctx context.Context, ts []tap) error {
+	subCtx, cancel := context.WithTimeout(ctx, sharedReadTimeout)
+	defer cancel()
+	for i := range ts {
+		sub, err := s.Hub.Subscribe(subCtx, ts[i].channel())
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return errDatabaseUnavailable
+		}
+		ts[i].sub = sub
+	}
+	for i := range ts {
+		cursor, err := ts[i].start(ctx)
+		if err != nil {
+			return err
+		}
+		ts[i].cursor, ts[i].due = cursor, true
+	}
+	return nil
+}
+
+// catchUp writes what the rung feeds have after their cursors, until
+// nothing more follows, and flushes it; an error means the client left.
+// A failed read is logged and left due, to be retried at the next ring
+// or heartbeat: a database outage pauses a stream without ending it.
+func (s *server) catchUp(ctx context.Context, w io.Writer, rc *http.ResponseController, room string, ts []tap) error {
+	for i := range ts {
+		t := &ts[i]
+		for t.due {
+			evs, after, more, err := t.next(ctx, t.cursor)
+			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				s.Logger.Warn("event stream: read failed; retrying at the next ring or heartbeat", "room", room, "error", err)
+				break
+			}
+			for _, ev := range evs {
+				if err := writeEvent(w, ev); err != nil {
+					return err
+				}
+			}
+			t.cursor, t.due = after, more
+		}
+	}
+	return rc.Flush()
+}
+
+// writeEvent writes one event: its type unless it is the default, its id
+// if it has one, and its data as one line of JSON (which never holds a
+// raw line break).
+func writeEvent(w io.Writer, ev event) error {
+	var b bytes.Buffer
+	if ev.name != "" {
+		b.WriteString("event: " + ev.name + "\n")
+	}
+	if ev.id != "" {
+		b.WriteString("id: " + ev.id + "\n")
+	}
+	b.WriteString("data: ")
+	if err := newEncoder(&b).Encode(ev.data); err != nil {
+		return fmt.Errorf("encode %s event: %w", ev.name, err)
+	}
+	b.WriteString("\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// bell is the doorbell of tap i, nil (never ready) past the last.
+func bell(ts []tap, i int) <-chan struct{} {
+	if i < len(ts) {
+		return ts[i].sub.C()
+	}
+	return nil
+}
+
+// resumeCursor is the message a stream resumes after: the Last-Event-ID
+// header's, which a reconnecting EventSource sends and which is newer than
+// the URL it reconnects to, else ?after's; -1 when neither is given.
+func resumeCursor(r *http.Request) (int64, error) {
+	for _, src := range []struct{ name, v string }{{"Last-Event-ID", r.Header.Get("Last-Event-ID")}, {"after", r.URL.Query().Get("after")}} {
+		if src.v == "" {
+			continue
+		}
+		n, err := letagents.ParseMessageID(src.v)
+		if err != nil {
+			return 0, letagents.Errorf(letagents.Invalid, "%s: %v", src.name, err)
+		}
+		return n, nil
+	}
+	return -1, nil
+}
+
+// canFlush reports whether w can send what was written before the
+// handler returns. The Lambda adapter's writer cannot: it hands the
+// runtime the whole answer at the end.
+func canFlush(w http.ResponseWriter) bool {
+	for {
+		switch x := w.(type) {
+		case http.Flusher, interface{ FlushError() error }:
+			return true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return false
+		}
+	}
+}
+
+// streamSlots counts the event streams this process holds open, in all
+// and per room, against their caps, and beats their heartbeat: one ticker
+// for every stream, running while any is open, rather than a timer each.
+type streamSlots struct {
+	mu    sync.Mutex
+	total int
+	rooms map[string]int
+	beats chan struct{} // closed, and replaced, at each heartbeat
+	stop  chan struct{} // closed when the last stream leaves
+}
+
+// take reserves a slot for a stream of room, or refuses with a 503 that
+// names the cap; the returned func gives the slot back. The first stream
+// starts the heartbeat, every interval.
+func (g *streamSlots) take(room string, most, roomMost int, interval time.Duration) (release func(), err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.total >= most:
+		return nil, &letagents.Error{Code: letagents.Unavailable, Reason: letagents.CodeStreamLimit, RetryAfter: streamRetryAfter,
+			Message: fmt.Sprintf("This server holds its most event streams (%d, LETAGENTS_STREAM_MAX); try again later, or long-poll …/messages/poll", most)}
+	case g.rooms[room] >= roomMost:
+		return nil, &letagents.Error{Code: letagents.Unavailable, Reason: letagents.CodeRoomStreamLimit, RetryAfter: streamRetryAfter,
+			Message: fmt.Sprintf("This server holds its most event streams of this room (%d, LETAGENTS_STREAM_ROOM_MAX); try again later, or long-poll …/messages/poll", roomMost)}
+	}
+	if g.rooms == nil {
+		g.rooms = map[string]int{}
+	}
+	if g.total == 0 {
+		g.beats, g.stop = make(chan struct{}), make(chan struct{})
+		go g.beat(interval, g.stop)
+	}
+	g.total++
+	g.rooms[room]++
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.total--
+		if g.rooms[room]--; g.rooms[room] == 0 {
+			delete(g.rooms, room)
+		}
+		if g.total == 0 {
+			close(g.stop)
+		}
+	}, nil
+}
+
+// beat rings the heartbeat every interval until stop closes.
+func (g *streamSlots) beat(interval time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			g.mu.Lock()
+			close(g.beats)
+			g.beats = make(chan struct{})
+			g.mu.Unlock()
+		case <-stop:
+			return
+		}
+	}
+}
+
+// heartbeat is closed at the next heartbeat.
+func (g *streamSlots) heartbeat() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.beats
+}
