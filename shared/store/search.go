@@ -5,37 +5,41 @@ import (
 	"crypto/rand"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
-// searchSQL finds a page of hits. Its parameters: $1 the query text, $2
-// the rooms, $3 sender, $4 source, $5 a message of the thread, $6 since,
-// $7 until, $8 the page size (one more is read, to tell has_more), $9
-// ts_headline's options, $10..$13 the cursor (rank, created_at, room_id,
-// seq); a filter left out is NULL.
+// searchFacts says, before a search, whether its query has a word that
+// must appear (querytree is empty or 'T' when it has none: nothing an
+// index can serve), how many of its rooms do not exist, and how many
+// messages they hold.
+const searchFacts = `
+	SELECT querytree(websearch_to_tsquery('simple', $1)) NOT IN ('', 'T'),
+		(SELECT count(*) FROM unnest($2::text[]) u (id) WHERE NOT EXISTS (SELECT 1 FROM rooms r WHERE r.id = u.id)),
+		(SELECT coalesce(sum(last_seq), 0) FROM rooms WHERE id = ANY ($2::text[]))`
+
+// searchSQL finds a page of hits in the messages of %s. Its parameters:
+// $1 the query text, $2 the rooms, $3 sender, $4 source, $5 a message of
+// the thread, $6 since, $7 until, $8 the page size (one more is read, to
+// tell has_more), $9 ts_headline's options, $10..$13 the cursor (rank,
+// created_at, room_id, seq); a filter left out is NULL.
 //
-// The first columns say whether the query has a word that must appear
-// (querytree is ” or 'T' when it has none: nothing the index can serve)
-// and how many of the rooms do not exist; the rest are a hit's, NULL when
-// there are none. Hits are ordered by rank, then newest first, then by
-// room and number, all descending, so one row comparison continues after
-// the cursor. The rank is ts_rank_cd with its length normalisation (1): a
-// long log that mentions a word once ranks below a short line about it.
-// Snippets are made for the page's rows only: ts_headline reparses the
-// text, which costs far more than matching. It reads the text as the
-// index does (message_search_text, whose stand-ins for < and > are turned
-// back here), so it highlights what the index matched.
+// Hits are ordered by rank, then newest first, then by room and number,
+// all descending, so one row comparison continues after the cursor. The
+// rank is ts_rank_cd with its length normalisation (1): a long log that
+// mentions a word once ranks below a short line about it. Snippets are
+// made for the page's rows only: ts_headline reparses the text, which
+// costs far more than matching. It reads the text as the index does
+// (message_search_text, whose stand-ins for < and > are turned back
+// here), so it highlights what the index matched.
 const searchSQL = `
 	WITH hits AS (
 		SELECT m.room_id, m.seq, m.sender, m.text, m.source, m.thread_parent_seq, m.thread_root_seq, m.created_at,
 			ts_rank_cd(m.search_vector, websearch_to_tsquery('simple', $1), 1) AS rank
-		FROM messages m
+		FROM %s m
 		WHERE m.room_id = ANY ($2::text[])
-			AND querytree(websearch_to_tsquery('simple', $1)) NOT IN ('', 'T')
 			AND m.search_vector @@ websearch_to_tsquery('simple', $1)
 			AND ($3::text IS NULL OR lower(m.sender) = lower($3::text))
 			AND ($4::text IS NULL OR m.source = $4::text)
@@ -48,13 +52,27 @@ const searchSQL = `
 		ORDER BY rank DESC, m.created_at DESC, m.room_id DESC, m.seq DESC
 		LIMIT $8::integer
 	)
-	SELECT f.tree NOT IN ('', 'T'), f.missing,
-		h.room_id, h.seq, h.sender, h.text, h.source, h.thread_parent_seq, h.thread_root_seq, h.created_at, h.rank,
-		translate(ts_headline('simple', message_search_text(h.text), websearch_to_tsquery('simple', $1), $9::text), E'\uE000\uE001', '<>')
-	FROM (SELECT querytree(websearch_to_tsquery('simple', $1)) AS tree,
-			(SELECT count(*) FROM unnest($2::text[]) u (id) WHERE NOT EXISTS (SELECT 1 FROM rooms r WHERE r.id = u.id)) AS missing) f
-	LEFT JOIN hits h ON true
-	ORDER BY h.rank DESC, h.created_at DESC, h.room_id DESC, h.seq DESC`
+	SELECT room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at, rank,
+		translate(ts_headline('simple', message_search_text(text), websearch_to_tsquery('simple', $1), $9::text), E'\uE000\uE001', '<>')
+	FROM hits
+	ORDER BY rank DESC, created_at DESC, room_id DESC, seq DESC`
+
+// The two ways a search reads: through the GIN index, or, for rooms of
+// few messages, through their own rows. The planner costs a room's rows
+// as scattered over as many pages, so it prefers to narrow them with the
+// index first; but for a word in a good part of all messages that means
+// gathering hundreds of thousands of entries to keep a few hundred, which
+// measured up to 50 ms against 1 to 2 ms for reading the room's thousand
+// rows and testing each. The OFFSET 0 fence keeps the planner from
+// pushing the match into the scan.
+var (
+	searchByIndex = fmt.Sprintf(searchSQL, "messages")
+	searchByRooms = fmt.Sprintf(searchSQL, "(SELECT * FROM messages WHERE room_id = ANY ($2::text[]) OFFSET 0)")
+)
+
+// roomScanMax is the most messages a search reads room by room
+// (searchByRooms): every one costs a test, whatever the words.
+const roomScanMax = 10_000
 
 // Snippet shape: ts_headline's fragments of about 10 to 30 words, at most
 // two, joined by an ellipsis.
@@ -66,9 +84,11 @@ const snippetOptions = "MaxWords=30, MinWords=10, ShortWord=2, MaxFragments=2, F
 // with no word that must appear is refused, as is a thread filter over
 // more than one room.
 //
-// Each search is planned with its own values (QueryExecModeExec, an
-// unnamed statement), never a cached generic plan: how common the words
-// are decides whether the index or the rooms' rows are read first.
+// A search is two statements: what the query and its rooms are
+// (searchFacts), then its hits, read through the index or room by room
+// (searchByRooms says when). The second is planned with its own values
+// (QueryExecModeExec, an unnamed statement), never a cached generic plan:
+// how common its words are decides the plan.
 func (s *Store) Search(ctx context.Context, rooms []string, q letagents.SearchQuery) (letagents.SearchPage, error) {
 	var page letagents.SearchPage
 	if err := q.Validate(); err != nil {
@@ -85,32 +105,9 @@ func (s *Store) Search(ctx context.Context, rooms []string, q letagents.SearchQu
 	}
 	return retried(ctx, s, func() (letagents.SearchPage, error) {
 		page := letagents.SearchPage{}
-		rows, err := s.pool.Query(ctx, searchSQL, args...)
-		if err != nil {
-			return page, fmt.Errorf("search messages: %w", err)
-		}
-		defer rows.Close()
-		findable, missing := true, int64(0)
-		for rows.Next() {
-			var (
-				roomID, sender, text, source, snippet *string
-				seq, parent, root                     *int64
-				at                                    *time.Time
-				rank                                  *float32
-			)
-			if err := rows.Scan(&findable, &missing, &roomID, &seq, &sender, &text, &source, &parent, &root, &at, &rank, &snippet); err != nil {
-				return page, fmt.Errorf("search messages: %w", err)
-			}
-			if seq == nil {
-				continue // nothing found
-			}
-			page.Hits = append(page.Hits, letagents.SearchHit{
-				Message: letagents.Message{RoomID: *roomID, Seq: *seq, Sender: *sender, Text: *text, Source: deref(source),
-					ThreadParentSeq: deref(parent), ThreadRootSeq: deref(root), CreatedAt: *at},
-				Rank: *rank, Snippet: marks.split(deref(snippet)),
-			})
-		}
-		if err := rows.Err(); err != nil {
+		var findable bool
+		var missing, held int64
+		if err := s.pool.QueryRow(ctx, searchFacts, q.Text, rooms).Scan(&findable, &missing, &held); err != nil {
 			return page, fmt.Errorf("search messages: %w", err)
 		}
 		switch {
@@ -119,6 +116,33 @@ func (s *Store) Search(ctx context.Context, rooms []string, q letagents.SearchQu
 		case !findable:
 			return page, letagents.SearchError(letagents.CodeSearchQueryInvalid,
 				"q has no word that must appear: -word alone, or an or with -word, would match almost every message")
+		case len(rooms) == 0:
+			return page, nil
+		}
+		sql := searchByIndex
+		if held <= roomScanMax {
+			sql = searchByRooms
+		}
+		rows, err := s.pool.Query(ctx, sql, args...)
+		if err != nil {
+			return page, fmt.Errorf("search messages: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var h letagents.SearchHit
+			m := &h.Message
+			var source *string
+			var parent, root *int64
+			var snippet string
+			if err := rows.Scan(&m.RoomID, &m.Seq, &m.Sender, &m.Text, &source, &parent, &root, &m.CreatedAt, &h.Rank, &snippet); err != nil {
+				return page, fmt.Errorf("search messages: %w", err)
+			}
+			m.Source, m.ThreadParentSeq, m.ThreadRootSeq = deref(source), deref(parent), deref(root)
+			h.Snippet = marks.split(snippet)
+			page.Hits = append(page.Hits, h)
+		}
+		if err := rows.Err(); err != nil {
+			return page, fmt.Errorf("search messages: %w", err)
 		}
 		if len(page.Hits) > q.Limit {
 			page.Hits, page.HasMore = page.Hits[:q.Limit], true

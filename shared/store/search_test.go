@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
 )
 
@@ -62,13 +63,25 @@ func search(t *testing.T, s *store.Store, rooms []string, q letagents.SearchQuer
 	return p
 }
 
+// large makes a room count as large: more messages than a search reads
+// room by room, so that searches of it go through the index. (Its
+// counter runs ahead of its messages, which only searches read here.)
+func large(t *testing.T, d *pgtest.DB, room string) {
+	t.Helper()
+	if _, err := d.Pool.Exec(context.Background(), `UPDATE rooms SET last_seq = last_seq + 1000000 WHERE id = $1`, room); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The query syntax, as websearch_to_tsquery with the 'simple'
 // configuration reads it: every word, "phrases", -exclusions, or; case
-// ignored; no stemming; code-like tokens kept whole.
+// ignored; no stemming; code-like tokens kept whole. Rooms small and
+// large (read room by room, or through the index) answer alike.
 func TestSearchSyntax(t *testing.T) {
 	t.Parallel()
-	s := newStore(t)
-	searchRoom(t, s, "syntax",
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
+	texts := []string{
 		"deploy failed on staging",                 // 1
 		"deploy succeeded on production",           // 2
 		"rollback the failed deploy",               // 3
@@ -78,7 +91,10 @@ func TestSearchSyntax(t *testing.T) {
 		"see /usr/local/bin/letagents and v1.2.3+", // 7
 		"fn parse() -> Vec<String> { todo!() }",    // 8
 		"<script>window.rollout()</script>",        // 9
-	)
+	}
+	searchRoom(t, s, "syntax", texts...)
+	searchRoom(t, s, "syntax, large", texts...)
+	large(t, d, "syntax, large")
 	tests := []struct {
 		q    string
 		want []string // in any order
@@ -100,11 +116,13 @@ func TestSearchSyntax(t *testing.T) {
 		{"window.rollout", []string{"9"}},              // nor a script body
 		{"deploy:* & failed", []string{"1", "3", "6"}}, // tsquery operators are plain punctuation here
 	}
-	for _, tt := range tests {
-		got := hitSeqs(search(t, s, []string{"syntax"}, letagents.SearchQuery{Text: tt.q}), false)
-		slices.Sort(got)
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("search %q = %v, want %v", tt.q, got, tt.want)
+	for _, room := range []string{"syntax", "syntax, large"} {
+		for _, tt := range tests {
+			got := hitSeqs(search(t, s, []string{room}, letagents.SearchQuery{Text: tt.q}), false)
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("%s: search %q = %v, want %v", room, tt.q, got, tt.want)
+			}
 		}
 	}
 }
@@ -252,7 +270,17 @@ func TestSearchRanking(t *testing.T) {
 // and whatever is sent between pages.
 func TestSearchCursorPaging(t *testing.T) {
 	t.Parallel()
-	s := newStore(t)
+	for _, big := range []bool{false, true} {
+		t.Run(fmt.Sprintf("large %v", big), func(t *testing.T) {
+			t.Parallel()
+			searchPages(t, big)
+		})
+	}
+}
+
+func searchPages(t *testing.T, big bool) {
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
 	var a, b []string
 	for i := range 23 {
 		// Three ranks, many ties; two rooms.
@@ -271,6 +299,9 @@ func TestSearchCursorPaging(t *testing.T) {
 	}
 	searchRoom(t, s, "page-a", a...)
 	searchRoom(t, s, "page-b", b...)
+	if big {
+		large(t, d, "page-a")
+	}
 	rooms := []string{"page-a", "page-b"}
 	sent := 23
 	for _, size := range []int{1, 2, 4, 7, 22, 23} {
