@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -57,22 +58,29 @@ const searchSQL = `
 	FROM hits
 	ORDER BY rank DESC, created_at DESC, room_id DESC, seq DESC`
 
-// The two ways a search reads: through the GIN index, or, for rooms of
-// few messages, through their own rows. The planner costs a room's rows
-// as scattered over as many pages, so it prefers to narrow them with the
-// index first; but for a word in a good part of all messages that means
-// gathering hundreds of thousands of entries to keep a few hundred, which
-// measured up to 50 ms against 1 to 2 ms for reading the room's thousand
-// rows and testing each. The OFFSET 0 fence keeps the planner from
-// pushing the match into the scan.
+// The two ways a search reads: through the GIN index, or room by room,
+// testing each of the rooms' messages. The planner prefers the index
+// whenever it narrows the rooms' rows, but for a word in a good share of
+// all messages that means gathering a hundred thousand entries to keep
+// a hundred (measured on a million messages: 9 ms, and 19 ms for two such
+// words, against 3 to 8 ms to test a room's thousand messages). So the
+// planner is asked (searchEstimate) how many messages in all match, and
+// the rooms are read one by one when that is over scanRatio times what
+// they hold. The OFFSET 0 fence keeps the planner from pushing the match
+// into the scan.
 var (
 	searchByIndex = fmt.Sprintf(searchSQL, "messages")
 	searchByRooms = fmt.Sprintf(searchSQL, "(SELECT * FROM messages WHERE room_id = ANY ($2::text[]) OFFSET 0)")
 )
 
-// roomScanMax is the most messages a search reads room by room
-// (searchByRooms): every one costs a test, whatever the words.
-const roomScanMax = 10_000
+// searchEstimate plans, without running, the match of a query over all
+// messages: the plan's rows are the planner's estimate of its matches.
+const searchEstimate = `EXPLAIN (FORMAT JSON) SELECT 1 FROM messages WHERE search_vector @@ websearch_to_tsquery('simple', $1)`
+
+// scanRatio is how many matches in all, per message of the rooms
+// searched, make reading the rooms cheaper than the index: an index
+// entry costs about a twentieth of testing a message.
+const scanRatio = 20
 
 // Snippet shape: ts_headline's fragments of about 10 to 30 words, at most
 // two, joined by an ellipsis.
@@ -84,9 +92,10 @@ const snippetOptions = "MaxWords=30, MinWords=10, ShortWord=2, MaxFragments=2, F
 // with no word that must appear is refused, as is a thread filter over
 // more than one room.
 //
-// A search is two statements: what the query and its rooms are
-// (searchFacts), then its hits, read through the index or room by room
-// (searchByRooms says when). The second is planned with its own values
+// A search is three statements: what the query and its rooms are
+// (searchFacts), how many messages the planner expects it to match
+// (searchEstimate), then its hits, read through the index or room by
+// room (searchByRooms says which). The second is planned with its own values
 // (QueryExecModeExec, an unnamed statement), never a cached generic plan:
 // how common its words are decides the plan.
 func (s *Store) Search(ctx context.Context, rooms []string, q letagents.SearchQuery) (letagents.SearchPage, error) {
@@ -119,8 +128,12 @@ func (s *Store) Search(ctx context.Context, rooms []string, q letagents.SearchQu
 		case len(rooms) == 0:
 			return page, nil
 		}
+		byRooms, err := s.searchByRooms(ctx, q.Text, held)
+		if err != nil {
+			return page, err
+		}
 		sql := searchByIndex
-		if held <= roomScanMax {
+		if byRooms {
 			sql = searchByRooms
 		}
 		rows, err := s.pool.Query(ctx, sql, args...)
@@ -149,6 +162,28 @@ func (s *Store) Search(ctx context.Context, rooms []string, q letagents.SearchQu
 		}
 		return page, nil
 	})
+}
+
+// searchByRooms says whether a search of rooms that hold held messages
+// reads them room by room: when the planner expects the query to match
+// over scanRatio times as many messages in all (searchEstimate).
+func (s *Store) searchByRooms(ctx context.Context, query string, held int64) (bool, error) {
+	if s.byRooms != nil {
+		return *s.byRooms, nil
+	}
+	var plan []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		}
+	}
+	var js []byte
+	if err := s.pool.QueryRow(ctx, searchEstimate, pgx.QueryExecModeExec, query).Scan(&js); err != nil {
+		return false, fmt.Errorf("estimate search matches: %w", err)
+	}
+	if err := json.Unmarshal(js, &plan); err != nil || len(plan) == 0 {
+		return false, fmt.Errorf("estimate search matches: read plan %q: %w", js, err)
+	}
+	return plan[0].Plan.Rows > scanRatio*float64(held), nil
 }
 
 // highlightMarks are the markers ts_headline puts around the words it

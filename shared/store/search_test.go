@@ -63,24 +63,13 @@ func search(t *testing.T, s *store.Store, rooms []string, q letagents.SearchQuer
 	return p
 }
 
-// large makes a room count as large: more messages than a search reads
-// room by room, so that searches of it go through the index. (Its
-// counter runs ahead of its messages, which only searches read here.)
-func large(t *testing.T, d *pgtest.DB, room string) {
-	t.Helper()
-	if _, err := d.Pool.Exec(context.Background(), `UPDATE rooms SET last_seq = last_seq + 1000000 WHERE id = $1`, room); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // The query syntax, as websearch_to_tsquery with the 'simple'
 // configuration reads it: every word, "phrases", -exclusions, or; case
-// ignored; no stemming; code-like tokens kept whole. Rooms small and
-// large (read room by room, or through the index) answer alike.
+// ignored; no stemming; code-like tokens kept whole. Read room by room
+// or through the index, the answers are the same.
 func TestSearchSyntax(t *testing.T) {
 	t.Parallel()
-	d := pgtest.New(t)
-	s := store.New(d.Pool)
+	s := newStore(t)
 	texts := []string{
 		"deploy failed on staging",                 // 1
 		"deploy succeeded on production",           // 2
@@ -93,8 +82,6 @@ func TestSearchSyntax(t *testing.T) {
 		"<script>window.rollout()</script>",        // 9
 	}
 	searchRoom(t, s, "syntax", texts...)
-	searchRoom(t, s, "syntax, large", texts...)
-	large(t, d, "syntax, large")
 	tests := []struct {
 		q    string
 		want []string // in any order
@@ -116,12 +103,13 @@ func TestSearchSyntax(t *testing.T) {
 		{"window.rollout", []string{"9"}},              // nor a script body
 		{"deploy:* & failed", []string{"1", "3", "6"}}, // tsquery operators are plain punctuation here
 	}
-	for _, room := range []string{"syntax", "syntax, large"} {
+	for _, byRooms := range []bool{false, true} {
+		s := store.SearchReading(s, byRooms)
 		for _, tt := range tests {
-			got := hitSeqs(search(t, s, []string{room}, letagents.SearchQuery{Text: tt.q}), false)
+			got := hitSeqs(search(t, s, []string{"syntax"}, letagents.SearchQuery{Text: tt.q}), false)
 			slices.Sort(got)
 			if !slices.Equal(got, tt.want) {
-				t.Errorf("%s: search %q = %v, want %v", room, tt.q, got, tt.want)
+				t.Errorf("by rooms %v: search %q = %v, want %v", byRooms, tt.q, got, tt.want)
 			}
 		}
 	}
@@ -270,17 +258,15 @@ func TestSearchRanking(t *testing.T) {
 // and whatever is sent between pages.
 func TestSearchCursorPaging(t *testing.T) {
 	t.Parallel()
-	for _, big := range []bool{false, true} {
-		t.Run(fmt.Sprintf("large %v", big), func(t *testing.T) {
+	for _, byRooms := range []bool{false, true} {
+		t.Run(fmt.Sprintf("by rooms %v", byRooms), func(t *testing.T) {
 			t.Parallel()
-			searchPages(t, big)
+			searchPages(t, store.SearchReading(newStore(t), byRooms))
 		})
 	}
 }
 
-func searchPages(t *testing.T, big bool) {
-	d := pgtest.New(t)
-	s := store.New(d.Pool)
+func searchPages(t *testing.T, s *store.Store) {
 	var a, b []string
 	for i := range 23 {
 		// Three ranks, many ties; two rooms.
@@ -299,9 +285,6 @@ func searchPages(t *testing.T, big bool) {
 	}
 	searchRoom(t, s, "page-a", a...)
 	searchRoom(t, s, "page-b", b...)
-	if big {
-		large(t, d, "page-a")
-	}
 	rooms := []string{"page-a", "page-b"}
 	sent := 23
 	for _, size := range []int{1, 2, 4, 7, 22, 23} {
@@ -412,4 +395,36 @@ func TestSearchIndexedChars(t *testing.T) {
 		plain.WriteByte(' ')
 	}
 	searchRoom(t, s, "indexed", hyph.String(), plain.String())
+}
+
+// A search reads room by room when the planner expects its query to
+// match far more messages in all than its rooms hold, else through the
+// index.
+func TestSearchReadsByRoomsForCommonWords(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
+	ctx := context.Background()
+	if _, _, err := s.EnsureRoom(ctx, "stats"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Pool.Exec(ctx, `
+		INSERT INTO messages (room_id, seq, sender, text, created_at)
+		SELECT 'stats', g, 'ann', CASE WHEN g = 1 THEN 'rare common' ELSE 'common ' || g END, now() FROM generate_series(1, 2000) g;
+		ANALYZE messages`); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		query string
+		held  int64
+		want  bool
+	}{
+		{"common", 10, true},    // ~2000 matches expected for 10 messages
+		{"common", 2000, false}, // as many as the rooms hold
+		{"rare", 10, false},
+	} {
+		if got, err := store.ReadsByRooms(ctx, s, tt.query, tt.held); err != nil || got != tt.want {
+			t.Errorf("ReadsByRooms(%q, %d) = %v, %v; want %v", tt.query, tt.held, got, err, tt.want)
+		}
+	}
 }
