@@ -2,8 +2,9 @@
 // measured in the same run, on the real database, and prints one Markdown
 // table (progress goes to stderr):
 //
-//	go run ./localdev/bench           # full run, about 40 s on 2 cores
-//	go run ./localdev/bench -quick    # about 20 s
+//	go run ./localdev/bench           # full run, about 3 min on 2 cores
+//	go run ./localdev/bench -quick    # about 2 min
+//	go run ./localdev/bench -search=off   # without the search rows: 40 s, or 20 s quick
 //
 // Floors: A, a bare INSERT+NOTIFY on pgx waking a bare LISTEN connection
 // (the least a send→wake can cost); B, a bare loopback HTTP round trip
@@ -18,6 +19,9 @@
 // rows in alternating rounds), since anything else running on the machine
 // moves all of them. The notes of each send→wake row break its time down
 // (the POST, the woken waiters' re-reads, the pool, the answers).
+//
+// The search rows (search.go) build a corpus of a million messages
+// first, time searches over it and the search index's cost to a send.
 //
 // It works in a private schema bench_<random> on DB_URL (default the test
 // server) and drops it at the end, also on Ctrl-C.
@@ -63,6 +67,7 @@ type options struct {
 	floorA     int
 	floorB     int
 	cpuProfile string
+	search     string // on, off or only: the search rows (search.go)
 }
 
 type latCase struct{ W, R, iters int }
@@ -90,8 +95,13 @@ func main() {
 	flag.IntVar(&opt.memWaiters, "mem-waiters", 1000, "parked waiters for the memory rows")
 	flag.IntVar(&opt.maxConns, "maxconns", 16, "pgxpool MaxConns of the service's pool")
 	flag.IntVar(&opt.senders, "senders", 8, "concurrent senders (and rooms) for the throughput rows")
+	flag.StringVar(&opt.search, "search", "on", "the search rows, which build a corpus of a million messages first (about a minute): on, off, or only them")
 	flag.StringVar(&opt.cpuProfile, "cpuprofile", "", "write a CPU profile of the largest one-room send→wake case to this file")
 	flag.Parse()
+	if opt.search != "on" && opt.search != "off" && opt.search != "only" {
+		fmt.Fprintf(os.Stderr, "bench: -search %q: want on, off or only\n", opt.search)
+		os.Exit(2)
+	}
 
 	opt.tpDur, opt.floorA, opt.floorB = 5*time.Second, 300, 1000
 	if opt.quick {
@@ -188,9 +198,10 @@ type bench struct {
 	fb     dist         // floor B
 	fanout map[int]dist // floor C by waiters woken at once
 
-	mu       sync.Mutex
-	children []*child
-	once     sync.Once
+	mu           sync.Mutex
+	children     []*child
+	extraSchemas []string // dropped with schema at the end
+	once         sync.Once
 }
 
 type row struct{ name, p50, p99, r50, r99, notes string }
@@ -210,6 +221,7 @@ const (
 	secLatency
 	secThroughput
 	secMemory
+	secSearch
 )
 
 func (b *bench) add(section int, mk func() row) {
@@ -237,6 +249,13 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	if err := b.setup(ctx); err != nil {
 		return err
+	}
+	if b.opt.search == "only" {
+		if err := b.searchBench(ctx); err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
+		b.print(time.Since(start))
+		return nil
 	}
 
 	// Floor A is sampled in blocks, one before the send→wake cases and
@@ -296,6 +315,12 @@ func (b *bench) run(ctx context.Context) error {
 	// service, idle by then, only makes rooms for them.
 	if err := b.memory(ctx); err != nil {
 		return fmt.Errorf("memory: %w", err)
+	}
+	// Last: its million messages would otherwise sit under every other row.
+	if b.opt.search == "on" {
+		if err := b.searchBench(ctx); err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
 	}
 	b.print(time.Since(start))
 	return nil
@@ -429,6 +454,7 @@ func (b *bench) cleanup() {
 		b.mu.Lock()
 		children := b.children
 		schema := b.schema
+		schemas := append([]string{schema}, b.extraSchemas...)
 		b.mu.Unlock()
 		for _, c := range children {
 			stopChild(c)
@@ -452,15 +478,18 @@ func (b *bench) cleanup() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		admin, err := pgx.Connect(ctx, b.dbURL)
-		if err == nil {
-			_, err = admin.Exec(ctx, `DROP SCHEMA IF EXISTS `+schema+` CASCADE`)
-			_ = admin.Close(ctx)
-		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bench: drop schema %s: %v\n", schema, err)
 			return
 		}
-		fmt.Fprintf(os.Stderr, "bench: dropped schema %s\n", schema)
+		defer admin.Close(ctx)
+		for _, sc := range schemas {
+			if _, err := admin.Exec(ctx, `DROP SCHEMA IF EXISTS `+sc+` CASCADE`); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: drop schema %s: %v\n", sc, err)
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "bench: dropped schema %s\n", sc)
+		}
 	})
 }
 
