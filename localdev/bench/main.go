@@ -2,8 +2,9 @@
 // measured in the same run, on the real database, and prints one Markdown
 // table (progress goes to stderr):
 //
-//	go run ./localdev/bench           # full run, about 40 s on 2 cores
-//	go run ./localdev/bench -quick    # about 20 s
+//	go run ./localdev/bench           # full run, about 3 min on 2 cores
+//	go run ./localdev/bench -quick    # about 2 min
+//	go run ./localdev/bench -search=off   # without the search rows: 40 s, or 20 s quick
 //
 // Floors: A, a bare INSERT+NOTIFY on pgx waking a bare LISTEN connection
 // (the least a send→wake can cost); B, a bare loopback HTTP round trip
@@ -26,6 +27,9 @@
 // data line being read), against floor F, k bare open streams written one
 // event at once; and the memory rows measure an open stream as they do a
 // parked long-poll.
+//
+// The search rows (search.go) build a corpus of a million messages
+// first, time searches over it and the search index's cost to a send.
 //
 // It works in a private schema bench_<random> on DB_URL (default the test
 // server) and drops it at the end, also on Ctrl-C.
@@ -72,6 +76,7 @@ type options struct {
 	floorB     int
 	cpuProfile string
 	streams    bool
+	search     string // on, off or only: the search rows (search.go)
 }
 
 // latCase is one send→wake case: W waiters over R rooms, long-polls or,
@@ -106,8 +111,13 @@ func main() {
 	flag.IntVar(&opt.maxConns, "maxconns", 16, "pgxpool MaxConns of the service's pool")
 	flag.IntVar(&opt.senders, "senders", 8, "concurrent senders (and rooms) for the throughput rows")
 	flag.BoolVar(&streams, "streams", true, "also run every send→wake case with event streams (send→event), and measure a stream's memory")
+	flag.StringVar(&opt.search, "search", "on", "the search rows, which build a corpus of a million messages first (about a minute): on, off, or only them")
 	flag.StringVar(&opt.cpuProfile, "cpuprofile", "", "write a CPU profile of the largest one-room send→wake case to this file")
 	flag.Parse()
+	if opt.search != "on" && opt.search != "off" && opt.search != "only" {
+		fmt.Fprintf(os.Stderr, "bench: -search %q: want on, off or only\n", opt.search)
+		os.Exit(2)
+	}
 
 	opt.tpDur, opt.floorA, opt.floorB = 5*time.Second, 300, 1000
 	if opt.quick {
@@ -211,9 +221,10 @@ type bench struct {
 	fb     dist            // floor B
 	fanout map[fanKey]dist // floors C (answers) and F (stream events) by waiters woken at once
 
-	mu       sync.Mutex
-	children []*child
-	once     sync.Once
+	mu           sync.Mutex
+	children     []*child
+	extraSchemas []string // dropped with schema at the end
+	once         sync.Once
 }
 
 type row struct{ name, p50, p99, r50, r99, notes string }
@@ -235,6 +246,7 @@ const (
 	secThroughput
 	secRunner
 	secMemory
+	secSearch
 )
 
 func (b *bench) add(section int, mk func() row) {
@@ -262,6 +274,13 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	if err := b.setup(ctx); err != nil {
 		return err
+	}
+	if b.opt.search == "only" {
+		if err := b.searchBench(ctx); err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
+		b.print(time.Since(start))
+		return nil
 	}
 
 	// Floor A is sampled in blocks, one before the send→wake cases and
@@ -324,6 +343,12 @@ func (b *bench) run(ctx context.Context) error {
 	// service, idle by then, only makes rooms for them.
 	if err := b.memory(ctx); err != nil {
 		return fmt.Errorf("memory: %w", err)
+	}
+	// Last: its million messages would otherwise sit under every other row.
+	if b.opt.search == "on" {
+		if err := b.searchBench(ctx); err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
 	}
 	b.print(time.Since(start))
 	return nil
@@ -457,6 +482,7 @@ func (b *bench) cleanup() {
 		b.mu.Lock()
 		children := b.children
 		schema := b.schema
+		schemas := append([]string{schema}, b.extraSchemas...)
 		b.mu.Unlock()
 		for _, c := range children {
 			stopChild(c)
@@ -480,15 +506,18 @@ func (b *bench) cleanup() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		admin, err := pgx.Connect(ctx, b.dbURL)
-		if err == nil {
-			_, err = admin.Exec(ctx, `DROP SCHEMA IF EXISTS `+schema+` CASCADE`)
-			_ = admin.Close(ctx)
-		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bench: drop schema %s: %v\n", schema, err)
 			return
 		}
-		fmt.Fprintf(os.Stderr, "bench: dropped schema %s\n", schema)
+		defer admin.Close(ctx)
+		for _, sc := range schemas {
+			if _, err := admin.Exec(ctx, `DROP SCHEMA IF EXISTS `+sc+` CASCADE`); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: drop schema %s: %v\n", sc, err)
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "bench: dropped schema %s\n", sc)
+		}
 	})
 }
 

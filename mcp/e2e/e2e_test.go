@@ -23,7 +23,7 @@ var wantTools = []string{
 	"join_project", "join_room", "list_board_intents", "poll_device_auth", "post_reasoning", "post_status", "publish_room_artifact", "read_messages",
 	"register_agent_session", "register_board_intent", "register_task_claim_intent", "register_task_close_intent",
 	"register_task_create_intent", "register_task_lease_action_intent", "release_task_lease", "release_task_review",
-	"resume_room_session", "send_message", "send_thread_message", "set_agent_name", "set_board_manager_mode", "start_device_auth",
+	"resume_room_session", "search_messages", "send_message", "send_thread_message", "set_agent_name", "set_board_manager_mode", "start_device_auth",
 	"start_local_codex_session", "status_local_codex_session", "stop_local_codex_session", "update_task", "wait_for_messages",
 }
 

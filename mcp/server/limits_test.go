@@ -48,6 +48,8 @@ var (
 		"blocker":                  letagents.MaxReasoningTextBytes,
 		"next_action":              letagents.MaxReasoningTextBytes,
 		"milestone":                letagents.MaxReasoningTextBytes,
+		"query":                    letagents.MaxSearchQueryBytes,
+		"cursor":                   letagents.MaxSearchCursorBytes,
 		// get_room_events' filters: the API reads none of them.
 		"event_type":  maxIgnored,
 		"object_id":   maxIgnored,
@@ -62,6 +64,7 @@ var (
 	toolArgLimits = map[string]int{
 		"set_agent_name.name":                      maxAgentName,
 		"claim_task.assignee":                      maxIgnored,
+		"search_messages.sender":                   letagents.MaxSenderBytes,
 		"register_board_intent.reason":             letagents.MaxIntentReasonBytes,
 		"register_task_create_intent.reason":       letagents.MaxIntentReasonBytes,
 		"register_task_claim_intent.reason":        letagents.MaxIntentReasonBytes,

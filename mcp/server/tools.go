@@ -16,7 +16,7 @@ func (s *Server) tools() []mcpserver.ServerTool {
 	var all []mcpserver.ServerTool
 	for _, family := range [][]mcpserver.ServerTool{
 		s.roomTools(), s.messageTools(), s.artifactTools(), s.authTools(), s.repoTools(),
-		s.sessionTools(), s.boardTools(), s.intentTools(), s.identityTools(), s.reasoningTools(), s.codexTools(),
+		s.sessionTools(), s.boardTools(), s.intentTools(), s.identityTools(), s.reasoningTools(), s.codexTools(), s.searchTools(),
 	} {
 		all = append(all, family...)
 	}

@@ -253,6 +253,7 @@ func TestUnusableCredentials(t *testing.T) {
 		{"GET", "/rooms/github.com/acme/vault/messages", "", 401, "NOT_AUTHENTICATED", nil},
 		// Only an account may act here: the token is at fault, and said to be.
 		{"GET", "/agents/me", "", 401, "TOKEN_INVALID", nil},
+		{"GET", "/search?q=hi", "", 401, "TOKEN_INVALID", nil},
 		{"POST", "/agents", `{"name": "x"}`, 401, "TOKEN_INVALID", nil},
 		{"POST", room + "/agent-sessions", `{"actor_key": "jo/x"}`, 401, "TOKEN_INVALID", nil},
 		{"POST", room + "/messages", `{"sender": "ann", "text": "hi", "agent_session_id": "as_1", "agent_session_token": "t"}`, 401, "TOKEN_INVALID", nil},

@@ -38,6 +38,8 @@ func (s *server) routes() []Route {
 		{GroupMessages, http.MethodGet, "/projects/{room}/messages", member, s.readMessages},
 		{GroupMessages, http.MethodPost, "/rooms/{room}/messages", sender, s.sendMessage},
 		{GroupMessages, http.MethodGet, "/rooms/{room}/messages", member, s.readMessages},
+		{GroupMessages, http.MethodGet, "/rooms/{room}/search", member, s.searchRoom},
+		{GroupMessages, http.MethodGet, "/search", public, s.searchRooms},
 
 		{GroupPoll, http.MethodGet, "/projects/{room}/messages/poll", member, s.poll},
 		{GroupPoll, http.MethodGet, "/rooms/{room}/messages/poll", member, s.poll},

@@ -22,6 +22,9 @@ import (
 type Store struct {
 	pool   *pgxpool.Pool
 	schema string
+	// byRooms, when set, decides for tests how a search reads (see
+	// searchByRooms) in place of the planner's estimate.
+	byRooms *bool
 }
 
 // New returns a Store on pool. Its NOTIFY channels are namespaced by the
