@@ -16,33 +16,10 @@ const testRoom = "github.com/acme/app"
 // the code under test.
 const step = 250 * time.Millisecond
 
-// drive runs fn in its own goroutine and, while it runs, moves clk on by
-// step whenever something waits on it; it returns what fn returns. ready,
-// when set, must hold before the clock first moves (a spawned process
-// listening, say), so that no waited-for time passes before then.
+// drive is testclock.Drive with the tests' step.
 func drive[T any](t *testing.T, clk *testclock.Clock, ready func() bool, fn func() T) T {
 	t.Helper()
-	done := make(chan T, 1)
-	go func() { done <- fn() }()
-	if ready != nil {
-		testwait.Until(t, "the code under test to be ready", ready)
-	}
-	deadline := time.Now().Add(testwait.Bound)
-	for {
-		select {
-		case v := <-done:
-			return v
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still running after %v", testwait.Bound)
-		}
-		if clk.Waiters() > 0 {
-			clk.Advance(step)
-		} else {
-			time.Sleep(time.Millisecond)
-		}
-	}
+	return testclock.Drive(t, clk, step, ready, fn)
 }
 
 // advanceWhenWaiting moves clk on by d once something waits on it.

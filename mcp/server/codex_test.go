@@ -16,24 +16,7 @@ import (
 // on it: a live start watches its worker for seconds.
 func (a *agent) callDriving(t *testing.T, clk *testclock.Clock, name string, args map[string]any) answer {
 	t.Helper()
-	done := make(chan answer, 1)
-	go func() { done <- a.call(t, name, args) }()
-	deadline := time.Now().Add(2 * testwait.Bound)
-	for {
-		select {
-		case r := <-done:
-			return r
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still running", name)
-		}
-		if clk.Waiters() > 0 {
-			clk.Advance(250 * time.Millisecond)
-		} else {
-			time.Sleep(time.Millisecond)
-		}
-	}
+	return testclock.Drive(t, clk, 250*time.Millisecond, nil, func() answer { return a.call(t, name, args) })
 }
 
 func (r answer) obj2(key string) map[string]any { m, _ := r.obj[key].(map[string]any); return m }

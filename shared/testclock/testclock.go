@@ -13,10 +13,13 @@ type Clock struct {
 	mu     sync.Mutex
 	now    time.Time
 	timers []timer // see After
+	// waited holds a signal once a timer is added (see Drive), so a test
+	// can wait for code to block on the clock instead of polling.
+	waited chan struct{}
 }
 
 // New returns a Clock reading now.
-func New(now time.Time) *Clock { return &Clock{now: now} }
+func New(now time.Time) *Clock { return &Clock{now: now, waited: make(chan struct{}, 1)} }
 
 // Now is the clock's reading.
 func (c *Clock) Now() time.Time {

@@ -64,3 +64,26 @@ func TestAfterFiresWhenAdvancedPast(t *testing.T) {
 		})
 	}
 }
+
+// Drive moves the clock whenever the code waits on it: an hour of waits
+// in 10-minute steps ends without the test waiting an hour, and the clock
+// then reads the time the code waited for.
+func TestDriveAdvancesWhileCodeWaits(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := testclock.New(start)
+	waits := testclock.Drive(t, c, 10*time.Minute, nil, func() int {
+		n := 0
+		for range 3 {
+			<-c.After(20 * time.Minute)
+			n++
+		}
+		return n
+	})
+	if waits != 3 {
+		t.Errorf("waits = %d, want 3", waits)
+	}
+	if got, want := c.Now(), start.Add(time.Hour); got.Before(want) {
+		t.Errorf("clock = %v, want at least %v", got, want)
+	}
+}

@@ -2,7 +2,10 @@ package testclock
 
 import (
 	"slices"
+	"testing"
 	"time"
+
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // timer is a pending After.
@@ -19,6 +22,10 @@ func (c *Clock) After(d time.Duration) <-chan time.Time {
 	ch := make(chan time.Time, 1)
 	c.timers = append(c.timers, timer{at: c.now.Add(d), c: ch})
 	c.fire()
+	select {
+	case c.waited <- struct{}{}:
+	default: // a signal is already pending
+	}
 	return ch
 }
 
@@ -42,4 +49,39 @@ func (c *Clock) fire() {
 		t.c <- c.now
 		return true
 	})
+}
+
+// Drive runs fn in its own goroutine and, while it runs, moves c on by
+// step whenever something waits on it (After), so code that waits out
+// intervals finishes without the test waiting for them; it returns what fn
+// returns, and fails the test if fn is still running after twice
+// testwait.Bound. ready, when not nil, must hold before the clock first
+// moves (a spawned process listening, say), so that no waited-for time
+// passes before then.
+func Drive[T any](t testing.TB, c *Clock, step time.Duration, ready func() bool, fn func() T) T {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- fn() }()
+	if ready != nil {
+		testwait.Until(t, "the code under test to be ready", ready)
+	}
+	deadline := time.After(2 * testwait.Bound)
+	for {
+		select {
+		case v := <-done:
+			return v
+		default:
+		}
+		if c.Waiters() > 0 {
+			c.Advance(step)
+			continue
+		}
+		select {
+		case v := <-done:
+			return v
+		case <-c.waited:
+		case <-deadline:
+			t.Fatalf("still running after %v", 2*testwait.Bound)
+		}
+	}
 }
