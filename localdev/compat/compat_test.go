@@ -171,6 +171,45 @@ func TestReasonFor(t *testing.T) {
 	}
 }
 
+// TestKnownDifferencesByVersion: what 0.11.1 did and 0.12.9 changed is
+// declared for 0.11.1 only, so the same answer from 0.12.9 stays a
+// difference to look at.
+func TestKnownDifferencesByVersion(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		key string
+		it  item
+		// covered011 and covered012: whether the item is declared against
+		// each version.
+		covered011, covered012 bool
+	}{
+		{"messages/read", item{"$.messages[0].agent_prompt_kind", absent, "null"}, true, false},
+		{"messages/send, reply to unknown message", item{"status", "201", "400"}, true, false},
+		{"messages/send numeric text", item{"status", "201", "400"}, true, false},
+		{"messages/send without text", item{"status", "201", "400"}, false, false},
+		{"messages/read, before=msg_1", item{"$.messages[0]", `{"id":"msg_1"}`, absent}, true, false},
+		{"messages/read, limit=2", item{"$.messages[0].id", `"msg_1"`, `"msg_6"`}, false, false},
+		{"limits/auto prompt without text", item{"status", "400", "201"}, true, false},
+		{"poll/poll, unknown agent session headers", item{"status", "200", "401"}, true, false},
+		{"resolve/resolve named room", item{"$.canonical_room_id", absent, `"compat-named"`}, true, false},
+		{"tasks/board", item{"$.tasks[0].workflow_artifacts", absent, "[]"}, true, false},
+		{"tasks/mark done as the admin's page", item{"status", "400", "200"}, true, false},
+		{"tasks/board", item{"$.tasks[0].status", `"accepted"`, `"done"`}, true, false},
+		{"sessions/participants", item{"$.participants[0].session_id", absent, `"{sess_a}"`}, true, true},
+		{"sessions/participants", item{"$.participants[0].actor_label", `"a"`, `"b"`}, false, false},
+	}
+	for _, tt := range tests {
+		for _, v := range []struct {
+			version string
+			want    bool
+		}{{"0.11.1", tt.covered011}, {"0.12.9", tt.covered012}} {
+			if got := reasonFor(knownDifferences, tt.key, v.version, tt.it) != ""; got != v.want {
+				t.Errorf("against %s, %s %v declared = %v, want %v", v.version, tt.key, tt.it, got, v.want)
+			}
+		}
+	}
+}
+
 // TestDependentRequests: a request that cannot run on one side for want
 // of a value is deliberate exactly when the request that should have
 // handed it out was.

@@ -50,6 +50,18 @@ const (
 	whyRedirect  = "a 301 carries no body; the anchor's Express adds a text one"
 	whySignIn    = "sign_in_configured is an added field (README, the room page): whether GitHub sign-in is set up here"
 	whyRoster    = "a worker's participant entry also carries its session, presence and connected state, and lists presence before messages among its source flags"
+
+	// Against 0.11.1, each checked in both versions' sources.
+	whyField012   = "0.12.9 added this field, which 0.11.1 does not send; ours follows the later version"
+	whyBefore012  = "0.12.9 added before= (older history, with has_older); 0.11.1 ignores it and reads from the start; ours follows the later version"
+	whyInput012   = "reply_to and agent_prompt_kind came after 0.11.1, which ignores them (its clients never send them); 0.12.9 refuses these values, as ours does"
+	whyStrict012  = "0.12.9 refuses a blank or non-string sender or text, as ours does; 0.11.1 takes any non-empty value, but its MCP client and page always send strings"
+	whyAuto012    = "0.12.9 takes an auto prompt with empty text, as ours does; 0.11.1 wants text"
+	whySessHdr012 = "agent sessions came after 0.11.1, which ignores their headers (its clients never send them); 0.12.9 refuses unknown ones with 401, as ours does"
+	whyTook011    = "the room holds what each side took of the sends above: 0.11.1 also took the blank, non-string and unknown-field sends that 0.12.9 and ours refuse"
+	whyOwnerSrc   = "an owner-token send is marked agent only under a label the account owns (README, Who may send as whom); 0.11.1 marks every owner-token send agent, 0.12.9 wants a worker session"
+	whyNoSess011  = "0.11.1 has no worker sessions, so the steps that need one ran only against ours: only our board has the worker's task (Third), and only ours took task_1 through claim and review to done"
+	whyPage011    = "the page of a room is served whoever asks and asks for sign-in itself when the room answers 401; 0.11.1 redirects to its landing page first (0.12.9 fails with a 500)"
 )
 
 // knownDifferences are the differences from the anchor we keep, by route
@@ -144,6 +156,36 @@ var knownDifferences = []deliberate{
 	{Case: "board/*", Path: "status", Anchor: "404", Version: "0.11.*", Reason: whyAfter011},
 	{Case: "board/*", Path: "$.code", Anchor: `"ROOM_NOT_FOUND"`, Version: "0.11.*", Reason: whyAfter011},
 	{Case: "artifacts/*", Path: "status", Anchor: "404", Version: "0.11.*", Reason: whyAfter011},
+	{Case: "resolve/*", Path: "$.canonical_room_id", Anchor: absent, Version: "0.11.*", Reason: whyField012},
+	{Case: "resolve/repo room page anonymously", Path: "status", Anchor: "302", Ours: "200", Version: "0.11.*", Reason: whyPage011},
+	{Case: "resolve/repo room page anonymously", Path: "body", Anchor: "text", Ours: "html", Version: "0.11.*", Reason: whyPage011},
+	{Case: "resolve/repo room page anonymously", Path: "location", Anchor: "/?reason=repo_signin_required*", Version: "0.11.*", Reason: whyPage011},
+	{Case: "messages/*", Path: "*.agent_prompt_kind", Anchor: absent, Ours: "null", Version: "0.11.*", Reason: whyField012},
+	{Case: "poll/*", Path: "*.agent_prompt_kind", Anchor: absent, Ours: "null", Version: "0.11.*", Reason: whyField012},
+	{Case: "limits/*", Path: "*.agent_prompt_kind", Anchor: absent, Ours: "null", Version: "0.11.*", Reason: whyField012},
+	{Case: "messages/read, before=*", Path: "$.has_older", Anchor: absent, Version: "0.11.*", Reason: whyBefore012},
+	{Case: "messages/read, before=*", Path: "$.messages[*]*", Version: "0.11.*", Reason: whyBefore012},
+	{Case: "messages/read, after and before", Path: "$.has_older", Anchor: absent, Version: "0.11.*", Reason: whyBefore012},
+	{Case: "messages/read, after and before", Path: "$.messages[*]*", Version: "0.11.*", Reason: whyBefore012},
+	{Case: "messages/send, reply to *", Version: "0.11.*", Reason: whyInput012},
+	{Case: "messages/send, unknown prompt kind", Version: "0.11.*", Reason: whyInput012},
+	{Case: "messages/send blank sender", Version: "0.11.*", Reason: whyStrict012},
+	{Case: "messages/send numeric *", Version: "0.11.*", Reason: whyStrict012},
+	{Case: "limits/*", Path: "$.id", Anchor: `"msg_*"`, Ours: `"msg_*"`, Version: "0.11.*", Reason: whyTook011},
+	{Case: "limits/auto prompt without text", Version: "0.11.*", Reason: whyAuto012},
+	{Case: "limits/A's owner token without a session", Path: "$.source", Anchor: `"agent"`, Ours: "null", Version: "0.11.*", Reason: whyOwnerSrc},
+	{Case: "poll/poll, unknown agent session headers", Version: "0.11.*", Reason: whySessHdr012},
+	{Case: "tasks/*", Path: "*.workflow_artifacts", Anchor: absent, Version: "0.11.*", Reason: whyField012},
+	{Case: "tasks/*", Path: "*.created_by", Anchor: `"dave"`, Ours: `"{sess_a_label}"`, Version: "0.11.*", Reason: whyNoSess011},
+	{Case: "tasks/*", Path: "*.description", Anchor: "null", Ours: `"by the worker"`, Version: "0.11.*", Reason: whyNoSess011},
+	{Case: "tasks/*", Path: "*.title", Anchor: `"Fourth"`, Ours: `"Third"`, Version: "0.11.*", Reason: whyNoSess011},
+	{Case: "tasks/*", Path: "$.tasks[*]", Anchor: absent, Version: "0.11.*", Reason: whyNoSess011},
+	{Case: "tasks/*add", Path: "$.id", Anchor: `"task_*"`, Ours: `"task_*"`, Version: "0.11.*", Reason: whyNoSess011},
+	{Case: "tasks/add, stale bearer", Path: "$.id", Anchor: `"task_*"`, Ours: `"task_*"`, Version: "0.11.*", Reason: whyNoSess011},
+	{Case: "tasks/mark done as the admin's page", Version: "0.11.*", Reason: whyNoSess011},
+	{Case: "tasks/*", Path: "*.status", Anchor: `"accepted"`, Ours: `"done"`, Version: "0.11.*", Reason: whyNoSess011},
+	{Case: "tasks/*", Path: "*.assignee", Anchor: "null", Ours: `"{sess_a_label}"`, Version: "0.11.*", Reason: whyNoSess011},
+	{Case: "tasks/*", Path: "*.pr_url", Anchor: "null", Ours: `"https://*"`, Version: "0.11.*", Reason: whyNoSess011},
 
 	// Decided in the compatibility issue (README, Compatibility).
 	{Case: "rooms/join by malformed code", Path: "status", Anchor: "404", Ours: "400", Reason: whyBadCode},
@@ -152,6 +194,10 @@ var knownDifferences = []deliberate{
 	{Case: "resolve/*redirect", Path: "body", Anchor: "text", Ours: "empty", Reason: whyRedirect},
 	{Case: "auth/session*", Path: "$.sign_in_configured", Anchor: absent, Reason: whySignIn},
 	{Case: "sessions/participants*", Path: "$.participants[*]", Reason: whyRoster},
+	{Case: "sessions/participants*", Path: "$.participants[*].connected", Anchor: absent, Reason: whyRoster},
+	{Case: "sessions/participants*", Path: "$.participants[*].runtime", Anchor: absent, Reason: whyRoster},
+	{Case: "sessions/participants*", Path: "$.participants[*].session_*", Anchor: absent, Reason: whyRoster},
+	{Case: "sessions/participants*", Path: "$.participants[*].status*", Anchor: absent, Reason: whyRoster},
 	{Case: "resolve/repo room page anonymously", Path: "status", Anchor: "500", Ours: "200", Reason: "the page of a room is served whoever asks; the anchor fails with a 500"},
 	{Case: "resolve/resolve invite code, lower case", Path: "$.input", Reason: "the input is each side's own code in lower case, which the normaliser leaves as it is"},
 
