@@ -38,6 +38,8 @@ func (s *server) routes() []Route {
 		{GroupMessages, http.MethodGet, "/projects/{room}/messages", member, s.readMessages},
 		{GroupMessages, http.MethodPost, "/rooms/{room}/messages", sender, s.sendMessage},
 		{GroupMessages, http.MethodGet, "/rooms/{room}/messages", member, s.readMessages},
+		{GroupMessages, http.MethodPost, "/rooms/{room}/messages/unread", member, s.takeUnread},
+		{GroupMessages, http.MethodGet, "/rooms/{room}/messages/{message_id}/deliveries", member, s.messageDeliveries},
 
 		{GroupPoll, http.MethodGet, "/projects/{room}/messages/poll", member, s.poll},
 		{GroupPoll, http.MethodGet, "/rooms/{room}/messages/poll", member, s.poll},
