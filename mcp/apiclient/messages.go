@@ -170,3 +170,18 @@ func pageOf(p wire.Page) (Page, error) {
 	}
 	return out, nil
 }
+
+// TakeUnread takes the unread messages of the client's agent session
+// (see As) in a room and marks them surfaced: POST
+// /rooms/{id}/messages/unread, one request, never repeated (a repeat
+// would find the messages taken). The session's credentials ride in the
+// headers.
+func (c *Client) TakeUnread(ctx context.Context, roomID string, q wire.TakeUnread) (wire.Unread, error) {
+	rp, err := roomPath(roomID)
+	if err != nil {
+		return wire.Unread{}, err
+	}
+	var u wire.Unread
+	err = c.do(ctx, request{method: http.MethodPost, base: c.api, path: "/rooms/" + rp + "/messages/unread", body: q}, &u)
+	return u, err
+}

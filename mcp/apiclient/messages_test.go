@@ -3,6 +3,7 @@ package apiclient_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/testwait"
 	"github.com/letagents/letagents-go/shared/wire"
 )
@@ -269,5 +271,41 @@ func TestSendSurvivesDroppedConnection(t *testing.T) {
 	}
 	if got := messageIDs(page.Messages); !slices.Equal(got, []string{"msg_1"}) {
 		t.Errorf("room holds %v, want [msg_1]", got)
+	}
+}
+
+func TestTakeUnread(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, true)
+	owner := e.client(signIn(t, e, "ann"))
+	ctx := testContext(t)
+	const room = "hooks"
+	join(t, owner, room)
+	s, builder := worker(t, owner, room, "builder")
+	asked, err := owner.Send(ctx, room, wire.SendMessage{Sender: "ann", Text: "@" + s.DisplayName + " are you there?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked.Mentions) != 1 || asked.Mentions[0].AgentSessionID != s.SessionID {
+		t.Errorf("Send answered mentions %+v, want %s", asked.Mentions, s.SessionID)
+	}
+	u, err := builder.TakeUnread(ctx, room, wire.TakeUnread{Filter: "addressed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(u.Messages) != 1 || u.Messages[0].ID != asked.ID || u.Messages[0].Addressed == nil || *u.Messages[0].Addressed != "mention" ||
+		!u.Asked || u.Cursor != asked.ID || u.AgentSessionID != s.SessionID {
+		t.Errorf("TakeUnread = %+v, want %s (a mention, asked), cursor %s", u, asked.ID, asked.ID)
+	}
+	got := e.api.last(t, "/messages/unread")
+	if got.Method != http.MethodPost || got.Path != "/rooms/hooks/messages/unread" || got.Header.Get(wire.SessionIDHeader) != s.SessionID {
+		t.Errorf("TakeUnread sent %s %s with session %q; want POST /rooms/hooks/messages/unread as %s",
+			got.Method, got.Path, got.Header.Get(wire.SessionIDHeader), s.SessionID)
+	}
+	// Without a session the server refuses: unread messages are a session's.
+	var refused *apiclient.APIError
+	if _, err := owner.TakeUnread(ctx, room, wire.TakeUnread{}); !errors.As(err, &refused) || refused.Status != http.StatusForbidden ||
+		refused.Body.Code != letagents.CodeAgentSessionRequired {
+		t.Errorf("TakeUnread without a session = %v; want 403 %s", err, letagents.CodeAgentSessionRequired)
 	}
 }

@@ -184,11 +184,22 @@ func Renamed(id Identity, name string) (Identity, error) {
 	return id, nil
 }
 
-func runtimeKey(env func(string) string, instanceUUID string) string {
+// EnvRuntimeKey is the runtime key the environment names (see Resolve:
+// LETAGENTS_AGENT_INSTANCE_ID, CODEX_THREAD_ID, …), false when it names
+// none and an agent's key is its process's own. A hook process finds its
+// agent's saved session by it.
+func EnvRuntimeKey(getenv func(string) string) (string, bool) {
 	for _, s := range runtimeKeySources {
-		if v := env(s.env); v != "" {
-			return s.prefix + v
+		if v := strings.TrimSpace(getenv(s.env)); v != "" {
+			return s.prefix + v, true
 		}
+	}
+	return "", false
+}
+
+func runtimeKey(env func(string) string, instanceUUID string) string {
+	if key, ok := EnvRuntimeKey(env); ok {
+		return key
 	}
 	if instanceUUID = strings.TrimSpace(instanceUUID); instanceUUID == "" {
 		instanceUUID = NewInstanceUUID()

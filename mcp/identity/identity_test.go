@@ -38,6 +38,11 @@ func TestResolveRuntimeKey(t *testing.T) {
 			if got.RuntimeKey != tt.want {
 				t.Errorf("RuntimeKey = %q; want %q", got.RuntimeKey, tt.want)
 			}
+			// A hook process finds the same key, unless it is the process's own.
+			key, ok := EnvRuntimeKey(envOf(tt.env))
+			if fromEnv := tt.want != "instance:u-1"; ok != fromEnv || fromEnv && key != tt.want {
+				t.Errorf("EnvRuntimeKey = %q, %v; want %q, %v", key, ok, tt.want, fromEnv)
+			}
 		})
 	}
 }

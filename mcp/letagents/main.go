@@ -12,6 +12,13 @@
 // LETAGENTS_POLL_URL, LETAGENTS_TOKEN, LETAGENTS_STATE_PATH,
 // LETAGENTS_POLL_MAX_MS and the identity overrides (LETAGENTS_AGENT_NAME,
 // …). Stdout carries the protocol; logs go to stderr.
+//
+// `letagents hook [--filter all|addressed] [--limit N] [Event]` is what an
+// agent runtime's hooks run (package hook): it reads the hook's JSON on
+// stdin and prints the room's unread messages for the runtime to put in
+// the agent's context. `letagents hook install [--agent claude|codex|gemini]
+// [--dir DIR] [--command CMD] [--filter F]` writes the hook configuration
+// into the project.
 package main
 
 import (
@@ -22,9 +29,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/letagents/letagents-go/mcp/hook"
 	"github.com/letagents/letagents-go/mcp/server"
+	"github.com/letagents/letagents-go/shared/letagents"
 )
 
 func main() {
@@ -37,6 +47,9 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "hook" {
+		return runHook(ctx, args[1:], getenv, stdin, stdout, stderr)
+	}
 	flags := flag.NewFlagSet("letagents", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	cwd := flags.String("cwd", getenv("LETAGENTS_CWD"), "the directory whose repository picks the room (default: the working directory)")
@@ -68,4 +81,51 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return err
 	}
 	return srv.Serve(ctx, stdin, stdout)
+}
+
+// runHook is `letagents hook …`: one hook event answered, or the hooks
+// installed. Only a mistake in its arguments fails it: a hook that cannot
+// reach the room prints nothing and exits 0, so the agent goes on.
+func runHook(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "install" {
+		flags := flag.NewFlagSet("letagents hook install", flag.ContinueOnError)
+		flags.SetOutput(stderr)
+		var cfg hook.InstallConfig
+		flags.StringVar(&cfg.Agent, "agent", "claude", "the agent runtime: "+strings.Join(hook.Agents(), ", "))
+		flags.StringVar(&cfg.Dir, "dir", ".", "the project directory")
+		flags.StringVar(&cfg.Command, "command", "letagents", "how the runtime runs letagents")
+		flags.StringVar(&cfg.Filter, "filter", "", "all (default) or addressed: the messages the hooks bring")
+		if err := flags.Parse(args[1:]); err != nil {
+			return err
+		}
+		return hook.Install(cfg, stdout)
+	}
+	flags := flag.NewFlagSet("letagents hook", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	filter := flags.String("filter", "", "all (default) or addressed: @mentions of the agent and replies in its threads")
+	limit := flags.Int("limit", 0, "the most messages one run brings (default 10, at most 50)")
+	cwd := flags.String("cwd", getenv("LETAGENTS_CWD"), "the directory whose repository picks the room, when the hook input gives none")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if flags.NArg() > 1 {
+		return fmt.Errorf("letagents hook: one event at most, got %q", flags.Args())
+	}
+	f, err := letagents.ParseUnreadFilter(*filter)
+	if err != nil {
+		return fmt.Errorf("--filter: %w", err)
+	}
+	dir := *cwd
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return fmt.Errorf("working directory: %w", err)
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg, err := server.LoadConfig(getenv, dir, logger)
+	if err != nil {
+		return err
+	}
+	return hook.Run(ctx, hook.Config{APIURL: cfg.APIURL, Token: cfg.EnvToken, StatePath: cfg.StatePath, Getenv: getenv, Dir: dir,
+		Filter: f, Limit: *limit, Logger: logger}, flags.Arg(0), stdin, stdout)
 }

@@ -28,6 +28,13 @@ func TestRun(t *testing.T) {
 		{"bad poll max", nil, map[string]string{"LETAGENTS_POLL_MAX_MS": "5"}, "LETAGENTS_POLL_MAX_MS"},
 		// The client hangs up at once: the server ends without an error.
 		{"stdin closed", []string{"--cwd", t.TempDir()}, map[string]string{"LETAGENTS_API_URL": "http://127.0.0.1:1"}, ""},
+		// A hook with no session saved prints nothing and lets the agent go on.
+		{"hook, nothing saved", []string{"hook", "--cwd", t.TempDir(), "Stop"}, map[string]string{"LETAGENTS_API_URL": "http://127.0.0.1:1"}, ""},
+		{"hook, unknown event", []string{"hook", "--cwd", t.TempDir(), "Notification"}, nil, "unknown hook event"},
+		{"hook, two events", []string{"hook", "Stop", "SessionStart"}, nil, "one event at most"},
+		{"hook, bad filter", []string{"hook", "--filter", "mentions", "Stop"}, nil, "--filter"},
+		{"hook, bad API URL", []string{"hook", "--cwd", t.TempDir(), "Stop"}, map[string]string{"LETAGENTS_API_URL": "ftp://x"}, "LETAGENTS_API_URL"},
+		{"hook install, unknown agent", []string{"hook", "install", "--agent", "cursor", "--dir", t.TempDir()}, nil, "want one of"},
 	}
 	for _, tt := range tests {
 		vars := map[string]string{"LETAGENTS_STATE_PATH": state}

@@ -240,13 +240,20 @@ func (s *Server) readMessages(ctx context.Context, a readArgs) *mcp.CallToolResu
 	if a.Limit != nil {
 		limit = *a.Limit
 	}
+	// Read as this agent's session, if it has one here: the server then
+	// records what the agent was shown (proof of delivery).
+	sess, bad := s.sessionFor("", room)
+	if bad != nil {
+		return bad
+	}
+	api := s.apiAs(sess)
 	var msgs []wire.Message
 	more := false
 	if limit == 0 {
 		// Forward from the start until the output bound is surely passed.
 		after := ""
 		for size := 0; size <= maxOutputBytes; {
-			p, err := s.api.Messages(ctx, room, apiclient.Query{After: after, Limit: letagents.MaxPageSize})
+			p, err := api.Messages(ctx, room, apiclient.Query{After: after, Limit: letagents.MaxPageSize})
 			if err != nil {
 				return s.apiFailure(ctx, err)
 			}
@@ -263,7 +270,7 @@ func (s *Server) readMessages(ctx context.Context, a readArgs) *mcp.CallToolResu
 		// Backward from the newest until limit messages are collected.
 		before := "latest"
 		for len(msgs) < limit {
-			p, err := s.api.Messages(ctx, room, apiclient.Query{Before: before, Limit: min(limit-len(msgs), letagents.MaxPageSize)})
+			p, err := api.Messages(ctx, room, apiclient.Query{Before: before, Limit: min(limit-len(msgs), letagents.MaxPageSize)})
 			if err != nil {
 				return s.apiFailure(ctx, err)
 			}
@@ -330,7 +337,7 @@ func (s *Server) waitForMessages(ctx context.Context, a waitArgs) *mcp.CallToolR
 			return fail("after_message_id: "+err.Error(), "Pass the id of the last message you saw, e.g. msg_42.")
 		}
 	} else {
-		p, err := s.api.Messages(ctx, room, apiclient.Query{Before: "latest", Limit: tailSize})
+		p, err := api.Messages(ctx, room, apiclient.Query{Before: "latest", Limit: tailSize})
 		if err != nil {
 			return s.apiFailure(ctx, err)
 		}

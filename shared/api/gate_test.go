@@ -102,7 +102,7 @@ func refusedByGate(r reply) bool {
 // things the room does not have (the walk is about the gate, not them).
 func roomRoutePath(t *testing.T, pattern, room string) string {
 	t.Helper()
-	ids := map[string]string{"{room}": room, "{task_id}": "task_1", "{session_id}": "as_1", "{intent_id}": "bi_1"}
+	ids := map[string]string{"{room}": room, "{task_id}": "task_1", "{session_id}": "as_1", "{intent_id}": "bi_1", "{message_id}": "msg_1"}
 	var segs []string
 	for seg := range strings.SplitSeq(pattern, "/") {
 		if strings.HasPrefix(seg, "{") {

@@ -32,6 +32,10 @@ func toMessage(m letagents.Message) wire.Message {
 		j.Thread = &wire.Thread{RootMessageID: j.ID, ReplyCount: t.ReplyCount,
 			LatestReplyID: letagents.MessageID(t.LatestReplySeq), LatestReplyAt: letagents.FormatTime(t.LatestReplyAt)}
 	}
+	j.Mentions, j.UnreadBy = toMessageAgents(m.Mentions), toMessageAgents(m.UnreadBy)
+	for _, d := range m.SeenBy {
+		j.SeenBy = append(j.SeenBy, toSeenBy(d))
+	}
 	return j
 }
 
@@ -50,8 +54,8 @@ func (m renderedMessage) MarshalJSON() ([]byte, error) {
 }
 
 // renderOption reads ?render: html adds each message's text rendered
-// (wire.RenderedMessage), for the web page; without it a page is what
-// agents have always read.
+// (wire.RenderedMessage) and its receipts (seen_by, unread_by), for the
+// web page; without it a page is what agents have always read.
 func renderOption(v url.Values) (bool, error) {
 	switch v.Get("render") {
 	case "":
@@ -213,9 +217,21 @@ func (s *server) readMessages(w http.ResponseWriter, r *http.Request, c call) er
 	if err != nil {
 		return err
 	}
+	// A read with session credentials (headers) surfaces its messages to
+	// that session's agent.
+	sess, err := s.agentSession(r, c.room, wire.SessionCredentials{}, false)
+	if err != nil {
+		return err
+	}
 	page, err := s.Store.Messages(r.Context(), c.room, q)
 	if err != nil {
 		return err
+	}
+	s.surfaced(r.Context(), sess, c.room, page.Messages, letagents.ViaRead)
+	if render {
+		if page, err = s.withReceipts(r.Context(), c.room, page); err != nil {
+			return err
+		}
 	}
 	return writePage(w, r, c.room, page, q.Before > 0, render)
 }

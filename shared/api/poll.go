@@ -40,6 +40,12 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, c call) error {
 	case err != nil:
 		return err
 	}
+	s.surfaced(ctx, sess, c.room, page.Messages, letagents.ViaWait)
+	if render {
+		if page, err = s.withReceipts(ctx, c.room, page); err != nil {
+			return err
+		}
+	}
 	return writePage(w, r, c.room, page, false, render)
 }
 

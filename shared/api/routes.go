@@ -40,6 +40,8 @@ func (s *server) routes() []Route {
 		{GroupMessages, http.MethodGet, "/rooms/{room}/messages", member, s.readMessages},
 		{GroupMessages, http.MethodGet, "/rooms/{room}/search", member, s.searchRoom},
 		{GroupMessages, http.MethodGet, "/search", public, s.searchRooms},
+		{GroupMessages, http.MethodPost, "/rooms/{room}/messages/unread", member, s.takeUnread},
+		{GroupMessages, http.MethodGet, "/rooms/{room}/messages/{message_id}/deliveries", member, s.messageDeliveries},
 
 		{GroupPoll, http.MethodGet, "/projects/{room}/messages/poll", member, s.poll},
 		{GroupPoll, http.MethodGet, "/rooms/{room}/messages/poll", member, s.poll},

@@ -75,6 +75,14 @@ func toRoomParticipant(roomID string, p actors.Participant, now time.Time) wire.
 	return j
 }
 
+// sessionID is the id of a participant's live session, 0 for none.
+func sessionID(p actors.Participant) int64 {
+	if p.Session == nil {
+		return 0
+	}
+	return p.Session.ID
+}
+
 func toDelivery(a letagents.AgentSession, now time.Time) wire.DeliverySession {
 	return wire.DeliverySession{Connected: a.OpenConnections > 0, Reachable: a.Reachable(now), OpenConnections: a.OpenConnections,
 		LastDisconnectedAt: optTime(a.LastDisconnectedAt)}
@@ -286,9 +294,24 @@ func (s *server) participants(w http.ResponseWriter, r *http.Request, c call) er
 		return err
 	}
 	roster := actors.Roster(sessions, page.Messages)
-	j := wire.Participants{RoomID: c.room, Participants: make([]wire.RoomParticipant, 0, min(len(roster), limit))}
-	for _, p := range roster[:min(len(roster), limit)] {
-		j.Participants = append(j.Participants, toRoomParticipant(c.room, p, now))
+	roster = roster[:min(len(roster), limit)]
+	var ids []int64
+	for _, p := range roster {
+		if id := sessionID(p); id != 0 {
+			ids = append(ids, id)
+		}
+	}
+	latencies, err := s.Store.DeliveryLatencies(r.Context(), ids, now.Add(-letagents.LatencyWindow))
+	if err != nil {
+		return err
+	}
+	j := wire.Participants{RoomID: c.room, Participants: make([]wire.RoomParticipant, 0, len(roster))}
+	for _, p := range roster {
+		rp := toRoomParticipant(c.room, p, now)
+		if l, ok := latencies[sessionID(p)]; ok {
+			rp.DeliveryLatency = &wire.DeliveryLatency{Count: l.Count, P50MS: l.P50.Milliseconds(), P99MS: l.P99.Milliseconds()}
+		}
+		j.Participants = append(j.Participants, rp)
 	}
 	writeJSON(w, http.StatusOK, j)
 	return nil

@@ -80,8 +80,8 @@ type tap struct {
 // (the wait in stream has one case per feed). Reasoning traces
 // (reasoning_update and reasoning_remove events, each with room_id) are
 // the third, to be added here with their own doorbell.
-func (s *server) taps(room string, after int64) []tap {
-	return []tap{{feed: &messageFeed{s, room, after}}, {feed: &taskFeed{s, room}}, {feed: &reasoningFeed{s, room}}}
+func (s *server) taps(room string, after int64, sess *letagents.AgentSession) []tap {
+	return []tap{{feed: &messageFeed{s, room, after, sess}}, {feed: &taskFeed{s, room}}, {feed: &reasoningFeed{s, room}}}
 }
 
 // messageFeed is the room's messages after after (-1: from the newest on).
@@ -89,6 +89,7 @@ type messageFeed struct {
 	s     *server
 	room  string
 	after int64
+	sess  *letagents.AgentSession // the agent whose delivery connection this is, or nil
 }
 
 func (f *messageFeed) channel() string { return f.s.Store.Channel(f.room) }
@@ -116,6 +117,7 @@ func (f *messageFeed) next(ctx context.Context, cursor int64) ([]event, int64, b
 		evs[i] = event{id: letagents.MessageID(m.Seq), data: toMessage(m)}
 		cursor = m.Seq
 	}
+	f.s.surfaced(ctx, f.sess, f.room, page.Messages, letagents.ViaStream)
 	return evs, cursor, page.HasMore, nil
 }
 
@@ -196,7 +198,14 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	defer release()
 
 	ctx := r.Context()
-	ts := s.taps(c.room, after)
+	// With session credentials (headers) the stream is the agent's
+	// delivery connection, as a parked long-poll is, and what it sends
+	// counts as surfaced to it.
+	sess, err := s.agentSession(r, c.room, wire.SessionCredentials{}, false)
+	if err != nil {
+		return err
+	}
+	ts := s.taps(c.room, after, sess)
 	defer func() {
 		for _, t := range ts {
 			if t.sub != nil {
@@ -205,12 +214,6 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 		}
 	}()
 	if err := s.open(ctx, ts); err != nil {
-		return err
-	}
-	// With session credentials (headers) the stream is the agent's
-	// delivery connection, as a parked long-poll is.
-	sess, err := s.agentSession(r, c.room, wire.SessionCredentials{}, false)
-	if err != nil {
 		return err
 	}
 	if sess != nil {

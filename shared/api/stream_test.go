@@ -267,8 +267,16 @@ func TestStreamIsADeliveryConnection(t *testing.T) {
 	if connected() {
 		t.Fatal("connected before any stream")
 	}
-	b.openStream(t, "/rooms/board/messages/stream", w.headers())
+	s := b.openStream(t, "/rooms/board/messages/stream", w.headers())
 	testwait.Until(t, "the stream to count as the agent's delivery connection", connected)
+	// What it sends is surfaced to the agent: a receipt says so.
+	id := b.send(t, "board", "b", "for the watcher")
+	for ev, _ := s.event(t); ev.id != id; ev, _ = s.event(t) {
+	}
+	r := b.as(t, b.ann, http.MethodGet, "/rooms/board/messages/"+id+"/deliveries", "").want(t, 200, "")
+	if !strings.Contains(r.raw, `"agent_session_id":"`+w.id+`"`) || !strings.Contains(r.raw, `"via":"stream"`) {
+		t.Errorf("deliveries of %s = %s, want the watcher's, via stream", id, r.raw)
+	}
 	bad := w.headers()
 	bad.Set("X-Letagents-Agent-Session-Token", strings.Repeat("1", 64))
 	if s, r := b.tryStream(t, "/rooms/board/messages/stream", bad); s != nil || r.status != 401 {

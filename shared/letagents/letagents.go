@@ -128,6 +128,14 @@ type Message struct {
 	ReplyTo *Quote
 	// Thread summarises the replies of a top-level message that has some.
 	Thread *ThreadSummary
+	// Mentions are the agent sessions its @mentions named when it was
+	// sent (ParseMentions).
+	Mentions []AgentRef
+	// SeenBy and UnreadBy are its receipts, read only on request
+	// (store.Receipts): the sessions it was surfaced to, and the live
+	// workers that have not surfaced it UnreadAfter after it was sent.
+	SeenBy   []Delivery
+	UnreadBy []AgentRef
 }
 
 // QuoteMaxChars bounds the quoted text of a reply's parent, so a page of

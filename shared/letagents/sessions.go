@@ -27,6 +27,9 @@ const (
 	// CodeDisplayNameExhausted: every display name tried is taken by a
 	// live agent of the room.
 	CodeDisplayNameExhausted = "agent_session_display_name_exhausted"
+	// CodeAgentSessionRequired: the action is an agent session's own
+	// (taking its unread messages) and the request names none.
+	CodeAgentSessionRequired = "AGENT_SESSION_REQUIRED"
 )
 
 // PresenceIdle is the presence status of an agent with nothing to do, and

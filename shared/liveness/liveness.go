@@ -142,8 +142,10 @@ func (s *Sweeper) Run(ctx context.Context, interval time.Duration, now func() ti
 //     most MaxOutageAge, this outage was not announced yet, no offline
 //     notice is still standing (the room was never told it came back), and
 //     its runtime reported no activity within grace (it is then busy
-//     outside the room, not gone).
+//     outside the room, not gone). The notice says how many of the room's
+//     messages have not reached it, and since when.
 //
+// A worker its hooks keep up to date (HookReached) counts as reachable.
 // Ended sessions and controllers get no notice.
 func Decide(st store.LivenessState, now time.Time, grace time.Duration) (store.LivenessNotice, bool) {
 	a := st.Session
@@ -151,7 +153,7 @@ func Decide(st store.LivenessState, now time.Time, grace time.Duration) (store.L
 		return store.LivenessNotice{}, false
 	}
 	standing := !st.OfflineAnnouncedAt.IsZero() && st.RecoveryAnnouncedAt.Before(st.OfflineAnnouncedAt)
-	if a.Reachable(now) {
+	if a.Reachable(now) || HookReached(st, now, grace) {
 		if !standing {
 			return store.LivenessNotice{}, false
 		}
@@ -173,8 +175,34 @@ func Decide(st store.LivenessState, now time.Time, grace time.Duration) (store.L
 	if !a.LastNativeActivityAt.IsZero() {
 		text += " Its runtime last reported activity " + FormatDuration(now.Sub(a.LastNativeActivityAt)) + " ago."
 	}
+	if st.Unsurfaced > 0 {
+		text += " " + unsurfaced(st.Unsurfaced, now.Sub(st.OldestUnsurfacedAt))
+	}
 	text += " This does not authorize taking over its work: reassign only after its lease expires or is handed off, or when a human says so."
 	return store.LivenessNotice{Kind: store.NoticeOffline, Epoch: epoch, Message: notice(text, clientID(store.NoticeOffline, a.ID, epoch))}, true
+}
+
+// HookReached reports whether a worker without a delivery connection is
+// kept up to date by its runtime's hooks (letagents hook): it took its
+// unread messages within grace, and none of the room's messages has
+// waited past its cursor for grace or longer.
+func HookReached(st store.LivenessState, now time.Time, grace time.Duration) bool {
+	return !st.UnreadCheckedAt.IsZero() && now.Sub(st.UnreadCheckedAt) < grace &&
+		(st.Unsurfaced == 0 || now.Sub(st.OldestUnsurfacedAt) < grace)
+}
+
+// unsurfaced is the sentence of a notice that says how many messages,
+// the oldest sent age ago, have not reached the worker (the store counts
+// at most letagents.UnreadScan).
+func unsurfaced(n int, age time.Duration) string {
+	count := strconv.Itoa(n) + " messages"
+	switch {
+	case n == 1:
+		return "1 message sent " + FormatDuration(age) + " ago has not reached it."
+	case n >= letagents.UnreadScan:
+		count = "Over " + strconv.Itoa(letagents.UnreadScan-1) + " messages"
+	}
+	return count + " sent over the last " + FormatDuration(age) + " have not reached it."
 }
 
 // OutageStart is when an unreachable session's current outage began: the

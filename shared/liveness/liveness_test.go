@@ -223,6 +223,42 @@ func TestWorkerThatNeverPolled(t *testing.T) {
 	}
 }
 
+// TestHooksKeepAWorkerReached: a worker with no long-poll whose hooks
+// take its unread messages is not announced, until a message waits past
+// the grace; the notice says so, and the next take brings it back.
+func TestHooksKeepAWorkerReached(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	t0 := time.Now().Truncate(time.Millisecond)
+	w := storetest.Register(t, e.store, "hooked", "Hooky", letagents.SessionWorker, t0)
+	storetest.Poll(t, e.store, w.ID, t0, t0) // its last poll ended at t0
+	send := func(text string) {
+		t.Helper()
+		if _, _, err := e.store.SendMessage(ctx, letagents.NewMessage{RoomID: "hooked", Sender: "ann", Text: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hook := func(at time.Time) {
+		t.Helper()
+		if _, err := e.store.TakeUnread(ctx, w.ID, "hooked", store.UnreadQuery{Filter: letagents.UnreadAll, Limit: 10}, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("one")
+	hook(t0.Add(4 * time.Minute))
+	e.sweep(t, t0.Add(grace+time.Second), 0, 0)
+
+	send("two") // sent at about t0; no hook takes it
+	e.sweep(t, t0.Add(8*time.Minute), 1, 0)
+	got := e.notices(t, "hooked", "agent_liveness:offline:")
+	if len(got) != 1 || !strings.Contains(got[0].text, " 1 message sent ") || !strings.Contains(got[0].text, " ago has not reached it. ") {
+		t.Errorf("offline notices = %q; want one saying a message has not reached Hooky", got)
+	}
+	hook(t0.Add(9 * time.Minute))
+	e.sweep(t, t0.Add(9*time.Minute+time.Second), 0, 1)
+}
+
 func TestConcurrentSweepsPostOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -307,46 +343,68 @@ func TestDecide(t *testing.T) {
 		name string
 		st   store.LivenessState
 		want string // "" none, else kind
+		says string // a part of the notice's text
 	}{
-		{"connected", with(func(s *store.LivenessState) { s.Session.OpenConnections = 1 }), ""},
-		{"within the reconnect grace", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-9 * time.Second) }), ""},
-		{"down the grace", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-grace) }), store.NoticeOffline},
-		{"down less than the grace", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-grace + time.Millisecond) }), ""},
-		{"down exactly an hour", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-time.Hour) }), store.NoticeOffline},
-		{"down over an hour", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-time.Hour - time.Millisecond) }), ""},
+		{"connected", with(func(s *store.LivenessState) { s.Session.OpenConnections = 1 }), "", ""},
+		{"within the reconnect grace", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-9 * time.Second) }), "", ""},
+		{"down the grace", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-grace) }), store.NoticeOffline, ""},
+		{"down less than the grace", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-grace + time.Millisecond) }), "", ""},
+		{"down exactly an hour", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-time.Hour) }), store.NoticeOffline, ""},
+		{"down over an hour", with(func(s *store.LivenessState) { s.Session.LastDisconnectedAt = now.Add(-time.Hour - time.Millisecond) }), "", ""},
 		{"lapse later than the close", with(func(s *store.LivenessState) {
 			s.Session.LastDisconnectedAt = now.Add(-50 * time.Minute)
 			s.LapsedAt = now.Add(-time.Minute)
-		}), ""},
-		{"never connected, seen long ago", with(func(s *store.LivenessState) { s.Session.LastSeenAt = now.Add(-10 * time.Minute) }), store.NoticeOffline},
+		}), "", ""},
+		{"never connected, seen long ago", with(func(s *store.LivenessState) { s.Session.LastSeenAt = now.Add(-10 * time.Minute) }), store.NoticeOffline, ""},
 		{"already announced", with(func(s *store.LivenessState) {
 			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
 			s.OfflineEpoch, s.OfflineAnnouncedAt = s.Session.LastDisconnectedAt, now.Add(-4*time.Minute)
-		}), ""},
+		}), "", ""},
 		{"an earlier outage announced and recovered", with(func(s *store.LivenessState) {
 			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
 			s.OfflineEpoch, s.OfflineAnnouncedAt, s.RecoveryAnnouncedAt = now.Add(-40*time.Minute), now.Add(-35*time.Minute), now.Add(-20*time.Minute)
-		}), store.NoticeOffline},
+		}), store.NoticeOffline, ""},
 		{"native activity within the grace", with(func(s *store.LivenessState) {
 			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
 			s.Session.LastNativeActivityAt = now.Add(-grace + time.Second)
-		}), ""},
+		}), "", ""},
 		{"ended", with(func(s *store.LivenessState) {
 			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
 			s.Session.EndedAt = now.Add(-time.Minute)
-		}), ""},
+		}), "", ""},
 		{"controller", with(func(s *store.LivenessState) {
 			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
 			s.Session.Kind = letagents.SessionController
-		}), ""},
+		}), "", ""},
 		{"back after a notice", with(func(s *store.LivenessState) {
 			s.Session.OpenConnections = 1
 			s.OfflineAnnouncedAt = now.Add(-time.Minute)
-		}), store.NoticeRecovered},
+		}), store.NoticeRecovered, ""},
 		{"back, recovery already told", with(func(s *store.LivenessState) {
 			s.Session.OpenConnections = 1
 			s.OfflineAnnouncedAt, s.RecoveryAnnouncedAt = now.Add(-time.Minute), now.Add(-30*time.Second)
-		}), ""},
+		}), "", ""},
+		{"hooks keep it up to date", with(func(s *store.LivenessState) {
+			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
+			s.UnreadCheckedAt, s.Unsurfaced, s.OldestUnsurfacedAt = now.Add(-time.Minute), 1, now.Add(-30*time.Second)
+		}), "", ""},
+		{"hooks run, yet a message waits past the grace", with(func(s *store.LivenessState) {
+			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
+			s.UnreadCheckedAt, s.Unsurfaced, s.OldestUnsurfacedAt = now.Add(-time.Minute), 2, now.Add(-6*time.Minute)
+		}), store.NoticeOffline, "2 messages sent over the last 6m have not reached it."},
+		{"hooks stopped", with(func(s *store.LivenessState) {
+			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
+			s.UnreadCheckedAt, s.Unsurfaced, s.OldestUnsurfacedAt = now.Add(-grace), 1, now.Add(-3*time.Minute)
+		}), store.NoticeOffline, "1 message sent 3m ago has not reached it."},
+		{"a full backlog", with(func(s *store.LivenessState) {
+			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
+			s.Unsurfaced, s.OldestUnsurfacedAt = letagents.UnreadScan, now.Add(-50*time.Minute)
+		}), store.NoticeOffline, "Over 999 messages sent over the last 50m have not reached it."},
+		{"back through hooks after a notice", with(func(s *store.LivenessState) {
+			s.Session.LastDisconnectedAt = now.Add(-10 * time.Minute)
+			s.OfflineAnnouncedAt = now.Add(-2 * time.Minute)
+			s.UnreadCheckedAt = now.Add(-10 * time.Second)
+		}), store.NoticeRecovered, "is back online"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -358,6 +416,9 @@ func TestDecide(t *testing.T) {
 			if ok && (n.Message.Sender != letagents.SystemSender || n.Message.Source != letagents.SourceSystem || !strings.HasPrefix(n.Message.Text, "[status] Ada") ||
 				!strings.HasPrefix(n.Message.ClientMessageID, "agent_liveness:"+n.Kind+":7:")) {
 				t.Errorf("notice = %+v", n)
+			}
+			if !strings.Contains(n.Message.Text, tt.says) {
+				t.Errorf("notice %q does not say %q", n.Message.Text, tt.says)
 			}
 		})
 	}

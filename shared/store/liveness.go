@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,6 +26,14 @@ type LivenessState struct {
 	OfflineEpoch        time.Time
 	OfflineAnnouncedAt  time.Time
 	RecoveryAnnouncedAt time.Time
+	// UnreadCheckedAt is when the session last took its unread messages
+	// (a hook); zero when never.
+	UnreadCheckedAt time.Time
+	// Unsurfaced counts the messages past the session's delivery cursor
+	// that were sent to its room while it existed, by others (at most
+	// letagents.UnreadScan); OldestUnsurfacedAt is when the first was sent.
+	Unsurfaced         int
+	OldestUnsurfacedAt time.Time
 }
 
 // Kinds of liveness notice.
@@ -45,15 +54,24 @@ type LivenessNotice struct {
 
 // livenessColumns reads a LivenessState as of $1.
 var livenessColumns = sessionColumns("$1") + `, s.offline_epoch, s.offline_announced_at, s.recovery_announced_at,
-	(SELECT max(c.expires_at) FROM delivery_connections c WHERE c.agent_session_id = s.id AND c.expires_at <= $1)`
+	(SELECT max(c.expires_at) FROM delivery_connections c WHERE c.agent_session_id = s.id AND c.expires_at <= $1),
+	s.unread_checked_at, u.n, u.oldest`
+
+// unsurfacedJoin adds u, the messages past the cursor of session s that
+// livenessColumns counts.
+var unsurfacedJoin = `LEFT JOIN LATERAL (SELECT count(*) AS n, min(created_at) AS oldest FROM (
+		SELECT m.created_at FROM messages m
+		WHERE m.room_id = s.room_id AND m.seq > s.delivered_seq AND m.created_at >= s.created_at AND ` + visible + `
+			AND m.publisher_session_id IS DISTINCT FROM s.id
+		ORDER BY m.seq LIMIT ` + strconv.Itoa(letagents.UnreadScan) + `) past) u ON true`
 
 func scanLiveness(row pgx.Row) (LivenessState, error) {
 	var st LivenessState
-	var epoch, offline, recovered, lapsed *time.Time
-	a, err := scanSession(rowWith{row, []any{&epoch, &offline, &recovered, &lapsed}})
+	var epoch, offline, recovered, lapsed, checked, oldest *time.Time
+	a, err := scanSession(rowWith{row, []any{&epoch, &offline, &recovered, &lapsed, &checked, &st.Unsurfaced, &oldest}})
 	st.Session = a
 	st.OfflineEpoch, st.OfflineAnnouncedAt, st.RecoveryAnnouncedAt = deref(epoch), deref(offline), deref(recovered)
-	st.LapsedAt = deref(lapsed)
+	st.LapsedAt, st.UnreadCheckedAt, st.OldestUnsurfacedAt = deref(lapsed), deref(checked), deref(oldest)
 	return st, err
 }
 
@@ -71,7 +89,7 @@ func (r rowWith) Scan(dest ...any) error { return r.row.Scan(append(dest, r.extr
 // delivery lease since since (the oldest outage still worth announcing).
 func (s *Store) LivenessCandidates(ctx context.Context, now, since time.Time) ([]LivenessState, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT `+livenessColumns+` FROM agent_sessions s
+		SELECT `+livenessColumns+` FROM agent_sessions s `+unsurfacedJoin+`
 		WHERE s.ended_at IS NULL AND s.session_kind = 'worker'
 			AND (greatest(s.last_seen_at, s.updated_at, s.last_disconnected_at) >= $2
 				OR EXISTS (SELECT 1 FROM delivery_connections c WHERE c.agent_session_id = s.id AND c.expires_at >= $2))
@@ -107,7 +125,8 @@ func (s *Store) AnnounceLiveness(ctx context.Context, sessionID int64, now time.
 			}
 			return fmt.Errorf("announce liveness: lock session: %w", err)
 		}
-		st, err := scanLiveness(tx.QueryRow(ctx, `SELECT `+livenessColumns+` FROM agent_sessions s WHERE s.id = $2`, now, sessionID))
+		st, err := scanLiveness(tx.QueryRow(ctx, `SELECT `+livenessColumns+` FROM agent_sessions s `+unsurfacedJoin+` WHERE s.id = $2`,
+			now, sessionID))
 		if err != nil {
 			return fmt.Errorf("announce liveness: read session: %w", err)
 		}

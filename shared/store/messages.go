@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -34,25 +35,17 @@ func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (msg le
 }
 
 // messageByClientID reads the message of a room sent with a client id,
-// with the quote of its parent as a send answers it.
+// as a send answers it.
 func (s *Store) messageByClientID(ctx context.Context, roomID, clientID string) (letagents.Message, error) {
-	m := letagents.Message{RoomID: roomID}
-	var source, kind *string
-	var parent, root *int64
-	var quoted quoteRow
-	err := s.queryRow(ctx, `
-		SELECT m.seq, m.sender, m.text, m.source, m.agent_prompt_kind, m.thread_parent_seq, m.thread_root_seq, m.created_at,
-			p.sender, left(p.text, $3), length(p.text) > $3, p.source, p.created_at
-		FROM messages m LEFT JOIN messages p ON p.room_id = m.room_id AND p.seq = m.thread_parent_seq
-		WHERE m.room_id = $1 AND m.client_message_id = $2`, roomID, clientID, letagents.QuoteMaxChars,
-	).Scan(append([]any{&m.Seq, &m.Sender, &m.Text, &source, &kind, &parent, &root, &m.CreatedAt}, quoted.dest()...)...)
+	var row messageRow
+	err := s.queryRow(ctx, `SELECT `+messageSelect+` FROM messages m `+messageJoins+`
+		WHERE m.room_id = $1 AND m.client_message_id = $2`, roomID, clientID).Scan(row.dest()...)
 	if err != nil {
 		// Not even no rows is expected: the id's unique index just refused a
 		// second message, and messages are never deleted.
-		return m, fmt.Errorf("read message of client_message_id %q: %w", clientID, err)
+		return letagents.Message{RoomID: roomID}, fmt.Errorf("read message of client_message_id %q: %w", clientID, err)
 	}
-	m.Source, m.PromptKind, m.ThreadParentSeq, m.ThreadRootSeq = deref(source), letagents.PromptKind(deref(kind)), deref(parent), deref(root)
-	m.ReplyTo = quoted.quote(m.ThreadParentSeq)
+	m, _ := row.message(roomID)
 	return m, nil
 }
 
@@ -76,6 +69,87 @@ func (q *quoteRow) quote(parentSeq int64) *letagents.Quote {
 		Source: deref(q.source), CreatedAt: *q.at}
 }
 
+// quoteMax is letagents.QuoteMaxChars as SQL reads it.
+var quoteMax = strconv.Itoa(letagents.QuoteMaxChars)
+
+// messageSelect reads a message aliased m (a messages row) with what its
+// readers see beside it, from the relations messageJoins adds after the
+// FROM item m: the quote of its parent, the summary of its thread, and
+// the sessions it mentions. messageRow scans it.
+var messageSelect = `m.seq, m.sender, m.text, m.source, m.agent_prompt_kind, m.thread_parent_seq, m.thread_root_seq, m.created_at,
+	p.sender, left(p.text, ` + quoteMax + `), length(p.text) > ` + quoteMax + `, p.source, p.created_at,
+	t.reply_count, t.latest_reply_seq, t.latest_reply_at, mn.ids, mn.names, mn.labels`
+
+const messageJoins = `
+	LEFT JOIN messages p ON p.room_id = m.room_id AND p.seq = m.thread_parent_seq
+	LEFT JOIN message_threads t ON t.room_id = m.room_id AND t.root_seq = m.seq
+	LEFT JOIN LATERAL (SELECT array_agg(ms.id ORDER BY ms.id) AS ids, array_agg(ms.display_name ORDER BY ms.id) AS names,
+		array_agg(ms.actor_label ORDER BY ms.id) AS labels
+		FROM agent_sessions ms WHERE ms.id = ANY(m.mentions)) mn ON true`
+
+// mentionNameSQL is letagents.MentionName of a session's display_name,
+// as an "@Name" mention's key is compared with it.
+const mentionNameSQL = `rtrim(lower(regexp_replace(display_name, '[^A-Za-z0-9._-]+', '', 'g')), '.')`
+
+// collapsedSQL is a text column with its white space collapsed, as an
+// "@[label]" mention's key is compared with it (in lower case).
+func collapsedSQL(col string) string { return `regexp_replace(btrim(` + col + `), '\s+', ' ', 'g')` }
+
+// messageRow scans messageSelect; every column may be null, as when m
+// comes from a LEFT JOIN that found no message.
+type messageRow struct {
+	seq, parent, root    *int64
+	sender, text, source *string
+	kind                 *string
+	createdAt            *time.Time
+	quoted               quoteRow
+	replies              *int
+	latest               *int64
+	latestAt             *time.Time
+	mentions             mentionsRow
+}
+
+func (r *messageRow) dest() []any {
+	d := append([]any{&r.seq, &r.sender, &r.text, &r.source, &r.kind, &r.parent, &r.root, &r.createdAt}, r.quoted.dest()...)
+	return append(append(d, &r.replies, &r.latest, &r.latestAt), r.mentions.dest()...)
+}
+
+// message is the scanned message of room roomID; false when the row held
+// none.
+func (r *messageRow) message(roomID string) (letagents.Message, bool) {
+	if r.seq == nil {
+		return letagents.Message{}, false
+	}
+	m := letagents.Message{RoomID: roomID, Seq: *r.seq, Sender: *r.sender, Text: *r.text, CreatedAt: *r.createdAt,
+		Source: deref(r.source), PromptKind: letagents.PromptKind(deref(r.kind)), ThreadParentSeq: deref(r.parent), ThreadRootSeq: deref(r.root),
+		Mentions: r.mentions.refs()}
+	m.ReplyTo = r.quoted.quote(m.ThreadParentSeq)
+	if r.replies != nil {
+		m.Thread = &letagents.ThreadSummary{ReplyCount: *r.replies, LatestReplySeq: *r.latest, LatestReplyAt: *r.latestAt}
+	}
+	return m, true
+}
+
+// mentionsRow scans the sessions a message mentions as three parallel
+// arrays (ids, display names, actor labels), null for none.
+type mentionsRow struct {
+	ids           []int64
+	names, labels []string
+}
+
+func (r *mentionsRow) dest() []any { return []any{&r.ids, &r.names, &r.labels} }
+
+func (r *mentionsRow) refs() []letagents.AgentRef {
+	if len(r.ids) == 0 || len(r.names) != len(r.ids) || len(r.labels) != len(r.ids) {
+		return nil
+	}
+	out := make([]letagents.AgentRef, len(r.ids))
+	for i, id := range r.ids {
+		out[i] = letagents.AgentRef{SessionID: id, DisplayName: r.names[i], ActorLabel: r.labels[i]}
+	}
+	return out
+}
+
 // sendMessage is SendMessage on q: inside a caller's transaction the
 // message (and its NOTIFY) commit with whatever else the transaction
 // writes, such as a task's status change and the line that announces it.
@@ -97,19 +171,33 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 		ThreadParentSeq: m.ThreadParentSeq}
 	var root *int64
 	var quoted quoteRow
+	var mentioned mentionsRow
+	var keys []string // nil (null) when the text mentions nobody
+	if k := letagents.ParseMentions(m.Text); len(k) > 0 {
+		keys = k
+	}
 	// A prompt-only parent is no parent: with no root found, the thread
-	// shape check refuses the reply.
+	// shape check refuses the reply. The mentions are resolved to the
+	// room's live sessions here, once: a name taken later by another
+	// agent does not move them.
 	err := q.QueryRow(ctx, `
 		WITH next AS (
 			UPDATE rooms SET last_seq = last_seq + 1 WHERE id = $1 RETURNING id, last_seq
+		), mentioned AS (
+			SELECT id, display_name, actor_label FROM agent_sessions
+			WHERE $11::text[] IS NOT NULL AND room_id = $1 AND ended_at IS NULL AND id IS DISTINCT FROM $7
+				AND (`+mentionNameSQL+` = ANY($11) OR lower(`+collapsedSQL("actor_label")+`) = ANY($11)
+					OR lower(`+collapsedSQL("display_name")+`) = ANY($11))
+			ORDER BY id
 		), parent AS (
 			SELECT coalesce(thread_root_seq, seq) AS root, sender, left(text, $10) AS text, length(text) > $10 AS truncated,
 				source, created_at
 			FROM messages WHERE room_id = $1 AND seq = $5 AND `+visible+`
 		), ins AS (
 			INSERT INTO messages (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at,
-				publisher_session_id, client_message_id, agent_prompt_kind)
-			SELECT id, last_seq, $2, $3, $4, $5, (SELECT root FROM parent), date_trunc('milliseconds', clock_timestamp()), $7, $8, $9
+				publisher_session_id, client_message_id, agent_prompt_kind, mentions)
+			SELECT id, last_seq, $2, $3, $4, $5, (SELECT root FROM parent), date_trunc('milliseconds', clock_timestamp()), $7, $8, $9,
+				(SELECT array_agg(id) FROM mentioned)
 			FROM next
 			RETURNING seq, thread_root_seq, created_at
 		), thread AS (
@@ -119,15 +207,18 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 			SET reply_count = t.reply_count + 1, latest_reply_seq = EXCLUDED.latest_reply_seq, latest_reply_at = EXCLUDED.latest_reply_at
 		)
 		SELECT i.seq, i.thread_root_seq, i.created_at, pg_notify($6, i.seq::text),
-			p.sender, p.text, p.truncated, p.source, p.created_at
+			p.sender, p.text, p.truncated, p.source, p.created_at,
+			(SELECT array_agg(id) FROM mentioned), (SELECT array_agg(display_name) FROM mentioned),
+			(SELECT array_agg(actor_label) FROM mentioned)
 		FROM ins i LEFT JOIN parent p ON true`,
 		m.RoomID, m.Sender, m.Text, source, parent, s.Channel(m.RoomID), nullInt(m.PublisherSessionID), nullString(m.ClientMessageID),
-		kind, letagents.QuoteMaxChars,
-	).Scan(append([]any{&out.Seq, &root, &out.CreatedAt, nil}, quoted.dest()...)...)
+		kind, letagents.QuoteMaxChars, keys,
+	).Scan(append(append([]any{&out.Seq, &root, &out.CreatedAt, nil}, quoted.dest()...), mentioned.dest()...)...)
 	if root != nil {
 		out.ThreadRootSeq = *root
 	}
 	out.ReplyTo = quoted.quote(m.ThreadParentSeq)
+	out.Mentions = mentioned.refs()
 	switch {
 	case isNoRows(err):
 		return out, letagents.RoomNotFound()
@@ -168,23 +259,18 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 		}
 		// One message more than the page, to tell whether more lie beyond
 		// it: hidden messages leave gaps in what is read.
-		inner := `SELECT * FROM messages WHERE room_id = r.id AND seq > $2 AND ($5 OR ` + visible + `) ORDER BY seq LIMIT $3 + 1`
+		inner := `SELECT * FROM messages WHERE room_id = r.id AND seq > $2 AND ($4 OR ` + visible + `) ORDER BY seq LIMIT $3 + 1`
 		bound := q.After
 		if q.Before > 0 {
-			inner = `SELECT * FROM messages WHERE room_id = r.id AND seq < $2 AND ($5 OR ` + visible + `) ORDER BY seq DESC LIMIT $3 + 1`
+			inner = `SELECT * FROM messages WHERE room_id = r.id AND seq < $2 AND ($4 OR ` + visible + `) ORDER BY seq DESC LIMIT $3 + 1`
 			bound = q.Before
 		}
-		// A reply brings a quote of its parent; a root its thread's summary.
 		rows, err := s.pool.Query(ctx, `
-			SELECT r.last_seq, m.seq, m.sender, m.text, m.source, m.agent_prompt_kind, m.thread_parent_seq, m.thread_root_seq, m.created_at,
-				p.sender, left(p.text, $4), length(p.text) > $4, p.source, p.created_at,
-				t.reply_count, t.latest_reply_seq, t.latest_reply_at
+			SELECT r.last_seq, `+messageSelect+`
 			FROM rooms r
-			LEFT JOIN LATERAL (`+inner+`) m ON true
-			LEFT JOIN messages p ON p.room_id = m.room_id AND p.seq = m.thread_parent_seq
-			LEFT JOIN message_threads t ON t.room_id = m.room_id AND t.root_seq = m.seq
+			LEFT JOIN LATERAL (`+inner+`) m ON true `+messageJoins+`
 			WHERE r.id = $1
-			ORDER BY m.seq`, roomID, bound, q.Limit, letagents.QuoteMaxChars, q.IncludePromptOnly)
+			ORDER BY m.seq`, roomID, bound, q.Limit, q.IncludePromptOnly)
 		if err != nil {
 			return page, fmt.Errorf("read messages: %w", err)
 		}
@@ -192,30 +278,13 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 		found := false
 		for rows.Next() {
 			found = true
-			var (
-				seq, parent, root    *int64
-				sender, text, source *string
-				kind                 *string
-				createdAt            *time.Time
-				quoted               quoteRow
-				latestAt             *time.Time
-				replies              *int
-				latest               *int64
-			)
-			dest := append([]any{&page.LastSeq, &seq, &sender, &text, &source, &kind, &parent, &root, &createdAt}, quoted.dest()...)
-			if err := rows.Scan(append(dest, &replies, &latest, &latestAt)...); err != nil {
+			var row messageRow
+			if err := rows.Scan(append([]any{&page.LastSeq}, row.dest()...)...); err != nil {
 				return page, fmt.Errorf("read messages: %w", err)
 			}
-			if seq == nil {
-				continue // the room exists and the page is empty
+			if m, ok := row.message(roomID); ok { // else the room exists and the page is empty
+				page.Messages = append(page.Messages, m)
 			}
-			m := letagents.Message{RoomID: roomID, Seq: *seq, Sender: *sender, Text: *text, CreatedAt: *createdAt,
-				Source: deref(source), PromptKind: letagents.PromptKind(deref(kind)), ThreadParentSeq: deref(parent), ThreadRootSeq: deref(root)}
-			m.ReplyTo = quoted.quote(m.ThreadParentSeq)
-			if replies != nil {
-				m.Thread = &letagents.ThreadSummary{ReplyCount: *replies, LatestReplySeq: *latest, LatestReplyAt: *latestAt}
-			}
-			page.Messages = append(page.Messages, m)
 		}
 		if err := rows.Err(); err != nil {
 			return page, fmt.Errorf("read messages: %w", err)

@@ -42,7 +42,8 @@ type NewAgentSession struct {
 }
 
 // CreateAgentSession registers a session under the first of its candidate
-// names no live worker of the room uses; Conflict (code
+// names no live worker of the room uses, its delivery cursor at the room's
+// newest message (a new agent is not handed the history); Conflict (code
 // agent_session_display_name_exhausted) when every one is taken, NotFound
 // when the room does not exist.
 func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now time.Time) (letagents.AgentSession, error) {
@@ -54,8 +55,9 @@ func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now t
 			err := savepoint(ctx, tx, func(sp pgx.Tx) error {
 				return sp.QueryRow(ctx, `
 					INSERT INTO agent_sessions (room_id, token_hash, session_kind, runtime, agent_key, agent_instance_id, owner_account_id,
-						display_name, owner_label, ide_label, actor_label, repo_branch, created_at, updated_at, last_seen_at)
-					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $13) RETURNING id`,
+						display_name, owner_label, ide_label, actor_label, repo_branch, created_at, updated_at, last_seen_at, delivered_seq)
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $13,
+						coalesce((SELECT last_seq FROM rooms WHERE id = $1), 0)) RETURNING id`,
 					a.RoomID, n.TokenHash, a.Kind, a.Runtime, a.AgentKey, a.InstanceID, a.OwnerAccountID, name, a.OwnerLabel, a.IDELabel,
 					n.Label(name), a.RepoBranch, now).Scan(&id)
 			})

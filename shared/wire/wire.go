@@ -279,6 +279,17 @@ type RoomParticipant struct {
 	StatusText          *string  `json:"status_text"`
 	StatusUpdatedAt     *string  `json:"status_updated_at"`
 	Connected           bool     `json:"connected"`
+	// DeliveryLatency is an agent session's send→surfaced latency over
+	// the last 24 hours; null when nothing reached it in that time.
+	DeliveryLatency *DeliveryLatency `json:"delivery_latency"`
+}
+
+// DeliveryLatency summarises how soon messages reach an agent: over Count
+// deliveries, the median and the 99th percentile, in milliseconds.
+type DeliveryLatency struct {
+	Count int   `json:"count"`
+	P50MS int64 `json:"p50_ms"`
+	P99MS int64 `json:"p99_ms"`
 }
 
 // Presence is a worker on a room's live roster, in the original's shape:
@@ -345,6 +356,84 @@ type Message struct {
 	ThreadRootID string `json:"thread_root_id"`
 	// Thread summarises the replies of a top-level message that has some.
 	Thread *Thread `json:"thread"`
+	// Mentions are the agent sessions its @mentions named when it was
+	// sent ("@Name" by display name, "@[actor label]"); left out when none.
+	Mentions []MessageAgent `json:"mentions,omitempty"`
+	// SeenBy and UnreadBy are its receipts, on reads for the page
+	// (render=html) only: the agents it was surfaced to, first surfacing
+	// first, and the live workers that have not surfaced it two minutes
+	// after it was sent. Left out when empty.
+	SeenBy   []SeenBy       `json:"seen_by,omitempty"`
+	UnreadBy []MessageAgent `json:"unread_by,omitempty"`
+}
+
+// MessageAgent is an agent session as a message refers to it.
+type MessageAgent struct {
+	AgentSessionID string `json:"agent_session_id"`
+	DisplayName    string `json:"display_name"`
+	ActorLabel     string `json:"actor_label"`
+}
+
+// SeenBy is a message surfaced to an agent: when, and how (wait, read,
+// stream or hook).
+type SeenBy struct {
+	MessageAgent
+	SurfacedAt string `json:"surfaced_at"`
+	Via        string `json:"via"`
+}
+
+// Delivery is a message surfaced to an agent, as GET
+// …/messages/{message_id}/deliveries lists it: LatencyMS is from the send.
+type Delivery struct {
+	SeenBy
+	LatencyMS int64 `json:"latency_ms"`
+}
+
+// Deliveries is GET /rooms/{room}/messages/{message_id}/deliveries.
+type Deliveries struct {
+	RoomID     string         `json:"room_id"`
+	MessageID  string         `json:"message_id"`
+	SentAt     string         `json:"sent_at"`
+	Deliveries []Delivery     `json:"deliveries"`
+	UnreadBy   []MessageAgent `json:"unread_by"`
+}
+
+// TakeUnread is the body of POST /rooms/{room}/messages/unread, sent
+// with an agent session's credentials (body or headers). Every field is
+// optional.
+type TakeUnread struct {
+	// Filter is all (default) or addressed: the messages that @mention
+	// the agent and the replies in threads it wrote in.
+	Filter string `json:"filter,omitempty"`
+	// Limit bounds the messages taken (default 10, at most 50).
+	Limit int `json:"limit,omitempty"`
+	// OnlyIfAsked takes nothing unless a person asked the agent something
+	// among its unread messages (a Stop hook's question).
+	OnlyIfAsked bool `json:"only_if_asked,omitempty"`
+	SessionCredentials
+}
+
+// Unread is the answer of POST /rooms/{room}/messages/unread.
+type Unread struct {
+	RoomID         string          `json:"room_id"`
+	AgentSessionID string          `json:"agent_session_id"`
+	Messages       []UnreadMessage `json:"messages"`
+	// HasMore says more unread messages wait for the next take.
+	HasMore bool `json:"has_more"`
+	// Asked says a person asked the agent something among its unread
+	// messages (taken or not).
+	Asked bool `json:"asked"`
+	// Cursor is the session's delivery cursor after the take (msg_N).
+	Cursor string `json:"cursor"`
+}
+
+// UnreadMessage is a message taken as unread: Addressed says why it
+// concerns the taker (mention, thread, or null), Asked whether a person
+// asked the taker something by it.
+type UnreadMessage struct {
+	Message
+	Addressed *string `json:"addressed"`
+	Asked     bool    `json:"asked"`
 }
 
 // RenderedMessage is a message as the reads with ?render=html give it,

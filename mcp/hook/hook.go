@@ -1,0 +1,312 @@
+// Package hook is `letagents hook`: what an agent runtime's hooks (Claude
+// Code's, Codex's, Gemini CLI's) run so that the room reaches the agent
+// between its calls of wait_for_messages. Each run reads the hook's JSON
+// on stdin, takes the agent session's unread messages from the server in
+// one request (POST /rooms/{room}/messages/unread, which marks them
+// surfaced), and prints them in the form the runtime adds to the agent's
+// context. Install writes the runtimes' hook configuration.
+//
+// A hook must never break the agent it serves: a run that cannot find its
+// session or reach the server prints nothing and says why on stderr.
+package hook
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/mcp/gitctx"
+	"github.com/letagents/letagents-go/mcp/identity"
+	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/wire"
+)
+
+// kind is what a hook event is for.
+type kind int
+
+const (
+	onStart  kind = iota + 1 // the session starts or resumes
+	onPrompt                 // a person submits a prompt
+	onTool                   // a tool call finished
+	onStop                   // the agent is about to stop
+)
+
+// events are the hook events a run answers, by the names the runtimes
+// give them (compared in lower case, without '-' and '_'); the first name
+// of each is the one an answer states when the input names none.
+var events = []struct {
+	names []string
+	kind  kind
+}{
+	{[]string{"SessionStart"}, onStart},
+	{[]string{"UserPromptSubmit", "BeforeAgent"}, onPrompt},
+	{[]string{"PostToolUse", "AfterTool"}, onTool},
+	{[]string{"Stop", "AfterAgent"}, onStop},
+}
+
+// lookup finds an event by any of its names: its kind and its name as
+// spelled in the table.
+func lookup(name string) (kind, string, bool) {
+	key := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(name))
+	for _, e := range events {
+		for _, n := range e.names {
+			if strings.ToLower(n) == key {
+				return e.kind, n, true
+			}
+		}
+	}
+	return 0, "", false
+}
+
+// EventNames lists every event name a run answers.
+func EventNames() []string {
+	var out []string
+	for _, e := range events {
+		out = append(out, e.names...)
+	}
+	return out
+}
+
+// Input is what a run reads of the JSON a hook is given on stdin (the
+// fields the runtimes share); anything else there is ignored.
+type Input struct {
+	SessionID     string `json:"session_id"`
+	Cwd           string `json:"cwd"`
+	HookEventName string `json:"hook_event_name"`
+}
+
+// maxInput bounds the hook input read: a PostToolUse input carries the
+// tool's whole answer, which a run does not need.
+const maxInput = 64 << 20
+
+// Config is what a run needs besides its input.
+type Config struct {
+	// APIURL is the API (LETAGENTS_API_URL).
+	APIURL string
+	// Token is LETAGENTS_TOKEN, winning over the state file's sign-in.
+	Token string
+	// StatePath is the state file the MCP server saved the sessions in.
+	StatePath string
+	// Getenv reads the runtime's environment (the runtime key).
+	Getenv func(string) string
+	// Dir is the working directory when the input gives none.
+	Dir string
+	// Filter and Limit are the take's (letagents.UnreadFilter; 0 is
+	// the server's default).
+	Filter letagents.UnreadFilter
+	Limit  int
+	// Timeout bounds the request to the server.
+	Timeout    time.Duration
+	HTTPClient *http.Client
+	// Logger writes to stderr: stdout is the runtime's.
+	Logger *slog.Logger
+}
+
+// DefaultTimeout bounds a run's request: hooks hold the agent up while
+// they run, and the runtimes' own limits are 10 s here and up.
+const DefaultTimeout = 5 * time.Second
+
+// ErrUnknownEvent is a run's only error: the event is none a run answers
+// (a configuration mistake, not a passing failure).
+var ErrUnknownEvent = errors.New("unknown hook event")
+
+// Run answers one hook event (event, else the input's hook_event_name):
+// it takes the session's unread messages and writes them to stdout for
+// the runtime, or nothing when there are none. Stop takes them only when
+// a person asked the agent something, and then keeps the agent working
+// to answer. Every failure but an unknown event is logged, not returned.
+func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout io.Writer) error {
+	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	var in Input
+	if err := json.NewDecoder(io.LimitReader(stdin, maxInput)).Decode(&in); err != nil && !errors.Is(err, io.EOF) {
+		log.Warn("letagents hook: the input is not the hook JSON; going on without it", "error", err)
+	}
+	k, name, ok := lookup(cmp.Or(event, in.HookEventName))
+	if !ok {
+		return fmt.Errorf("%w %q: want one of %s", ErrUnknownEvent, cmp.Or(event, in.HookEventName), strings.Join(EventNames(), ", "))
+	}
+	if in.HookEventName != "" {
+		name = in.HookEventName // answer in the runtime's own spelling
+	}
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(cfg.Timeout, DefaultTimeout))
+	defer cancel()
+	st, err := state.Open(cfg.StatePath).Load()
+	if corrupt := (*state.CorruptError)(nil); err != nil && !errors.As(err, &corrupt) {
+		log.Warn("letagents hook: cannot read the state file", "path", cfg.StatePath, "error", err)
+		return nil
+	}
+	sess, ok := pick(ctx, st, runtimeKeys(cfg.Getenv, in.SessionID), cmp.Or(in.Cwd, cfg.Dir))
+	if !ok {
+		log.Info("letagents hook: no agent session saved for this agent; register one (register_agent_session) for the room to reach it")
+		return nil
+	}
+	token := cfg.Token
+	if token == "" && st.Auth != nil {
+		token = st.Auth.Token
+	}
+	api := apiclient.New(apiclient.Config{APIURL: cfg.APIURL, Token: func() string { return token }, HTTPClient: cfg.HTTPClient,
+		UserAgent: "letagents-hook (go)"}).As(wire.SessionCredentials{AgentSessionID: sess.SessionID, AgentSessionToken: sess.SessionToken})
+	u, err := api.TakeUnread(ctx, sess.RoomID, wire.TakeUnread{Filter: string(cfg.Filter), Limit: cfg.Limit, OnlyIfAsked: k == onStop})
+	if err != nil {
+		log.Warn("letagents hook: could not take the unread messages", "room", sess.RoomID, "session", sess.SessionID, "error", err)
+		return nil
+	}
+	if len(u.Messages) == 0 {
+		return nil
+	}
+	text := Context(sess, u, k == onStop)
+	var out any = specificOutput{HookSpecificOutput: additionalContext{HookEventName: name, AdditionalContext: text}}
+	if k == onStop {
+		out = blockOutput{Decision: "block", Reason: text}
+	}
+	if err := json.NewEncoder(stdout).Encode(out); err != nil {
+		log.Warn("letagents hook: could not write the answer", "error", err)
+	}
+	return nil
+}
+
+// specificOutput adds text to the agent's context (SessionStart,
+// UserPromptSubmit, PostToolUse and their Gemini CLI twins).
+type specificOutput struct {
+	HookSpecificOutput additionalContext `json:"hookSpecificOutput"`
+}
+
+type additionalContext struct {
+	HookEventName     string `json:"hookEventName"`
+	AdditionalContext string `json:"additionalContext"`
+}
+
+// blockOutput keeps the agent from stopping, Reason its next instruction
+// (Stop; Gemini CLI's AfterAgent reads "block" as "deny").
+type blockOutput struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}
+
+// runtimeKeys are the keys the MCP server of this agent may have saved
+// its sessions under: the environment's (identity.EnvRuntimeKey), and the
+// runtime's session id as Claude Code's and Codex's are keyed.
+func runtimeKeys(getenv func(string) string, sessionID string) []string {
+	var keys []string
+	if getenv != nil {
+		if k, ok := identity.EnvRuntimeKey(getenv); ok {
+			keys = append(keys, k)
+		}
+	}
+	if sessionID != "" {
+		keys = append(keys, "claude:"+sessionID, "codex:"+sessionID)
+	}
+	return keys
+}
+
+// pick is the saved session a run speaks for: the newest of this agent's
+// (by runtime key); else, when the MCP server keyed its sessions by its
+// process, the newest in the room dir's repository picks (or the state's
+// current room). Only the last step looks at git.
+func pick(ctx context.Context, st state.State, keys []string, dir string) (state.AgentSession, bool) {
+	var mine []state.AgentSession
+	for _, a := range st.AgentSessions {
+		if slices.Contains(keys, a.RuntimeKey) {
+			mine = append(mine, a)
+		}
+	}
+	if len(mine) > 0 {
+		return newest(mine), true
+	}
+	room := st.CurrentRoom
+	if c, _ := gitctx.Detect(ctx, dir); c.Room != "" {
+		room = c.Room
+	}
+	var here []state.AgentSession
+	for _, a := range st.AgentSessions {
+		if room != "" && a.RoomID == room {
+			here = append(here, a)
+		}
+	}
+	if len(here) == 0 {
+		return state.AgentSession{}, false
+	}
+	return newest(here), true
+}
+
+// newest is the session created last (ties: the greatest id).
+func newest(list []state.AgentSession) state.AgentSession {
+	return slices.MaxFunc(list, func(a, b state.AgentSession) int {
+		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(len(a.SessionID), len(b.SessionID)), cmp.Compare(a.SessionID, b.SessionID))
+	})
+}
+
+// maxQuoted bounds, in characters, each message's text a run shows: the
+// agent reads the rest with read_messages.
+const maxQuoted = 1000
+
+// Context is the text a run gives the agent: the room's unread messages
+// for sess, and what to do about them (answer before stopping, for stop).
+func Context(sess state.AgentSession, u wire.Unread, stop bool) string {
+	var b strings.Builder
+	n := len(u.Messages)
+	plural := "s"
+	if n == 1 {
+		plural = ""
+	}
+	if stop {
+		fmt.Fprintf(&b, "[LetAgents] Before you stop: someone in room %s asked you something. %d unread message%s for %s:\n", u.RoomID, n, plural, sess.ActorLabel)
+	} else {
+		fmt.Fprintf(&b, "[LetAgents] %d unread message%s in room %s for %s:\n", n, plural, u.RoomID, sess.ActorLabel)
+	}
+	for _, m := range u.Messages {
+		fmt.Fprintf(&b, "- %s from %s", m.ID, m.Sender)
+		switch src := deref(m.Source); src {
+		case letagents.SourceBrowser:
+			b.WriteString(" (a person)")
+		case letagents.SourceSystem:
+			b.WriteString(" (the server)")
+		}
+		switch deref(m.Addressed) {
+		case string(letagents.AddressedMention):
+			b.WriteString(", mentioning you")
+		case string(letagents.AddressedThread):
+			b.WriteString(", in your thread " + m.ThreadRootID)
+		default:
+			if m.ThreadParentID != nil {
+				b.WriteString(", in thread " + m.ThreadRootID)
+			}
+		}
+		b.WriteString(": " + quoted(m.Text) + "\n")
+	}
+	if u.HasMore {
+		b.WriteString("More unread messages wait; they come with your next step, or call wait_for_messages.\n")
+	}
+	b.WriteString("Answer in the room with send_thread_message (thread_parent_id = the message's id); read_messages shows a message whole.")
+	if stop {
+		b.WriteString(" Answer the person before you stop.")
+	}
+	return b.String()
+}
+
+// quoted is a message's text as a run shows it: cut to maxQuoted
+// characters, its lines after the first indented under the list item.
+func quoted(text string) string {
+	text = strings.TrimSpace(text)
+	if r := []rune(text); len(r) > maxQuoted {
+		text = string(r[:maxQuoted]) + "… (cut)"
+	}
+	return strings.ReplaceAll(text, "\n", "\n  ")
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

@@ -1,0 +1,264 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+)
+
+// RecordSurfaced records that messages seqs of a room were surfaced to a
+// session's agent through via at now (each message once: a later
+// surfacing keeps the first), and moves the session's delivery cursor up
+// to the newest of them. The session's own messages are not recorded. It
+// is one statement, bounded by the answer that surfaced the messages.
+func (s *Store) RecordSurfaced(ctx context.Context, sessionID int64, roomID string, seqs []int64, via letagents.Via, now time.Time) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `
+		WITH ins AS (
+			INSERT INTO message_deliveries (room_id, seq, session_id, surfaced_at, via)
+			SELECT m.room_id, m.seq, $2, $4, $5 FROM messages m
+			WHERE m.room_id = $1 AND m.seq = ANY($3) AND m.publisher_session_id IS DISTINCT FROM $2
+			ON CONFLICT DO NOTHING
+		)
+		UPDATE agent_sessions SET delivered_seq = greatest(delivered_seq, $6) WHERE id = $2 AND room_id = $1`,
+		roomID, sessionID, seqs, now, string(via), slices.Max(seqs))
+	if err != nil {
+		return fmt.Errorf("record surfaced messages: %w", err)
+	}
+	return nil
+}
+
+// UnreadQuery says what TakeUnread takes.
+type UnreadQuery struct {
+	Filter letagents.UnreadFilter
+	// Limit bounds the messages taken (1 to letagents.MaxUnreadLimit).
+	Limit int
+	// OnlyIfAsked takes nothing unless a person asked the agent
+	// something among its unread messages (letagents.Unread.Asked).
+	OnlyIfAsked bool
+}
+
+// TakeUnread hands a session its unread messages and marks them surfaced
+// through a hook, atomically: the messages after its delivery cursor
+// (within the room's newest letagents.UnreadScan) that it did not send
+// and has not surfaced, those q.Filter keeps, oldest first, at most
+// q.Limit. Each taken message is recorded as surfaced, and the cursor
+// moves past it, and past every message the filter passed over; the
+// take's time is recorded either way. Takes of one session take turns,
+// so two hooks firing together never hand the agent the same message.
+// NotFound when the session is not in the room.
+func (s *Store) TakeUnread(ctx context.Context, sessionID int64, roomID string, q UnreadQuery, now time.Time) (letagents.Unread, error) {
+	var u letagents.Unread
+	if q.Limit < 1 || q.Limit > letagents.MaxUnreadLimit {
+		return u, letagents.Errorf(letagents.Invalid, "limit must be between 1 and %d", letagents.MaxUnreadLimit)
+	}
+	err := s.withTx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `SELECT delivered_seq FROM agent_sessions WHERE id = $1 AND room_id = $2 FOR NO KEY UPDATE`,
+			sessionID, roomID).Scan(&u.Cursor)
+		switch {
+		case isNoRows(err):
+			return letagents.Errorf(letagents.NotFound, "Agent session not found")
+		case err != nil:
+			return fmt.Errorf("take unread messages: lock session: %w", err)
+		}
+		// A message is addressed to the agent when it mentions it, or
+		// replies in a thread the agent wrote in before it; asked when a
+		// person (no agent, not the server) addressed it so, or gave it as
+		// the agents' instruction.
+		rows, err := tx.Query(ctx, `
+			WITH r AS (SELECT last_seq FROM rooms WHERE id = $2),
+			c AS (
+				SELECT m.*, coalesce(m.mentions @> ARRAY[$1::bigint], false) AS mentioned,
+					m.thread_root_seq IS NOT NULL AND EXISTS (SELECT 1 FROM messages w
+						WHERE w.room_id = m.room_id AND w.publisher_session_id = $1 AND w.seq < m.seq
+							AND (w.seq = m.thread_root_seq OR w.thread_root_seq = m.thread_root_seq)) AS in_thread
+				FROM messages m, r
+				WHERE m.room_id = $2 AND m.seq > greatest($3, r.last_seq - $6) AND `+visible+`
+					AND m.publisher_session_id IS DISTINCT FROM $1
+					AND NOT EXISTS (SELECT 1 FROM message_deliveries d WHERE d.room_id = m.room_id AND d.seq = m.seq AND d.session_id = $1)
+			), a AS (
+				SELECT *, (source IS NULL OR source = 'browser') AND (mentioned OR in_thread OR agent_prompt_kind IS NOT DISTINCT FROM 'inline') AS asked
+				FROM c WHERE $4 = 'all' OR mentioned OR in_thread
+			)
+			SELECT r.last_seq, (SELECT coalesce(bool_or(asked), false) FROM a), `+messageSelect+`, m.mentioned, m.in_thread, m.asked
+			FROM r LEFT JOIN LATERAL (SELECT * FROM a ORDER BY seq LIMIT $5 + 1) m ON true `+messageJoins+`
+			ORDER BY m.seq`,
+			sessionID, roomID, u.Cursor, string(q.Filter), q.Limit, letagents.UnreadScan)
+		if err != nil {
+			return fmt.Errorf("take unread messages: %w", err)
+		}
+		var lastSeq int64
+		for rows.Next() {
+			var row messageRow
+			var mentioned, inThread, asked *bool
+			dest := append([]any{&lastSeq, &u.Asked}, row.dest()...)
+			if err := rows.Scan(append(dest, &mentioned, &inThread, &asked)...); err != nil {
+				rows.Close()
+				return fmt.Errorf("take unread messages: %w", err)
+			}
+			m, ok := row.message(roomID)
+			if !ok {
+				continue
+			}
+			um := letagents.UnreadMessage{Message: m, Asked: *asked}
+			switch {
+			case *mentioned:
+				um.Addressed = letagents.AddressedMention
+			case *inThread:
+				um.Addressed = letagents.AddressedThread
+			}
+			u.Messages = append(u.Messages, um)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("take unread messages: %w", err)
+		}
+		if q.OnlyIfAsked && !u.Asked {
+			u.Messages = nil
+			_, err := tx.Exec(ctx, `UPDATE agent_sessions SET unread_checked_at = $2 WHERE id = $1`, sessionID, now)
+			if err != nil {
+				return fmt.Errorf("take unread messages: %w", err)
+			}
+			return nil
+		}
+		cursor := lastSeq
+		if len(u.Messages) > q.Limit {
+			u.Messages, u.HasMore = u.Messages[:q.Limit], true
+			cursor = u.Messages[q.Limit-1].Seq
+		}
+		seqs := make([]int64, len(u.Messages))
+		for i, m := range u.Messages {
+			seqs[i] = m.Seq
+		}
+		_, err = tx.Exec(ctx, `
+			WITH ins AS (
+				INSERT INTO message_deliveries (room_id, seq, session_id, surfaced_at, via)
+				SELECT $2, x, $1, $4, $5 FROM unnest($3::bigint[]) x
+				ON CONFLICT DO NOTHING
+			)
+			UPDATE agent_sessions SET delivered_seq = greatest(delivered_seq, $6), unread_checked_at = $4 WHERE id = $1`,
+			sessionID, roomID, seqs, now, string(letagents.ViaHook), cursor)
+		if err != nil {
+			return fmt.Errorf("take unread messages: record: %w", err)
+		}
+		u.Cursor = max(u.Cursor, cursor)
+		return nil
+	})
+	return u, err
+}
+
+// Receipt is who a message has reached: when it was sent, the sessions it
+// was surfaced to (first surfacing first, Latency from the send), and the
+// live workers that have not surfaced it though it was sent at least
+// letagents.UnreadAfter ago (and after they joined).
+type Receipt struct {
+	SentAt   time.Time
+	SeenBy   []letagents.Delivery
+	UnreadBy []letagents.AgentRef
+}
+
+// Receipts reads the receipts of messages seqs of a room as of now, in
+// one statement; a message that does not exist has none in the map.
+func (s *Store) Receipts(ctx context.Context, roomID string, seqs []int64, now time.Time) (map[int64]Receipt, error) {
+	out := map[int64]Receipt{}
+	if len(seqs) == 0 {
+		return out, nil
+	}
+	err := s.retry(ctx, func() error {
+		clear(out)
+		rows, err := s.pool.Query(ctx, `
+			SELECT m.seq, m.created_at, x.seen, x.id, x.display_name, x.actor_label, x.at, x.via
+			FROM messages m
+			LEFT JOIN LATERAL (
+				SELECT true AS seen, s.id, s.display_name, s.actor_label, d.surfaced_at AS at, d.via
+				FROM message_deliveries d JOIN agent_sessions s ON s.id = d.session_id
+				WHERE d.room_id = m.room_id AND d.seq = m.seq
+				UNION ALL
+				SELECT false, s.id, s.display_name, s.actor_label, NULL, NULL
+				FROM agent_sessions s
+				WHERE m.created_at <= $3 AND s.room_id = m.room_id AND s.ended_at IS NULL AND s.session_kind = 'worker'
+					AND s.created_at <= m.created_at AND s.id IS DISTINCT FROM m.publisher_session_id
+					AND NOT EXISTS (SELECT 1 FROM message_deliveries d WHERE d.room_id = m.room_id AND d.seq = m.seq AND d.session_id = s.id)
+			) x ON true
+			WHERE m.room_id = $1 AND m.seq = ANY($2)
+			ORDER BY m.seq, x.at, x.id`, roomID, seqs, now.Add(-letagents.UnreadAfter))
+		if err != nil {
+			return fmt.Errorf("read receipts: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var seq int64
+			var sent time.Time
+			var seen *bool
+			var id *int64
+			var name, label, via *string
+			var at *time.Time
+			if err := rows.Scan(&seq, &sent, &seen, &id, &name, &label, &at, &via); err != nil {
+				return fmt.Errorf("read receipts: %w", err)
+			}
+			r := out[seq]
+			r.SentAt = sent
+			if id != nil {
+				ref := letagents.AgentRef{SessionID: *id, DisplayName: *name, ActorLabel: *label}
+				if *seen {
+					r.SeenBy = append(r.SeenBy, letagents.Delivery{AgentRef: ref, Seq: seq, SurfacedAt: *at, Via: letagents.Via(*via),
+						Latency: at.Sub(sent)})
+				} else {
+					r.UnreadBy = append(r.UnreadBy, ref)
+				}
+			}
+			out[seq] = r
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// DeliveryLatencies summarises, per session of sessionIDs, the latency
+// from send to surfacing of the messages surfaced to it since since that
+// were sent while it existed (history read on arrival is no latency).
+// Sessions with no such delivery are left out.
+func (s *Store) DeliveryLatencies(ctx context.Context, sessionIDs []int64, since time.Time) (map[int64]letagents.Latency, error) {
+	out := map[int64]letagents.Latency{}
+	if len(sessionIDs) == 0 {
+		return out, nil
+	}
+	err := s.retry(ctx, func() error {
+		clear(out)
+		rows, err := s.pool.Query(ctx, `
+			SELECT d.session_id, count(*),
+				percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM d.surfaced_at - m.created_at)),
+				percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM d.surfaced_at - m.created_at))
+			FROM message_deliveries d
+			JOIN agent_sessions s ON s.id = d.session_id
+			JOIN messages m ON m.room_id = d.room_id AND m.seq = d.seq
+			WHERE d.session_id = ANY($1) AND d.surfaced_at >= $2 AND m.created_at >= s.created_at
+			GROUP BY d.session_id`, sessionIDs, since)
+		if err != nil {
+			return fmt.Errorf("read delivery latencies: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var l letagents.Latency
+			var p50, p99 float64
+			if err := rows.Scan(&id, &l.Count, &p50, &p99); err != nil {
+				return fmt.Errorf("read delivery latencies: %w", err)
+			}
+			l.P50, l.P99 = seconds(p50), seconds(p99)
+			out[id] = l
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// seconds is a duration read from SQL as seconds.
+func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
