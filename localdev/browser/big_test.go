@@ -89,9 +89,12 @@ const bigRoomWatch = `(() => {
 // quickly, loads the page before it on scrolling up, and scrolls without
 // long stalls. It asserts only bounds a loaded machine keeps; the figures
 // it logs are the ones in README.
+//
+// Not parallel: its frames run only while its tab is in front, and a
+// parallel test's tab could take the front from it; a test that is not
+// parallel runs before the package's parallel ones are let go.
 func TestBigRoom(t *testing.T) {
 	skipIfOptedOut(t)
-	t.Parallel()
 	r := startRunner(t)
 	joined := r.api(http.MethodPost, "/rooms/big-room/join", nil, http.StatusOK)
 	roomID, _ := joined["room_id"].(string)
