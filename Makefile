@@ -5,6 +5,9 @@
 #   make test   go vet + go test -race against a PostgreSQL that
 #               .ci/ensure-postgres finds or starts (what CI runs)
 #   make bench  go run ./localdev/bench
+#   make scale  go run ./localdev/bench -scale (several poll server
+#               processes on one database, a kill, one process ramped;
+#               a few minutes; SCALE_FLAGS=-quick for a ~30 s run)
 #   make template
 #               rewrite template.yaml's route events from
 #               shared/api/routes.go (go run ./infra/routegen); run it after
@@ -23,7 +26,7 @@
 # The SAM build targets (build-<LogicalId>, used by `sam build` with
 # BuildMethod: makefile) live below the developer targets.
 
-.PHONY: dev test bench template image-poll migrate compat
+.PHONY: dev test bench scale template image-poll migrate compat
 
 dev:
 	go run ./localdev
@@ -34,6 +37,9 @@ test:
 
 bench:
 	go run ./localdev/bench
+
+scale:
+	go run ./localdev/bench -scale $(SCALE_FLAGS)
 
 template:
 	go run ./infra/routegen -template template.yaml

@@ -77,6 +77,7 @@ type options struct {
 	cpuProfile string
 	streams    bool
 	search     string // on, off or only: the search rows (search.go)
+	scale      bool
 }
 
 // latCase is one send→wake case: W waiters over R rooms, long-polls or,
@@ -113,9 +114,49 @@ func main() {
 	flag.BoolVar(&streams, "streams", true, "also run every send→wake case with event streams (send→event), and measure a stream's memory")
 	flag.StringVar(&opt.search, "search", "on", "the search rows, which build a corpus of a million messages first (about a minute): on, off, or only them")
 	flag.StringVar(&opt.cpuProfile, "cpuprofile", "", "write a CPU profile of the largest one-room send→wake case to this file")
+	var (
+		sc   scaleOptions
+		ramp string
+	)
+	flag.BoolVar(&opt.scale, "scale", false, "run the scale test (make scale) instead: several poll server processes, a kill, one process ramped")
+	flag.IntVar(&sc.procs, "procs", 3, "scale: poll server processes")
+	flag.IntVar(&sc.waiters, "scale-waiters", 10000, "scale: parked long-polls and open streams, in all")
+	flag.IntVar(&sc.rooms, "scale-rooms", 1000, "scale: rooms the waiters are spread over")
+	flag.Float64Var(&sc.streamShare, "stream-share", 0.5, "scale: the share of waiters that are event streams")
+	flag.Float64Var(&sc.rate, "send-rate", 0, "scale: sends per second (default waiters/60: each agent sends once a minute)")
+	flag.IntVar(&sc.senders, "scale-senders", 16, "scale: concurrent senders, each owning every n-th room")
+	flag.DurationVar(&sc.dur, "send-dur", 20*time.Second, "scale: how long each step sends")
+	flag.StringVar(&ramp, "ramp", "2500,5000,10000,15000,18000", "scale: waiters held by one process, in steps, until p99 passes -max-p99")
+	flag.DurationVar(&sc.maxP99, "max-p99", 100*time.Millisecond, "scale: the p99 send→wake the ramp stops beyond")
+	flag.IntVar(&sc.dbConns, "db-conns", 4, "scale: DB_MAX_CONNS of each poll server (the server has max_connections to share)")
 	flag.Parse()
 	if opt.search != "on" && opt.search != "off" && opt.search != "only" {
 		fmt.Fprintf(os.Stderr, "bench: -search %q: want on, off or only\n", opt.search)
+		os.Exit(2)
+	}
+	if opt.scale && opt.quick {
+		setDefault := func(name, v string) {
+			set := false
+			flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+			if !set {
+				_ = flag.Set(name, v)
+			}
+		}
+		setDefault("scale-waiters", "1500")
+		setDefault("scale-rooms", "150")
+		setDefault("send-dur", "4s")
+		setDefault("ramp", "1000,3000")
+	}
+	for _, f := range strings.Split(ramp, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "bench: -ramp %q: want positive whole numbers\n", ramp)
+			os.Exit(2)
+		}
+		sc.ramp = append(sc.ramp, n)
+	}
+	if sc.procs < 2 || sc.rooms < 1 || sc.waiters < sc.rooms || sc.streamShare < 0 || sc.streamShare > 1 || sc.senders < 1 {
+		fmt.Fprintln(os.Stderr, "bench: want -procs ≥ 2, -scale-waiters ≥ -scale-rooms ≥ 1, 0 ≤ -stream-share ≤ 1, -scale-senders ≥ 1")
 		os.Exit(2)
 	}
 
@@ -153,7 +194,7 @@ func main() {
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	b := &bench{opt: opt, dbURL: os.Getenv("DB_URL")}
+	b := &bench{opt: opt, scale: sc, dbURL: os.Getenv("DB_URL")}
 	if b.dbURL == "" {
 		b.dbURL = defaultDBURL
 	}
@@ -166,7 +207,12 @@ func main() {
 		b.cleanup()
 		os.Exit(130)
 	}()
-	err := b.run(ctx)
+	run := b.run
+	if opt.scale {
+		run = b.runScale
+		b.opt.maxConns = min(b.opt.maxConns, 8) // the database's connections are shared with the servers
+	}
+	err := run(ctx)
 	interrupted := ctx.Err() != nil
 	stop()
 	b.cleanup()
@@ -201,6 +247,7 @@ func defaultIters(w, r int, quick bool, override int) int {
 
 type bench struct {
 	opt    options
+	scale  scaleOptions
 	dbURL  string
 	schema string
 	url    string // dbURL with search_path=schema
