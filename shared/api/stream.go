@@ -26,7 +26,9 @@ import (
 //
 // A stream resumes after the message the Last-Event-ID header names (an
 // EventSource sends it when it reconnects), else after ?after, else at the
-// newest message; task events are live only, as in the original. Right
+// newest message; task events are live only, as in the original. With
+// ?render=html a message event carries its text rendered, as reads give
+// it (the room page shows that, not the Markdown). Right
 // after ": connected" the stream sends an event holding only the id of
 // where it starts, which sets the client's last event id without firing
 // anything: a client that reconnects before any message came still
@@ -80,15 +82,17 @@ type tap struct {
 // (the wait in stream has one case per feed). Reasoning traces
 // (reasoning_update and reasoning_remove events, each with room_id) are
 // the third, to be added here with their own doorbell.
-func (s *server) taps(room string, after int64) []tap {
-	return []tap{{feed: &messageFeed{s, room, after}}, {feed: &taskFeed{s, room}}, {feed: &reasoningFeed{s, room}}}
+func (s *server) taps(room string, after int64, render bool) []tap {
+	return []tap{{feed: &messageFeed{s, room, after, render}}, {feed: &taskFeed{s, room}}, {feed: &reasoningFeed{s, room}}}
 }
 
-// messageFeed is the room's messages after after (-1: from the newest on).
+// messageFeed is the room's messages after after (-1: from the newest
+// on), with their text rendered as html when render is set.
 type messageFeed struct {
-	s     *server
-	room  string
-	after int64
+	s      *server
+	room   string
+	after  int64
+	render bool
 }
 
 func (f *messageFeed) channel() string { return f.s.Store.Channel(f.room) }
@@ -113,7 +117,11 @@ func (f *messageFeed) next(ctx context.Context, cursor int64) ([]event, int64, b
 	}
 	evs := make([]event, len(page.Messages))
 	for i, m := range page.Messages {
-		evs[i] = event{id: letagents.MessageID(m.Seq), data: toMessage(m)}
+		var data any = toMessage(m)
+		if f.render {
+			data = renderedMessage(toMessage(m))
+		}
+		evs[i] = event{id: letagents.MessageID(m.Seq), data: data}
 		cursor = m.Seq
 	}
 	return evs, cursor, page.HasMore, nil
@@ -184,6 +192,10 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	if err != nil {
 		return err
 	}
+	render, err := renderOption(r.URL.Query())
+	if err != nil {
+		return err
+	}
 	select {
 	case <-s.Draining:
 		return errDraining
@@ -196,7 +208,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	defer release()
 
 	ctx := r.Context()
-	ts := s.taps(c.room, after)
+	ts := s.taps(c.room, after, render)
 	defer func() {
 		for _, t := range ts {
 			if t.sub != nil {
