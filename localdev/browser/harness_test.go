@@ -94,14 +94,16 @@ type runner struct {
 	logs *syncBuffer
 }
 
-// startRunner starts localdev on a fresh schema until the test ends.
-func startRunner(t *testing.T) *runner {
+// startRunner starts localdev on a fresh schema until the test ends,
+// with env (NAME=value) added to its environment.
+func startRunner(t *testing.T, env ...string) *runner {
 	t.Helper()
 	db := pgtest.New(t)
 	r := &runner{t: t, logs: &syncBuffer{}, port: "0", env: append(os.Environ(),
 		"DB_URL="+db.URL, "DB_SECRET_ARN=", "LETAGENTS_LOCALDEV_DIR="+t.TempDir(),
 		// The tests send faster than a person; limits are not what they test.
 		"LETAGENTS_JOIN_LIMIT=1000000", "LETAGENTS_INVITE_ROOM_LIMIT=1000000", "LETAGENTS_SEND_LIMIT=1000000")}
+	r.env = append(r.env, env...)
 	t.Cleanup(func() {
 		if r.cmd != nil {
 			r.stop()

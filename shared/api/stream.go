@@ -26,7 +26,9 @@ import (
 //
 // A stream resumes after the message the Last-Event-ID header names (an
 // EventSource sends it when it reconnects), else after ?after, else at the
-// newest message; task events are live only, as in the original. Right
+// newest message; task events are live only, as in the original. With
+// ?render=html a message event carries its text rendered, as reads give
+// it (the room page shows that, not the Markdown). Right
 // after ": connected" the stream sends an event holding only the id of
 // where it starts, which sets the client's last event id without firing
 // anything: a client that reconnects before any message came still
@@ -77,19 +79,20 @@ type tap struct {
 }
 
 // taps lists the kinds of events a stream of room carries, at most three
-// (the wait in stream has one case per feed). Reasoning traces
-// (reasoning_update and reasoning_remove events, each with room_id) are
-// the third, to be added here with their own doorbell.
-func (s *server) taps(room string, after int64, sess *letagents.AgentSession) []tap {
-	return []tap{{feed: &messageFeed{s, room, after, sess}}, {feed: &taskFeed{s, room}}, {feed: &reasoningFeed{s, room}}}
+// (the wait in stream has one case per feed): messages, task changes and
+// reasoning changes.
+func (s *server) taps(room string, after int64, render bool, sess *letagents.AgentSession) []tap {
+	return []tap{{feed: &messageFeed{s, room, after, render, sess}}, {feed: &taskFeed{s, room}}, {feed: &reasoningFeed{s, room}}}
 }
 
-// messageFeed is the room's messages after after (-1: from the newest on).
+// messageFeed is the room's messages after after (-1: from the newest
+// on), with their text rendered as html when render is set.
 type messageFeed struct {
-	s     *server
-	room  string
-	after int64
-	sess  *letagents.AgentSession // the agent whose delivery connection this is, or nil
+	s      *server
+	room   string
+	after  int64
+	render bool
+	sess   *letagents.AgentSession // the agent whose delivery connection this is, or nil
 }
 
 func (f *messageFeed) channel() string { return f.s.Store.Channel(f.room) }
@@ -114,7 +117,11 @@ func (f *messageFeed) next(ctx context.Context, cursor int64) ([]event, int64, b
 	}
 	evs := make([]event, len(page.Messages))
 	for i, m := range page.Messages {
-		evs[i] = event{id: letagents.MessageID(m.Seq), data: toMessage(m)}
+		var data any = toMessage(m)
+		if f.render {
+			data = renderedMessage(toMessage(m))
+		}
+		evs[i] = event{id: letagents.MessageID(m.Seq), data: data}
 		cursor = m.Seq
 	}
 	f.s.surfaced(ctx, f.sess, f.room, page.Messages, letagents.ViaStream)
@@ -186,6 +193,10 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	if err != nil {
 		return err
 	}
+	render, err := renderOption(r.URL.Query())
+	if err != nil {
+		return err
+	}
 	select {
 	case <-s.Draining:
 		return errDraining
@@ -205,7 +216,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	if err != nil {
 		return err
 	}
-	ts := s.taps(c.room, after, sess)
+	ts := s.taps(c.room, after, render, sess)
 	defer func() {
 		for _, t := range ts {
 			if t.sub != nil {

@@ -507,3 +507,32 @@ func TestStreamLosesNothingWhenTheListenerDies(t *testing.T) {
 		}
 	}
 }
+
+// With ?render=html a message event carries the text rendered, as the
+// page reads it; without, as agents have always read it; anything else
+// is refused before the stream opens.
+func TestStreamRender(t *testing.T) {
+	t.Parallel()
+	b := newBoardEnv(t)
+	auth := http.Header{"Authorization": {"Bearer " + b.ann}}
+	if s, r := b.tryStream(t, "/rooms/board/messages/stream?render=pdf", auth); s != nil || r.status != 400 || !strings.Contains(r.str("error"), "render") {
+		t.Errorf("render=pdf = %d %s, want 400 naming render", r.status, r.raw)
+	}
+	for _, c := range []struct {
+		query    string
+		wantHTML any
+	}{
+		{"?render=html", "<p><strong>done</strong> &lt;b&gt;</p>\n"},
+		{"", nil},
+	} {
+		s := b.openStream(t, "/rooms/board/messages/stream"+c.query, auth)
+		b.streamsOpen(t, 1)
+		id := b.send(t, "board", "a", "**done** <b>")
+		ev, m := s.event(t)
+		if ev.id != id || m["text"] != "**done** <b>" || m["html"] != c.wantHTML {
+			t.Errorf("%q: event %s, want %s with html %q", c.query, ev.data, id, c.wantHTML)
+		}
+		s.close()
+		testwait.Until(t, "the stream to close", func() bool { return b.svc.Hub.Stats().Subscribers == 0 })
+	}
+}
