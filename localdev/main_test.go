@@ -53,29 +53,11 @@ func (s *stdoutWatch) String() string {
 	return s.buf.String()
 }
 
-// syncBuffer is a bytes.Buffer several goroutines may write.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // instance is one `run` serving in the background.
 type instance struct {
 	URL    string
 	stdout *stdoutWatch
-	stderr *syncBuffer
+	stderr *testwait.Buffer
 	stop   context.CancelFunc
 	done   chan error
 }
@@ -85,7 +67,7 @@ type instance struct {
 func start(t *testing.T, env map[string]string) *instance {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &instance{stdout: &stdoutWatch{url: make(chan string, 1)}, stderr: &syncBuffer{}, stop: cancel, done: make(chan error, 1)}
+	in := &instance{stdout: &stdoutWatch{url: make(chan string, 1)}, stderr: &testwait.Buffer{}, stop: cancel, done: make(chan error, 1)}
 	go func() { in.done <- run(ctx, func(k string) string { return env[k] }, in.stdout, in.stderr) }()
 	t.Cleanup(func() {
 		if t.Failed() {

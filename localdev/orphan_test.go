@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // asRunner makes the test binary run main instead of the tests.
@@ -39,7 +41,7 @@ func TestStopsWhenItsParentExits(t *testing.T) {
 	dir := embeddedDir(t)
 	cmd := exec.Command("sh", "-c", `"$0" & echo "pid $!"; wait`, exe)
 	cmd.Env = append(os.Environ(), asRunner+"=1", "DB_URL=", "DB_SECRET_ARN=", "PORT=0", "LETAGENTS_LOCALDEV_DIR="+dir)
-	logs := &syncBuffer{}
+	logs := &testwait.Buffer{}
 	cmd.Stderr = logs
 	out, err := cmd.StdoutPipe()
 	if err != nil {

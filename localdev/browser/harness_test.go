@@ -91,7 +91,7 @@ type runner struct {
 	port string
 	cmd  *exec.Cmd
 	done chan error
-	logs *syncBuffer
+	logs *testwait.Buffer
 }
 
 // startRunner starts localdev on a fresh schema until the test ends,
@@ -99,7 +99,7 @@ type runner struct {
 func startRunner(t *testing.T, env ...string) *runner {
 	t.Helper()
 	db := pgtest.New(t)
-	r := &runner{t: t, logs: &syncBuffer{}, port: "0", env: append(os.Environ(),
+	r := &runner{t: t, logs: &testwait.Buffer{}, port: "0", env: append(os.Environ(),
 		"DB_URL="+db.URL, "DB_SECRET_ARN=", "LETAGENTS_LOCALDEV_DIR="+t.TempDir(),
 		// The tests send faster than a person; limits are not what they test.
 		"LETAGENTS_JOIN_LIMIT=1000000", "LETAGENTS_INVITE_ROOM_LIMIT=1000000", "LETAGENTS_SEND_LIMIT=1000000")}
@@ -221,23 +221,6 @@ func roomPath(room string) string {
 		parts[i] = url.PathEscape(p)
 	}
 	return strings.Join(parts, "/")
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // ---- the browser -------------------------------------------------------------

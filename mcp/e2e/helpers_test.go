@@ -101,35 +101,16 @@ func moduleRoot() (string, error) {
 	return root, nil
 }
 
-// syncBuffer is a bytes.Buffer safe for a process writing while the test
-// reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // urlWatch is the runner's stdout: it keeps everything written and hands
 // over the URL of the "export LETAGENTS_API_URL=" line once it is whole.
 type urlWatch struct {
-	syncBuffer
+	testwait.Buffer
 	once sync.Once
 	url  chan string
 }
 
 func (w *urlWatch) Write(p []byte) (int, error) {
-	n, err := w.syncBuffer.Write(p)
+	n, err := w.Buffer.Write(p)
 	lines := strings.Split(w.String(), "\n")
 	// Only complete lines count: the last piece may still grow.
 	for _, line := range lines[:len(lines)-1] {
@@ -165,7 +146,7 @@ func startRunner(t *testing.T) *runner {
 		"GITHUB_API_URL=" + gh.URL,
 	}
 	stdout := &urlWatch{url: make(chan string, 1)}
-	stderr := &syncBuffer{}
+	stderr := &testwait.Buffer{}
 	cmd := exec.Command(bins.runner)
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, stdout, stderr
 	if err := cmd.Start(); err != nil {
@@ -216,7 +197,7 @@ type agentConfig struct {
 type agent struct {
 	name      string
 	c         *client.Client
-	stderr    *syncBuffer
+	stderr    *testwait.Buffer
 	closeOnce sync.Once
 	// notes are the notifications the server sent, from the handshake on
 	// (the latest are dropped once 100 wait).
@@ -245,7 +226,7 @@ func startAgent(t *testing.T, apiURL string, cfg agentConfig) *agent {
 		"LETAGENTS_AGENT_INSTANCE_ID=" + cfg.InstanceID,
 		"LETAGENTS_POLL_MAX_MS=" + strconv.Itoa(waitMillis),
 	}
-	a := &agent{name: cfg.Name, stderr: &syncBuffer{}, notes: make(chan mcp.JSONRPCNotification, 100)}
+	a := &agent{name: cfg.Name, stderr: &testwait.Buffer{}, notes: make(chan mcp.JSONRPCNotification, 100)}
 	c, err := client.NewStdioMCPClientWithOptions(bins.agent, env, nil,
 		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
