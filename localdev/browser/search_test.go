@@ -48,7 +48,7 @@ func TestSearchFromPage(t *testing.T) {
 	web := r.send(room, "Reviewer", "deploy the web app later")
 	best := r.send(room, "ann", "@Builder deploy the api now: deploy, then deploy again")
 	r.send(room, "ann", "deploy notes for the api")
-	hostile := r.send(room, "Mallory", `<img src=x onerror="window.__pwned = 'search'"> deploy`)
+	hostile := r.send(room, `<img src=x onerror="window.__pwned = 'sender'">`, `<img src=x onerror="window.__pwned = 'search'"> deploy`)
 	for i := range 22 {
 		r.send(room, "bulk", fmt.Sprintf("bulk item %d", i))
 	}
