@@ -87,6 +87,7 @@ func runnerBinary(t *testing.T) string {
 type runner struct {
 	t    *testing.T
 	URL  string
+	db   *pgtest.DB // the runner's schema, for what no route makes (agent sessions)
 	env  []string
 	port string
 	cmd  *exec.Cmd
@@ -99,7 +100,7 @@ type runner struct {
 func startRunner(t *testing.T, env ...string) *runner {
 	t.Helper()
 	db := pgtest.New(t)
-	r := &runner{t: t, logs: &testwait.Buffer{}, port: "0", env: append(os.Environ(),
+	r := &runner{t: t, db: db, logs: &testwait.Buffer{}, port: "0", env: append(os.Environ(),
 		"DB_URL="+db.URL, "DB_SECRET_ARN=", "LETAGENTS_LOCALDEV_DIR="+t.TempDir(),
 		// The tests send faster than a person; limits are not what they test.
 		"LETAGENTS_JOIN_LIMIT=1000000", "LETAGENTS_INVITE_ROOM_LIMIT=1000000", "LETAGENTS_SEND_LIMIT=1000000")}
