@@ -21,12 +21,14 @@ import (
 )
 
 // Bounds of the MCP scenarios: a tool call, the long-poll a waiting
-// agent is given (the other agent has already sent by then), and the
-// wait for a notification of a message already sent.
+// agent is given (the other agent has already sent by then), the wait
+// for a notification of a message, and how often a message is sent
+// again meanwhile.
 const (
 	toolTimeout   = 60 * time.Second
 	waitMillis    = 5000
 	noticeTimeout = 60 * time.Second
+	noticeResend  = 3 * time.Second
 )
 
 // mcpTarget is a server the original's MCP client is pointed at, with the
@@ -216,6 +218,11 @@ func (r *scenarioRun) spawn(i int) (*agent, error) {
 	r.agents = append(r.agents, a)
 	ctx, cancel := context.WithTimeout(r.ctx, toolTimeout)
 	defer cancel()
+	// Start hands the transport the notification handlers; the stdio
+	// constructor started the process but left them out.
+	if err := c.Start(ctx); err != nil {
+		return nil, fmt.Errorf("agent %s: start: %w", name, err)
+	}
 	var init mcp.InitializeRequest
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "letagents-compat", Version: "0.0.0"}
@@ -475,17 +482,23 @@ func resourceScenario(ctx context.Context, r *scenarioRun) {
 	for len(alpha.notes) > 0 {
 		<-alpha.notes
 	}
-	news := "resource news " + auth.NewToken()[:8]
-	if !r.step("beta send_message", func() error {
+	// The original client opens its stream after create_room has
+	// answered, on its own time, and tells nothing of it; a message sent
+	// before the stream is up is not news on it, with either server. So
+	// beta sends again at each noticeResend until alpha hears.
+	var news string
+	send := func() error {
+		news = "resource news " + auth.NewToken()[:8]
 		_, err := beta.call(ctx, "send_message", beta.withSession(map[string]any{"text": news}))
 		return err
-	}) {
+	}
+	if !r.step("beta send_message", send) {
 		return
 	}
 	var heard map[string]bool
 	r.step("alpha told of the message (list_changed or updated)", func() error {
 		var err error
-		heard, err = alpha.awaitNews(ctx, uri, subscribed)
+		heard, err = alpha.awaitNews(ctx, uri, subscribed, send)
 		return err
 	})
 	if subscribed {
@@ -503,12 +516,15 @@ func resourceScenario(ctx context.Context, r *scenarioRun) {
 }
 
 // awaitNews waits for a notification that the resource uri changed: a
-// resources/updated for it or a change of the resource list. When the
-// agent subscribed it waits for the resources/updated too (a server may
-// send both); it returns the methods heard.
-func (a *agent) awaitNews(ctx context.Context, uri string, subscribed bool) (map[string]bool, error) {
+// resources/updated for it or a change of the resource list, calling
+// resend at each noticeResend meanwhile. When the agent subscribed it
+// waits for the resources/updated too (a server may send both); it
+// returns the methods heard.
+func (a *agent) awaitNews(ctx context.Context, uri string, subscribed bool, resend func() error) (map[string]bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, noticeTimeout)
 	defer cancel()
+	again := time.NewTicker(noticeResend)
+	defer again.Stop()
 	heard := map[string]bool{}
 	for {
 		select {
@@ -523,6 +539,12 @@ func (a *agent) awaitNews(ctx context.Context, uri string, subscribed bool) (map
 			}
 			if heard[mcp.MethodNotificationResourceUpdated] || (!subscribed && len(heard) > 0) {
 				return heard, nil
+			}
+		case <-again.C:
+			if len(heard) == 0 {
+				if err := resend(); err != nil {
+					return heard, fmt.Errorf("send again: %w", err)
+				}
 			}
 		case <-ctx.Done():
 			if len(heard) > 0 {
