@@ -329,3 +329,31 @@ func TestScenarioPasses(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadConfigPrefixAndMCPOnly(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		env        map[string]string
+		wantPrefix string
+		wantMCP    bool
+		wantErr    bool
+	}{
+		{"defaults", map[string]string{"ANCHOR_URL": "http://a"}, "compat", false, false},
+		{"a prefix of its own", map[string]string{"ANCHOR_URL": "http://a", "COMPAT_DB_PREFIX": "compatres"}, "compatres", false, false},
+		{"a prefix that is no name", map[string]string{"ANCHOR_URL": "http://a", "COMPAT_DB_PREFIX": "x; drop"}, "", false, true},
+		{"MCP only without the original's client", map[string]string{"ANCHOR_URL": "http://a", "COMPAT_MCP_ONLY": "1"}, "", false, true},
+		{"MCP only is 1 or 0", map[string]string{"ANCHOR_URL": "http://a", "COMPAT_MCP_ONLY": "yes"}, "", false, true},
+		{"MCP off", map[string]string{"ANCHOR_URL": "http://a", "COMPAT_MCP_ONLY": "0"}, "compat", false, false},
+	}
+	for _, tt := range tests {
+		c, err := loadConfig(func(k string) string { return tt.env[k] })
+		if (err != nil) != tt.wantErr {
+			t.Errorf("%s: err = %v, want error %v", tt.name, err, tt.wantErr)
+			continue
+		}
+		if err == nil && (c.dbPrefix != tt.wantPrefix || c.mcpOnly != tt.wantMCP) {
+			t.Errorf("%s: prefix %q, MCP only %v; want %q, %v", tt.name, c.dbPrefix, c.mcpOnly, tt.wantPrefix, tt.wantMCP)
+		}
+	}
+}

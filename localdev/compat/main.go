@@ -4,9 +4,10 @@
 // sessions, the board, streams, 404s) to both, normalises what varies by
 // nature (ids, codes, tokens, timestamps), and prints per request what
 // differs and per family a tally. Then it drives the original's own MCP
-// client (its dist/mcp/server.js) against both servers through three
-// scenarios: a two-agent chat, a board round, and a run with a stale
-// LETAGENTS_TOKEN.
+// client (its dist/mcp/server.js) against both servers through four
+// scenarios: a two-agent chat, a board round, a run with a stale
+// LETAGENTS_TOKEN, and the room's messages resource told of a new
+// message.
 //
 //	make compat ANCHOR_DIR=/path/to/letagents   # a built original
 //
@@ -27,8 +28,12 @@
 //	               database); by default the command builds ./localdev and
 //	               serves it
 //	COMPAT_PG_URL  the PostgreSQL server the command makes its databases
-//	               on (compat_anchor, compat_ours, dropped first);
+//	               on (<prefix>_anchor, <prefix>_ours, dropped first);
 //	               default postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+//	COMPAT_DB_PREFIX  the prefix of those databases, default compat: two
+//	               runs on one server need different ones
+//	COMPAT_MCP_ONLY  set to 1: skip the HTTP requests, run only the MCP
+//	               scenarios
 //
 // It seeds two GitHub accounts with owner and browser-session tokens in
 // both databases, since nobody can sign in without a GitHub app.
@@ -41,6 +46,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"syscall"
 )
 
@@ -54,21 +60,41 @@ func main() {
 	os.Exit(code)
 }
 
+// validDBName: the prefix names databases and goes into their URLs.
+var validDBName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,40}$`)
+
 // config is the environment of a run.
 type config struct {
 	anchorDir, anchorURL, anchorDB, anchorVersion string
 	oursURL, oursDB                               string
-	pgURL                                         string
+	pgURL, dbPrefix                               string
+	mcpOnly                                       bool
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
 	c := config{
 		anchorDir: getenv("ANCHOR_DIR"), anchorURL: getenv("ANCHOR_URL"), anchorDB: getenv("ANCHOR_DB_URL"),
 		anchorVersion: getenv("ANCHOR_VERSION"), oursURL: getenv("OURS_URL"), oursDB: getenv("OURS_DB_URL"),
-		pgURL: getenv("COMPAT_PG_URL"),
+		pgURL: getenv("COMPAT_PG_URL"), dbPrefix: getenv("COMPAT_DB_PREFIX"),
+	}
+	switch v := getenv("COMPAT_MCP_ONLY"); v {
+	case "", "0":
+	case "1":
+		c.mcpOnly = true
+	default:
+		return c, fmt.Errorf("COMPAT_MCP_ONLY=%q: want 1 or 0", v)
+	}
+	if c.mcpOnly && c.anchorDir == "" {
+		return c, errors.New("COMPAT_MCP_ONLY needs ANCHOR_DIR: the MCP scenarios run its dist/mcp/server.js")
 	}
 	if c.anchorDir == "" && c.anchorURL == "" {
 		return c, errors.New("set ANCHOR_DIR to a built original (see README: make compat), or ANCHOR_URL to one serving")
+	}
+	if c.dbPrefix == "" {
+		c.dbPrefix = "compat"
+	}
+	if !validDBName.MatchString(c.dbPrefix) {
+		return c, fmt.Errorf("COMPAT_DB_PREFIX=%q: want lower-case letters, digits and _", c.dbPrefix)
 	}
 	if c.pgURL == "" {
 		c.pgURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
@@ -112,17 +138,22 @@ func run(ctx context.Context, getenv func(string) string, out io.Writer) (int, e
 	}
 	defer stopOurs()
 
-	fmt.Fprintf(out, "\n## HTTP: anchor %s (%s) vs ours (%s)\n\n", cfg.anchorVersion, anchorURL, oursURL)
-	cmp := &comparison{
-		anchor: newTarget("anchor", anchorURL, anchorVars), ours: newTarget("ours", oursURL, oursVars),
-		version: cfg.anchorVersion, table: knownDifferences,
+	failed := false
+	if cfg.mcpOnly {
+		fmt.Fprintln(out, "\n## HTTP: skipped (COMPAT_MCP_ONLY=1)")
+	} else {
+		fmt.Fprintf(out, "\n## HTTP: anchor %s (%s) vs ours (%s)\n\n", cfg.anchorVersion, anchorURL, oursURL)
+		cmp := &comparison{
+			anchor: newTarget("anchor", anchorURL, anchorVars), ours: newTarget("ours", oursURL, oursVars),
+			version: cfg.anchorVersion, table: knownDifferences,
+		}
+		results := cmp.run(ctx, suite())
+		printDetails(out, results)
+		fmt.Fprintln(out)
+		counts := tally(results)
+		printTally(out, counts)
+		failed = counts[len(counts)-1].Differs > 0
 	}
-	results := cmp.run(ctx, suite())
-	printDetails(out, results)
-	fmt.Fprintln(out)
-	counts := tally(results)
-	printTally(out, counts)
-	failed := counts[len(counts)-1].Differs > 0
 
 	if cfg.anchorDir == "" {
 		fmt.Fprintln(out, "\n## MCP client: skipped (needs ANCHOR_DIR for dist/mcp/server.js)")
@@ -153,7 +184,7 @@ func serveAnchor(ctx context.Context, cfg config, work string, accounts []accoun
 		}
 		return cfg.anchorURL, func() {}, nil
 	}
-	dbURL, err := freshDatabase(ctx, cfg.pgURL, "compat_anchor")
+	dbURL, err := freshDatabase(ctx, cfg.pgURL, cfg.dbPrefix+"_anchor")
 	if err != nil {
 		return "", nil, err
 	}
@@ -179,7 +210,7 @@ func serveOurs(ctx context.Context, cfg config, work string, accounts []account,
 		}
 		return cfg.oursURL, func() {}, nil
 	}
-	dbURL, err := freshDatabase(ctx, cfg.pgURL, "compat_ours")
+	dbURL, err := freshDatabase(ctx, cfg.pgURL, cfg.dbPrefix+"_ours")
 	if err != nil {
 		return "", nil, err
 	}

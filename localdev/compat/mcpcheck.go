@@ -20,11 +20,15 @@ import (
 	"github.com/letagents/letagents-go/shared/auth"
 )
 
-// Bounds of the MCP scenarios: a tool call, and the long-poll a waiting
-// agent is given (the other agent has already sent by then).
+// Bounds of the MCP scenarios: a tool call, the long-poll a waiting
+// agent is given (the other agent has already sent by then), the wait
+// for a notification of a message, and how often a message is sent
+// again meanwhile.
 const (
-	toolTimeout = 60 * time.Second
-	waitMillis  = 5000
+	toolTimeout   = 60 * time.Second
+	waitMillis    = 5000
+	noticeTimeout = 60 * time.Second
+	noticeResend  = 3 * time.Second
 )
 
 // mcpTarget is a server the original's MCP client is pointed at, with the
@@ -46,6 +50,7 @@ var scenarios = []scenario{
 	{name: "two-agent chat", run: chatScenario},
 	{name: "board round", run: boardScenario},
 	{name: "stale token", stale: true, run: staleScenario},
+	{name: "resource notifications", run: resourceScenario},
 }
 
 // outcome is one scenario against the anchor and against us: the steps
@@ -140,6 +145,8 @@ type scenarioRun struct {
 	scenario  scenario
 	agents    []*agent
 	steps     []stepResult
+	// room is the room setUp made.
+	room string
 }
 
 // step runs and records one step; it reports whether the step passed.
@@ -162,6 +169,9 @@ type agent struct {
 	stderr    *os.File
 	tools     map[string]bool
 	sessionID string
+	// notes has the server's notifications, in order; those that find
+	// it full are dropped (no scenario waits on that many).
+	notes chan mcp.JSONRPCNotification
 }
 
 // spawn starts agent i (0 or 1) of the scenario in a directory of its own
@@ -198,10 +208,21 @@ func (r *scenarioRun) spawn(i int) (*agent, error) {
 		stderr.Close()
 		return nil, fmt.Errorf("start %s: %w", server, err)
 	}
-	a := &agent{name: name, c: c, stderr: stderr, tools: map[string]bool{}}
+	a := &agent{name: name, c: c, stderr: stderr, tools: map[string]bool{}, notes: make(chan mcp.JSONRPCNotification, 256)}
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		select {
+		case a.notes <- n:
+		default:
+		}
+	})
 	r.agents = append(r.agents, a)
 	ctx, cancel := context.WithTimeout(r.ctx, toolTimeout)
 	defer cancel()
+	// Start hands the transport the notification handlers; the stdio
+	// constructor started the process but left them out.
+	if err := c.Start(ctx); err != nil {
+		return nil, fmt.Errorf("agent %s: start: %w", name, err)
+	}
 	var init mcp.InitializeRequest
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "letagents-compat", Version: "0.0.0"}
@@ -290,6 +311,9 @@ func (r *scenarioRun) setUp(n int) bool {
 	if !r.step("alpha create_room", func() error {
 		text, err := r.agents[0].call(r.ctx, "create_room", map[string]any{})
 		if err != nil {
+			return err
+		}
+		if r.room, err = field(text, "room_id"); err != nil {
 			return err
 		}
 		code, err = field(text, "code")
@@ -408,6 +432,144 @@ func staleScenario(ctx context.Context, r *scenarioRun) {
 		_, err := beta.call(ctx, "get_board", map[string]any{})
 		return err
 	})
+}
+
+// resourceScenario: alpha subscribes to its room's messages resource
+// and reads it; beta sends; alpha is told (the original client follows
+// the room's event stream and announces each message as a change of the
+// resource list; a server answering resources/subscribe also sends
+// resources/updated) and reads the new message in the resource.
+func resourceScenario(ctx context.Context, r *scenarioRun) {
+	if !r.setUp(2) {
+		return
+	}
+	alpha, beta := r.agents[0], r.agents[1]
+	r.registerSession(alpha)
+	r.registerSession(beta)
+	uri := "letagents://rooms/" + r.room + "/messages"
+	r.step("alpha resources/templates/list has the room's messages", func() error {
+		ctx, cancel := context.WithTimeout(ctx, toolTimeout)
+		defer cancel()
+		res, err := alpha.c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+		if err != nil {
+			return err
+		}
+		var got []string
+		for _, t := range res.ResourceTemplates {
+			if t.URITemplate != nil && t.URITemplate.Raw() == "letagents://rooms/{room_id}/messages" {
+				return nil
+			}
+			got = append(got, t.Name)
+		}
+		return fmt.Errorf("no letagents://rooms/{room_id}/messages among %q", got)
+	})
+	r.step("alpha resources/list", func() error {
+		ctx, cancel := context.WithTimeout(ctx, toolTimeout)
+		defer cancel()
+		_, err := alpha.c.ListResources(ctx, mcp.ListResourcesRequest{})
+		return err
+	})
+	subscribed := r.step("alpha resources/subscribe", func() error {
+		ctx, cancel := context.WithTimeout(ctx, toolTimeout)
+		defer cancel()
+		return alpha.c.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}})
+	})
+	r.step("alpha resources/read", func() error {
+		_, err := alpha.readResource(ctx, uri)
+		return err
+	})
+	// What came before the send is not news of it.
+	for len(alpha.notes) > 0 {
+		<-alpha.notes
+	}
+	// The original client opens its stream after create_room has
+	// answered, on its own time, and tells nothing of it; a message sent
+	// before the stream is up is not news on it, with either server. So
+	// beta sends again at each noticeResend until alpha hears.
+	var news string
+	send := func() error {
+		news = "resource news " + auth.NewToken()[:8]
+		_, err := beta.call(ctx, "send_message", beta.withSession(map[string]any{"text": news}))
+		return err
+	}
+	if !r.step("beta send_message", send) {
+		return
+	}
+	var heard map[string]bool
+	r.step("alpha told of the message (list_changed or updated)", func() error {
+		var err error
+		heard, err = alpha.awaitNews(ctx, uri, subscribed, send)
+		return err
+	})
+	if subscribed {
+		r.step("alpha resources/updated for the room", func() error {
+			if !heard[mcp.MethodNotificationResourceUpdated] {
+				return fmt.Errorf("heard %v, no %s for %s", heard, mcp.MethodNotificationResourceUpdated, uri)
+			}
+			return nil
+		})
+	}
+	r.step("alpha resources/read has the message", func() error {
+		text, err := alpha.readResource(ctx, uri)
+		return contains(text, err, news)
+	})
+}
+
+// awaitNews waits for a notification that the resource uri changed: a
+// resources/updated for it or a change of the resource list, calling
+// resend at each noticeResend meanwhile. When the agent subscribed it
+// waits for the resources/updated too (a server may send both); it
+// returns the methods heard.
+func (a *agent) awaitNews(ctx context.Context, uri string, subscribed bool, resend func() error) (map[string]bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, noticeTimeout)
+	defer cancel()
+	again := time.NewTicker(noticeResend)
+	defer again.Stop()
+	heard := map[string]bool{}
+	for {
+		select {
+		case n := <-a.notes:
+			switch n.Method {
+			case mcp.MethodNotificationResourceUpdated:
+				if n.Params.AdditionalFields["uri"] == uri {
+					heard[n.Method] = true
+				}
+			case mcp.MethodNotificationResourcesListChanged:
+				heard[n.Method] = true
+			}
+			if heard[mcp.MethodNotificationResourceUpdated] || (!subscribed && len(heard) > 0) {
+				return heard, nil
+			}
+		case <-again.C:
+			if len(heard) == 0 {
+				if err := resend(); err != nil {
+					return heard, fmt.Errorf("send again: %w", err)
+				}
+			}
+		case <-ctx.Done():
+			if len(heard) > 0 {
+				return heard, nil
+			}
+			return heard, fmt.Errorf("%s: no notification of %s within %v (log %s)", a.name, uri, noticeTimeout, a.stderr.Name())
+		}
+	}
+}
+
+// readResource reads a resource's text.
+func (a *agent) readResource(ctx context.Context, uri string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
+	defer cancel()
+	res, err := a.c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: uri}})
+	if err != nil {
+		return "", fmt.Errorf("%s resources/read %s: %w", a.name, uri, err)
+	}
+	var text strings.Builder
+	for _, c := range res.Contents {
+		if tc, ok := c.(mcp.TextResourceContents); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	return text.String(), nil
 }
 
 // field reads a string at a dotted path of a tool's JSON answer.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,6 +126,29 @@ func (w *urlWatch) Write(p []byte) (int, error) {
 type runner struct {
 	URL    string
 	GitHub *githubtest.Server
+	// log is the runner's stderr: its request log among the rest.
+	log *syncBuffer
+}
+
+// requests are the statuses of the runner's logged requests of method
+// to path (unescaped), in order. A request is logged once answered, a
+// stream once it ends.
+func (r *runner) requests(t *testing.T, method, path string) []int {
+	t.Helper()
+	var statuses []int
+	for line := range strings.Lines(r.log.String()) {
+		var entry struct {
+			Msg, Method, Path string
+			Status            int
+		}
+		if json.Unmarshal([]byte(line), &entry) != nil || entry.Msg != "request" || entry.Method != method {
+			continue
+		}
+		if p, err := url.PathUnescape(entry.Path); err == nil && p == path {
+			statuses = append(statuses, entry.Status)
+		}
+	}
+	return statuses
 }
 
 // startRunner builds a fake GitHub and runs localdev against it on a
@@ -176,7 +200,7 @@ func startRunner(t *testing.T) *runner {
 	})
 	select {
 	case u := <-stdout.url:
-		return &runner{URL: u, GitHub: gh}
+		return &runner{URL: u, GitHub: gh, log: stderr}
 	case <-done:
 		t.Fatalf("localdev exited before listening: %v", waitErr)
 	case <-time.After(runnerStartTimeout):

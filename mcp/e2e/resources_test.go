@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/letagents/letagents-go/shared/testwait"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -17,8 +18,8 @@ const appMessages = "letagents://rooms/github.com%2Facme%2Fapp/messages"
 
 // TestResourcesFollowTheRoom: an agent's joined room is listed as a
 // resource, a change of room is announced, a subscriber hears of each
-// new message, whether the server streams or is long-polled, and reads
-// the whole history from the resource.
+// new message through the runner's event stream (not the long-poll
+// fallback), and reads the whole history from the resource.
 func TestResourcesFollowTheRoom(t *testing.T) {
 	t.Parallel()
 	r := startRunner(t)
@@ -84,6 +85,16 @@ func TestResourcesFollowTheRoom(t *testing.T) {
 
 	a.callOK(t, "join_room", map[string]any{"name": "elsewhere"}, &struct{}{})
 	a.note(t, mcp.MethodNotificationResourcesListChanged)
+	// Leaving the room ends its watch, and so its stream, which the
+	// runner logs then: the news came by the stream, and no long-poll of
+	// the room was made (the fallback would have).
+	const stream, poll = "/rooms/github.com/acme/app/messages/stream", "/rooms/github.com/acme/app/messages/poll"
+	testwait.Until(t, "the runner to log the end of the app room's stream", func() bool {
+		return slices.Contains(r.requests(t, "GET", stream), 200)
+	})
+	if polls := r.requests(t, "GET", poll); len(polls) > 0 {
+		t.Errorf("GET %s logged with statuses %v: the watch fell back to long-polls", poll, polls)
+	}
 	list, err = a.c.ListResources(ctx, mcp.ListResourcesRequest{})
 	if err != nil || len(list.Resources) != 1 || list.Resources[0].URI != "letagents://rooms/elsewhere/messages" {
 		t.Errorf("resources/list after join_room elsewhere: %+v (%v), want only elsewhere's", list, err)
