@@ -127,7 +127,7 @@ type runner struct {
 	URL    string
 	GitHub *githubtest.Server
 	// log is the runner's stderr: its request log among the rest.
-	log *syncBuffer
+	log *testwait.Buffer
 }
 
 // requests are the statuses of the runner's logged requests of method
