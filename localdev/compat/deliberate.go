@@ -157,6 +157,8 @@ var knownDifferences = []deliberate{
 	{Case: "board/*", Path: "$.code", Anchor: `"ROOM_NOT_FOUND"`, Version: "0.11.*", Reason: whyAfter011},
 	{Case: "artifacts/*", Path: "status", Anchor: "404", Version: "0.11.*", Reason: whyAfter011},
 	{Case: "resolve/*", Path: "$.canonical_room_id", Anchor: absent, Version: "0.11.*", Reason: whyField012},
+	{Case: "sessions/participants*", Path: "$.participants[*].delivery_latency", Anchor: absent,
+		Reason: "delivery_latency is an added field: each agent's send→surfaced latency (README, Proof of delivery)"},
 	{Case: "resolve/repo room page anonymously", Path: "status", Anchor: "302", Ours: "200", Version: "0.11.*", Reason: whyPage011},
 	{Case: "resolve/repo room page anonymously", Path: "body", Anchor: "text", Ours: "html", Version: "0.11.*", Reason: whyPage011},
 	{Case: "resolve/repo room page anonymously", Path: "location", Anchor: "/?reason=repo_signin_required*", Version: "0.11.*", Reason: whyPage011},
