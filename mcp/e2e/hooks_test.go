@@ -139,13 +139,11 @@ func personSays(t *testing.T, base, token, text string) string {
 	return m.ID
 }
 
-// TestHooksWakeTheAgent drives `letagents hook` as Claude Code's hooks run
-// it, against the local runner: the room's messages reach the agent's
-// context without a wait, once each; Stop keeps it working when a person
-// asked it something; the server records each delivery; and `letagents
-// hook install` writes a configuration whose commands work as written.
-func TestHooksWakeTheAgent(t *testing.T) {
-	t.Parallel()
+// hookedAgent starts a runner and an agent signed in as ann, joined to
+// hookRoom with a worker session: what the hook tests drive. It returns
+// the hook runner of that agent, ann's owner token and the session.
+func hookedAgent(t *testing.T) (hookRunner, string, wire.AgentSession) {
+	t.Helper()
 	r := startRunner(t)
 	r.GitHub.SetDeviceTiming(time.Second, 10*time.Minute)
 	r.GitHub.AddUser("ann")
@@ -155,8 +153,18 @@ func TestHooksWakeTheAgent(t *testing.T) {
 	a.signInDevice(t, r.GitHub, "ann")
 	a.callOK(t, "join_room", map[string]any{"name": hookRoom}, &struct{}{})
 	sess := a.registerSession(t)
-	token := savedToken(t, statePath)
-	h := hookRunner{apiURL: r.URL, statePath: statePath, instance: "builder-instance", dir: dir}
+	return hookRunner{apiURL: r.URL, statePath: statePath, instance: "builder-instance", dir: dir}, savedToken(t, statePath), sess
+}
+
+// TestHooksWakeTheAgent drives `letagents hook` as Claude Code's hooks run
+// it, against the local runner: the room's messages reach the agent's
+// context without a wait, once each; Stop keeps it working when a person
+// asked it something; the server records each delivery; and `letagents
+// hook install` writes a configuration whose commands work as written.
+func TestHooksWakeTheAgent(t *testing.T) {
+	t.Parallel()
+	h, token, sess := hookedAgent(t)
+	apiURL, dir := h.apiURL, h.dir
 
 	// Nothing unread: the hook prints nothing.
 	if got := h.event(t, "SessionStart", map[string]any{"source": "startup", "model": "claude-sonnet"}); got.HookSpecificOutput != nil || got.Decision != "" {
@@ -164,7 +172,7 @@ func TestHooksWakeTheAgent(t *testing.T) {
 	}
 
 	// A person mentions the agent: the next tool call's hook brings it.
-	asked := personSays(t, r.URL, token, "@"+sess.DisplayName+" please look at the login form")
+	asked := personSays(t, apiURL, token, "@"+sess.DisplayName+" please look at the login form")
 	got := h.event(t, "PostToolUse", map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "go test ./..."},
 		"tool_response": map[string]any{"stdout": strings.Repeat("ok\n", 1000)}, "tool_use_id": "toolu_01"})
 	if got.HookSpecificOutput == nil || got.HookSpecificOutput.HookEventName != "PostToolUse" ||
@@ -179,11 +187,11 @@ func TestHooksWakeTheAgent(t *testing.T) {
 
 	// Stop: a heads-up asks nothing, so the agent may stop and the
 	// message stays unread; a person's question keeps it working.
-	fyi := personSays(t, r.URL, token, "fyi: the deploy is at five")
+	fyi := personSays(t, apiURL, token, "fyi: the deploy is at five")
 	if got := h.event(t, "Stop", map[string]any{"stop_hook_active": false}); got.Decision != "" || got.HookSpecificOutput != nil {
 		t.Errorf("Stop after a heads-up printed %+v; want nothing", got)
 	}
-	question := personSays(t, r.URL, token, "@"+sess.DisplayName+" which branch are you on?")
+	question := personSays(t, apiURL, token, "@"+sess.DisplayName+" which branch are you on?")
 	got = h.event(t, "Stop", map[string]any{"stop_hook_active": true})
 	if got.Decision != "block" || !strings.Contains(got.Reason, question) || !strings.Contains(got.Reason, fyi) ||
 		!strings.Contains(got.Reason, "before you stop") {
@@ -191,7 +199,7 @@ func TestHooksWakeTheAgent(t *testing.T) {
 	}
 
 	// The server knows who surfaced what, and how.
-	raw, status := roomRequest(t, r.URL, token, http.MethodGet, "/messages/"+asked+"/deliveries", "", nil)
+	raw, status := roomRequest(t, apiURL, token, http.MethodGet, "/messages/"+asked+"/deliveries", "", nil)
 	var d wire.Deliveries
 	if status != http.StatusOK || json.Unmarshal(raw, &d) != nil || len(d.Deliveries) != 1 || d.Deliveries[0].AgentSessionID != sess.SessionID ||
 		d.Deliveries[0].Via != "hook" {
@@ -225,7 +233,7 @@ func TestHooksWakeTheAgent(t *testing.T) {
 	if !slices.Equal(events, []string{"PostToolUse", "SessionStart", "Stop", "UserPromptSubmit"}) {
 		t.Errorf("settings.json hooks %v", events)
 	}
-	later := personSays(t, r.URL, token, "the build is green")
+	later := personSays(t, apiURL, token, "the build is green")
 	installed := settings.Hooks["UserPromptSubmit"][0].Hooks[0]
 	out, _ = h.run(t, claudeInput(dir, "UserPromptSubmit", map[string]any{"prompt": "status?"}), installed.Command)
 	if a := decodeHook(t, out); a.HookSpecificOutput == nil || !strings.Contains(a.HookSpecificOutput.AdditionalContext, later) {
@@ -238,26 +246,17 @@ func TestHooksWakeTheAgent(t *testing.T) {
 // for it, over the local runner with one message to bring each time.
 func TestHookRoundTrip(t *testing.T) {
 	t.Parallel()
-	r := startRunner(t)
-	r.GitHub.SetDeviceTiming(time.Second, 10*time.Minute)
-	r.GitHub.AddUser("ann")
-	dir := t.TempDir()
-	statePath := filepath.Join(t.TempDir(), "state.json")
-	a := startAgent(t, r.URL, agentConfig{Name: "builder", Dir: dir, StatePath: statePath})
-	a.signInDevice(t, r.GitHub, "ann")
-	a.callOK(t, "join_room", map[string]any{"name": hookRoom}, &struct{}{})
-	sess := a.registerSession(t)
-	token := savedToken(t, statePath)
-	h := hookRunner{apiURL: r.URL, statePath: statePath, instance: "builder-instance", dir: dir}
-	creds := sessionToken(t, statePath, sess.SessionID)
+	h, token, sess := hookedAgent(t)
+	apiURL, dir := h.apiURL, h.dir
+	creds := sessionToken(t, h.statePath, sess.SessionID)
 
 	const runs = 30
 	var request, process []time.Duration
 	for i := range runs {
-		personSays(t, r.URL, token, "tick")
+		personSays(t, apiURL, token, "tick")
 		if i%2 == 0 {
 			began := time.Now()
-			raw, status := roomRequest(t, r.URL, token, http.MethodPost, "/messages/unread", "", http.Header{
+			raw, status := roomRequest(t, apiURL, token, http.MethodPost, "/messages/unread", "", http.Header{
 				wire.SessionIDHeader: {sess.SessionID}, wire.SessionTokenHeader: {creds}})
 			request = append(request, time.Since(began))
 			if status != http.StatusOK || !strings.Contains(string(raw), `"tick"`) {

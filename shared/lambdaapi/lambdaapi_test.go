@@ -62,17 +62,7 @@ func invoke(t *testing.T, h lambdaapi.HandlerFunc, method, path, query, body str
 // answer, a full page would be about twice MaxPageBytes, over the limit.
 func TestPagesFitALambdaAnswer(t *testing.T) {
 	t.Parallel()
-	cfg, err := service.LoadConfig(func(k string) string { return map[string]string{"LETAGENTS_REPO_ACCESS": "open"}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.LogLevel = slog.LevelError
-	svc, err := service.FromPool(context.Background(), cfg, pgtest.New(t).Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Close)
-	h := lambdaapi.Handler(svc.Handler, 0)
+	h := openHandler(t)
 	if a := invoke(t, h, http.MethodPost, "/rooms/big/join", "", ""); a.status != http.StatusOK {
 		t.Fatalf("join = %d %s", a.status, a.body)
 	}
@@ -154,17 +144,7 @@ func TestShortestBody(t *testing.T) {
 // until the function times out.
 func TestStreamsAreRefusedUnderLambda(t *testing.T) {
 	t.Parallel()
-	cfg, err := service.LoadConfig(func(k string) string { return map[string]string{"LETAGENTS_REPO_ACCESS": "open"}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.LogLevel = slog.LevelError
-	svc, err := service.FromPool(context.Background(), cfg, pgtest.New(t).Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Close)
-	h := lambdaapi.Handler(svc.Handler, 0)
+	h := openHandler(t)
 	if a := invoke(t, h, http.MethodPost, "/rooms/streamed/join", "", ""); a.status != http.StatusOK {
 		t.Fatalf("join = %d %s", a.status, a.body)
 	}
@@ -184,4 +164,21 @@ func TestStreamsAreRefusedUnderLambda(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openHandler is the Lambda handler of the whole API on a private schema,
+// with repo rooms open to anyone.
+func openHandler(t *testing.T) lambdaapi.HandlerFunc {
+	t.Helper()
+	cfg, err := service.LoadConfig(func(k string) string { return map[string]string{"LETAGENTS_REPO_ACCESS": "open"}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.LogLevel = slog.LevelError
+	svc, err := service.FromPool(context.Background(), cfg, pgtest.New(t).Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	return lambdaapi.Handler(svc.Handler, 0)
 }
