@@ -45,7 +45,27 @@ const (
 	// CodePrivateRepoNoAccess: the signed-in account cannot see the repo
 	// room's repository.
 	CodePrivateRepoNoAccess = "PRIVATE_REPO_NO_ACCESS"
+	// CodeCrossSiteRefused: a write signed in by the browser session
+	// cookie came from a page of another origin (or did not say which).
+	CodeCrossSiteRefused = "CROSS_SITE_REFUSED"
+	// CodeJSONRequired: a write signed in by the browser session cookie
+	// was not sent as application/json, as a plain HTML form's would be.
+	CodeJSONRequired = "JSON_REQUIRED"
 )
+
+// CrossSiteRefused is the refusal of a cookie-signed write from a page
+// that is not the service's own.
+func CrossSiteRefused() error {
+	return &Error{Code: Forbidden, Reason: CodeCrossSiteRefused,
+		Message: "This write carries the browser session cookie but does not come from this service's own pages (Origin or Sec-Fetch-Site); it was refused"}
+}
+
+// JSONRequired is the refusal of a cookie-signed write whose body is not
+// declared JSON.
+func JSONRequired() error {
+	return &Error{Code: Forbidden, Reason: CodeJSONRequired,
+		Message: "A write signed in by the browser session cookie must be sent with Content-Type: application/json"}
+}
 
 // Device sign-in statuses, as the poll answer names them: pending or
 // slow_down (poll again after the interval), authorized, or denied or

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,17 @@ func TestLoadConfig(t *testing.T) {
 		{"idle timeout above a load balancer's", map[string]string{"LETAGENTS_IDLE_TIMEOUT_MS": "1020000"},
 			func(c service.Config) bool { return c.IdleTimeout == 1020*time.Second }, ""},
 		{"idle timeout too large", map[string]string{"LETAGENTS_IDLE_TIMEOUT_MS": "7200001"}, nil, "LETAGENTS_IDLE_TIMEOUT_MS"},
+		{"dev origins", map[string]string{"LETAGENTS_DEV_ORIGINS": "http://localhost:3000, http://127.0.0.1:5173,http://[::1]:8080"},
+			func(c service.Config) bool {
+				return slices.Equal(c.DevOrigins, []string{"http://localhost:3000", "http://127.0.0.1:5173", "http://[::1]:8080"})
+			}, ""},
+		{"dev origins with a local base URL", map[string]string{"LETAGENTS_DEV_ORIGINS": "http://localhost:3000", "LETAGENTS_BASE_URL": "http://localhost:3001"},
+			func(c service.Config) bool { return len(c.DevOrigins) == 1 }, ""},
+		{"dev origins on a public service", map[string]string{"LETAGENTS_DEV_ORIGINS": "http://localhost:3000", "LETAGENTS_BASE_URL": "https://chat.example.com"},
+			nil, "LETAGENTS_DEV_ORIGINS"},
+		{"dev origin not on this machine", map[string]string{"LETAGENTS_DEV_ORIGINS": "https://letagents.chat"}, nil, "LETAGENTS_DEV_ORIGINS"},
+		{"dev origin with a path", map[string]string{"LETAGENTS_DEV_ORIGINS": "http://localhost:3000/app"}, nil, "LETAGENTS_DEV_ORIGINS"},
+		{"dev origin not a URL", map[string]string{"LETAGENTS_DEV_ORIGINS": "localhost:3000"}, nil, "LETAGENTS_DEV_ORIGINS"},
 		{"proxy host", map[string]string{"DB_PROXY_HOST": "p.proxy-x.eu-west-1.rds.amazonaws.com"},
 			func(c service.Config) bool { return c.DB.ProxyHost == "p.proxy-x.eu-west-1.rds.amazonaws.com" }, ""},
 	}
