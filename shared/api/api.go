@@ -213,11 +213,11 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		return // the client left; nobody reads an answer
 	}
 	if db.Unavailable(err) {
-		s.Logger.Warn("database unavailable", "method", r.Method, "path", r.URL.Path, "error", err)
+		s.Logger.Warn("database unavailable", "method", r.Method, "path", LogPath(r.URL.EscapedPath()), "error", err)
 		writeClientError(w, http.StatusServiceUnavailable, errDatabaseUnavailable)
 		return
 	}
-	s.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	s.Logger.Error("request failed", "method", r.Method, "path", LogPath(r.URL.EscapedPath()), "error", err)
 	writeError(w, http.StatusInternalServerError, "internal error")
 }
 

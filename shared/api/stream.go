@@ -12,6 +12,7 @@ import (
 
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/notify"
+	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/wire"
 )
@@ -314,7 +315,7 @@ func (s *server) catchUp(ctx context.Context, w io.Writer, rc *http.ResponseCont
 				if ctx.Err() != nil {
 					return err
 				}
-				s.Logger.Warn("event stream: read failed; retrying at the next ring or heartbeat", "room", room, "error", err)
+				s.Logger.Warn("event stream: read failed; retrying at the next ring or heartbeat", "room", rooms.ForLog(room), "error", err)
 				break
 			}
 			for _, ev := range evs {
