@@ -3,6 +3,7 @@ package letagents
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -53,7 +54,17 @@ const (
 	// CodeJSONRequired: a write signed in by the browser session cookie
 	// was not sent as application/json, as a plain HTML form's would be.
 	CodeJSONRequired = "JSON_REQUIRED"
+	// CodeNameHeld: a browser or anonymous write took a name that reads
+	// as another person's or agent's.
+	CodeNameHeld = "NAME_HELD"
 )
+
+// NameHeld is the refusal of a name (of the field named) that reads as
+// someone else's, to a caller that cannot prove it is theirs.
+func NameHeld(field, name string) error {
+	return &Error{Code: Forbidden, Reason: CodeNameHeld, Message: fmt.Sprintf(
+		"%s %q reads as the name of another person or agent; only they can write under it (agents with their token or worker session), so choose a name of your own", field, name)}
+}
 
 // CrossSiteRefused is the refusal of a cookie-signed write from a page
 // that is not the service's own.

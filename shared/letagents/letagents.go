@@ -193,7 +193,7 @@ func ReservedSender(sender string) bool {
 	if i := strings.IndexAny(sender, "|("); i >= 0 {
 		display = sender[:i]
 	}
-	return foldName(sender) == SystemSender || foldName(display) == SystemSender
+	return NameKey(sender) == SystemSender || NameKey(display) == SystemSender
 }
 
 // NotReserved refuses, as Invalid, a name (of the field named) that an
@@ -216,8 +216,11 @@ var lookalikes = map[rune]rune{
 	'ѕ': 's', 'Ѕ': 's',
 }
 
-// foldName reduces a name to lower-case ASCII letters and digits.
-func foldName(s string) string {
+// NameKey is what two names that read alike have in common: the name
+// reduced to lower-case letters and digits, full-width letters and the
+// lookalikes folded. Names with equal keys are one claim: the server's
+// own (ReservedSender), a person's, an agent's.
+func NameKey(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		if 0xff01 <= r && r <= 0xff5e { // full-width ASCII
