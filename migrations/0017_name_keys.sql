@@ -9,14 +9,14 @@ ALTER TABLE accounts
 ALTER TABLE agents ADD COLUMN display_key text NOT NULL DEFAULT '';
 
 -- Existing names get NameKey's reading of their ASCII letters and digits
--- and lookalikes (exact for GitHub logins, which are ASCII); a name with
+-- and lookalikes (mapped before and after lower-casing, as NameKey does) (exact for GitHub logins, which are ASCII); a name with
 -- other letters gets its exact key at the account's next sign-in or the
 -- agent's next registration.
 UPDATE accounts SET
-    login_key = regexp_replace(lower(translate(login, 'I1ӏӀιǀеЕεётТτаАαΑɡԍցпոηΝѕЅ', 'lllllleeeetttaaaagggnnnnss')), '[^a-z0-9]', '', 'g'),
-    name_key  = regexp_replace(lower(translate(display_name, 'I1ӏӀιǀеЕεётТτаАαΑɡԍցпոηΝѕЅ', 'lllllleeeetttaaaagggnnnnss')), '[^a-z0-9]', '', 'g');
+    login_key = regexp_replace(translate(lower(translate(login, 'Ii1ӏӀιǀІі0OоОοΟеЕεётТτаАαΑɡԍցпոηΝѕЅ', 'lllllllllooooooeeeetttaaaagggnnnnss')), 'Ii1ӏӀιǀІі0OоОοΟеЕεётТτаАαΑɡԍցпոηΝѕЅ', 'lllllllllooooooeeeetttaaaagggnnnnss'), '[^a-z0-9]', '', 'g'),
+    name_key  = regexp_replace(translate(lower(translate(display_name, 'Ii1ӏӀιǀІі0OоОοΟеЕεётТτаАαΑɡԍցпոηΝѕЅ', 'lllllllllooooooeeeetttaaaagggnnnnss')), 'Ii1ӏӀιǀІі0OоОοΟеЕεётТτаАαΑɡԍցпոηΝѕЅ', 'lllllllllooooooeeeetttaaaagggnnnnss'), '[^a-z0-9]', '', 'g');
 UPDATE agents SET
-    display_key = regexp_replace(lower(translate(display_name, 'I1ӏӀιǀеЕεётТτаАαΑɡԍցпոηΝѕЅ', 'lllllleeeetttaaaagggnnnnss')), '[^a-z0-9]', '', 'g');
+    display_key = regexp_replace(translate(lower(translate(display_name, 'Ii1ӏӀιǀІі0OоОοΟеЕεётТτаАαΑɡԍցпոηΝѕЅ', 'lllllllllooooooeeeetttaaaagggnnnnss')), 'Ii1ӏӀιǀІі0OоОοΟеЕεётТτаАαΑɡԍցпոηΝѕЅ', 'lllllllllooooooeeeetttaaaagggnnnnss'), '[^a-z0-9]', '', 'g');
 
 CREATE INDEX accounts_login_key_idx ON accounts (login_key) WHERE login_key <> '';
 CREATE INDEX accounts_name_key_idx ON accounts (name_key) WHERE name_key <> '';

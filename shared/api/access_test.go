@@ -321,8 +321,12 @@ func TestAgentsDirectory(t *testing.T) {
 		!isTimestamp(a.str("created_at")) {
 		t.Fatalf("register = %s", a.raw)
 	}
-	again := e.as(t, kim, http.MethodPost, "/agents", `{"name": "Claude Code", "display_name": "Claude", "owner_label": "Kim's team"}`).want(t, 201, "")
-	if again.str("id") != a.str("id") || again.str("display_name") != "Claude" || again.str("owner_label") != "Kim's team" || again.str("created_at") != a.str("created_at") {
+	// The owner label is the account's own name, spelled as the client
+	// likes, never another's nor free text.
+	e.as(t, kim, http.MethodPost, "/agents", `{"name": "Claude Code", "owner_label": "Kim's team"}`).want(t, 400, "not your name")
+	e.as(t, kim, http.MethodPost, "/agents", `{"name": "Claude Code", "owner_label": "lee"}`).want(t, 400, "not your name")
+	again := e.as(t, kim, http.MethodPost, "/agents", `{"name": "Claude Code", "display_name": "Claude", "owner_label": " KIM "}`).want(t, 201, "")
+	if again.str("id") != a.str("id") || again.str("display_name") != "Claude" || again.str("owner_label") != "KIM" || again.str("created_at") != a.str("created_at") {
 		t.Errorf("re-register = %s, want the same agent with new labels", again.raw)
 	}
 	names := []struct{ name, key string }{

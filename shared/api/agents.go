@@ -56,11 +56,12 @@ func newAgent(acct letagents.Account, req wire.RegisterAgent) (letagents.Agent, 
 	if err := letagents.NotReserved("display_name", display); err != nil {
 		return letagents.Agent{}, err
 	}
-	// The owner label is the account's own name, whatever the client
-	// sends (the original's clients send one): it goes into the agent's
-	// actor label, which readers take for who answers for the agent.
+	owner, err := letagents.OwnerLabel(req.OwnerLabel, acct)
+	if err != nil {
+		return letagents.Agent{}, err
+	}
 	return letagents.Agent{OwnerAccountID: acct.ID, Name: name, CanonicalKey: acct.Login + "/" + name,
-		DisplayName: display, OwnerLogin: acct.Login, OwnerLabel: boardAccountName(acct)}, nil
+		DisplayName: display, OwnerLogin: acct.Login, OwnerLabel: owner}, nil
 }
 
 func (s *server) myAgents(w http.ResponseWriter, r *http.Request, _ call) error {

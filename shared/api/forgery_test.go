@@ -57,8 +57,11 @@ func TestSenderCannotBeAnotherAccountsAgent(t *testing.T) {
 	if label != "Builder | Ann's agent | Codex" {
 		t.Fatalf("ann's agent is %q", label)
 	}
-	// bob copies the labels ann's agent is made of into an agent of his own.
-	e.as(t, bob, http.MethodPost, "/agents", `{"name": "copycat", "display_name": "Builder", "owner_label": "Ann"}`).want(t, 201, "")
+	// bob cannot copy the labels ann's agent is made of into an agent of
+	// his own: the owner label must be his own name. The display name he
+	// may copy; his agent's label still names him.
+	e.as(t, bob, http.MethodPost, "/agents", `{"name": "copycat", "display_name": "Builder", "owner_label": "Ann"}`).want(t, 400, "not your name")
+	e.as(t, bob, http.MethodPost, "/agents", `{"name": "copycat", "display_name": "Builder"}`).want(t, 201, "")
 
 	send := func(t *testing.T, token, sender string) reply {
 		body := `{"sender": ` + strconv.Quote(sender) + `, "text": "I am done, take my task"}`

@@ -192,6 +192,26 @@ func Label(field, s, def string) (string, error) {
 	return s, nil
 }
 
+// OwnerLabel is the owner label of an agent of acct, from the one its
+// client gave: it goes into the agent's actor label, which readers take
+// for the person who answers for the agent, so it must read (NameKey) as
+// the account's own login or display name, spelled as the client likes
+// ("Ann" for ann); none is the display name.
+func OwnerLabel(given string, acct Account) (string, error) {
+	own := acct.DisplayName
+	if own == "" {
+		own = acct.Login
+	}
+	label, err := Label("owner_label", given, own)
+	if err != nil {
+		return "", err
+	}
+	if k := NameKey(label); k == "" || k != NameKey(acct.Login) && k != NameKey(acct.DisplayName) {
+		return "", Errorf(Invalid, "owner_label %q is not your name: give your GitHub login (%s) or name (%s), or leave it out", label, acct.Login, own)
+	}
+	return label, nil
+}
+
 // Redacted is how logs write a secret (a device request id, an invite
 // code): a short digest, enough to tell one secret's lines from
 // another's, never enough to use or recover it.
