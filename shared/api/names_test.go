@@ -21,7 +21,7 @@ func TestNamesAreClaims(t *testing.T) {
 	}
 	aliceToken, bobToken := e.signIn(t, "alice"), e.signIn(t, "bob")
 	aliceCookie, bobCookie := e.browserOf(t, "alice"), e.browserOf(t, "bob")
-	e.signIn(t, "mallory")
+	malloryToken := e.signIn(t, "mallory")
 	// alice's agent Zebulon works in the room; Quill is an agent of hers
 	// registered in the service but never in this room.
 	e.as(t, aliceToken, http.MethodPost, "/agents", `{"name": "zebulon", "display_name": "Zebulon"}`).want(t, 201, "")
@@ -100,6 +100,10 @@ func TestNamesAreClaims(t *testing.T) {
 			}
 		}
 	}
+	// mallory cannot make an agent whose label reads as alice's agent's:
+	// the owner label is her own name.
+	e.as(t, malloryToken, http.MethodPost, "/agents", `{"name": "zebulon", "display_name": "Zebulon", "owner_label": "alice Name"}`).
+		want(t, 400, "not your name")
 	// A refusal says why, with its code.
 	r := e.call(t, http.MethodPost, "/rooms/team/messages", `{"sender": "Alice Name", "text": "hi"}`).want(t, 403, "another person or agent")
 	if r.str("code") != "NAME_HELD" {
