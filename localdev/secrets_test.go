@@ -23,11 +23,7 @@ import (
 // and requires that no log line holds any of them, in any case.
 func TestNoSecretInTheLog(t *testing.T) {
 	t.Parallel()
-	gh := githubtest.New(t)
-	env := dbEnv(t)
-	gc := gh.Config()
-	env["GITHUB_CLIENT_ID"], env["GITHUB_CLIENT_SECRET"] = gc.ClientID, gc.ClientSecret
-	env["GITHUB_OAUTH_URL"], env["GITHUB_API_URL"] = gc.OAuthURL, gc.APIURL
+	env, gh := githubEnv(t)
 	env["LOG_LEVEL"] = "debug"
 	in := start(t, env)
 	gh.AddUser("alice")
