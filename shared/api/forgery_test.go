@@ -58,10 +58,11 @@ func TestSenderCannotBeAnotherAccountsAgent(t *testing.T) {
 		t.Fatalf("ann's agent is %q", label)
 	}
 	// bob cannot copy the labels ann's agent is made of into an agent of
-	// his own: the owner label must be his own name. The display name he
-	// may copy; his agent's label still names him.
-	e.as(t, bob, http.MethodPost, "/agents", `{"name": "copycat", "display_name": "Builder", "owner_label": "Ann"}`).want(t, 400, "not your name")
-	e.as(t, bob, http.MethodPost, "/agents", `{"name": "copycat", "display_name": "Builder"}`).want(t, 201, "")
+	// his own: the owner label is his own name, whatever he sends. The
+	// display name he may copy; his agent's label still names him.
+	if r := e.as(t, bob, http.MethodPost, "/agents", `{"name": "copycat", "display_name": "Builder", "owner_label": "Ann"}`).want(t, 201, ""); r.str("owner_label") != "bob Name" {
+		t.Errorf("bob's agent with ann's owner label = %s, want bob's own name kept", r.raw)
+	}
 
 	send := func(t *testing.T, token, sender string) reply {
 		body := `{"sender": ` + strconv.Quote(sender) + `, "text": "I am done, take my task"}`

@@ -101,9 +101,11 @@ func TestNamesAreClaims(t *testing.T) {
 		}
 	}
 	// mallory cannot make an agent whose label reads as alice's agent's:
-	// the owner label is her own name.
-	e.as(t, malloryToken, http.MethodPost, "/agents", `{"name": "zebulon", "display_name": "Zebulon", "owner_label": "alice Name"}`).
-		want(t, 400, "not your name")
+	// the owner label is her own name, whatever she sends.
+	if r := e.as(t, malloryToken, http.MethodPost, "/agents", `{"name": "zebulon", "display_name": "Zebulon", "owner_label": "alice Name"}`).
+		want(t, 201, ""); r.str("owner_label") != "mallory Name" {
+		t.Errorf("mallory's agent = %s, want her own name as owner label", r.raw)
+	}
 	// A refusal says why, with its code.
 	r := e.call(t, http.MethodPost, "/rooms/team/messages", `{"sender": "Alice Name", "text": "hi"}`).want(t, 403, "another person or agent")
 	if r.str("code") != "NAME_HELD" {

@@ -193,10 +193,13 @@ func Label(field, s, def string) (string, error) {
 }
 
 // OwnerLabel is the owner label of an agent of acct, from the one its
-// client gave: it goes into the agent's actor label, which readers take
-// for the person who answers for the agent, so it must read (NameKey) as
-// the account's own login or display name, spelled as the client likes
-// ("Ann" for ann); none is the display name.
+// client gave. It goes into the agent's actor label, which readers take
+// for the person who answers for the agent, so a label that does not read
+// (NameKey) as the account's own login or display name is not taken: the
+// display name stands instead, as when none is given. Clients take the
+// registration's answer for their labels (the original's and ours do),
+// so one sent in good faith, a team name say, costs nothing but the label.
+// A label the client spells its own way ("Ann" for ann) is kept.
 func OwnerLabel(given string, acct Account) (string, error) {
 	own := acct.DisplayName
 	if own == "" {
@@ -207,7 +210,7 @@ func OwnerLabel(given string, acct Account) (string, error) {
 		return "", err
 	}
 	if k := NameKey(label); k == "" || k != NameKey(acct.Login) && k != NameKey(acct.DisplayName) {
-		return "", Errorf(Invalid, "owner_label %q is not your name: give your GitHub login (%s) or name (%s), or leave it out", label, acct.Login, own)
+		return own, nil
 	}
 	return label, nil
 }
