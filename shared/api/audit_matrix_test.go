@@ -2,11 +2,11 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,7 +87,7 @@ type routeCase struct {
 // matrixRoutes declares every route of api.Routes(), by "METHOD pattern".
 // A write's body is a valid one where that is easy, so that a route whose
 // gate went missing would really write, and the unchanged database would
-// say so; SECRET in a query is the private room's search word.
+// say so. "falcon" is a word of the private room's messages.
 var matrixRoutes = map[string]routeCase{
 	"GET /projects":                     {},
 	"POST /projects":                    {},
@@ -114,8 +114,8 @@ var matrixRoutes = map[string]routeCase{
 	"GET /projects/{room}/messages":                      {},
 	"POST /rooms/{room}/messages":                        {body: `{"sender": "matrix", "text": "matrix probe"}`},
 	"GET /rooms/{room}/messages":                         {},
-	"GET /rooms/{room}/search":                           {query: "q=SECRET"},
-	"GET /search":                                        {query: "q=SECRET"},
+	"GET /rooms/{room}/search":                           {query: "q=falcon"},
+	"GET /search":                                        {query: "q=falcon"},
 	"POST /rooms/{room}/messages/unread":                 {body: `{}`},
 	"GET /rooms/{room}/messages/{message_id}/deliveries": {},
 
@@ -179,9 +179,9 @@ const (
 
 // spelling is one way of writing a room into a path.
 type spelling struct {
-	name string
-	room string // as the path carries it, escaped
-	target
+	name   string
+	room   string // as the path carries it, escaped
+	target target
 	legacy bool // the route's /rooms/ path as /projects/, or back
 	// cross: the path names one room and its object ids are another
 	// room's (crossIDs: the other room's ids under the private room's
@@ -231,6 +231,7 @@ type caller struct {
 	signedIn bool
 }
 
+// levelFor is the caller's level in the room a spelling names.
 func (c caller) levelFor(tg target) level {
 	if tg == targetSecret {
 		return c.secret
@@ -286,7 +287,7 @@ func TestAccessMatrix(t *testing.T) {
 
 	// Callers without access first, alone: the private room's rows must
 	// come out as they went in.
-	run := func(name string, pick func(caller) bool, sent func(probe) bool) {
+	run := func(name string, pick func(caller) bool, which func(probe) bool) {
 		t.Run(name, func(t *testing.T) {
 			for _, c := range m.callers {
 				if !pick(c) {
@@ -294,7 +295,7 @@ func TestAccessMatrix(t *testing.T) {
 				}
 				t.Run(c.name, func(t *testing.T) {
 					t.Parallel()
-					m.send(t, c, probes, sent)
+					m.send(t, c, probes, which)
 				})
 			}
 		})
@@ -361,7 +362,7 @@ func (m *matrix) probes(t *testing.T) []probe {
 				continue
 			}
 			if rc.query != "" {
-				path += "?" + strings.ReplaceAll(rc.query, "SECRET", "falcon")
+				path += "?" + rc.query
 			}
 			routed, isRouted := api.Match(rt.Method, strings.SplitN(path, "?", 2)[0])
 			out = append(out, probe{route: key, method: rt.Method, path: path, body: rc.body, spelling: sp,
@@ -533,10 +534,20 @@ func (m *matrix) verdict(c caller, p probe, r answer) string {
 	if r.status >= 500 {
 		return "a server error"
 	}
+	var body struct {
+		Error *string `json:"error"`
+	}
+	if strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+		if err := json.Unmarshal([]byte(r.body), &body); err != nil {
+			return "an answer that is not the JSON it says: " + err.Error()
+		}
+	}
+	gateError := ""
 	if r.status >= 400 {
-		if !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") || !strings.Contains(r.body, `"error":`) {
+		if body.Error == nil || *body.Error == "" {
 			return `an error that is not JSON with "error"`
 		}
+		gateError = *body.Error
 	}
 	request := p.path + " " + p.body + " " + c.query
 	lvl := c.levelFor(p.spelling.target)
@@ -564,14 +575,13 @@ func (m *matrix) verdict(c caller, p probe, r answer) string {
 		}
 		return ""
 	}
-	want := gateOutcomes[p.routed.Gate()][lvl]
-	gateError := errorOf(r.body)
+	gate := p.routed.Gate()
+	want := gateOutcomes[gate][lvl]
 	switch {
 	case !want.passed && (r.status != want.status || gateError != want.err):
-		return fmt.Sprintf("want %d %q (gate %s, caller %s)", want.status, want.err, p.routed.Gate(), lvl)
-	case want.passed && (gateError == authRequired.err || gateError == noAccess.err ||
-		(p.routed.Gate() == "admin" && gateError == notAdmin.err)):
-		return fmt.Sprintf("refused by the %s gate, which a caller %s passes", p.routed.Gate(), lvl)
+		return fmt.Sprintf("want %d %q (gate %s, caller %s)", want.status, want.err, gate, lvl)
+	case want.passed && (gateError == authRequired.err || gateError == noAccess.err || (gate == "admin" && gateError == notAdmin.err)):
+		return fmt.Sprintf("refused by the %s gate, which a caller %s passes", gate, lvl)
 	}
 	return ""
 }
@@ -585,16 +595,6 @@ func leaked(body, request string, secrets []string) string {
 		}
 	}
 	return ""
-}
-
-// errorOf is the "error" of a JSON error body, or "".
-func errorOf(body string) string {
-	_, rest, ok := strings.Cut(body, `"error":"`)
-	if !ok {
-		return ""
-	}
-	msg, _, _ := strings.Cut(rest, `"`)
-	return msg
 }
 
 // roomState digests every row that belongs to the rooms: the rooms
@@ -691,6 +691,10 @@ func seedMatrix(t *testing.T) *matrix {
 	}
 	post(bearer(rita), "/rooms/"+secretRoom+"/join", "", 200)
 	scout := e.register(t, bobby, secretRoom, "scout", `{"actor_key": "bobby/scout", "display_name": "Scoutqzx"}`)
+	// The readers' logins, as JSON strings: an answer that names them
+	// (GET /auth/session, say) was served to them.
+	secret(`"bobby"`)
+	secret(`"rita"`)
 	secret("Scoutqzx")
 	secret(`"` + scout.id + `"`)
 	secret(scout.token)
@@ -738,15 +742,6 @@ func seedMatrix(t *testing.T) *matrix {
 		}
 	}
 
-	headers := func(hs ...http.Header) http.Header {
-		out := http.Header{}
-		for _, h := range hs {
-			for k, v := range h {
-				out[k] = v
-			}
-		}
-		return out
-	}
 	callers := []caller{
 		{name: "anonymous"},
 		{name: "junk bearer", header: bearer(strings.Repeat("j", 64))},
@@ -761,11 +756,10 @@ func seedMatrix(t *testing.T) *matrix {
 		{name: "admin of another room", header: bearer(dan), secret: levelOutsider, signedIn: true},
 		{name: "reader token", header: bearer(rita), secret: levelReader, signedIn: true},
 		{name: "agent owner token", header: bearer(bobby), secret: levelReader, signedIn: true},
-		{name: "worker", header: headers(scout.headers()), secret: levelReader, signedIn: true},
+		{name: "worker", header: scout.headers(), secret: levelReader, signedIn: true},
 		{name: "reader cookie", header: bobbyBrowser, secret: levelReader, signedIn: true},
 		{name: "GitHub admin", header: bearer(alice), secret: levelAdmin, signedIn: true},
 	}
-	sort.SliceStable(callers, func(i, j int) bool { return callers[i].secret < callers[j].secret })
 	m := &matrix{e: e, h: e.svc.Handler, callers: callers, secrets: secrets, otherMarks: marks,
 		secretIDs: map[string]string{"{task_id}": task, "{message_id}": msg, "{intent_id}": intent,
 			"{agent_session}": scout.id, "{reasoning_session}": rs},
