@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/rooms"
@@ -607,15 +609,8 @@ func roomState(ctx context.Context, t *testing.T, e *env, ids []string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tables []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		tables = append(tables, name)
-	}
-	if err := rows.Err(); err != nil {
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		t.Fatal(err)
 	}
 	var b strings.Builder
