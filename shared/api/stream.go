@@ -263,6 +263,14 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 		// write path), which the handler's goroutine, parked here for hours,
 		// would otherwise keep (measured: 8 KB more per open stream).
 		sent := make(chan error, 1)
+		// A change the store was told of rings the access channels before
+		// the doorbells of whatever was written after it: one rung with a
+		// feed's is taken first, so nothing written after the change is sent.
+		select {
+		case <-told.C():
+			recheck = true
+		default:
+		}
 		go func(recheck bool) { sent <- s.turn(ctx, w, rc, ts, l, recheck) }(recheck)
 		if err := <-sent; err != nil {
 			return nil
@@ -328,7 +336,7 @@ func (s *server) turn(ctx context.Context, w io.Writer, rc *http.ResponseControl
 		case err != nil:
 			l.held = true
 			s.Logger.Warn("event stream: could not check access; holding events until a check succeeds", "room", l.c.room, "error", err)
-			return nil
+			return rc.Flush() // the heartbeat, which says the stream is alive
 		}
 	}
 	return s.catchUp(ctx, w, rc, l.c.room, ts)

@@ -115,6 +115,13 @@ func (s *sseStream) nextBy(t *testing.T, deadline time.Time) sseEvent {
 	case ev := <-s.blocks:
 		return ev
 	case err := <-s.ended:
+		s.ended <- err // for whoever waits for the end
+		// The reader sends every block before the end: take one it sent.
+		select {
+		case ev := <-s.blocks:
+			return ev
+		default:
+		}
 		t.Fatalf("the stream ended (%v) while an event was awaited", err)
 	case <-time.After(time.Until(deadline)):
 		t.Fatalf("waited %v for an event", testwait.Bound)
