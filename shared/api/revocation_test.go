@@ -88,50 +88,49 @@ func (e *env) logout(t *testing.T, h http.Header) {
 	e.callWith(context.Background(), t, http.MethodPost, "/auth/logout", "{}", h).want(t, 200, "")
 }
 
-// knownChanges are the readers of each kind, each with a change to their
-// access the server is told of, and the reason and status the stream's
-// end, and a new request, give.
-func knownChanges(t *testing.T, e *env) []struct {
+// knownChange is a reader of room, a change to their access the server
+// is told of, and what the stream's end and a new request then say: the
+// reason, code, status and part of the error message.
+type knownChange struct {
 	name           string
 	r              reader
 	reason, code   string
 	status         int
 	freshMsg, room string
-} {
-	t.Helper()
-	ctx := context.Background()
-	type change = struct {
-		name           string
-		r              reader
-		reason, code   string
-		status         int
-		freshMsg, room string
+}
+
+// removedAtGitHub is a change: GitHub takes login's access to acme/secret
+// away, and the server is told through the hook a webhook calls, for
+// account (0: for the whole repository, which repo spells).
+func (e *env) removedAtGitHub(t *testing.T, login, repo string, account int64) func() string {
+	return func() string {
+		e.gh.Grant(secretRepo, login, "none")
+		if err := e.svc.Store.InvalidateRepoAccess(context.Background(), repo, account); err != nil {
+			t.Fatal(err)
+		}
+		return secretRoom
 	}
+}
+
+// knownChanges are readers of each kind with a known change each.
+func knownChanges(t *testing.T, e *env) []knownChange {
+	t.Helper()
+	type change = knownChange
 	var out []change
 
 	// An owner token, and GitHub's word that its account lost access (the
 	// hook a webhook calls).
 	tok, id := e.collaborator(t, "tess")
 	out = append(out, change{name: "token, GitHub access removed", room: secretRoom,
-		r: reader{path: secretMsgs, h: http.Header{"Authorization": {"Bearer " + tok}}, revoke: func() string {
-			e.gh.Grant(secretRepo, "tess", "none")
-			if err := e.svc.Store.InvalidateRepoAccess(ctx, secretRepo, id); err != nil {
-				t.Fatal(err)
-			}
-			return secretRoom
-		}}, reason: "access_lost", code: "PRIVATE_REPO_NO_ACCESS", status: 403, freshMsg: "private_repo_no_access"})
+		r:      reader{path: secretMsgs, h: http.Header{"Authorization": {"Bearer " + tok}}, revoke: e.removedAtGitHub(t, "tess", secretRepo, id)},
+		reason: "access_lost", code: "PRIVATE_REPO_NO_ACCESS", status: 403, freshMsg: "private_repo_no_access"})
 
 	// A browser session, and the repository's collaborators changed.
 	e.collaborator(t, "cleo")
 	cleo := e.browserSignIn(t, "cleo")
 	out = append(out, change{name: "cookie, GitHub access removed", room: secretRoom,
-		r: reader{path: secretMsgs, h: cleo, revoke: func() string {
-			e.gh.Grant(secretRepo, "cleo", "none")
-			if err := e.svc.Store.InvalidateRepoAccess(ctx, "Acme/Secret", 0); err != nil {
-				t.Fatal(err)
-			}
-			return secretRoom
-		}}, reason: "access_lost", code: "PRIVATE_REPO_NO_ACCESS", status: 403, freshMsg: "private_repo_no_access"})
+		r:      reader{path: secretMsgs, h: cleo, revoke: e.removedAtGitHub(t, "cleo", "Acme/Secret", 0)},
+		reason: "access_lost", code: "PRIVATE_REPO_NO_ACCESS", status: 403, freshMsg: "private_repo_no_access"})
 
 	// A browser session that signs out: a new request is anonymous.
 	e.collaborator(t, "lou")
