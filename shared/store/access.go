@@ -111,3 +111,37 @@ func (s *Store) SaveRepoAccess(ctx context.Context, accountID int64, repo string
 	}
 	return nil
 }
+
+// ringAccess rings access channels (AccountAccessChannel and the like)
+// when tx commits, so the connections the change concerns check again.
+func ringAccess(ctx context.Context, tx pgx.Tx, channels ...string) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_notify(c, '') FROM unnest($1::text[]) c`, channels); err != nil {
+		return fmt.Errorf("ring access channels: %w", err)
+	}
+	return nil
+}
+
+// InvalidateRepoAccess forgets what GitHub said about who may see repo
+// ("owner/name") and tells the open connections it concerns to check
+// again, at once, rather than when the cached answer ages: the hook for
+// whatever learns of a change on GitHub's side (a webhook). With
+// accountID > 0 only that account's answer is forgotten and only its
+// connections check; with 0, every account's answer and the
+// repository's visibility are, and every connection to its rooms checks.
+func (s *Store) InvalidateRepoAccess(ctx context.Context, repo string, accountID int64) error {
+	return s.withTx(ctx, func(tx pgx.Tx) error {
+		if accountID > 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM github_repo_access WHERE account_id = $1 AND repo = lower($2)`, accountID, repo); err != nil {
+				return fmt.Errorf("invalidate repo access: %w", err)
+			}
+			return ringAccess(ctx, tx, s.AccountAccessChannel(accountID))
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM github_repo_access WHERE repo = lower($1)`, repo); err != nil {
+			return fmt.Errorf("invalidate repo access: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM github_repo_visibility WHERE repo = lower($1)`, repo); err != nil {
+			return fmt.Errorf("invalidate repo visibility: %w", err)
+		}
+		return ringAccess(ctx, tx, s.RepoAccessChannel(repo))
+	})
+}
