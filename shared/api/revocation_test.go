@@ -16,8 +16,8 @@ import (
 // The private repository of the revocation tests and its room.
 const (
 	secretRepo = "acme/secret"
-	secretRoom = "github.com/acme/secret"
-	secretMsgs = "/rooms/" + secretRoom + "/messages"
+	acmeSecretRoom = "github.com/acme/secret"
+	acmeSecretMsgs = "/rooms/" + acmeSecretRoom + "/messages"
 	accessTTL  = 30 * time.Minute // what README states GitHub's "yes" is cached for
 	pastTheTTL = accessTTL + time.Minute
 )
@@ -47,7 +47,7 @@ func (e *env) collaborator(t *testing.T, login string) (string, int64) {
 	e.gh.AddUser(login)
 	e.gh.Grant(secretRepo, login, "write")
 	tok := e.signIn(t, login)
-	e.as(t, tok, http.MethodPost, "/rooms/"+secretRoom+"/join", "").want(t, 200, "")
+	e.as(t, tok, http.MethodPost, "/rooms/"+acmeSecretRoom+"/join", "").want(t, 200, "")
 	return tok, e.accountID(t, login)
 }
 
@@ -108,7 +108,7 @@ func (e *env) removedAtGitHub(t *testing.T, login, repo string, account int64) f
 		if err := e.svc.Store.InvalidateRepoAccess(context.Background(), repo, account); err != nil {
 			t.Fatal(err)
 		}
-		return secretRoom
+		return acmeSecretRoom
 	}
 }
 
@@ -121,31 +121,31 @@ func knownChanges(t *testing.T, e *env) []knownChange {
 	// An owner token, and GitHub's word that its account lost access (the
 	// hook a webhook calls).
 	tok, id := e.collaborator(t, "tess")
-	out = append(out, change{name: "token, GitHub access removed", room: secretRoom,
-		r:      reader{path: secretMsgs, h: http.Header{"Authorization": {"Bearer " + tok}}, revoke: e.removedAtGitHub(t, "tess", secretRepo, id)},
+	out = append(out, change{name: "token, GitHub access removed", room: acmeSecretRoom,
+		r:      reader{path: acmeSecretMsgs, h: http.Header{"Authorization": {"Bearer " + tok}}, revoke: e.removedAtGitHub(t, "tess", secretRepo, id)},
 		reason: "access_lost", code: "PRIVATE_REPO_NO_ACCESS", status: 403, freshMsg: "private_repo_no_access"})
 
 	// A browser session, and the repository's collaborators changed.
 	e.collaborator(t, "cleo")
 	cleo := e.browserSignIn(t, "cleo")
-	out = append(out, change{name: "cookie, GitHub access removed", room: secretRoom,
-		r:      reader{path: secretMsgs, h: cleo, revoke: e.removedAtGitHub(t, "cleo", "Acme/Secret", 0)},
+	out = append(out, change{name: "cookie, GitHub access removed", room: acmeSecretRoom,
+		r:      reader{path: acmeSecretMsgs, h: cleo, revoke: e.removedAtGitHub(t, "cleo", "Acme/Secret", 0)},
 		reason: "access_lost", code: "PRIVATE_REPO_NO_ACCESS", status: 403, freshMsg: "private_repo_no_access"})
 
 	// A browser session that signs out: a new request is anonymous.
 	e.collaborator(t, "lou")
 	lou := e.browserSignIn(t, "lou")
-	out = append(out, change{name: "cookie, then logout", room: secretRoom,
-		r:      reader{path: secretMsgs, h: lou, revoke: func() string { e.logout(t, lou); return secretRoom }},
+	out = append(out, change{name: "cookie, then logout", room: acmeSecretRoom,
+		r:      reader{path: acmeSecretMsgs, h: lou, revoke: func() string { e.logout(t, lou); return acmeSecretRoom }},
 		reason: "signed_out", code: "NOT_AUTHENTICATED", status: 401, freshMsg: "auth_required"})
 
 	// A worker session's headers, and the session disconnected.
 	wes, _ := e.collaborator(t, "wes")
-	w := e.register(t, wes, secretRoom, "watcher", `{"actor_key": "wes/watcher", "display_name": "Watcher"}`)
-	out = append(out, change{name: "worker session, then disconnect", room: secretRoom,
-		r: reader{path: secretMsgs, h: w.headers(), revoke: func() string {
-			e.as(t, wes, http.MethodPost, "/rooms/"+secretRoom+"/agent-sessions/"+w.id+"/disconnect", "{"+w.creds()+"}").want(t, 200, "")
-			return secretRoom
+	w := e.register(t, wes, acmeSecretRoom, "watcher", `{"actor_key": "wes/watcher", "display_name": "Watcher"}`)
+	out = append(out, change{name: "worker session, then disconnect", room: acmeSecretRoom,
+		r: reader{path: acmeSecretMsgs, h: w.headers(), revoke: func() string {
+			e.as(t, wes, http.MethodPost, "/rooms/"+acmeSecretRoom+"/agent-sessions/"+w.id+"/disconnect", "{"+w.creds()+"}").want(t, 200, "")
+			return acmeSecretRoom
 		}}, reason: "session_ended", code: "AGENT_SESSION_ENDED", status: 401, freshMsg: "agent session has ended"})
 
 	// An invite room read by its code, and the code rotated.
@@ -246,10 +246,10 @@ func TestRevocationNobodyToldOfEndsWithinTheCachePeriod(t *testing.T) {
 	e := base.twin(t)
 	tok, _ := e.collaborator(t, "nell")
 	h := http.Header{"Authorization": {"Bearer " + tok}}
-	e.as(t, tok, http.MethodGet, secretMsgs, "").want(t, 200, "")
+	e.as(t, tok, http.MethodGet, acmeSecretMsgs, "").want(t, 200, "")
 
-	s := e.openStream(t, secretMsgs+"/stream", h)
-	last := e.post(t, secretRoom, "before")
+	s := e.openStream(t, acmeSecretMsgs+"/stream", h)
+	last := e.post(t, acmeSecretRoom, "before")
 	if ev, _ := s.event(t); ev.id != last {
 		t.Fatalf("first event %+v, want %s", ev, last)
 	}
@@ -257,14 +257,14 @@ func TestRevocationNobodyToldOfEndsWithinTheCachePeriod(t *testing.T) {
 	// Within the cache period GitHub's earlier "yes" stands, for new
 	// requests and open streams alike.
 	e.clock.Advance(accessTTL - time.Minute)
-	e.as(t, tok, http.MethodGet, secretMsgs, "").want(t, 200, "")
-	within := e.post(t, secretRoom, "within the cache period")
+	e.as(t, tok, http.MethodGet, acmeSecretMsgs, "").want(t, 200, "")
+	within := e.post(t, acmeSecretRoom, "within the cache period")
 	for ev, _ := s.event(t); ev.id != within; ev, _ = s.event(t) {
 		if ev.name == "access_revoked" {
 			t.Fatalf("the stream ended within the cache period: %s", ev.data)
 		}
 	}
-	poll := e.pollWith(t, secretMsgs+"/poll?after="+within+"&timeout=120000", h)
+	poll := e.pollWith(t, acmeSecretMsgs+"/poll?after="+within+"&timeout=120000", h)
 	e.parked(t, 1)
 
 	e.clock.Advance(2 * time.Minute) // past the cache period
@@ -279,7 +279,7 @@ func TestRevocationNobodyToldOfEndsWithinTheCachePeriod(t *testing.T) {
 	if data["reason"] != "access_lost" || data["code"] != "PRIVATE_REPO_NO_ACCESS" {
 		t.Errorf("access_revoked %v, want access_lost PRIVATE_REPO_NO_ACCESS", data)
 	}
-	e.post(t, secretRoom, "after the cache period")
+	e.post(t, acmeSecretRoom, "after the cache period")
 	if r := await(t, poll); r.status != 403 || r.str("code") != "PRIVATE_REPO_NO_ACCESS" {
 		t.Errorf("parked poll answered %d %s, want 403 PRIVATE_REPO_NO_ACCESS", r.status, r.raw)
 	}
@@ -294,10 +294,10 @@ func TestStreamHoldsEventsWhileAccessCannotBeChecked(t *testing.T) {
 	base.cfg.StreamHeartbeat = 20 * time.Millisecond
 	e := base.twin(t)
 	tok, _ := e.collaborator(t, "otto")
-	s := e.openStream(t, secretMsgs+"/stream", http.Header{"Authorization": {"Bearer " + tok}})
+	s := e.openStream(t, acmeSecretMsgs+"/stream", http.Header{"Authorization": {"Bearer " + tok}})
 	e.gh.FailAPI(503)
 	e.clock.Advance(pastTheTTL)
-	held := e.post(t, secretRoom, "while GitHub is down")
+	held := e.post(t, acmeSecretRoom, "while GitHub is down")
 	// Heartbeats go on: the stream is open, and checks at each.
 	for beats := 0; beats < 3; {
 		ev := s.next(t)
@@ -321,7 +321,7 @@ func TestAccessRevokedEventKeepsTheLastEventID(t *testing.T) {
 	e := newSecretEnv(t)
 	e.collaborator(t, "rae")
 	rae := e.browserSignIn(t, "rae")
-	s := e.openStream(t, secretMsgs+"/stream", rae)
+	s := e.openStream(t, acmeSecretMsgs+"/stream", rae)
 	e.logout(t, rae)
 	for {
 		ev := s.next(t)
