@@ -28,6 +28,12 @@ type Config struct {
 	// environment variable would leave the password readable in the
 	// function's configuration.
 	SecretARN string
+	// Host, Port and Name are the database's address beside SecretARN
+	// (DB_HOST, DB_PORT, DB_NAME), each, when set, in place of the secret's
+	// field: the secret RDS manages for a master user
+	// (ManageMasterUserPassword) holds only username and password. With a
+	// URL they are refused, since it carries its own address.
+	Host, Port, Name string
 	// MaxConns caps the pool (DB_MAX_CONNS); 0 keeps the URL's or pgx's default.
 	MaxConns int32
 	// ProxyHost is an RDS Proxy endpoint, "host" or "host:port"
@@ -50,6 +56,8 @@ func (c Config) ConnString(ctx context.Context, sm SecretGetter) (string, error)
 	switch {
 	case c.URL != "" && c.SecretARN != "":
 		return "", errors.New("set DB_URL or DB_SECRET_ARN, not both")
+	case c.URL != "" && c.Host+c.Port+c.Name != "":
+		return "", errors.New("DB_HOST, DB_PORT and DB_NAME go with DB_SECRET_ARN; DB_URL carries its own address")
 	case c.URL != "":
 		return c.URL, nil
 	case c.SecretARN == "":
@@ -64,7 +72,7 @@ func (c Config) ConnString(ctx context.Context, sm SecretGetter) (string, error)
 	if out.SecretString == nil {
 		return "", errors.New("database secret has no SecretString")
 	}
-	return secretURL(*out.SecretString)
+	return c.secretURL(*out.SecretString)
 }
 
 // PoolConnString returns the pool's connection string given the direct
@@ -102,8 +110,9 @@ func (c Config) PoolConnString(direct string) (string, error) {
 	return u.String(), nil
 }
 
-// secretURL turns an RDS-style secret into a connection URL.
-func secretURL(secret string) (string, error) {
+// secretURL turns an RDS-style secret into a connection URL, with c's
+// Host, Port and Name in place of the secret's own where set.
+func (c Config) secretURL(secret string) (string, error) {
 	var s struct {
 		Username string          `json:"username"`
 		Password string          `json:"password"`
@@ -114,11 +123,23 @@ func secretURL(secret string) (string, error) {
 	if err := json.Unmarshal([]byte(secret), &s); err != nil {
 		return "", fmt.Errorf("database secret is not JSON: %w", err)
 	}
+	if c.Host != "" {
+		s.Host = c.Host
+	}
+	if c.Name != "" {
+		s.DBName = c.Name
+	}
 	if s.Username == "" || s.Host == "" {
-		return "", errors.New("database secret needs username and host")
+		return "", errors.New("database secret needs username, and host (in the secret or DB_HOST)")
 	}
 	port := "5432"
-	if len(s.Port) > 0 {
+	if c.Port != "" {
+		n, err := strconv.Atoi(c.Port)
+		if err != nil || n < 1 || n > 65535 {
+			return "", fmt.Errorf("DB_PORT=%q: want a port number", c.Port)
+		}
+		port = c.Port
+	} else if len(s.Port) > 0 {
 		var n int
 		if err := json.Unmarshal(s.Port, &n); err != nil {
 			var str string

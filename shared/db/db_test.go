@@ -2,7 +2,9 @@ package db_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -155,7 +157,19 @@ func TestConnString(t *testing.T) {
 		{"no port", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"app","password":"p","host":"h","dbname":"d"}`)},
 			"postgres://app:p@h:5432/d?sslmode=require", ""},
 		{"not json", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`nope`)}, "", "not JSON"},
-		{"no host", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"a"}`)}, "", "needs username and host"},
+		{"no host", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"a"}`)}, "", "needs username, and host"},
+		{"managed master secret, address beside it", db.Config{SecretARN: "arn", Host: "c.cluster-x.rds.amazonaws.com", Port: "5432", Name: "letagents"},
+			fakeSecrets{secret: ptr(`{"username":"letagents","password":"p:w"}`)},
+			"postgres://letagents:p%3Aw@c.cluster-x.rds.amazonaws.com:5432/letagents?sslmode=require", ""},
+		{"address beside a whole secret wins", db.Config{SecretARN: "arn", Host: "new.example", Port: "6432", Name: "other"},
+			fakeSecrets{secret: ptr(`{"username":"app","password":"p","host":"old.example","port":5433,"dbname":"d"}`)},
+			"postgres://app:p@new.example:6432/other?sslmode=require", ""},
+		{"host only", db.Config{SecretARN: "arn", Host: "h"}, fakeSecrets{secret: ptr(`{"username":"app","password":"p","port":5433}`)},
+			"postgres://app:p@h:5433/postgres?sslmode=require", ""},
+		{"bad DB_PORT", db.Config{SecretARN: "arn", Host: "h", Port: "54x"}, fakeSecrets{secret: ptr(`{"username":"app","password":"p"}`)}, "", `DB_PORT="54x"`},
+		{"DB_PORT out of range", db.Config{SecretARN: "arn", Host: "h", Port: "70000"}, fakeSecrets{secret: ptr(`{"username":"app","password":"p"}`)}, "", "want a port number"},
+		{"managed secret without DB_HOST", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"a","password":"p"}`)}, "", "DB_HOST"},
+		{"address with a url", db.Config{URL: "postgres://x@h/db", Host: "h"}, nil, "", "DB_URL carries its own address"},
 		{"bad port", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"a","host":"h","port":"x"}`)}, "", "not a number"},
 		{"binary secret", db.Config{SecretARN: "arn"}, fakeSecrets{}, "", "no SecretString"},
 		{"aws error", db.Config{SecretARN: "arn"}, fakeSecrets{err: errors.New("denied")}, "", "read database secret: denied"},
@@ -312,5 +326,41 @@ func TestLatestIsTheNewestEmbeddedMigration(t *testing.T) {
 	}
 	if got, err := db.Latest(migrations.FS); err != nil || got != want {
 		t.Errorf("Latest(migrations.FS) = %d, %v; want %d", got, err, want)
+	}
+}
+
+// TestConnStringReachesTheDatabase: a secret with credentials only (as RDS
+// manages a master user's) and the address beside it (DB_HOST, DB_PORT,
+// DB_NAME) open a real connection, over TLS as the URL asks.
+func TestConnStringReachesTheDatabase(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	u, err := url.Parse(d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := u.User.Password()
+	secret, err := json.Marshal(map[string]string{"username": u.User.Username(), "password": pw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := db.Config{SecretARN: "arn", Host: u.Hostname(), Port: u.Port(), Name: strings.TrimPrefix(u.Path, "/")}
+	ctx := context.Background()
+	conn, err := cfg.ConnString(ctx, fakeSecrets{secret: ptr(string(secret))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := db.Open(ctx, conn, 1)
+	if err != nil {
+		t.Fatalf("open the database the secret and DB_HOST, DB_PORT, DB_NAME name: %v", err)
+	}
+	defer pool.Close()
+	var name string
+	var tls bool
+	if err := pool.QueryRow(ctx, `SELECT current_database(), (SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid())`).Scan(&name, &tls); err != nil {
+		t.Fatal(err)
+	}
+	if name != cfg.Name || !tls {
+		t.Errorf("connected to database %q (TLS %v), want %q over TLS", name, tls, cfg.Name)
 	}
 }

@@ -129,7 +129,7 @@ type Config struct {
 
 // Variables lists every environment variable LoadConfig reads; the
 // template check holds template.yaml to it.
-var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_MAX_CONNS", "DB_PROXY_HOST", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL",
+var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NAME", "DB_MAX_CONNS", "DB_PROXY_HOST", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL",
 	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
 	"LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
 	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_IDLE_TIMEOUT_MS",
@@ -149,7 +149,8 @@ var LocalVariables = []string{"PORT", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET"
 // fault when a value is unusable.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg := Config{
-		DB:          db.Config{URL: getenv("DB_URL"), SecretARN: getenv("DB_SECRET_ARN"), ProxyHost: getenv("DB_PROXY_HOST")},
+		DB: db.Config{URL: getenv("DB_URL"), SecretARN: getenv("DB_SECRET_ARN"), Host: getenv("DB_HOST"), Port: getenv("DB_PORT"),
+			Name: getenv("DB_NAME"), ProxyHost: getenv("DB_PROXY_HOST")},
 		PollMax:     letagents.DefaultPollMax,
 		GatewayHold: 25 * time.Second,
 		Addr:        ":3001",
@@ -508,10 +509,21 @@ func (s *Service) Drain() {
 	}
 }
 
-// ReadyPath is the poll server's readiness route (WithReadiness), which
-// the load balancer's health check asks. It is no API route: the HTTP API
-// never sees it.
+// ReadyPath is the poll server's readiness route (WithReadiness): 503
+// while the instance cannot hold long-polls (Ready). It is for operators
+// and tests; a load balancer asking it would take every task out of
+// service at once while the database fails over, and ECS would replace
+// them all for it. It is no API route: the HTTP API never sees it.
 const ReadyPath = "/ready"
+
+// LivePath is the poll server's liveness route (WithReadiness), which the
+// load balancer's health check asks: 200 whenever the process answers
+// HTTP, whatever the database's state. During a database outage the tasks
+// stay in service and answer requests that need the database 503
+// DATABASE_UNAVAILABLE with Retry-After, which clients repeat; the
+// listener reconnects by itself once the database is back. It is no API
+// route either.
+const LivePath = "/live"
 
 // errListenerDown and errDraining are why an instance is not ready.
 var (
@@ -534,16 +546,20 @@ func (s *Service) Ready() error {
 	return nil
 }
 
-// WithReadiness answers GET ReadyPath with Ready's verdict, 200 or 503
-// saying why, and passes every other request to h.
+// WithReadiness answers GET LivePath with 200, GET ReadyPath with Ready's
+// verdict, 200 or 503 saying why, and passes every other request to h.
 func (s *Service) WithReadiness(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != ReadyPath || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		if (r.URL.Path != ReadyPath && r.URL.Path != LivePath) || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 			h.ServeHTTP(w, r)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
+		if r.URL.Path == LivePath {
+			_ = json.NewEncoder(w).Encode(wire.Health{Status: "live", Service: "letagents-poll"})
+			return
+		}
 		if err := s.Ready(); err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_ = json.NewEncoder(w).Encode(wire.Error{Error: err.Error(), Code: letagents.CodeNotReady})
