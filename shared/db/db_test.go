@@ -7,8 +7,10 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/jackc/pgx/v5"
@@ -198,7 +200,7 @@ func TestSchemaAndConnector(t *testing.T) {
 	if got := db.Schema(d.Pool); got != d.Schema {
 		t.Errorf("Schema = %q, want %q", got, d.Schema)
 	}
-	direct, err := db.DirectConnector(d.URL)
+	direct, err := db.DirectConnector(d.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +231,7 @@ func TestSchemaAndConnector(t *testing.T) {
 			}
 		})
 	}
-	if _, err := db.DirectConnector("postgres://x:notaport/db"); err == nil {
+	if _, err := db.DirectConnector("postgres://x:notaport/db", nil); err == nil {
 		t.Error("DirectConnector of a malformed URL = nil error")
 	}
 }
@@ -362,5 +364,122 @@ func TestConnStringReachesTheDatabase(t *testing.T) {
 	}
 	if name != cfg.Name || !tls {
 		t.Errorf("connected to database %q (TLS %v), want %q over TLS", name, tls, cfg.Name)
+	}
+}
+
+// rotatingSecrets is a Secrets Manager whose secret's password the test
+// changes, as RDS rotates a managed one; it counts reads.
+type rotatingSecrets struct {
+	mu       sync.Mutex
+	password string
+	err      error
+	reads    int
+}
+
+func (r *rotatingSecrets) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reads++
+	if r.err != nil {
+		return nil, r.err
+	}
+	s := `{"username":"app","password":"` + r.password + `"}`
+	return &secretsmanager.GetSecretValueOutput{ARN: in.SecretId, SecretString: &s}, nil
+}
+
+func (r *rotatingSecrets) set(password string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.password, r.err = password, err
+}
+
+// TestSecretPassword: new connections follow the secret's rotation within
+// PasswordTTL, reading it at most once per PasswordTTL, and keep the last
+// password read while Secrets Manager fails.
+func TestSecretPassword(t *testing.T) {
+	t.Parallel()
+	if (db.Config{URL: "postgres://x"}).SecretPassword(&rotatingSecrets{}, time.Now) != nil {
+		t.Error("SecretPassword without a secret is not nil")
+	}
+	sm := &rotatingSecrets{password: "first"}
+	clock := time.Unix(1_700_000_000, 0)
+	now := func() time.Time { return clock }
+	pw := db.Config{SecretARN: "arn"}.SecretPassword(sm, now)
+	ctx := context.Background()
+	steps := []struct {
+		name      string
+		advance   time.Duration
+		set       string
+		setErr    error
+		want      string
+		wantReads int
+	}{
+		{"first connection reads the secret", 0, "first", nil, "first", 1},
+		{"within the TTL: no read", db.PasswordTTL - time.Second, "second", nil, "first", 1},
+		{"past the TTL: the rotated password", time.Second, "second", nil, "second", 2},
+		{"cached again", time.Second, "second", nil, "second", 2},
+		{"Secrets Manager failing: the last password", db.PasswordTTL, "", errors.New("throttled"), "second", 3},
+		{"it fails again: read again, still the last", time.Second, "", errors.New("throttled"), "second", 4},
+		{"back: the new one", time.Second, "third", nil, "third", 5},
+	}
+	for _, s := range steps {
+		clock = clock.Add(s.advance)
+		sm.set(s.set, s.setErr)
+		got, err := pw(ctx)
+		if err != nil || got != s.want || sm.reads != s.wantReads {
+			t.Errorf("%s: password %q, %v after %d reads; want %q after %d", s.name, got, err, sm.reads, s.want, s.wantReads)
+		}
+	}
+	fresh := db.Config{SecretARN: "arn"}.SecretPassword(&rotatingSecrets{err: errors.New("denied")}, now)
+	if _, err := fresh(ctx); err == nil || !strings.Contains(err.Error(), "denied") {
+		t.Errorf("no password read yet and Secrets Manager failing: %v, want its error", err)
+	}
+}
+
+// TestConnectionsTakeTheSourcesPassword: the pool and the listener's
+// connector ask the password source for each new connection (the test
+// server trusts local connections, so a failing source is what shows it).
+func TestConnectionsTakeTheSourcesPassword(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	ctx := context.Background()
+	var asked atomic.Int32
+	good := func(context.Context) (string, error) { asked.Add(1); return "from the secret", nil }
+	bad := func(context.Context) (string, error) { return "", errors.New("secret unreadable") }
+
+	pool, err := db.OpenWithPassword(ctx, d.URL, 1, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.Close()
+	if n := asked.Load(); n < 1 {
+		t.Errorf("the pool opened a connection without asking the password source")
+	}
+	connect, err := db.DirectConnector(d.URL, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := asked.Load()
+	conn, err := connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	if asked.Load() != before+1 {
+		t.Errorf("the connector opened a connection without asking the password source")
+	}
+
+	if p, err := db.OpenWithPassword(ctx, d.URL, 1, bad); err == nil || !strings.Contains(err.Error(), "secret unreadable") {
+		if p != nil {
+			p.Close()
+		}
+		t.Errorf("pool whose password source fails: %v, want its error", err)
+	}
+	connect, err = db.DirectConnector(d.URL, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connect(ctx); err == nil || !strings.Contains(err.Error(), "secret unreadable") {
+		t.Errorf("listener connection whose password source fails: %v, want its error", err)
 	}
 }

@@ -275,7 +275,7 @@ type Service struct {
 // Close.
 func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error) {
 	logger := NewLogger(cfg)
-	direct, err := connString(ctx, cfg)
+	direct, password, err := connString(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -283,13 +283,13 @@ func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error
 	if err != nil {
 		return nil, err
 	}
-	pool, err := openPool(ctx, cfg, direct, logger)
+	pool, err := openPool(ctx, cfg, direct, password, logger)
 	if err != nil {
 		return nil, err
 	}
 	// The listener connects to the database itself, never through the
 	// pool's proxy (db.Config.ProxyHost).
-	listener, err := db.DirectConnector(direct)
+	listener, err := db.DirectConnector(direct, password)
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -309,11 +309,11 @@ func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error
 // schema as Open does: the part of Open that a function serving no route
 // (the liveness sweeper) needs. The caller closes the pool.
 func OpenPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
-	direct, err := connString(ctx, cfg)
+	direct, password, err := connString(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return openPool(ctx, cfg, direct, NewLogger(cfg))
+	return openPool(ctx, cfg, direct, password, NewLogger(cfg))
 }
 
 // Migrate applies the migrations this build carries to the database cfg
@@ -321,7 +321,8 @@ func OpenPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
 // lock is session state), and returns the schema version it leaves. A
 // deploy runs it once, before any function of the new build serves.
 func Migrate(ctx context.Context, cfg Config) (version int, err error) {
-	direct, err := connString(ctx, cfg)
+	// One run, minutes at most: the password read at its start serves.
+	direct, _, err := connString(ctx, cfg)
 	if err != nil {
 		return 0, err
 	}
@@ -336,26 +337,33 @@ func Migrate(ctx context.Context, cfg Config) (version int, err error) {
 	return db.Applied(ctx, pool)
 }
 
-func connString(ctx context.Context, cfg Config) (string, error) {
+// connString returns the database's direct connection string and, when
+// it comes from a secret, where new connections get the secret's current
+// password (db.Config.SecretPassword): RDS rotates a managed one.
+func connString(ctx context.Context, cfg Config) (string, db.PasswordSource, error) {
 	var sm db.SecretGetter
 	if cfg.DB.SecretARN != "" {
 		awsCfg, err := loadAWS(ctx)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		sm = secretsmanager.NewFromConfig(awsCfg)
 	}
-	return cfg.DB.ConnString(ctx, sm)
+	direct, err := cfg.DB.ConnString(ctx, sm)
+	if err != nil {
+		return "", nil, err
+	}
+	return direct, cfg.DB.SecretPassword(sm, time.Now), nil
 }
 
 // openPool opens the pool (through the proxy, if one is configured) and
 // refuses, with a log line saying why, a schema older than this build.
-func openPool(ctx context.Context, cfg Config, direct string, logger *slog.Logger) (*pgxpool.Pool, error) {
+func openPool(ctx context.Context, cfg Config, direct string, password db.PasswordSource, logger *slog.Logger) (*pgxpool.Pool, error) {
 	conn, err := cfg.DB.PoolConnString(direct)
 	if err != nil {
 		return nil, err
 	}
-	pool, err := db.Open(ctx, conn, cfg.DB.MaxConns)
+	pool, err := db.OpenWithPassword(ctx, conn, cfg.DB.MaxConns, password)
 	if err != nil {
 		return nil, err
 	}
