@@ -35,9 +35,18 @@ const (
 	wantArchitecture = "arm64"
 	wantCodeURI      = "."
 	wantBuildMethod  = "makefile"
-	// secretParam is the parameter naming the database secret: DB_SECRET_ARN
-	// and the one policy of every function refer to it.
+	// secretParam is the parameter naming your database's secret; empty,
+	// the stack creates the database, whose secret RDS keeps.
 	secretParam = "DatabaseSecretArn"
+	// dbSecretExpr is the database's secret wherever the template names it
+	// (DB_SECRET_ARN, every function's policy, the poll task's role): the
+	// created cluster's, or the parameter's. Fn::If takes its true branch
+	// here, so it reads as createdSecret; checkDatabase holds every use of
+	// the cluster's secret to the whole expression.
+	dbSecretExpr  = "!If [MakeDatabase, !GetAtt DatabaseCluster.MasterUserSecret.SecretArn, !Ref DatabaseSecretArn]"
+	createdSecret = "GetAtt:DatabaseCluster.MasterUserSecret.SecretArn"
+	// dbSecret is the database's secret in wantPolicies.
+	dbSecret = "the database's"
 	// githubSecretParam names the GitHub app's secret, for the auth function.
 	githubSecretParam = "GitHubSecretArn"
 	// tokenKey is the KMS key that seals GitHub tokens.
@@ -426,14 +435,14 @@ const migrateDir = "migrate"
 // GitHub app's secret and makes data keys to seal new tokens. The liveness
 // sweeper and the migrations touch the database only.
 var wantPolicies = map[api.Group][]string{
-	api.GroupRooms:        {"decrypt " + tokenKey, "secret " + secretParam},
-	api.GroupMessages:     {"decrypt " + tokenKey, "secret " + secretParam},
-	api.GroupPoll:         {"decrypt " + tokenKey, "secret " + secretParam},
-	api.GroupWeb:          {"secret " + secretParam},
-	api.GroupCoordination: {"decrypt " + tokenKey, "secret " + secretParam},
-	api.GroupAuth:         {"decrypt " + tokenKey, "generate-data-key " + tokenKey, "secret " + secretParam, "secret " + githubSecretParam},
-	livenessDir:           {"secret " + secretParam},
-	migrateDir:            {"secret " + secretParam},
+	api.GroupRooms:        {"decrypt " + tokenKey, "secret " + dbSecret},
+	api.GroupMessages:     {"decrypt " + tokenKey, "secret " + dbSecret},
+	api.GroupPoll:         {"decrypt " + tokenKey, "secret " + dbSecret},
+	api.GroupWeb:          {"secret " + dbSecret},
+	api.GroupCoordination: {"decrypt " + tokenKey, "secret " + dbSecret},
+	api.GroupAuth:         {"decrypt " + tokenKey, "generate-data-key " + tokenKey, "secret " + dbSecret, "secret " + githubSecretParam},
+	livenessDir:           {"secret " + dbSecret},
+	migrateDir:            {"secret " + dbSecret},
 }
 
 // checkPolicies holds a function's policies to wantPolicies. SAM policy
@@ -444,6 +453,8 @@ func checkPolicies(t *testing.T, name string, group api.Group, fn *serverless.Fu
 	if fn.Policies != nil && fn.Policies.SAMPolicyTemplateArray != nil {
 		for _, p := range *fn.Policies.SAMPolicyTemplateArray {
 			switch {
+			case p.AWSSecretsManagerGetSecretValuePolicy != nil && p.AWSSecretsManagerGetSecretValuePolicy.SecretArn == createdSecret:
+				got = append(got, "secret "+dbSecret)
 			case p.AWSSecretsManagerGetSecretValuePolicy != nil:
 				got = append(got, "secret "+strings.TrimPrefix(p.AWSSecretsManagerGetSecretValuePolicy.SecretArn, "Ref:"))
 			case p.KMSDecryptPolicy != nil:
@@ -638,8 +649,8 @@ func checkEnvironment(t *testing.T, p parsed) {
 	if c, ok := p.container(t); ok {
 		check(pollTaskDefinition, c.env)
 	}
-	if p.global.Environment == nil || p.global.Environment.Variables["DB_SECRET_ARN"] != refTo(secretParam) {
-		t.Errorf("Globals.Function: DB_SECRET_ARN should be !Ref %s, the secret the policies grant", secretParam)
+	if p.global.Environment == nil || p.global.Environment.Variables["DB_SECRET_ARN"] != createdSecret {
+		t.Errorf("Globals.Function: DB_SECRET_ARN should be %s, the secret the policies grant", dbSecretExpr)
 	}
 	for _, v := range service.Variables {
 		if !slices.Contains(service.LocalVariables, v) && !used[v] {
@@ -651,14 +662,16 @@ func checkEnvironment(t *testing.T, p parsed) {
 			t.Errorf("template.yaml sets %s, which service.LocalVariables says a deployment leaves unset", v)
 		}
 	}
-	// With extra groups the stack's own and those; without, its own.
+	// The stack's private subnets or yours; with extra groups the stack's
+	// own and those, without them its own.
 	if vpc := p.global.VpcConfig; vpc == nil ||
-		!slices.Equal(vpc.SubnetIds, []string{refTo("SubnetIds")}) ||
+		!slices.Equal(vpc.SubnetIds, privateSubnets) ||
+		!slices.ContainsFunc(p.refs.elses["CreateVpc"], func(v any) bool { return fmt.Sprint(v) == fmt.Sprint([]any{refTo("SubnetIds")}) }) ||
 		!slices.Equal(vpc.SecurityGroupIds, []string{refTo("FunctionSecurityGroup"), refTo("SecurityGroupIds")}) ||
 		!slices.ContainsFunc(p.refs.elses["HasExtraSecurityGroups"], func(v any) bool {
 			return fmt.Sprint(v) == fmt.Sprint([]any{refTo("FunctionSecurityGroup")})
 		}) {
-		t.Errorf("Globals.Function.VpcConfig = %+v, want the SubnetIds parameter and FunctionSecurityGroup with the SecurityGroupIds parameter's", vpc)
+		t.Errorf("Globals.Function.VpcConfig = %+v, want the stack's private subnets (or the SubnetIds parameter) and FunctionSecurityGroup with the SecurityGroupIds parameter's", vpc)
 	}
 }
 
@@ -723,8 +736,15 @@ func checkReferences(t *testing.T, p parsed) {
 			t.Errorf("condition %s is never used", name)
 		}
 	}
-	if param, ok := p.tmpl.Parameters["DatabaseUrl"]; !ok || param.NoEcho == nil || !*param.NoEcho || param.Default != "" {
-		t.Errorf("parameter DatabaseUrl should exist with Default \"\" and NoEcho (it may carry a password)")
+	// sam deploy --guided asks a NoEcho parameter hidden and refuses an
+	// empty answer, whatever its default; and every parameter needs a
+	// default a first deploy can take.
+	for _, name := range slices.Sorted(maps.Keys(p.tmpl.Parameters)) {
+		if param := p.tmpl.Parameters[name]; param.NoEcho != nil && *param.NoEcho {
+			t.Errorf("parameter %s is NoEcho: sam deploy --guided cannot get past it with the default", name)
+		} else if param.Default == nil {
+			t.Errorf("parameter %s has no default: a first deploy must be able to take every default", name)
+		}
 	}
 }
 
@@ -875,7 +895,14 @@ func checkEnvJSON(t *testing.T, p parsed) {
 				t.Errorf("infra/env.json: %s would get %s %q; set it to \"\" (sam local reaches no AWS)", name, v, eff[v])
 			}
 		}
-		if _, err := service.LoadConfig(getenv(eff)); err != nil {
+		cfg, err := service.LoadConfig(getenv(eff))
+		if err != nil {
+			t.Errorf("infra/env.json: %s: %v", name, err)
+			continue
+		}
+		// DB_HOST and the like, set for a created database, go only with
+		// the secret: sam local must blank them beside DB_URL.
+		if _, err := cfg.DB.ConnString(t.Context(), nil); err != nil {
 			t.Errorf("infra/env.json: %s: %v", name, err)
 		}
 	}
