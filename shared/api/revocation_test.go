@@ -15,11 +15,11 @@ import (
 
 // The private repository of the revocation tests and its room.
 const (
-	secretRepo = "acme/secret"
+	secretRepo     = "acme/secret"
 	acmeSecretRoom = "github.com/acme/secret"
 	acmeSecretMsgs = "/rooms/" + acmeSecretRoom + "/messages"
-	accessTTL  = 30 * time.Minute // what README states GitHub's "yes" is cached for
-	pastTheTTL = accessTTL + time.Minute
+	accessTTL      = 30 * time.Minute // what README states GitHub's "yes" is cached for
+	pastTheTTL     = accessTTL + time.Minute
 )
 
 // newSecretEnv is an auth env with the private repository acme/secret.
