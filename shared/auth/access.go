@@ -30,6 +30,10 @@ type Access struct {
 	Repo string
 	// RepoAdmin: GitHub says the caller administers that repository.
 	RepoAdmin bool
+	// adminChecked: RepoAdmin is GitHub's answer of the access cache
+	// period, not merely unasked (the gate lets anyone into a public
+	// repository's room without asking).
+	adminChecked bool
 }
 
 // Gate decides whether who may use a room. Invite and named rooms are open
@@ -72,7 +76,7 @@ func (s *Service) Gate(ctx context.Context, who Identity, roomID, base string, j
 			Fields: map[string]any{"room_id": roomID,
 				"message": fmt.Sprintf("The GitHub account %s cannot see %s: ask an owner of the repository for access, or sign in with another account.", who.Account.Login, locator)}}
 	}
-	a.RepoAdmin = acc.Admin
+	a.RepoAdmin, a.adminChecked = acc.Admin, true
 	return a, nil
 }
 
@@ -172,8 +176,10 @@ func (s *Service) githubToken(ctx context.Context, accountID int64) (string, err
 
 // Role works out who's role in room once the gate let them in, recording
 // what joining means: the first signed-in joiner of a named room becomes
-// its admin, and GitHub's admins of a repository become admins of its
-// rooms.
+// its admin. In a room of a GitHub repository the admins are GitHub's:
+// the caller's admin bit is read as repository access is (cached for the
+// same period, allowedTTL), recorded, and taken away when GitHub no
+// longer says so; an admin granted in the room itself stays one.
 func (s *Service) Role(ctx context.Context, who Identity, room letagents.Room, a Access, join bool) (letagents.Role, error) {
 	if !who.SignedIn() {
 		if a.Repo != "" || room.Kind == letagents.RoomRepo || room.Kind == letagents.RoomBranch {
@@ -184,9 +190,8 @@ func (s *Service) Role(ctx context.Context, who Identity, room letagents.Room, a
 	var admin bool
 	var err error
 	switch {
-	case join && a.RepoAdmin:
-		admin = true
-		err = s.store.AddRoomAdmin(ctx, room.ID, who.Account.ID)
+	case a.Repo != "":
+		admin, err = s.githubRoomAdmin(ctx, who, room.ID, a)
 	case join && room.Kind == letagents.RoomNamed:
 		admin, err = s.store.ClaimFirstAdmin(ctx, room.ID, who.Account.ID)
 	default:
@@ -199,6 +204,23 @@ func (s *Service) Role(ctx context.Context, who Identity, room letagents.Room, a
 		return letagents.RoleAdmin, nil
 	}
 	return letagents.RoleParticipant, nil
+}
+
+// githubRoomAdmin says whether a signed-in caller administers the room of
+// GitHub repository a.Repo now, keeping the GitHub-derived admin row in
+// step. When GitHub cannot be asked and the cached answer has aged, the
+// caller keeps only what the room itself granted: rights GitHub gave are
+// not assumed to last through an outage.
+func (s *Service) githubRoomAdmin(ctx context.Context, who Identity, roomID string, a Access) (bool, error) {
+	if !a.adminChecked {
+		acc, ok, err := s.repoAccess(ctx, who.Account.ID, a.Repo)
+		if err != nil {
+			s.cfg.Logger.Warn("could not read GitHub admin permission", "repo", a.Repo, "error", err)
+			return s.store.IsRoomGrantedAdmin(ctx, roomID, who.Account.ID)
+		}
+		a.RepoAdmin = ok && acc.Admin
+	}
+	return s.store.SyncGitHubAdmin(ctx, roomID, who.Account.ID, a.RepoAdmin)
 }
 
 func ttl(good bool, goodTTL, badTTL time.Duration) time.Duration {

@@ -8,7 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// IsRoomAdmin reports whether an account administers a room.
+// IsRoomAdmin reports whether an account administers a room, whatever
+// made it an admin. Rooms whose admins GitHub decides ask SyncGitHubAdmin.
 func (s *Store) IsRoomAdmin(ctx context.Context, roomID string, accountID int64) (bool, error) {
 	var ok bool
 	err := s.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2)`,
@@ -19,13 +20,52 @@ func (s *Store) IsRoomAdmin(ctx context.Context, roomID string, accountID int64)
 	return ok, nil
 }
 
-// AddRoomAdmin makes an account an admin of a room (idempotent).
+// IsRoomGrantedAdmin reports whether an account administers a room by a
+// grant of the room itself, leaving out what GitHub once said.
+func (s *Store) IsRoomGrantedAdmin(ctx context.Context, roomID string, accountID int64) (bool, error) {
+	var ok bool
+	err := s.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2 AND source = 'room')`,
+		roomID, accountID).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("read room admin: %w", err)
+	}
+	return ok, nil
+}
+
+// AddRoomAdmin makes an account an admin of a room by a grant of the room
+// itself (idempotent; a GitHub-derived admin becomes a granted one).
 func (s *Store) AddRoomAdmin(ctx context.Context, roomID string, accountID int64) error {
-	if _, err := s.pool.Exec(ctx, `INSERT INTO room_admins (room_id, account_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+	if _, err := s.pool.Exec(ctx, `
+		INSERT INTO room_admins (room_id, account_id, source) VALUES ($1, $2, 'room')
+		ON CONFLICT (room_id, account_id) DO UPDATE SET source = 'room'`,
 		roomID, accountID); err != nil {
 		return fmt.Errorf("add room admin: %w", err)
 	}
 	return nil
+}
+
+// SyncGitHubAdmin records what GitHub now says of an account's admin
+// rights on a room's repository (githubAdmin), adding or removing the
+// GitHub-derived admin row, and reports whether the account administers
+// the room afterwards: as GitHub says, or by a grant of the room itself,
+// which GitHub's word neither replaces nor removes. One round trip.
+func (s *Store) SyncGitHubAdmin(ctx context.Context, roomID string, accountID int64, githubAdmin bool) (bool, error) {
+	var granted bool
+	// The statement's parts see one snapshot: the final SELECT reads the
+	// room's own grants, which neither part changes.
+	err := s.queryRow(ctx, `
+		WITH gone AS (
+			DELETE FROM room_admins WHERE room_id = $1 AND account_id = $2 AND source = 'github' AND NOT $3
+		), added AS (
+			INSERT INTO room_admins (room_id, account_id, source) SELECT $1, $2, 'github' WHERE $3
+			ON CONFLICT (room_id, account_id) DO NOTHING
+		)
+		SELECT EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2 AND source = 'room')`,
+		roomID, accountID, githubAdmin).Scan(&granted)
+	if err != nil {
+		return false, fmt.Errorf("sync GitHub room admin: %w", err)
+	}
+	return githubAdmin || granted, nil
 }
 
 // ClaimFirstAdmin makes an account admin of a room that has no admin yet
