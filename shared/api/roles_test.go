@@ -2,9 +2,13 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/letagents/letagents-go/shared/rooms"
 )
 
 // TestGitHubAdminFollowsGitHub: a room admin GitHub made is one for as
@@ -124,4 +128,55 @@ func countAdmins(t *testing.T, e *env, room, login string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestListedRoomsFollowAccess: GET /projects lists only the rooms the
+// caller may read now, checked as a read of each would be; a room whose
+// access ended (after the access cache period) is off the list, with its
+// name, and comes back when access does.
+func TestListedRoomsFollowAccess(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, map[string]string{"LETAGENTS_JOIN_LIMIT": "1000"})
+	e.gh.AddRepo("acme/secret", true)
+	e.gh.AddRepo("acme/open", false)
+	e.gh.AddUser("bob")
+	e.gh.Grant("acme/secret", "bob", "write")
+	bob := e.signIn(t, "bob")
+	branch, err := rooms.BranchRoomID("github.com/acme/secret", "feature") // answers as its repository
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, room := range []string{"github.com/acme/secret", "github.com/acme/open", "team", branch} {
+		e.register(t, bob, room, fmt.Sprint("scout-", i), fmt.Sprintf(`{"actor_key": "bob/scout-%d"}`, i))
+	}
+	e.as(t, bob, http.MethodPatch, "/rooms/team", `{"display_name": "Team room"}`).want(t, 200, "")
+	listed := func() []string {
+		t.Helper()
+		r := e.as(t, bob, http.MethodGet, "/projects", "").want(t, 200, "")
+		var out []string
+		for _, p := range r.obj["projects"].([]any) {
+			out = append(out, p.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	all := []string{"github.com/acme/secret", "github.com/acme/open", "team", branch}
+	if got := listed(); !slices.Equal(got, all) {
+		t.Fatalf("listed = %v, want %v", got, all)
+	}
+	e.gh.Grant("acme/secret", "bob", "none")
+	e.clock.Advance(31 * time.Minute)
+	if got, want := listed(), []string{"github.com/acme/open", "team"}; !slices.Equal(got, want) {
+		t.Errorf("listed after access ended = %v, want %v", got, want)
+	}
+	// GitHub down once the cache aged: the private room is not listed on trust.
+	e.gh.Grant("acme/secret", "bob", "read")
+	e.clock.Advance(31 * time.Minute)
+	e.gh.FailAPI(503)
+	if got := listed(); slices.Contains(got, "github.com/acme/secret") {
+		t.Errorf("listed while GitHub cannot confirm access = %v, want no private room", got)
+	}
+	e.gh.FailAPI(0)
+	if got := listed(); !slices.Equal(got, all) {
+		t.Errorf("listed with access back = %v, want %v", got, all)
+	}
 }

@@ -44,15 +44,8 @@ type Access struct {
 // says where to start signing in, under base) or 403 private_repo_no_access.
 // join asks for the caller's GitHub admin bit too, which may cost a call.
 func (s *Service) Gate(ctx context.Context, who Identity, roomID, base string, join bool) (Access, error) {
-	locator := ""
-	switch rooms.KindOf(roomID) {
-	case letagents.RoomRepo:
-		locator = roomID
-	case letagents.RoomBranch:
-		locator, _, _ = rooms.ParseBranchRoom(roomID)
-	}
-	host, repo, _ := strings.Cut(locator, "/")
-	if !s.cfg.RepoAccess || host != "github.com" {
+	repo, locator := s.githubRepo(roomID)
+	if repo == "" {
 		return Access{}, nil
 	}
 	a := Access{Repo: repo}
@@ -78,6 +71,80 @@ func (s *Service) Gate(ctx context.Context, who Identity, roomID, base string, j
 	}
 	a.RepoAdmin, a.adminChecked = acc.Admin, true
 	return a, nil
+}
+
+// githubRepo is "owner/name" of the GitHub repository whose access
+// decides who may use a room, and the room's repo locator; "" for rooms
+// open to whoever knows the id (and for every room when access is open).
+func (s *Service) githubRepo(roomID string) (repo, locator string) {
+	switch rooms.KindOf(roomID) {
+	case letagents.RoomRepo:
+		locator = roomID
+	case letagents.RoomBranch:
+		locator, _, _ = rooms.ParseBranchRoom(roomID)
+	}
+	host, repo, _ := strings.Cut(locator, "/")
+	if !s.cfg.RepoAccess || host != "github.com" {
+		return "", ""
+	}
+	return repo, locator
+}
+
+// MaxListedRepos bounds the GitHub repositories one listing of an
+// account's rooms checks (Readable): each costs two cached reads, and a
+// call to GitHub once the cache aged. The rooms of repositories past it
+// are left out of that listing, as unchecked.
+const MaxListedRepos = 200
+
+// Readable sorts the rooms of a listing (GET /projects, GET /search) by
+// whether who may read them now, through the access gate exactly as a
+// read of each would pass it, asking once per GitHub repository (a repo
+// room and its branch rooms share the answer): readable keeps list's
+// order; unchecked are the rooms whose access GitHub could not confirm
+// just then, or that lie past MaxListedRepos. Rooms refused are in
+// neither: access that ended takes the room off the list.
+func (s *Service) Readable(ctx context.Context, who Identity, list []letagents.Room) (readable, unchecked []letagents.Room, err error) {
+	return s.readable(ctx, who, list, MaxListedRepos)
+}
+
+func (s *Service) readable(ctx context.Context, who Identity, list []letagents.Room, maxRepos int) (readable, unchecked []letagents.Room, err error) {
+	type verdict uint8
+	const (
+		allowed verdict = iota + 1
+		refused
+		unknown
+	)
+	verdicts := map[string]verdict{}
+	for _, room := range list {
+		repo, _ := s.githubRepo(room.ID)
+		v := allowed
+		if repo != "" {
+			var seen bool
+			if v, seen = verdicts[repo]; !seen {
+				v = unknown
+				if len(verdicts) < maxRepos {
+					_, err := s.Gate(ctx, who, room.ID, "", false)
+					switch {
+					case err == nil:
+						v = allowed
+					case letagents.IsCode(err, letagents.Unauthorized), letagents.IsCode(err, letagents.Forbidden):
+						v = refused
+					case letagents.IsCode(err, letagents.Unavailable):
+					default:
+						return nil, nil, err
+					}
+				}
+				verdicts[repo] = v
+			}
+		}
+		switch v {
+		case allowed:
+			readable = append(readable, room)
+		case unknown:
+			unchecked = append(unchecked, room)
+		}
+	}
+	return readable, unchecked, nil
 }
 
 // authRequired is the refusal of a repo room to nobody in particular.
