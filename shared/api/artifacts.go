@@ -75,9 +75,11 @@ func (s *server) publishArtifact(w http.ResponseWriter, r *http.Request, c call)
 	if letagents.IsNotOwner(err) && who.SignedIn() {
 		// Another account's artifact: a room admin may publish it again.
 		// The role is looked up only here, off the common path.
-		if _, role, rerr := s.roleIn(r, c); rerr != nil {
-			return rerr
-		} else if role == letagents.RoleAdmin {
+		_, role, roleErr := s.roleIn(r, c)
+		if roleErr != nil {
+			return roleErr
+		}
+		if role == letagents.RoleAdmin {
 			published, err = s.Store.PublishArtifact(r.Context(), a, who.Account.ID, true, time.Now())
 		}
 	}

@@ -162,24 +162,10 @@ func TestWhoMayWriteWhat(t *testing.T) {
 					}},
 				{"disconnect a worker session", ownerWorker | admin, "", http.MethodPost,
 					func(w ownedWork) string { return path + "/agent-sessions/" + w.worker.id + "/disconnect" }, `{}`,
-					func(t *testing.T, w ownedWork) bool {
-						var ended bool
-						id, _ := letagents.ParseWireID(letagents.AgentSessionPrefix, w.worker.id)
-						if err := e.db.Pool.QueryRow(context.Background(), `SELECT ended_at IS NOT NULL FROM agent_sessions WHERE id = $1`, id).Scan(&ended); err != nil {
-							t.Fatal(err)
-						}
-						return ended
-					}},
+					func(t *testing.T, w ownedWork) bool { return sessionHas(t, e, w.worker, "ended_at") }},
 				{"report a worker session's native activity", ownerWorker, "", http.MethodPost,
 					func(w ownedWork) string { return path + "/agent-sessions/" + w.worker.id + "/native-activity" }, "",
-					func(t *testing.T, w ownedWork) bool {
-						var seen bool
-						id, _ := letagents.ParseWireID(letagents.AgentSessionPrefix, w.worker.id)
-						if err := e.db.Pool.QueryRow(context.Background(), `SELECT last_native_activity_at IS NOT NULL FROM agent_sessions WHERE id = $1`, id).Scan(&seen); err != nil {
-							t.Fatal(err)
-						}
-						return seen
-					}},
+					func(t *testing.T, w ownedWork) bool { return sessionHas(t, e, w.worker, "last_native_activity_at") }},
 			}
 			for _, rt := range routes {
 				t.Run(rt.name, func(t *testing.T) {
@@ -220,4 +206,15 @@ func TestWhoMayWriteWhat(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sessionHas reports whether a worker session's column (a time) is set.
+func sessionHas(t *testing.T, e *env, s session, column string) bool {
+	t.Helper()
+	var set bool
+	id, _ := letagents.ParseWireID(letagents.AgentSessionPrefix, s.id)
+	if err := e.db.Pool.QueryRow(context.Background(), `SELECT `+column+` IS NOT NULL FROM agent_sessions WHERE id = $1`, id).Scan(&set); err != nil {
+		t.Fatal(err)
+	}
+	return set
 }
