@@ -243,10 +243,11 @@ func (s *Service) githubToken(ctx context.Context, accountID int64) (string, err
 
 // Role works out who's role in room once the gate let them in, recording
 // what joining means: the first signed-in joiner of a named room becomes
-// its admin. In a room of a GitHub repository the admins are GitHub's:
-// the caller's admin bit is read as repository access is (cached for the
-// same period, allowedTTL), recorded, and taken away when GitHub no
-// longer says so; an admin granted in the room itself stays one.
+// its admin, and GitHub's admins of a repository who join become admins
+// of its rooms. Those last stay admins only while GitHub says so: their
+// admin bit is read at every look, as repository access is (cached for
+// the same period, allowedTTL), and the rights end when it is gone. An
+// admin granted in the room itself stays one.
 func (s *Service) Role(ctx context.Context, who Identity, room letagents.Room, a Access, join bool) (letagents.Role, error) {
 	if !who.SignedIn() {
 		if a.Repo != "" || room.Kind == letagents.RoomRepo || room.Kind == letagents.RoomBranch {
@@ -258,7 +259,7 @@ func (s *Service) Role(ctx context.Context, who Identity, room letagents.Room, a
 	var err error
 	switch {
 	case a.Repo != "":
-		admin, err = s.githubRoomAdmin(ctx, who, room.ID, a)
+		admin, err = s.githubRoomAdmin(ctx, who, room.ID, a, join)
 	case join && room.Kind == letagents.RoomNamed:
 		admin, err = s.store.ClaimFirstAdmin(ctx, room.ID, who.Account.ID)
 	default:
@@ -275,10 +276,10 @@ func (s *Service) Role(ctx context.Context, who Identity, room letagents.Room, a
 
 // githubRoomAdmin says whether a signed-in caller administers the room of
 // GitHub repository a.Repo now, keeping the GitHub-derived admin row in
-// step. When GitHub cannot be asked and the cached answer has aged, the
-// caller keeps only what the room itself granted: rights GitHub gave are
-// not assumed to last through an outage.
-func (s *Service) githubRoomAdmin(ctx context.Context, who Identity, roomID string, a Access) (bool, error) {
+// step (store.SyncGitHubAdmin). When GitHub cannot be asked and the
+// cached answer has aged, the caller keeps only what the room itself
+// granted: rights GitHub gave are not assumed to last through an outage.
+func (s *Service) githubRoomAdmin(ctx context.Context, who Identity, roomID string, a Access, join bool) (bool, error) {
 	if !a.adminChecked {
 		acc, ok, err := s.repoAccess(ctx, who.Account.ID, a.Repo)
 		if err != nil {
@@ -287,7 +288,7 @@ func (s *Service) githubRoomAdmin(ctx context.Context, who Identity, roomID stri
 		}
 		a.RepoAdmin = ok && acc.Admin
 	}
-	return s.store.SyncGitHubAdmin(ctx, roomID, who.Account.ID, a.RepoAdmin)
+	return s.store.SyncGitHubAdmin(ctx, roomID, who.Account.ID, a.RepoAdmin, join)
 }
 
 func ttl(good bool, goodTTL, badTTL time.Duration) time.Duration {

@@ -44,28 +44,32 @@ func (s *Store) AddRoomAdmin(ctx context.Context, roomID string, accountID int64
 	return nil
 }
 
-// SyncGitHubAdmin records what GitHub now says of an account's admin
-// rights on a room's repository (githubAdmin), adding or removing the
-// GitHub-derived admin row, and reports whether the account administers
-// the room afterwards: as GitHub says, or by a grant of the room itself,
-// which GitHub's word neither replaces nor removes. One round trip.
-func (s *Store) SyncGitHubAdmin(ctx context.Context, roomID string, accountID int64, githubAdmin bool) (bool, error) {
-	var granted bool
-	// The statement's parts see one snapshot: the final SELECT reads the
-	// room's own grants, which neither part changes.
+// SyncGitHubAdmin keeps an account's GitHub-derived admin row of a room
+// in step with what GitHub now says of its admin rights on the room's
+// repository (githubAdmin), and reports whether the account administers
+// the room afterwards. A join (join) records the rights GitHub gives;
+// any other look removes those GitHub no longer gives, and adds none, so
+// that reading a room records nothing new. A grant of the room itself is
+// neither replaced nor removed by GitHub's word, and counts whatever it
+// says. One round trip.
+func (s *Store) SyncGitHubAdmin(ctx context.Context, roomID string, accountID int64, githubAdmin, join bool) (bool, error) {
+	var granted, derived bool
+	// The statement's parts see one snapshot, taken before either writes:
+	// the final SELECT reads the rows as they were.
 	err := s.queryRow(ctx, `
 		WITH gone AS (
 			DELETE FROM room_admins WHERE room_id = $1 AND account_id = $2 AND source = 'github' AND NOT $3
 		), added AS (
-			INSERT INTO room_admins (room_id, account_id, source) SELECT $1, $2, 'github' WHERE $3
+			INSERT INTO room_admins (room_id, account_id, source) SELECT $1, $2, 'github' WHERE $3 AND $4
 			ON CONFLICT (room_id, account_id) DO NOTHING
 		)
-		SELECT EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2 AND source = 'room')`,
-		roomID, accountID, githubAdmin).Scan(&granted)
+		SELECT EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2 AND source = 'room'),
+			EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2 AND source = 'github')`,
+		roomID, accountID, githubAdmin, join).Scan(&granted, &derived)
 	if err != nil {
 		return false, fmt.Errorf("sync GitHub room admin: %w", err)
 	}
-	return githubAdmin || granted, nil
+	return granted || githubAdmin && (join || derived), nil
 }
 
 // ClaimFirstAdmin makes an account admin of a room that has no admin yet

@@ -264,22 +264,28 @@ func TestSyncGitHubAdmin(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps := []struct {
-		who         letagents.Account
-		githubAdmin bool
-		want        bool   // admin afterwards
-		source      string // the row's source afterwards, "" for none
+		who               letagents.Account
+		githubAdmin, join bool
+		want              bool   // admin afterwards
+		source            string // the row's source afterwards, "" for none
 	}{
-		{carol, false, false, ""},
-		{carol, true, true, "github"},
-		{carol, true, true, "github"},
-		{carol, false, false, ""},
-		{gus, true, true, "room"},
-		{gus, false, true, "room"},
+		{carol, false, true, false, ""},
+		{carol, true, false, false, ""}, // a look records nothing new
+		{carol, true, true, true, "github"},
+		{carol, true, false, true, "github"},
+		{carol, true, true, true, "github"},
+		{carol, false, false, false, ""}, // demoted at GitHub
+		{carol, true, false, false, ""},  // promoted again: only a join records it
+		{carol, true, true, true, "github"},
+		{carol, false, true, false, ""},
+		{gus, true, true, true, "room"},
+		{gus, false, false, true, "room"},
+		{gus, false, true, true, "room"},
 	}
 	for i, st := range steps {
-		got, err := s.SyncGitHubAdmin(ctx, room.ID, st.who.ID, st.githubAdmin)
+		got, err := s.SyncGitHubAdmin(ctx, room.ID, st.who.ID, st.githubAdmin, st.join)
 		if err != nil || got != st.want {
-			t.Fatalf("step %d: SyncGitHubAdmin(%s, %v) = %v, %v; want %v", i, st.who.Login, st.githubAdmin, got, err, st.want)
+			t.Fatalf("step %d: SyncGitHubAdmin(%s, %v, join %v) = %v, %v; want %v", i, st.who.Login, st.githubAdmin, st.join, got, err, st.want)
 		}
 		var source string
 		err = pool.QueryRow(ctx, `SELECT coalesce((SELECT source FROM room_admins WHERE room_id = $1 AND account_id = $2), '')`,
