@@ -631,16 +631,6 @@ func roomState(ctx context.Context, t *testing.T, e *env, ids []string) string {
 	return b.String()
 }
 
-// browser signs login in through the web flow and returns the headers of
-// that browser: its session cookie.
-func (e *env) browser(t *testing.T, login string) http.Header {
-	t.Helper()
-	start, pre := e.webLogin(t, "")
-	done := e.callWith(context.Background(), t, http.MethodGet, e.atGitHub(t, start, login), "", pre)
-	c := sessionCookie(t, done.header)
-	return http.Header{"Cookie": {c.Name + "=" + c.Value}}
-}
-
 // seedMatrix builds the private room github.com/alice/secret (alice
 // administers the repository, bobby and rita may read it), its branch
 // room, and mallory's open room with content of its own, and the callers.
@@ -659,7 +649,7 @@ func seedMatrix(t *testing.T) *matrix {
 	if _, err := e.db.Pool.Exec(context.Background(), `DELETE FROM owner_tokens WHERE token_hash = $1`, auth.HashToken(revoked)); err != nil {
 		t.Fatal(err)
 	}
-	bobbyBrowser, malloryBrowser, loggedOut := e.browser(t, "bobby"), e.browser(t, "mallory"), e.browser(t, "bobby")
+	bobbyBrowser, malloryBrowser, loggedOut := e.browserSignIn(t, "bobby"), e.browserSignIn(t, "mallory"), e.browserSignIn(t, "bobby")
 	same := http.Header{"Origin": {e.url}}
 	post := func(h http.Header, path, body string, status int) reply {
 		t.Helper()

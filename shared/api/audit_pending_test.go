@@ -69,7 +69,7 @@ func TestRevocationEndsAccess(t *testing.T) {
 	t.Run("known changes", func(t *testing.T) {
 		// A browser that signs out, and a worker session that disconnects,
 		// end their own streams at once: no cache period to wait for.
-		browser := e.browser(t, "bobby")
+		browser := e.browserSignIn(t, "bobby")
 		second := e.register(t, bearerOf(token), secretRoom, "scout", `{"actor_key": "bobby/scout", "display_name": "Second"}`)
 		byBrowser := e.openStream(t, messages+"/stream", browser)
 		bySession := e.openStream(t, messages+"/stream", second.headers())

@@ -60,15 +60,6 @@ func (e *env) accountID(t *testing.T, login string) int64 {
 	return id
 }
 
-// browserSignIn signs login in with the browser flow and returns the
-// browser's headers: its session cookie.
-func (e *env) browserSignIn(t *testing.T, login string) http.Header {
-	t.Helper()
-	l, browser := e.webLogin(t, "")
-	c := sessionCookie(t, e.callWith(context.Background(), t, http.MethodGet, e.atGitHub(t, l, login), "", browser).header)
-	return http.Header{"Cookie": {c.Name + "=" + c.Value}}
-}
-
 // post adds a message to room as the store does for any sender, so the
 // tests do not depend on who may send under which name.
 func (e *env) post(t *testing.T, room, text string) string {

@@ -252,6 +252,58 @@ func TestAddRoomAdminIsIdempotent(t *testing.T) {
 	}
 }
 
+// SyncGitHubAdmin follows GitHub's word step by step, and never touches
+// a grant of the room itself.
+func TestSyncGitHubAdmin(t *testing.T) {
+	t.Parallel()
+	s, pool := newStoreAndPool(t)
+	ctx := context.Background()
+	carol := signInAccount(t, s, "1001", "carol")
+	gus := signInAccount(t, s, "2002", "gus")
+	room, _, err := s.EnsureRoom(ctx, "github.com/acme/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddRoomAdmin(ctx, room.ID, gus.ID); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		who               letagents.Account
+		githubAdmin, join bool
+		want              bool   // admin afterwards
+		source            string // the row's source afterwards, "" for none
+	}{
+		{carol, false, true, false, ""},
+		{carol, true, false, false, ""}, // a look records nothing new
+		{carol, true, true, true, "github"},
+		{carol, true, false, true, "github"},
+		{carol, true, true, true, "github"},
+		{carol, false, false, false, ""}, // demoted at GitHub
+		{carol, true, false, false, ""},  // promoted again: only a join records it
+		{carol, true, true, true, "github"},
+		{carol, false, true, false, ""},
+		{gus, true, true, true, "room"},
+		{gus, false, false, true, "room"},
+		{gus, false, true, true, "room"},
+	}
+	for i, st := range steps {
+		got, err := s.SyncGitHubAdmin(ctx, room.ID, st.who.ID, st.githubAdmin, st.join)
+		if err != nil || got != st.want {
+			t.Fatalf("step %d: SyncGitHubAdmin(%s, %v, join %v) = %v, %v; want %v", i, st.who.Login, st.githubAdmin, st.join, got, err, st.want)
+		}
+		var source string
+		err = pool.QueryRow(ctx, `SELECT coalesce((SELECT source FROM room_admins WHERE room_id = $1 AND account_id = $2), '')`,
+			room.ID, st.who.ID).Scan(&source)
+		if err != nil || source != st.source {
+			t.Errorf("step %d: row source = %q, %v; want %q", i, source, err, st.source)
+		}
+		granted, err := s.IsRoomGrantedAdmin(ctx, room.ID, st.who.ID)
+		if err != nil || granted != (st.source == "room") {
+			t.Errorf("step %d: IsRoomGrantedAdmin = %v, %v; want %v", i, granted, err, st.source == "room")
+		}
+	}
+}
+
 func TestRepoVisibility(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
