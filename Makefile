@@ -9,7 +9,8 @@
 #               processes on one database, a kill, one process ramped;
 #               a few minutes; SCALE_FLAGS=-quick for a ~30 s run)
 #   make template
-#               rewrite template.yaml's route events from
+#               rewrite template.yaml's routes (the HttpApi's OpenAPI body
+#               and the functions' invoke permissions) from
 #               shared/api/routes.go (go run ./infra/routegen); run it after
 #               adding, changing or removing a route
 #   make image-poll [POLL_IMAGE=…]
