@@ -297,7 +297,7 @@ func checkAuthorization(sam map[string]any) []Result {
 			prompts = append(prompts, "its Function URL")
 		}
 		if len(prompts) > 0 {
-			out = append(out, fail(checkAuthPrompts, "%s: %d prompts of sam deploy --guided (\"may not have authorization defined\"), for %s",
+			out = append(out, fail(checkAuthPrompts, "%s: sam deploy --guided asks \"may not have authorization defined, Is this okay?\" %d time(s), for %s",
 				fn, len(prompts), abbreviate(prompts, 5)))
 		}
 	}
