@@ -142,7 +142,7 @@ func checkPolicies(cfn map[string]any) []Result {
 	statements := map[string][]statement{}
 	for name, perm := range resources(cfn, "AWS::Lambda::Permission") {
 		props := mapOf(perm["Properties"])
-		fn := functionNamed(props["FunctionName"])
+		fn := refTarget(props["FunctionName"])
 		if _, ok := fns[fn]; !ok {
 			continue // a function of another stack
 		}
@@ -161,8 +161,9 @@ func checkPolicies(cfn map[string]any) []Result {
 	return out
 }
 
-// functionNamed is the logical id a permission's FunctionName refers to.
-func functionNamed(v any) string {
+// refTarget is the logical id v refers to (a Ref, or the resource of an
+// Fn::GetAtt), "" for anything else.
+func refTarget(v any) string {
 	m := mapOf(v)
 	if ref, ok := m["Ref"].(string); ok {
 		return ref
@@ -179,6 +180,7 @@ func functionNamed(v any) string {
 func checkAPIRoutes(cfn map[string]any) []Result {
 	routes, integrations := map[string]int{}, map[string]int{}
 	for name, api := range resources(cfn, "AWS::ApiGatewayV2::Api") {
+		routes[name] = 0 // an API without routes is still listed
 		for _, item := range mapOf(dig(api, "Properties", "Body", "paths")) {
 			for method, op := range mapOf(item) {
 				if !isOperation(method) {
@@ -190,11 +192,10 @@ func checkAPIRoutes(cfn map[string]any) []Result {
 				}
 			}
 		}
-		routes[name] += 0
 	}
 	count := func(typ string, into map[string]int) {
 		for _, r := range resources(cfn, typ) {
-			into[functionNamed(dig(r, "Properties", "ApiId"))]++
+			into[refTarget(dig(r, "Properties", "ApiId"))]++
 		}
 	}
 	count("AWS::ApiGatewayV2::Route", routes)
@@ -288,7 +289,7 @@ func checkAuthorization(sam map[string]any) []Result {
 				continue
 			}
 			ep := mapOf(event["Properties"])
-			if ep["Auth"] != nil || apiHasAuth(mapOf(res[functionNamed(ep[idKey])])) {
+			if ep["Auth"] != nil || apiHasAuth(mapOf(res[refTarget(ep[idKey])])) {
 				continue
 			}
 			prompts = append(prompts, ev)

@@ -186,7 +186,7 @@ func (e evaluator) statement(logical string, props map[string]any) statement {
 		Sid:      e.physicalName(logical, statementIDLen),
 		Effect:   "Allow",
 		Action:   e.str(props["Action"]),
-		Resource: e.functionARN(functionNamed(props["FunctionName"])),
+		Resource: e.functionARN(refTarget(props["FunctionName"])),
 	}
 	switch p := e.str(props["Principal"]); {
 	case p == "*":

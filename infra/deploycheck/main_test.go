@@ -31,7 +31,7 @@ func base(t *testing.T) string {
 func insertAfter(t *testing.T, src, after, re, text string) string {
 	t.Helper()
 	from := strings.Index(src, after)
-	loc := regexp.MustCompile(`(?m)`+re+`\n`).FindStringIndex(src[max(from, 0):])
+	loc := regexp.MustCompile(`(?m)` + re + `\n`).FindStringIndex(src[max(from, 0):])
 	if from < 0 || loc == nil {
 		t.Fatalf("template.yaml has no %q after %q to insert at", re, after)
 	}
