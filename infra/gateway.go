@@ -42,7 +42,8 @@ var catchAll = gatewayRoute{Method: "ANY", Path: "/{proxy+}", Group: api.GroupWe
 // gatewayRoutes spells routes as the gateway's: each route once per path
 // API Gateway needs (Route.GatewayPaths), in table order, then catchAll.
 // The gateway picks the most specific route for a request, whatever the
-// order; a route key given twice is refused, as API Gateway would.
+// order; a route key given twice is refused, as API Gateway would, and so
+// is a route of no group.
 func gatewayRoutes(routes []api.Route) ([]gatewayRoute, error) {
 	var out []gatewayRoute
 	seen := map[string]bool{}
@@ -55,6 +56,9 @@ func gatewayRoutes(routes []api.Route) ([]gatewayRoute, error) {
 		return nil
 	}
 	for _, rt := range routes {
+		if rt.Group == "" {
+			return nil, fmt.Errorf("route %s %s has no group: no function would serve it", rt.Method, rt.Pattern)
+		}
 		for _, path := range rt.GatewayPaths() {
 			if err := add(gatewayRoute{Method: rt.Method, Path: path, Group: rt.Group}); err != nil {
 				return nil, err
@@ -72,9 +76,6 @@ func gatewayRoutes(routes []api.Route) ([]gatewayRoute, error) {
 // infra/template_test.go holds the template's functions to it.
 func functionOf(g api.Group) string {
 	s := string(g)
-	if s == "" {
-		return "Function"
-	}
 	return strings.ToUpper(s[:1]) + s[1:] + "Function"
 }
 

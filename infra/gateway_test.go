@@ -104,6 +104,7 @@ func TestRewriteRoutesRefuses(t *testing.T) {
 		{"an end without a begin", endPerms, testRoutes, `line 1: end generated permissions, but the open block is ""`},
 		{"no end", beginPerms + endPerms + beginOpenAPI + "      paths: {}\n", testRoutes, "line 3: begin generated openapi has no end generated openapi"},
 		{"a route twice", both, append(testRoutes[:1:1], testRoutes[0]), "route POST /rooms/{r1}/join twice"},
+		{"a route of no group", both, []api.Route{{Method: "GET", Pattern: "/x"}}, "route GET /x has no group"},
 		{"the catch-all in the table", both, []api.Route{{Group: api.GroupRooms, Method: "ANY", Pattern: "/{proxy+}"}}, "route ANY /{proxy+} twice"},
 	}
 	for _, tt := range tests {
