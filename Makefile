@@ -9,9 +9,15 @@
 #               processes on one database, a kill, one process ramped;
 #               a few minutes; SCALE_FLAGS=-quick for a ~30 s run)
 #   make template
-#               rewrite template.yaml's route events from
+#               rewrite template.yaml's routes (the HttpApi's OpenAPI body
+#               and the functions' invoke permissions) from
 #               shared/api/routes.go (go run ./infra/routegen); run it after
 #               adding, changing or removing a route
+#   make deploy-check
+#               hold template.yaml to what a first deploy needs, offline
+#               (go run ./infra/deploycheck): cfn-lint without errors, the
+#               SAM transform, the AWS limits neither checks, and what stops
+#               sam deploy --guided (README: Deploy); CI runs it
 #   make image-poll [POLL_IMAGE=…]
 #               build the poll server's container image (functions/poll/
 #               Dockerfile, linux/arm64) for template.yaml's PollService;
@@ -26,7 +32,7 @@
 # The SAM build targets (build-<LogicalId>, used by `sam build` with
 # BuildMethod: makefile) live below the developer targets.
 
-.PHONY: dev test bench scale template image-poll migrate compat
+.PHONY: dev test bench scale template deploy-check image-poll migrate compat
 
 dev:
 	go run ./localdev
@@ -43,6 +49,10 @@ scale:
 
 template:
 	go run ./infra/routegen -template template.yaml
+
+# Needs cfn-lint (pip install cfn-lint), whose Python has the SAM transform.
+deploy-check:
+	go run ./infra/deploycheck -template template.yaml
 
 # Fargate runs the image on ARM64 (template.yaml's RuntimePlatform), as
 # Lambda runs the functions.

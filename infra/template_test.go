@@ -51,9 +51,6 @@ const (
 	githubSecretParam = "GitHubSecretArn"
 	// tokenKey is the KMS key that seals GitHub tokens.
 	tokenKey = "TokenKey"
-	// catchAll is the one route the template has beyond api.Routes(): it
-	// sends every other path to the web function and its JSON 404.
-	catchAll = "ANY /{proxy+}"
 	// makeMarker starts the Makefile section holding the SAM build targets.
 	makeMarker = "# --- SAM build targets (build-<LogicalId>) below this line ---"
 )
@@ -315,21 +312,21 @@ func TestTemplate(t *testing.T) {
 	}
 }
 
-// TestTemplateRouteEvents fails when template.yaml's route events are not
+// TestTemplateRoutes fails when template.yaml's generated blocks are not
 // what the generator writes from api.Routes(): a route was added, changed or
-// removed in shared/api/routes.go, or an event edited by hand.
-func TestTemplateRouteEvents(t *testing.T) {
+// removed in shared/api/routes.go, or a generated line edited by hand.
+func TestTemplateRoutes(t *testing.T) {
 	t.Parallel()
 	src, err := os.ReadFile(filepath.Join(root, "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := RewriteRouteEvents(src, api.Routes())
+	want, err := RewriteRoutes(src, api.Routes())
 	if err != nil {
 		t.Fatalf("template.yaml: %v", err)
 	}
 	if line, got, wantLine, ok := firstDiff(string(src), string(want)); ok {
-		t.Errorf("template.yaml's route events differ from shared/api/routes.go: run `make template`\n"+
+		t.Errorf("template.yaml's routes differ from shared/api/routes.go: run `make template`\n"+
 			"first difference, line %d:\n have %q\n want %q", line, got, wantLine)
 	}
 }
@@ -488,65 +485,97 @@ func checkPolicies(t *testing.T, name string, group api.Group, fn *serverless.Fu
 	}
 }
 
-// checkRoutes holds the HttpApi events to api.Routes(), expanded.
+// checkRoutes holds the HttpApi's OpenAPI body to api.Routes(), expanded
+// as the gateway needs (gatewayRoutes): every route key once, each a Lambda
+// proxy integration (payload format 2.0) of its group's function, and
+// nothing else. Each function that routes reach has exactly one permission
+// for the whole API; no function has an Api or HttpApi event, whose
+// permission per route would fill its resource policy and whose missing
+// Auth would stop a guided deploy with a prompt per route.
 func checkRoutes(t *testing.T, p parsed, fnOf map[api.Group]string) {
-	want := map[string]string{} // "METHOD path" → function
-	for _, rt := range api.Routes() {
-		for _, path := range rt.GatewayPaths() {
-			want[rt.Method+" "+path] = fnOf[rt.Group]
+	routes, err := gatewayRoutes(api.Routes())
+	if err != nil {
+		t.Fatalf("the route table: %v", err)
+	}
+	want := map[string]string{} // route key → function
+	for _, r := range routes {
+		want[r.key()] = fnOf[r.Group]
+		if fn := fnOf[r.Group]; fn != functionOf(r.Group) {
+			t.Errorf("route group %q is deployed by %s; the generated routes name %s: call the function that", r.Group, fn, functionOf(r.Group))
 		}
 	}
-	want[catchAll] = fnOf[api.GroupWeb]
 
-	apis := slices.Sorted(maps.Keys(p.tmpl.GetAllServerlessHttpApiResources()))
-	if len(apis) != 1 {
-		t.Errorf("template.yaml has HttpApi resources %v, want exactly one", apis)
+	apis := p.tmpl.GetAllServerlessHttpApiResources()
+	if len(apis) != 1 || apis[httpAPI] == nil {
+		t.Fatalf("template.yaml has HttpApi resources %v, want exactly one, %s", slices.Sorted(maps.Keys(apis)), httpAPI)
 	}
-	got := map[string][]string{} // "METHOD path" → function.event
-	for fnName, fn := range p.fns {
-		for evName, ev := range fn.Events {
-			where := fnName + "." + evName
-			if ev.Type == "Schedule" {
-				continue // checkSchedules
+	body, _ := apis[httpAPI].DefinitionBody.(map[string]any)
+	if v := body["openapi"]; v != "3.0.1" {
+		t.Errorf("%s DefinitionBody: openapi %v, want 3.0.1 (SAM and sam local read 3.x)", httpAPI, v)
+	}
+	paths, _ := body["paths"].(map[string]any)
+	got := map[string]string{} // route key → function
+	for path, item := range paths {
+		ops, _ := item.(map[string]any)
+		for method, op := range ops {
+			key := strings.ToUpper(method) + " " + path
+			if method == "x-amazon-apigateway-any-method" {
+				key = "ANY " + path
 			}
-			if ev.Type != "HttpApi" || ev.Properties == nil || ev.Properties.HttpApiEvent == nil {
-				t.Errorf("event %s: Type %q, want an HttpApi event", where, ev.Type)
+			integ, _ := dig(op, "x-amazon-apigateway-integration").(map[string]any)
+			uri, _ := integ["uri"].(string)
+			m := integrationFunction.FindStringSubmatch(uri)
+			if m == nil || integ["type"] != "aws_proxy" || integ["httpMethod"] != "POST" || integ["payloadFormatVersion"] != "2.0" {
+				t.Errorf("route %s: integration %v, want aws_proxy, httpMethod POST, payloadFormatVersion 2.0 (lambdaapi speaks v2 only), uri !Sub of a function's ARN", key, integ)
 				continue
 			}
-			h := ev.Properties.HttpApiEvent
-			method, path := strings.ToUpper(firstString(h.Method)), firstString(h.Path)
-			key := method + " " + path
-			got[key] = append(got[key], where)
-			if want := eventName(method, path); evName != want {
-				t.Errorf("event %s (%s) should be named %s", where, key, want)
-			}
-			if len(apis) == 1 && firstString(h.ApiId) != refTo(apis[0]) {
-				t.Errorf("event %s: ApiId = %q, want !Ref %s (else SAM makes a second, implicit API)", where, firstString(h.ApiId), apis[0])
-			}
-			if v := firstString(h.PayloadFormatVersion); v != "" && v != "2.0" {
-				t.Errorf("event %s: PayloadFormatVersion %q, want 2.0 (lambdaapi speaks v2 only)", where, v)
-			}
+			got[key] = m[1]
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(want)) {
-		fn := want[key]
-		method, path, _ := strings.Cut(key, " ")
-		at := got[key]
-		switch {
-		case len(at) == 0:
-			t.Errorf("missing route %s: want event %s in %s (run `make template`)", key, eventName(method, path), fn)
-		case len(at) > 1:
-			t.Errorf("route %s has several events: %v", key, at)
-		case !strings.HasPrefix(at[0], fn+"."):
-			t.Errorf("route %s is served by %s, want %s (its group's function)", key, at[0], fn)
+		switch fn, ok := got[key]; {
+		case !ok:
+			t.Errorf("missing route %s (run `make template`)", key)
+		case fn != want[key]:
+			t.Errorf("route %s is served by %s, want %s (its group's function)", key, fn, want[key])
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(got)) {
 		if _, ok := want[key]; !ok {
-			t.Errorf("extra event %v: %s is no route of api.Routes() (nor the catch-all %s)", got[key], key, catchAll)
+			t.Errorf("extra route %s: no route of api.Routes() (nor the catch-all %s)", key, catchAll.key())
+		}
+	}
+
+	served := map[string]bool{}
+	for _, fn := range want {
+		served[fn] = true
+	}
+	perms := map[string][]string{} // function → its API permissions
+	for name, perm := range p.tmpl.GetAllLambdaPermissionResources() {
+		if perm.Principal != "apigateway.amazonaws.com" {
+			continue
+		}
+		fn, _ := strings.CutPrefix(perm.FunctionName, "Ref:")
+		perms[fn] = append(perms[fn], name)
+		if perm.Action != "lambda:InvokeFunction" || firstString(perm.SourceArn) != apiSourceARN {
+			t.Errorf("%s: %s from %q, want lambda:InvokeFunction from the whole API, %q", name, perm.Action, firstString(perm.SourceArn), apiSourceARN)
+		}
+	}
+	for _, fn := range slices.Sorted(maps.Keys(p.fns)) {
+		if n := len(perms[fn]); served[fn] && n != 1 || !served[fn] && n != 0 {
+			t.Errorf("%s: API Gateway permissions %v; want exactly one if routes reach it (%v), else none", fn, perms[fn], served[fn])
+		}
+		for evName, ev := range p.fns[fn].Events {
+			if ev.Type == "Api" || ev.Type == "HttpApi" {
+				t.Errorf("event %s.%s: Type %s; routes belong in %s's generated DefinitionBody (run `make template`)", fn, evName, ev.Type, httpAPI)
+			}
 		}
 	}
 }
+
+// integrationFunction finds the function of an integration uri as
+// writeOpenAPI spells it (Fn::Sub kept as its template string).
+var integrationFunction = regexp.MustCompile(`^arn:\$\{AWS::Partition\}:apigateway:\$\{AWS::Region\}:lambda:path/2015-03-31/functions/\$\{([A-Za-z0-9]+)\.Arn\}/invocations$`)
 
 // checkSchedules: a scheduled function has exactly its one Schedule event,
 // enabled, with its expression; no other function has a Schedule event.
@@ -767,11 +796,12 @@ func checkPoll(t *testing.T, p parsed, name string) {
 		dig(u, "Properties", "AuthType") != "NONE" || dig(u, "Properties", "InvokeMode") != "BUFFERED" {
 		t.Errorf("PollFunctionUrl = %v; want an AWS::Lambda::Url of %s, AuthType NONE, InvokeMode BUFFERED (the adapter buffers whole responses), under WithoutContainer", u, name)
 	}
-	// Both permissions, each for the URL only.
+	// Both permissions, each for the URL only (the API's is checkRoutes').
 	var perms []string
 	for res := range p.tmpl.Resources {
 		r := p.raw(t, res)
-		if r["Type"] != "AWS::Lambda::Permission" || dig(r, "Properties", "FunctionName") != refTo(name) {
+		if r["Type"] != "AWS::Lambda::Permission" || dig(r, "Properties", "FunctionName") != refTo(name) ||
+			dig(r, "Properties", "Principal") == "apigateway.amazonaws.com" {
 			continue
 		}
 		if r["Condition"] != "WithoutContainer" || dig(r, "Properties", "Principal") != "*" {
