@@ -20,10 +20,7 @@ func base(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// TEMPORARY, until the database rework (wt-deploy-network) drops the
-	// DatabaseUrl parameter: `make deploy-check` reports its NoEcho; the
-	// base here goes without, so that each break below is seen alone.
-	return regexp.MustCompile(`(?m)^ +NoEcho: true\n`).ReplaceAllString(string(b), "")
+	return string(b)
 }
 
 // insertAfter puts text after the first line matching re (which must
