@@ -304,13 +304,13 @@ func (a *agent) wait(ctx context.Context, clk clock) error {
 }
 
 // hour runs the agent's hour from its start: due actions, then a wait,
-// until the hour is over.
-func (a *agent) hour(ctx context.Context, clk clock, room string, phase float64) error {
+// until length (an hour, or less for a warm-up) is over.
+func (a *agent) hour(ctx context.Context, clk clock, length time.Duration, room string, phase float64) error {
 	if err := a.begin(ctx, room); err != nil {
 		return err
 	}
 	steps := schedule(phase)
-	for clk.now() < time.Hour {
+	for clk.now() < length {
 		for len(steps) > 0 && steps[0].at <= clk.now() {
 			if err := a.act(ctx, steps[0].tool); err != nil {
 				return err

@@ -65,6 +65,12 @@ const maxSpeed = 30
 // agents.
 const login = "owner"
 
+// warmUp is the simulated time the first agents run, unmeasured, before
+// the measured hours: the runner's functions and pools are warm then, and
+// the database's tables have their first pages, which a fresh database
+// would otherwise bill to the first hour as growth.
+const warmUp = 6 * time.Minute
+
 // settle bounds the wait for the runner to log the streams the agents
 // closed at the end of an hour.
 const settle = 30 * time.Second
@@ -73,6 +79,7 @@ type options struct {
 	agents, room, speed int
 	template            string
 	sizes               []float64
+	keepLog             string
 }
 
 func main() {
@@ -82,6 +89,7 @@ func main() {
 	flag.IntVar(&opt.room, "room", 10, "agents per room")
 	flag.IntVar(&opt.speed, "speed", 20, fmt.Sprintf("how many times faster than real time the hour runs (1 to %d)", maxSpeed))
 	flag.StringVar(&opt.template, "template", "template.yaml", "the SAM template whose function memory and poll task are priced")
+	flag.StringVar(&opt.keepLog, "log", "", "also write the request logs of the run (the runner's, the stream refuser's) to this file")
 	flag.StringVar(&sizes, "sizes", "10,1000,100000", "the agent counts to price")
 	flag.Parse()
 	for _, f := range strings.Split(sizes, ",") {
@@ -193,9 +201,15 @@ func run(ctx context.Context, opt options) ([]passResult, error) {
 	}
 	defer proxy.Close()
 
+	warm := opt
+	warm.agents = min(opt.agents, opt.room)
+	if _, err := runPass(ctx, warm, "warm-up", warmUp, agentEnv{apiURL: runner.URL, dir: filepath.Join(tmp, "warm-up"), log: os.Stderr},
+		gh, logs{log, refused}, conn); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
 	var out []passResult
 	for _, p := range []struct{ mode, pollURL string }{{modeFargate, ""}, {modeLambda, "http://" + proxy.Addr().String()}} {
-		r, err := runPass(ctx, opt, p.mode, agentEnv{apiURL: runner.URL, pollURL: p.pollURL, dir: filepath.Join(tmp, p.mode), log: os.Stderr},
+		r, err := runPass(ctx, opt, p.mode, time.Hour, agentEnv{apiURL: runner.URL, pollURL: p.pollURL, dir: filepath.Join(tmp, p.mode), log: os.Stderr},
 			gh, logs{log, refused}, conn)
 		if err != nil {
 			return nil, fmt.Errorf("%s pass: %w", p.mode, err)
@@ -205,11 +219,16 @@ func run(ctx context.Context, opt options) ([]passResult, error) {
 	if err := gt.err(); err != nil {
 		return nil, err
 	}
+	if opt.keepLog != "" {
+		if err := os.WriteFile(opt.keepLog, []byte(logs{log, refused}.from([2]int{})), 0o644); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
 // runPass signs the agents in, runs their hour and measures it.
-func runPass(ctx context.Context, opt options, mode string, env agentEnv, gh *githubtest.Server, log logs, conn *pgx.Conn) (passResult, error) {
+func runPass(ctx context.Context, opt options, mode string, length time.Duration, env agentEnv, gh *githubtest.Server, log logs, conn *pgx.Conn) (passResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	agents := make([]*agent, opt.agents)
@@ -239,10 +258,10 @@ func runPass(ctx context.Context, opt options, mode string, env agentEnv, gh *gi
 		return passResult{}, err
 	}
 	clk := clock{start: time.Now(), speed: opt.speed}
-	progress("%s: the hour begins (%v on the wall clock)", mode, time.Hour/time.Duration(opt.speed))
+	progress("%s: %v of simulated time begins (%v on the wall clock)", mode, length, length/time.Duration(opt.speed))
 	err = each(ctx, opt.agents, func(ctx context.Context, i int) error {
 		room := fmt.Sprintf("costmodel-%s-%d", mode, i/opt.room)
-		return agents[i].hour(ctx, clk, room, float64(i%opt.room)/float64(opt.room))
+		return agents[i].hour(ctx, clk, length, room, float64(i%opt.room)/float64(opt.room))
 	})
 	if err != nil {
 		return passResult{}, err
@@ -254,7 +273,7 @@ func runPass(ctx context.Context, opt options, mode string, env agentEnv, gh *gi
 	}
 	// A stream is logged once it ends: wait for the runner to log those
 	// the agents just closed.
-	if mode == modeFargate {
+	if env.pollURL == "" {
 		deadline := time.Now().Add(settle)
 		for streams(log.from(from)) < opt.agents && time.Now().Before(deadline) {
 			if err := sleep(ctx, 100*time.Millisecond); err != nil {

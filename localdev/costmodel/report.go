@@ -59,7 +59,7 @@ func report(w io.Writer, opt options, z sizing, res []passResult) {
 	head := "| route | function |"
 	sep := "|---|---|"
 	for _, r := range res {
-		head += fmt.Sprintf(" %s: per agent-h | mean ms | KB per agent-h |", r.mode)
+		head += fmt.Sprintf(" %s: per agent-h | mean ms | KB per agent-h |", modeName(r.mode))
 		sep += "---:|---:|---:|"
 	}
 	fmt.Fprintln(w, head)
@@ -85,8 +85,8 @@ func report(w io.Writer, opt options, z sizing, res []passResult) {
 	for _, r := range res {
 		m := r.toMix()
 		fmt.Fprintf(w, "- %s: %.1f requests per agent-hour through API Gateway, %.1f to the poll base; "+
-			"polls and streams held %.2f connections per agent on average; database per agent-hour: %s CPU-s, %s B of WAL, %s B of growth, %.1f commits",
-			r.mode, m.apiRequests(), m.Poll.Requests, m.Poll.Held/3600, cpuText(m), num(m.WAL), num(m.Growth),
+			"polls and streams held %.2f connections per agent on average; database per agent-hour: %s CPU-s, %s B of WAL, %s B of growth, %.1f transactions",
+			modeName(r.mode), m.apiRequests(), m.Poll.Requests, m.Poll.Held/3600, cpuText(m), num(m.WAL), num(m.Growth),
 			float64(r.db.Commits)/(float64(r.agents)*r.hours))
 		fmt.Fprintf(w, " (%.2f simulated hours)\n", r.hours)
 	}
@@ -97,7 +97,7 @@ func report(w io.Writer, opt options, z sizing, res []passResult) {
 		for _, n := range opt.sizes {
 			lines := monthly(m, z, listPrices, n, r.mode)
 			t := total(lines)
-			fmt.Fprintf(w, "%s mode, %s agents, a month (730 h), USD:\n\n", r.mode, group(fmt.Sprintf("%.0f", n)))
+			fmt.Fprintf(w, "%s, %s agents, a month (730 h), USD:\n\n", modeName(r.mode), group(fmt.Sprintf("%.0f", n)))
 			fmt.Fprintln(w, "| item | arithmetic | USD |")
 			fmt.Fprintln(w, "|---|---|---:|")
 			for _, l := range lines {
@@ -107,19 +107,54 @@ func report(w io.Writer, opt options, z sizing, res []passResult) {
 		}
 	}
 
-	// The Lambda-only poll mode against the poll service.
-	for _, r := range res {
-		if r.mode != modeLambda {
-			continue
-		}
-		m := r.toMix()
-		gb := float64(z.MemoryMB["poll"]) / 1024
-		perAgent := m.Poll.Held*hoursPerMonth*gb*listPrices.LambdaGBs + m.Poll.Requests*hoursPerMonth/1e6*listPrices.LambdaPerM
-		always := 3600 * hoursPerMonth * gb * listPrices.LambdaGBs
-		fmt.Fprintf(w, "Lambda-only poll mode: an instance held the whole month costs 3,600 s × 730 h × %g GB × $%g = %s; "+
-			"the scripted agent holds %.2f (%.0f s of polls an hour) and makes %.0f polls an hour: %s an agent a month.\n",
-			gb, listPrices.LambdaGBs, money(always), m.Poll.Held/3600, m.Poll.Held, m.Poll.Requests, money(perAgent))
+	// Both modes at every size, and where the Lambda-only mode stops
+	// paying.
+	fmt.Fprint(w, "| monthly | ")
+	for _, n := range opt.sizes {
+		fmt.Fprintf(w, "%s agents | ", group(fmt.Sprintf("%.0f", n)))
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "|---|"+strings.Repeat("---:|", len(opt.sizes)))
+	for _, r := range res {
+		fmt.Fprintf(w, "| %s | ", modeName(r.mode))
+		for _, n := range opt.sizes {
+			t := total(monthly(r.toMix(), z, listPrices, n, r.mode))
+			fmt.Fprintf(w, "%s (%s an agent) | ", money(t), money(t/n))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	var service, lambdaOnly mix
+	for _, r := range res {
+		if r.mode == modeLambda {
+			lambdaOnly = r.toMix()
+		} else {
+			service = r.toMix()
+		}
+	}
+	gb := float64(z.MemoryMB["poll"]) / 1024
+	always := 3600 * hoursPerMonth * gb * listPrices.LambdaGBs
+	perAgent := lambdaOnly.Poll.Held*hoursPerMonth*gb*listPrices.LambdaGBs + lambdaOnly.Poll.Requests*hoursPerMonth/1e6*listPrices.LambdaPerM
+	floor := z.MinTasks*(z.TaskVCPU*listPrices.FargateVCPUh+z.TaskGB*listPrices.FargateGBh)*hoursPerMonth +
+		(listPrices.ALBHour+albAddresses*listPrices.IPv4Hour)*hoursPerMonth
+	conns := service.Poll.Held / 3600
+	marginal := conns/z.ConnsPerTask*(z.TaskVCPU*listPrices.FargateVCPUh+z.TaskGB*listPrices.FargateGBh)*hoursPerMonth +
+		conns/lcuConnections*listPrices.LCUHour*hoursPerMonth
+	fmt.Fprintf(w, "Lambda-only poll mode: an instance held the whole month costs 3,600 s × 730 h × %g GB × $%g = %s; "+
+		"the scripted agent holds %.2f instances (%.0f s of polls an hour) and makes %.0f polls an hour: %s an agent a month. "+
+		"The poll service costs %s a month before its first agent (%g task, the ALB's hours and addresses) and then %s an agent "+
+		"(%.2f connections: task share and LCUs): the Lambda-only mode is cheaper below %.1f agents; "+
+		"1,000 concurrent executions (the default account quota) hold %.0f such agents.\n",
+		gb, listPrices.LambdaGBs, money(always), lambdaOnly.Poll.Held/3600, lambdaOnly.Poll.Held, lambdaOnly.Poll.Requests, money(perAgent),
+		money(floor), z.MinTasks, money(marginal), conns, floor/(perAgent-marginal), 1000/(lambdaOnly.Poll.Held/3600))
+}
+
+// modeName is how the tables name a poll mode.
+func modeName(mode string) string {
+	if mode == modeLambda {
+		return "Lambda-only (poll function URL)"
+	}
+	return "poll service (Fargate + ALB)"
 }
 
 // cpuText is the database CPU figure, or why there is none.

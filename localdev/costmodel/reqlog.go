@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -80,19 +78,7 @@ func parseLog(r io.Reader) (usage, error) {
 	return u, nil
 }
 
-// sorted lists the routes, most requests first.
-func (u usage) sorted() []*routeUse {
-	out := slices.Collect(maps.Values(u))
-	slices.SortFunc(out, func(a, b *routeUse) int {
-		if a.Count != b.Count {
-			return b.Count - a.Count
-		}
-		return strings.Compare(a.Route, b.Route)
-	})
-	return out
-}
-
-// isPoll reports whether a route is served by the poll service (long-polls
+// isPoll reports whether a route is served by the poll base (long-polls
 // and event streams) rather than a function behind API Gateway.
 func (r *routeUse) isPoll() bool { return r.Function == string(api.GroupPoll) }
 
