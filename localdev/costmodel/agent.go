@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/letagents/letagents-go/mcp/server"
+	"github.com/letagents/letagents-go/mcp/state"
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 )
 
@@ -105,6 +107,14 @@ type agentEnv struct {
 	apiURL, pollURL string
 	dir             string // a directory of its own, outside any repository
 	log             io.Writer
+	// tokens are the agents' owner tokens (LETAGENTS_TOKEN), by name: an
+	// agent without one starts signed out.
+	tokens map[string]string
+}
+
+// stateFile is where an agent keeps its state (LETAGENTS_STATE_PATH).
+func (env agentEnv) stateFile(name string) string {
+	return filepath.Join(env.dir, name, "mcp-state.json")
 }
 
 // startAgent starts an MCP server named name and completes the MCP
@@ -115,8 +125,8 @@ func startAgent(ctx context.Context, name string, env agentEnv) (*agent, error) 
 		return nil, err
 	}
 	vars := map[string]string{
-		"LETAGENTS_API_URL": env.apiURL, "LETAGENTS_POLL_URL": env.pollURL,
-		"LETAGENTS_STATE_PATH": filepath.Join(dir, "mcp-state.json"), "LETAGENTS_AGENT_NAME": name,
+		"LETAGENTS_API_URL": env.apiURL, "LETAGENTS_POLL_URL": env.pollURL, "LETAGENTS_TOKEN": env.tokens[name],
+		"LETAGENTS_STATE_PATH": env.stateFile(name), "LETAGENTS_AGENT_NAME": name,
 		"LETAGENTS_AGENT_INSTANCE_ID": name + "-instance", "HOME": dir,
 	}
 	logger := slog.New(slog.NewTextHandler(env.log, &slog.HandlerOptions{Level: slog.LevelWarn})).With("agent", name)
@@ -182,13 +192,24 @@ func (a *agent) call(ctx context.Context, tool string, args map[string]any, out 
 }
 
 // signIn signs the agent in with GitHub's device flow, the user approving
-// on the fake GitHub as login.
-func (a *agent) signIn(ctx context.Context, gh *githubtest.Server, login string) error {
+// on the fake GitHub as login, and returns the owner token it saved. The
+// service lets an address start 10 sign-ins a minute: a start refused for
+// it is tried again after a pause, as a person would.
+func (a *agent) signIn(ctx context.Context, gh *githubtest.Server, login, stateFile string) (string, error) {
 	var started struct {
 		UserCode string `json:"user_code"`
 	}
-	if err := a.call(ctx, "start_device_auth", nil, &started); err != nil {
-		return err
+	for {
+		err := a.call(ctx, "start_device_auth", nil, &started)
+		if err == nil {
+			break
+		}
+		if !strings.Contains(err.Error(), `"status": 429`) {
+			return "", err
+		}
+		if err := pause(ctx, signInRetry); err != nil {
+			return "", err
+		}
 	}
 	gh.ApproveDevice(started.UserCode, login)
 	for {
@@ -197,18 +218,40 @@ func (a *agent) signIn(ctx context.Context, gh *githubtest.Server, login string)
 			Interval int    `json:"interval"`
 		}
 		if err := a.call(ctx, "poll_device_auth", map[string]any{"auto_join": false}, &polled); err != nil {
-			return err
+			return "", err
 		}
 		switch polled.Status {
 		case "authorized":
-			return nil
+			st, err := state.Open(stateFile).Load()
+			if err != nil {
+				return "", err
+			}
+			if st.Auth == nil || st.Auth.Token == "" {
+				return "", fmt.Errorf("%s: signed in, but no token saved in %s", a.name, stateFile)
+			}
+			return st.Auth.Token, nil
 		case "pending", "slow_down":
-			if err := sleep(ctx, time.Duration(max(polled.Interval, 1))*time.Second); err != nil {
-				return err
+			// The device flow's own pace: polling sooner is refused.
+			if err := pause(ctx, time.Duration(max(polled.Interval, 1))*time.Second); err != nil {
+				return "", err
 			}
 		default:
-			return fmt.Errorf("%s: poll_device_auth: %s", a.name, polled.Status)
+			return "", fmt.Errorf("%s: poll_device_auth: %s", a.name, polled.Status)
 		}
+	}
+}
+
+// signInRetry is the pause before starting a sign-in again that the
+// service's per-address limit refused.
+const signInRetry = 5 * time.Second
+
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
 }
 
@@ -322,16 +365,4 @@ func (a *agent) hour(ctx context.Context, clk clock, length time.Duration, room 
 		}
 	}
 	return nil
-}
-
-// sleep waits d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

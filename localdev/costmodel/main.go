@@ -201,16 +201,20 @@ func run(ctx context.Context, opt options) ([]passResult, error) {
 	}
 	defer proxy.Close()
 
+	tokens, err := signIn(ctx, opt.agents, agentEnv{apiURL: runner.URL, dir: filepath.Join(tmp, "sign-in"), log: os.Stderr}, gh)
+	if err != nil {
+		return nil, fmt.Errorf("sign-in: %w", err)
+	}
 	warm := opt
 	warm.agents = min(opt.agents, opt.room)
-	if _, err := runPass(ctx, warm, "warm-up", warmUp, agentEnv{apiURL: runner.URL, dir: filepath.Join(tmp, "warm-up"), log: os.Stderr},
-		gh, logs{log, refused}, conn); err != nil {
+	if _, err := runPass(ctx, warm, "warm-up", warmUp, agentEnv{apiURL: runner.URL, dir: filepath.Join(tmp, "warm-up"), log: os.Stderr, tokens: tokens},
+		logs{log, refused}, conn); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
 	var out []passResult
 	for _, p := range []struct{ mode, pollURL string }{{modeFargate, ""}, {modeLambda, "http://" + proxy.Addr().String()}} {
-		r, err := runPass(ctx, opt, p.mode, time.Hour, agentEnv{apiURL: runner.URL, pollURL: p.pollURL, dir: filepath.Join(tmp, p.mode), log: os.Stderr},
-			gh, logs{log, refused}, conn)
+		r, err := runPass(ctx, opt, p.mode, time.Hour, agentEnv{apiURL: runner.URL, pollURL: p.pollURL, dir: filepath.Join(tmp, p.mode), log: os.Stderr,
+			tokens: tokens}, logs{log, refused}, conn)
 		if err != nil {
 			return nil, fmt.Errorf("%s pass: %w", p.mode, err)
 		}
@@ -228,7 +232,7 @@ func run(ctx context.Context, opt options) ([]passResult, error) {
 }
 
 // runPass signs the agents in, runs their hour and measures it.
-func runPass(ctx context.Context, opt options, mode string, length time.Duration, env agentEnv, gh *githubtest.Server, log logs, conn *pgx.Conn) (passResult, error) {
+func runPass(ctx context.Context, opt options, mode string, length time.Duration, env agentEnv, log logs, conn *pgx.Conn) (passResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	agents := make([]*agent, opt.agents)
@@ -239,14 +243,11 @@ func runPass(ctx context.Context, opt options, mode string, length time.Duration
 			}
 		}
 	}()
-	progress("%s: starting and signing in %d agents", mode, opt.agents)
+	progress("%s: starting %d agents", mode, opt.agents)
 	err := each(ctx, opt.agents, func(ctx context.Context, i int) error {
-		a, err := startAgent(ctx, fmt.Sprintf("agent-%d", i+1), env)
-		if err != nil {
-			return err
-		}
+		a, err := startAgent(ctx, agentName(i), env)
 		agents[i] = a
-		return a.signIn(ctx, gh, login)
+		return err
 	})
 	if err != nil {
 		return passResult{}, err
@@ -276,7 +277,7 @@ func runPass(ctx context.Context, opt options, mode string, length time.Duration
 	if env.pollURL == "" {
 		deadline := time.Now().Add(settle)
 		for streams(log.from(from)) < opt.agents && time.Now().Before(deadline) {
-			if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			if err := pause(ctx, 100*time.Millisecond); err != nil {
 				return passResult{}, err
 			}
 		}
@@ -291,6 +292,33 @@ func runPass(ctx context.Context, opt options, mode string, length time.Duration
 	}
 	progress("%s: %.2f simulated hours, %d requests", mode, hours, routes.total())
 	return passResult{mode: mode, hours: hours, routes: routes, db: after.sub(before), speed: opt.speed, agents: opt.agents}, nil
+}
+
+// agentName is the name of the i-th agent (from 0).
+func agentName(i int) string { return fmt.Sprintf("agent-%d", i+1) }
+
+// signIn signs n agents in, once for the whole run (a machine signs in
+// once, not every hour), and returns their owner tokens by name.
+func signIn(ctx context.Context, n int, env agentEnv, gh *githubtest.Server) (map[string]string, error) {
+	progress("signing in %d agents (the service lets an address start 10 sign-ins a minute)", n)
+	tokens := make([]string, n)
+	err := each(ctx, n, func(ctx context.Context, i int) error {
+		a, err := startAgent(ctx, agentName(i), env)
+		if err != nil {
+			return err
+		}
+		defer a.close()
+		tokens[i], err = a.signIn(ctx, gh, login, env.stateFile(agentName(i)))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for i, t := range tokens {
+		out[agentName(i)] = t
+	}
+	return out, nil
 }
 
 // streams counts the event streams logged in a piece of the log.
