@@ -3,14 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -52,7 +53,8 @@ var hourly = []struct {
 }
 
 // defaultWait is wait_for_messages' timeout when the agent gives none
-// (mcp/server's default).
+// (mcp/server's default, which it keeps to itself; the tool's description
+// states it).
 const defaultWait = 30 * time.Second
 
 // step is one action of an agent's hour, at a time into the hour.
@@ -181,7 +183,9 @@ func (a *agent) call(ctx context.Context, tool string, args map[string]any, out 
 		}
 	}
 	if res.IsError {
-		return fmt.Errorf("%s: %s(%v) answered an error: %s", a.name, tool, args, text)
+		e := &toolError{agent: a.name, tool: tool, text: text}
+		_ = json.Unmarshal([]byte(text), &e.answer)
+		return e
 	}
 	if out != nil {
 		if err := json.Unmarshal([]byte(text), out); err != nil {
@@ -189,6 +193,19 @@ func (a *agent) call(ctx context.Context, tool string, args map[string]any, out 
 		}
 	}
 	return nil
+}
+
+// toolError is a tool's error answer, with the HTTP status of the
+// API's refusal when it gives one.
+type toolError struct {
+	agent, tool, text string
+	answer            struct {
+		Status int `json:"status"`
+	}
+}
+
+func (e *toolError) Error() string {
+	return fmt.Sprintf("%s: %s answered an error: %s", e.agent, e.tool, e.text)
 }
 
 // signIn signs the agent in with GitHub's device flow, the user approving
@@ -204,7 +221,7 @@ func (a *agent) signIn(ctx context.Context, gh *githubtest.Server, login, stateF
 		if err == nil {
 			break
 		}
-		if !strings.Contains(err.Error(), `"status": 429`) {
+		if te, ok := errors.AsType[*toolError](err); !ok || te.answer.Status != http.StatusTooManyRequests {
 			return "", err
 		}
 		if err := pause(ctx, signInRetry); err != nil {

@@ -1,7 +1,7 @@
 // Command costmodel measures what agents really send and prices it on AWS
 // (make cost; README, "What it costs"):
 //
-//	go run ./localdev/costmodel                # 10 agents in one room, about 8 min
+//	go run ./localdev/costmodel                # 10 agents in one room, about 9 min
 //	go run ./localdev/costmodel -agents 20 -room 10
 //
 // It starts the local runner (runnerproc, as the bench does) on its own
@@ -131,13 +131,12 @@ func progress(format string, args ...any) {
 
 // passResult is one scripted hour, measured.
 type passResult struct {
-	mode    string
-	hours   float64 // simulated hours the pass lasted
-	routes  usage
-	db      dbDelta
-	speed   int
-	agents  int
-	dbLocal bool
+	mode   string
+	hours  float64 // simulated hours the pass lasted
+	routes usage
+	db     dbDelta
+	speed  int
+	agents int
 }
 
 // run starts everything, runs the hour in each poll mode, and stops.
