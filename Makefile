@@ -8,6 +8,10 @@
 #   make scale  go run ./localdev/bench -scale (several poll server
 #               processes on one database, a kill, one process ramped;
 #               a few minutes; SCALE_FLAGS=-quick for a ~30 s run)
+#   make cost   go run ./localdev/costmodel: the MCP server driven through a
+#               scripted hour of agent work against the local runner, its
+#               requests counted by route and priced on AWS (README: What it
+#               costs; about 8 min; COST_FLAGS=-agents 20 …)
 #   make template
 #               rewrite template.yaml's routes (the HttpApi's OpenAPI body
 #               and the functions' invoke permissions) from
@@ -32,7 +36,7 @@
 # The SAM build targets (build-<LogicalId>, used by `sam build` with
 # BuildMethod: makefile) live below the developer targets.
 
-.PHONY: dev test bench scale template deploy-check image-poll migrate compat
+.PHONY: dev test bench scale cost template deploy-check image-poll migrate compat
 
 dev:
 	go run ./localdev
@@ -46,6 +50,9 @@ bench:
 
 scale:
 	go run ./localdev/bench -scale $(SCALE_FLAGS)
+
+cost:
+	go run ./localdev/costmodel $(COST_FLAGS)
 
 template:
 	go run ./infra/routegen -template template.yaml
