@@ -92,7 +92,7 @@ func TestBreakEachCheck(t *testing.T) {
 		{"a NoEcho parameter", insertAfter(t, src, "Parameters:", "^Parameters:", "  Hidden:\n    Type: String\n    NoEcho: true\n    Default: x\n"),
 			[]string{checkNoEcho}, "parameter Hidden is NoEcho: sam deploy --guided asks for it hidden"},
 		{"over 500 resources", insertAfter(t, src, "Resources:", "^Resources:", lines(450, "  Pad%d: {Type: AWS::SNS::Topic}")),
-			[]string{checkResources}, "507 resources after the SAM transform; a stack holds at most 500"},
+			[]string{checkResources}, " resources after the SAM transform; a stack holds at most 500"},
 		{"a template over 1 MB", src + "# " + strings.Repeat("x", maxTemplateBytes) + "\n",
 			[]string{checkSize}, "bytes; CloudFormation takes at most 1048576"},
 	}
