@@ -8,10 +8,20 @@
 #   make scale  go run ./localdev/bench -scale (several poll server
 #               processes on one database, a kill, one process ramped;
 #               a few minutes; SCALE_FLAGS=-quick for a ~30 s run)
+#   make cost   go run ./localdev/costmodel: the MCP server driven through a
+#               scripted hour of agent work against the local runner, its
+#               requests counted by route and priced on AWS (README: What it
+#               costs; about 8 min; COST_FLAGS=-agents 20 …)
 #   make template
-#               rewrite template.yaml's route events from
+#               rewrite template.yaml's routes (the HttpApi's OpenAPI body
+#               and the functions' invoke permissions) from
 #               shared/api/routes.go (go run ./infra/routegen); run it after
 #               adding, changing or removing a route
+#   make deploy-check
+#               hold template.yaml to what a first deploy needs, offline
+#               (go run ./infra/deploycheck): cfn-lint without errors, the
+#               SAM transform, the AWS limits neither checks, and what stops
+#               sam deploy --guided (README: Deploy); CI runs it
 #   make image-poll [POLL_IMAGE=…]
 #               build the poll server's container image (functions/poll/
 #               Dockerfile, linux/arm64) for template.yaml's PollService;
@@ -26,7 +36,7 @@
 # The SAM build targets (build-<LogicalId>, used by `sam build` with
 # BuildMethod: makefile) live below the developer targets.
 
-.PHONY: dev test bench scale template image-poll migrate compat
+.PHONY: dev test bench scale cost template deploy-check image-poll migrate compat
 
 dev:
 	go run ./localdev
@@ -41,8 +51,15 @@ bench:
 scale:
 	go run ./localdev/bench -scale $(SCALE_FLAGS)
 
+cost:
+	go run ./localdev/costmodel $(COST_FLAGS)
+
 template:
 	go run ./infra/routegen -template template.yaml
+
+# Needs cfn-lint (pip install cfn-lint), whose Python has the SAM transform.
+deploy-check:
+	go run ./infra/deploycheck -template template.yaml
 
 # Fargate runs the image on ARM64 (template.yaml's RuntimePlatform), as
 # Lambda runs the functions.

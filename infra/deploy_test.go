@@ -284,9 +284,11 @@ func checkPollServer(t *testing.T, p parsed, pollFn string, _ map[string][]strin
 	}
 
 	tg := p.raw(t, "PollTargetGroup")
-	if dig(tg, "Properties", "HealthCheckPath") != service.ReadyPath || num(dig(tg, "Properties", "Port")) != c.port ||
+	// Liveness, not readiness: a database failover must not fail every
+	// task's check at once and have ECS replace them all.
+	if dig(tg, "Properties", "HealthCheckPath") != service.LivePath || num(dig(tg, "Properties", "Port")) != c.port ||
 		dig(tg, "Properties", "TargetType") != "ip" || dig(tg, "Properties", "Matcher", "HttpCode") != "200" {
-		t.Errorf("PollTargetGroup = %v; want health check GET %s (200), port %v, target type ip", dig(tg, "Properties"), service.ReadyPath, c.port)
+		t.Errorf("PollTargetGroup = %v; want health check GET %s (200), port %v, target type ip", dig(tg, "Properties"), service.LivePath, c.port)
 	}
 	var drain string
 	tgAttrs, _ := dig(tg, "Properties", "TargetGroupAttributes").([]any)
@@ -331,8 +333,8 @@ func checkPollServer(t *testing.T, p parsed, pollFn string, _ map[string][]strin
 	var got []string
 	for _, g := range grants(p.raw(t, pollTaskRole)) {
 		switch g {
-		case "secretsmanager:GetSecretValue " + refTo(secretParam):
-			got = append(got, "secret "+secretParam)
+		case "secretsmanager:GetSecretValue " + createdSecret:
+			got = append(got, "secret "+dbSecret)
 		case "kms:Decrypt " + getAttOf(tokenKey+".Arn"):
 			got = append(got, "decrypt "+tokenKey)
 		default:
@@ -531,8 +533,8 @@ func checkProxy(t *testing.T, p parsed) {
 	px := p.raw(t, "DatabaseProxy")
 	if px["Condition"] != "UseProxy" || dig(px, "Properties", "EngineFamily") != "POSTGRESQL" || dig(px, "Properties", "RequireTLS") != true ||
 		dig(px, "Properties", "Auth", 0, "SecretArn") != refTo(secretParam) || dig(px, "Properties", "RoleArn") != getAttOf("DatabaseProxyRole.Arn") ||
-		fmt.Sprint(dig(px, "Properties", "VpcSubnetIds")) != fmt.Sprint([]any{refTo("SubnetIds")}) {
-		t.Errorf("DatabaseProxy = %v; want a PostgreSQL proxy under UseProxy, TLS required, signing in with %s through DatabaseProxyRole, in SubnetIds", px, secretParam)
+		fmt.Sprint(dig(px, "Properties", "VpcSubnetIds")) != fmt.Sprint(privateSubnets) {
+		t.Errorf("DatabaseProxy = %v; want a PostgreSQL proxy under UseProxy, TLS required, signing in with %s through DatabaseProxyRole, in the private subnets", px, secretParam)
 	}
 	role := p.raw(t, "DatabaseProxyRole")
 	if g := grants(role); trusted(role) != "rds.amazonaws.com" || !slices.Equal(g, []string{"secretsmanager:GetSecretValue " + refTo(secretParam)}) {

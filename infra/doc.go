@@ -3,6 +3,7 @@
 // `sam local start-api --env-vars infra/env.json`) and the sample events
 // functions/*/event.json to the code they deploy, and invoke each function's
 // Lambda handler with its event on a real PostgreSQL. Its one piece of
-// code outside the tests writes template.yaml's route events from the route
-// table (RewriteRouteEvents, run by ./routegen), so a route is written once.
+// code outside the tests writes template.yaml's routes from the route table
+// (RewriteRoutes, run by ./routegen: the HTTP API's OpenAPI body and one
+// invoke permission per function), so a route is written once.
 package infra

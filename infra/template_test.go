@@ -35,16 +35,22 @@ const (
 	wantArchitecture = "arm64"
 	wantCodeURI      = "."
 	wantBuildMethod  = "makefile"
-	// secretParam is the parameter naming the database secret: DB_SECRET_ARN
-	// and the one policy of every function refer to it.
+	// secretParam is the parameter naming your database's secret; empty,
+	// the stack creates the database, whose secret RDS keeps.
 	secretParam = "DatabaseSecretArn"
+	// dbSecretExpr is the database's secret wherever the template names it
+	// (DB_SECRET_ARN, every function's policy, the poll task's role): the
+	// created cluster's, or the parameter's. Fn::If takes its true branch
+	// here, so it reads as createdSecret; checkDatabase holds every use of
+	// the cluster's secret to the whole expression.
+	dbSecretExpr  = "!If [MakeDatabase, !GetAtt DatabaseCluster.MasterUserSecret.SecretArn, !Ref DatabaseSecretArn]"
+	createdSecret = "GetAtt:DatabaseCluster.MasterUserSecret.SecretArn"
+	// dbSecret is the database's secret in wantPolicies.
+	dbSecret = "the database's"
 	// githubSecretParam names the GitHub app's secret, for the auth function.
 	githubSecretParam = "GitHubSecretArn"
 	// tokenKey is the KMS key that seals GitHub tokens.
 	tokenKey = "TokenKey"
-	// catchAll is the one route the template has beyond api.Routes(): it
-	// sends every other path to the web function and its JSON 404.
-	catchAll = "ANY /{proxy+}"
 	// makeMarker starts the Makefile section holding the SAM build targets.
 	makeMarker = "# --- SAM build targets (build-<LogicalId>) below this line ---"
 )
@@ -306,21 +312,21 @@ func TestTemplate(t *testing.T) {
 	}
 }
 
-// TestTemplateRouteEvents fails when template.yaml's route events are not
+// TestTemplateRoutes fails when template.yaml's generated blocks are not
 // what the generator writes from api.Routes(): a route was added, changed or
-// removed in shared/api/routes.go, or an event edited by hand.
-func TestTemplateRouteEvents(t *testing.T) {
+// removed in shared/api/routes.go, or a generated line edited by hand.
+func TestTemplateRoutes(t *testing.T) {
 	t.Parallel()
 	src, err := os.ReadFile(filepath.Join(root, "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := RewriteRouteEvents(src, api.Routes())
+	want, err := RewriteRoutes(src, api.Routes())
 	if err != nil {
 		t.Fatalf("template.yaml: %v", err)
 	}
 	if line, got, wantLine, ok := firstDiff(string(src), string(want)); ok {
-		t.Errorf("template.yaml's route events differ from shared/api/routes.go: run `make template`\n"+
+		t.Errorf("template.yaml's routes differ from shared/api/routes.go: run `make template`\n"+
 			"first difference, line %d:\n have %q\n want %q", line, got, wantLine)
 	}
 }
@@ -426,14 +432,14 @@ const migrateDir = "migrate"
 // GitHub app's secret and makes data keys to seal new tokens. The liveness
 // sweeper and the migrations touch the database only.
 var wantPolicies = map[api.Group][]string{
-	api.GroupRooms:        {"decrypt " + tokenKey, "secret " + secretParam},
-	api.GroupMessages:     {"decrypt " + tokenKey, "secret " + secretParam},
-	api.GroupPoll:         {"decrypt " + tokenKey, "secret " + secretParam},
-	api.GroupWeb:          {"secret " + secretParam},
-	api.GroupCoordination: {"decrypt " + tokenKey, "secret " + secretParam},
-	api.GroupAuth:         {"decrypt " + tokenKey, "generate-data-key " + tokenKey, "secret " + secretParam, "secret " + githubSecretParam},
-	livenessDir:           {"secret " + secretParam},
-	migrateDir:            {"secret " + secretParam},
+	api.GroupRooms:        {"decrypt " + tokenKey, "secret " + dbSecret},
+	api.GroupMessages:     {"decrypt " + tokenKey, "secret " + dbSecret},
+	api.GroupPoll:         {"decrypt " + tokenKey, "secret " + dbSecret},
+	api.GroupWeb:          {"secret " + dbSecret},
+	api.GroupCoordination: {"decrypt " + tokenKey, "secret " + dbSecret},
+	api.GroupAuth:         {"decrypt " + tokenKey, "generate-data-key " + tokenKey, "secret " + dbSecret, "secret " + githubSecretParam},
+	livenessDir:           {"secret " + dbSecret},
+	migrateDir:            {"secret " + dbSecret},
 }
 
 // checkPolicies holds a function's policies to wantPolicies. SAM policy
@@ -444,6 +450,8 @@ func checkPolicies(t *testing.T, name string, group api.Group, fn *serverless.Fu
 	if fn.Policies != nil && fn.Policies.SAMPolicyTemplateArray != nil {
 		for _, p := range *fn.Policies.SAMPolicyTemplateArray {
 			switch {
+			case p.AWSSecretsManagerGetSecretValuePolicy != nil && p.AWSSecretsManagerGetSecretValuePolicy.SecretArn == createdSecret:
+				got = append(got, "secret "+dbSecret)
 			case p.AWSSecretsManagerGetSecretValuePolicy != nil:
 				got = append(got, "secret "+strings.TrimPrefix(p.AWSSecretsManagerGetSecretValuePolicy.SecretArn, "Ref:"))
 			case p.KMSDecryptPolicy != nil:
@@ -477,65 +485,97 @@ func checkPolicies(t *testing.T, name string, group api.Group, fn *serverless.Fu
 	}
 }
 
-// checkRoutes holds the HttpApi events to api.Routes(), expanded.
+// checkRoutes holds the HttpApi's OpenAPI body to api.Routes(), expanded
+// as the gateway needs (gatewayRoutes): every route key once, each a Lambda
+// proxy integration (payload format 2.0) of its group's function, and
+// nothing else. Each function that routes reach has exactly one permission
+// for the whole API; no function has an Api or HttpApi event, whose
+// permission per route would fill its resource policy and whose missing
+// Auth would stop a guided deploy with a prompt per route.
 func checkRoutes(t *testing.T, p parsed, fnOf map[api.Group]string) {
-	want := map[string]string{} // "METHOD path" → function
-	for _, rt := range api.Routes() {
-		for _, path := range rt.GatewayPaths() {
-			want[rt.Method+" "+path] = fnOf[rt.Group]
+	routes, err := gatewayRoutes(api.Routes())
+	if err != nil {
+		t.Fatalf("the route table: %v", err)
+	}
+	want := map[string]string{} // route key → function
+	for _, r := range routes {
+		want[r.key()] = fnOf[r.Group]
+		if fn := fnOf[r.Group]; fn != functionOf(r.Group) {
+			t.Errorf("route group %q is deployed by %s; the generated routes name %s: call the function that", r.Group, fn, functionOf(r.Group))
 		}
 	}
-	want[catchAll] = fnOf[api.GroupWeb]
 
-	apis := slices.Sorted(maps.Keys(p.tmpl.GetAllServerlessHttpApiResources()))
-	if len(apis) != 1 {
-		t.Errorf("template.yaml has HttpApi resources %v, want exactly one", apis)
+	apis := p.tmpl.GetAllServerlessHttpApiResources()
+	if len(apis) != 1 || apis[httpAPI] == nil {
+		t.Fatalf("template.yaml has HttpApi resources %v, want exactly one, %s", slices.Sorted(maps.Keys(apis)), httpAPI)
 	}
-	got := map[string][]string{} // "METHOD path" → function.event
-	for fnName, fn := range p.fns {
-		for evName, ev := range fn.Events {
-			where := fnName + "." + evName
-			if ev.Type == "Schedule" {
-				continue // checkSchedules
+	body, _ := apis[httpAPI].DefinitionBody.(map[string]any)
+	if v := body["openapi"]; v != "3.0.1" {
+		t.Errorf("%s DefinitionBody: openapi %v, want 3.0.1 (SAM and sam local read 3.x)", httpAPI, v)
+	}
+	paths, _ := body["paths"].(map[string]any)
+	got := map[string]string{} // route key → function
+	for path, item := range paths {
+		ops, _ := item.(map[string]any)
+		for method, op := range ops {
+			key := strings.ToUpper(method) + " " + path
+			if method == "x-amazon-apigateway-any-method" {
+				key = "ANY " + path
 			}
-			if ev.Type != "HttpApi" || ev.Properties == nil || ev.Properties.HttpApiEvent == nil {
-				t.Errorf("event %s: Type %q, want an HttpApi event", where, ev.Type)
+			integ, _ := dig(op, "x-amazon-apigateway-integration").(map[string]any)
+			uri, _ := integ["uri"].(string)
+			m := integrationFunction.FindStringSubmatch(uri)
+			if m == nil || integ["type"] != "aws_proxy" || integ["httpMethod"] != "POST" || integ["payloadFormatVersion"] != "2.0" {
+				t.Errorf("route %s: integration %v, want aws_proxy, httpMethod POST, payloadFormatVersion 2.0 (lambdaapi speaks v2 only), uri !Sub of a function's ARN", key, integ)
 				continue
 			}
-			h := ev.Properties.HttpApiEvent
-			method, path := strings.ToUpper(firstString(h.Method)), firstString(h.Path)
-			key := method + " " + path
-			got[key] = append(got[key], where)
-			if want := eventName(method, path); evName != want {
-				t.Errorf("event %s (%s) should be named %s", where, key, want)
-			}
-			if len(apis) == 1 && firstString(h.ApiId) != refTo(apis[0]) {
-				t.Errorf("event %s: ApiId = %q, want !Ref %s (else SAM makes a second, implicit API)", where, firstString(h.ApiId), apis[0])
-			}
-			if v := firstString(h.PayloadFormatVersion); v != "" && v != "2.0" {
-				t.Errorf("event %s: PayloadFormatVersion %q, want 2.0 (lambdaapi speaks v2 only)", where, v)
-			}
+			got[key] = m[1]
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(want)) {
-		fn := want[key]
-		method, path, _ := strings.Cut(key, " ")
-		at := got[key]
-		switch {
-		case len(at) == 0:
-			t.Errorf("missing route %s: want event %s in %s (run `make template`)", key, eventName(method, path), fn)
-		case len(at) > 1:
-			t.Errorf("route %s has several events: %v", key, at)
-		case !strings.HasPrefix(at[0], fn+"."):
-			t.Errorf("route %s is served by %s, want %s (its group's function)", key, at[0], fn)
+		switch fn, ok := got[key]; {
+		case !ok:
+			t.Errorf("missing route %s (run `make template`)", key)
+		case fn != want[key]:
+			t.Errorf("route %s is served by %s, want %s (its group's function)", key, fn, want[key])
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(got)) {
 		if _, ok := want[key]; !ok {
-			t.Errorf("extra event %v: %s is no route of api.Routes() (nor the catch-all %s)", got[key], key, catchAll)
+			t.Errorf("extra route %s: no route of api.Routes() (nor the catch-all %s)", key, catchAll.key())
+		}
+	}
+
+	served := map[string]bool{}
+	for _, fn := range want {
+		served[fn] = true
+	}
+	perms := map[string][]string{} // function → its API permissions
+	for name, perm := range p.tmpl.GetAllLambdaPermissionResources() {
+		if perm.Principal != "apigateway.amazonaws.com" {
+			continue
+		}
+		fn, _ := strings.CutPrefix(perm.FunctionName, "Ref:")
+		perms[fn] = append(perms[fn], name)
+		if perm.Action != "lambda:InvokeFunction" || firstString(perm.SourceArn) != apiSourceARN {
+			t.Errorf("%s: %s from %q, want lambda:InvokeFunction from the whole API, %q", name, perm.Action, firstString(perm.SourceArn), apiSourceARN)
+		}
+	}
+	for _, fn := range slices.Sorted(maps.Keys(p.fns)) {
+		if n := len(perms[fn]); served[fn] && n != 1 || !served[fn] && n != 0 {
+			t.Errorf("%s: API Gateway permissions %v; want exactly one if routes reach it (%v), else none", fn, perms[fn], served[fn])
+		}
+		for evName, ev := range p.fns[fn].Events {
+			if ev.Type == "Api" || ev.Type == "HttpApi" {
+				t.Errorf("event %s.%s: Type %s; routes belong in %s's generated DefinitionBody (run `make template`)", fn, evName, ev.Type, httpAPI)
+			}
 		}
 	}
 }
+
+// integrationFunction finds the function of an integration uri as
+// writeOpenAPI spells it (Fn::Sub kept as its template string).
+var integrationFunction = regexp.MustCompile(`^arn:\$\{AWS::Partition\}:apigateway:\$\{AWS::Region\}:lambda:path/2015-03-31/functions/\$\{([A-Za-z0-9]+)\.Arn\}/invocations$`)
 
 // checkSchedules: a scheduled function has exactly its one Schedule event,
 // enabled, with its expression; no other function has a Schedule event.
@@ -638,8 +678,8 @@ func checkEnvironment(t *testing.T, p parsed) {
 	if c, ok := p.container(t); ok {
 		check(pollTaskDefinition, c.env)
 	}
-	if p.global.Environment == nil || p.global.Environment.Variables["DB_SECRET_ARN"] != refTo(secretParam) {
-		t.Errorf("Globals.Function: DB_SECRET_ARN should be !Ref %s, the secret the policies grant", secretParam)
+	if p.global.Environment == nil || p.global.Environment.Variables["DB_SECRET_ARN"] != createdSecret {
+		t.Errorf("Globals.Function: DB_SECRET_ARN should be %s, the secret the policies grant", dbSecretExpr)
 	}
 	for _, v := range service.Variables {
 		if !slices.Contains(service.LocalVariables, v) && !used[v] {
@@ -651,14 +691,16 @@ func checkEnvironment(t *testing.T, p parsed) {
 			t.Errorf("template.yaml sets %s, which service.LocalVariables says a deployment leaves unset", v)
 		}
 	}
-	// With extra groups the stack's own and those; without, its own.
+	// The stack's private subnets or yours; with extra groups the stack's
+	// own and those, without them its own.
 	if vpc := p.global.VpcConfig; vpc == nil ||
-		!slices.Equal(vpc.SubnetIds, []string{refTo("SubnetIds")}) ||
+		!slices.Equal(vpc.SubnetIds, privateSubnets) ||
+		!slices.ContainsFunc(p.refs.elses["CreateVpc"], func(v any) bool { return fmt.Sprint(v) == fmt.Sprint([]any{refTo("SubnetIds")}) }) ||
 		!slices.Equal(vpc.SecurityGroupIds, []string{refTo("FunctionSecurityGroup"), refTo("SecurityGroupIds")}) ||
 		!slices.ContainsFunc(p.refs.elses["HasExtraSecurityGroups"], func(v any) bool {
 			return fmt.Sprint(v) == fmt.Sprint([]any{refTo("FunctionSecurityGroup")})
 		}) {
-		t.Errorf("Globals.Function.VpcConfig = %+v, want the SubnetIds parameter and FunctionSecurityGroup with the SecurityGroupIds parameter's", vpc)
+		t.Errorf("Globals.Function.VpcConfig = %+v, want the stack's private subnets (or the SubnetIds parameter) and FunctionSecurityGroup with the SecurityGroupIds parameter's", vpc)
 	}
 }
 
@@ -723,8 +765,15 @@ func checkReferences(t *testing.T, p parsed) {
 			t.Errorf("condition %s is never used", name)
 		}
 	}
-	if param, ok := p.tmpl.Parameters["DatabaseUrl"]; !ok || param.NoEcho == nil || !*param.NoEcho || param.Default != "" {
-		t.Errorf("parameter DatabaseUrl should exist with Default \"\" and NoEcho (it may carry a password)")
+	// sam deploy --guided asks a NoEcho parameter hidden and refuses an
+	// empty answer, whatever its default; and every parameter needs a
+	// default a first deploy can take.
+	for _, name := range slices.Sorted(maps.Keys(p.tmpl.Parameters)) {
+		if param := p.tmpl.Parameters[name]; param.NoEcho != nil && *param.NoEcho {
+			t.Errorf("parameter %s is NoEcho: sam deploy --guided cannot get past it with the default", name)
+		} else if param.Default == nil {
+			t.Errorf("parameter %s has no default: a first deploy must be able to take every default", name)
+		}
 	}
 }
 
@@ -747,11 +796,12 @@ func checkPoll(t *testing.T, p parsed, name string) {
 		dig(u, "Properties", "AuthType") != "NONE" || dig(u, "Properties", "InvokeMode") != "BUFFERED" {
 		t.Errorf("PollFunctionUrl = %v; want an AWS::Lambda::Url of %s, AuthType NONE, InvokeMode BUFFERED (the adapter buffers whole responses), under WithoutContainer", u, name)
 	}
-	// Both permissions, each for the URL only.
+	// Both permissions, each for the URL only (the API's is checkRoutes').
 	var perms []string
 	for res := range p.tmpl.Resources {
 		r := p.raw(t, res)
-		if r["Type"] != "AWS::Lambda::Permission" || dig(r, "Properties", "FunctionName") != refTo(name) {
+		if r["Type"] != "AWS::Lambda::Permission" || dig(r, "Properties", "FunctionName") != refTo(name) ||
+			dig(r, "Properties", "Principal") == "apigateway.amazonaws.com" {
 			continue
 		}
 		if r["Condition"] != "WithoutContainer" || dig(r, "Properties", "Principal") != "*" {
@@ -875,7 +925,14 @@ func checkEnvJSON(t *testing.T, p parsed) {
 				t.Errorf("infra/env.json: %s would get %s %q; set it to \"\" (sam local reaches no AWS)", name, v, eff[v])
 			}
 		}
-		if _, err := service.LoadConfig(getenv(eff)); err != nil {
+		cfg, err := service.LoadConfig(getenv(eff))
+		if err != nil {
+			t.Errorf("infra/env.json: %s: %v", name, err)
+			continue
+		}
+		// DB_HOST and the like, set for a created database, go only with
+		// the secret: sam local must blank them beside DB_URL.
+		if _, err := cfg.DB.ConnString(t.Context(), nil); err != nil {
 			t.Errorf("infra/env.json: %s: %v", name, err)
 		}
 	}

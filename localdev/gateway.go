@@ -141,7 +141,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	g.logger.Info("request", "method", r.Method, "path", api.LogPath(path), "status", sw.status(),
-		"function", fn, "duration", time.Since(start).Round(time.Microsecond))
+		"function", fn, "duration", time.Since(start).Round(time.Microsecond), "bytes", sw.bytes)
 }
 
 // invoke runs one request through the function of group as API Gateway and
@@ -415,10 +415,12 @@ func newUUID() string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-// statusWriter remembers the status written, for the request log.
+// statusWriter remembers the status and the number of body bytes
+// written, for the request log (the cost model prices data out from it).
 type statusWriter struct {
 	http.ResponseWriter
-	code int
+	code  int
+	bytes int64
 }
 
 func (s *statusWriter) WriteHeader(code int) {
@@ -432,7 +434,9 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 	if s.code == 0 {
 		s.code = http.StatusOK
 	}
-	return s.ResponseWriter.Write(b)
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach the connection's writer.

@@ -1,9 +1,12 @@
-// Command routegen writes the route events of template.yaml from the route
-// table of shared/api/routes.go, so that a route is written once: in the
-// blocks between "# begin routes <group>" and "# end routes <group>" it puts
-// one HttpApi event per route and gateway path, and leaves every other line
-// as it is. Run it from the module root (`make template`, or `go generate
-// ./shared/api`); infra/template_test.go fails until it has been run.
+// Command routegen writes the routes of template.yaml from the route table
+// of shared/api/routes.go, so that a route is written once: between
+// "# begin generated openapi" and "# end generated openapi" it puts the
+// HttpApi's OpenAPI body (every route and gateway path with its function's
+// integration), between "# begin generated permissions" and "# end
+// generated permissions" one invoke permission per function, and leaves
+// every other line as it is. Run it from the module root (`make template`,
+// or `go generate ./shared/api`); infra/template_test.go fails until it
+// has been run.
 package main
 
 import (
@@ -29,7 +32,7 @@ func run(path string) error {
 	if err != nil {
 		return err
 	}
-	out, err := infra.RewriteRouteEvents(src, api.Routes())
+	out, err := infra.RewriteRoutes(src, api.Routes())
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -8,16 +8,16 @@ import (
 	"testing"
 )
 
-// TestRun rewrites a copy of template.yaml whose route events went stale
-// back to the real one, and leaves an up-to-date copy and its mode alone.
+// TestRun rewrites a copy of template.yaml whose routes went stale back to
+// the real one, and leaves an up-to-date copy and its mode alone.
 func TestRun(t *testing.T) {
 	t.Parallel()
 	good, err := os.ReadFile(filepath.Join("..", "..", "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Empty every generated block, as if each group's routes were new.
-	block := regexp.MustCompile(`(?s)(# begin routes [^\n]*\n).*?( *# end routes )`)
+	// Empty every generated block, as if every route were new.
+	block := regexp.MustCompile(`(?s)(# begin generated [^\n]*\n).*?( *# end generated )`)
 	stale := block.ReplaceAllString(string(good), "$1$2")
 	if stale == string(good) {
 		t.Fatal("template.yaml has no generated blocks to empty")
@@ -54,13 +54,13 @@ func TestRunRefuses(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	unbalanced := filepath.Join(dir, "unbalanced.yaml")
-	const src = "Events:\n  # begin routes rooms\n"
+	const src = "Resources:\n  # begin generated permissions\n"
 	if err := os.WriteFile(unbalanced, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct{ name, path, wantErr string }{
 		{"no file", filepath.Join(dir, "missing.yaml"), "no such file"},
-		{"no end marker", unbalanced, "has no end routes rooms"},
+		{"no end marker", unbalanced, "has no end generated permissions"},
 	}
 	for _, tt := range tests {
 		// Not parallel: the check below the loop must follow them.

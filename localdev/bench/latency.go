@@ -67,10 +67,11 @@ func (b *bench) latencyCase(ctx context.Context, c latCase) error {
 			return st.Subscribers == 0, fmt.Sprintf("%d subscribers", st.Subscribers), nil
 		})
 	}()
-	// A stream subscribes to two doorbells, its room's messages and tasks.
-	subs := c.W
+	// An anonymous parked poll subscribes to its room's messages and access
+	// channel; a stream to its messages, tasks, reasoning and access channel.
+	subs := 2 * c.W
 	if c.stream {
-		subs = 2 * c.W
+		subs = 4 * c.W
 	}
 	parked := func() (bool, string, error) {
 		st := b.svc.Hub.Stats()

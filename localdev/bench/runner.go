@@ -1,26 +1,18 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/letagents/letagents-go/localdev/runnerproc"
 )
 
 // runnerBurst is how many sends a burst makes at once, each into a room
 // of its own: what a crowd of agents does to the local runner.
 const runnerBurst = 100
-
-// runnerOut is what the runner prints, on stdout, once it listens.
-const runnerOut = "export LETAGENTS_API_URL="
 
 // runner measures the local runner (./localdev, built and started as it
 // is run, on the bench's schema) against the in-process service: the same
@@ -149,79 +141,13 @@ func (b *bench) runner(ctx context.Context) error {
 	return nil
 }
 
-// startRunner builds ./localdev and starts it on the bench's schema (which
-// is migrated already), and returns its URL, what it says of its pool, and
-// a function that stops it.
+// startRunner starts the local runner on the bench's schema (which is
+// migrated already), and returns its URL, what it says of its pool, and a
+// function that stops it.
 func (b *bench) startRunner(ctx context.Context) (base, pool string, stop func(), err error) {
-	dir, err := os.MkdirTemp("", "letagents-bench-runner-")
+	p, err := runnerproc.Start(ctx, []string{"DB_URL=" + b.url, "LOG_LEVEL=warn", "DB_MAX_CONNS="}, nil)
 	if err != nil {
 		return "", "", nil, err
 	}
-	bin := filepath.Join(dir, "localdev")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/letagents/letagents-go/localdev")
-	if out, err := build.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		return "", "", nil, fmt.Errorf("go build ./localdev: %w\n%s", err, out)
-	}
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "DB_URL="+b.url, "PORT=0", "LETAGENTS_LOCALDEV_DIR="+dir, "LOG_LEVEL=warn", "DB_MAX_CONNS=")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		os.RemoveAll(dir)
-		return "", "", nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return "", "", nil, err
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	stop = func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		os.RemoveAll(dir)
-	}
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	deadline := time.After(time.Minute)
-	for base == "" || pool == "" {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				stop()
-				return "", "", nil, fmt.Errorf("the runner exited before listening: %s", stderr.String())
-			}
-			if u, ok := strings.CutPrefix(line, runnerOut); ok {
-				base = u
-			}
-			if d, ok := strings.CutPrefix(line, "pool: "); ok {
-				pool = "its pool " + d
-			}
-		case <-deadline:
-			stop()
-			return "", "", nil, fmt.Errorf("the runner did not listen within a minute: %w", errTimeout)
-		case <-ctx.Done():
-			stop()
-			return "", "", nil, ctx.Err()
-		}
-	}
-	go func() {
-		for range lines {
-		}
-	}()
-	return base, pool, stop, nil
+	return p.URL, "its pool " + p.Pool, p.Stop, nil
 }

@@ -3,6 +3,7 @@ package apiclient_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -60,4 +61,39 @@ func TestWatchRealAPI(t *testing.T) {
 		}
 	}
 	t.Logf("requests to the poll base: %q", e.poll.paths())
+}
+
+// TestWatchEndsWhenAccessIsRevoked: when the server ends a stream with
+// access_revoked (here the room's invite code rotated), the watch
+// reconnects, is refused as any new request is, and returns that answer.
+func TestWatchEndsWhenAccessIsRevoked(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, true)
+	token := signIn(t, e, "ann")
+	room, err := e.client(token).CreateRoom(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	watcher := e.client("")
+	done := make(chan error, 1)
+	go func() { done <- watcher.Watch(t.Context(), room.ID, "", func([]wire.Message) {}) }()
+	testwait.Until(t, "the watch to open its stream", func() bool {
+		return slices.ContainsFunc(e.poll.paths(), func(p string) bool { return strings.HasSuffix(p, "/messages/stream") })
+	})
+	req, err := http.NewRequestWithContext(testContext(t), http.MethodPost, e.api.URL+"/projects/"+room.ID+"/code/rotate", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("rotate = %d, want 200", resp.StatusCode)
+	}
+	if e := apiError(t, testwait.Recv(t, "Watch to return", done)); e.Status != http.StatusNotFound {
+		t.Errorf("Watch returned %v, want the 404 a new request gets", e)
+	}
 }

@@ -171,17 +171,19 @@ func writeClientError(w http.ResponseWriter, status int, e *letagents.Error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(seconds(e.RetryAfter)))
 	}
-	if e.Reason == "" && len(e.Fields) == 0 {
-		writeError(w, status, e.Message)
-		return
-	}
+	writeJSON(w, status, clientErrorBody(e))
+}
+
+// clientErrorBody is the JSON body of a client error: {"error": message},
+// with "code": reason and the error's fields when it has them.
+func clientErrorBody(e *letagents.Error) map[string]any {
 	body := map[string]any{}
 	maps.Copy(body, e.Fields)
 	body["error"] = e.Message
 	if e.Reason != "" {
 		body["code"] = e.Reason
 	}
-	writeJSON(w, status, body)
+	return body
 }
 
 // DatabaseRetryAfter is the Retry-After of a 503 that says the database

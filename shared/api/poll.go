@@ -33,7 +33,7 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, c call) error {
 		defer s.deliver(r.Context(), sess.ID)()
 	}
 	ctx := r.Context()
-	page, err := s.nextMessages(ctx, c.room, q, holdable(ctx, timeout))
+	page, err := s.nextMessages(ctx, c.room, q, holdable(ctx, timeout), s.leash(r, c, sess, false))
 	switch {
 	case err != nil && errors.Is(err, ctx.Err()):
 		return nil // the client left, or its time ran out: nobody reads an answer

@@ -127,7 +127,7 @@ func (s *server) createReasoning(w http.ResponseWriter, r *http.Request, c call)
 	if err != nil {
 		return err
 	}
-	n := store.NewReasoningSession{RoomID: c.room}
+	n := store.NewReasoningSession{RoomID: c.room, OwnerAccountID: identity(r).Account.ID}
 	if sess != nil {
 		n.ActorLabel, n.AgentKey = sess.ActorLabel, sess.AgentKey
 	} else {
@@ -193,12 +193,38 @@ func (s *server) addReasoningUpdate(w http.ResponseWriter, r *http.Request, c ca
 	if err != nil {
 		return err
 	}
+	if err := s.ownReasoning(r, c, false); err != nil {
+		return err
+	}
 	ch, err := s.Store.AddReasoningUpdate(r.Context(), c.room, c.ps["session_id"], actor, snap, s.now())
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, written(c.room, ch))
 	return nil
+}
+
+// ownReasoning refuses a write to the reasoning session of the path that
+// another account opened (letagents.MayChange): its updates and changes
+// are its owner's. closing: the write only closes the session, which a
+// room admin may do to anyone's. A session's owner never changes, so the
+// write that follows cannot race this check.
+func (s *server) ownReasoning(r *http.Request, c call, closing bool) error {
+	rs, err := s.Store.ReasoningSession(r.Context(), c.room, c.ps["session_id"])
+	if err != nil {
+		return err
+	}
+	who := identity(r)
+	if letagents.MayChange(rs.OwnerAccountID, who.Account.ID) {
+		return nil
+	}
+	if closing && who.SignedIn() {
+		_, role, err := s.roleIn(r, c)
+		if err != nil || role == letagents.RoleAdmin {
+			return err
+		}
+	}
+	return letagents.NotOwner("Another account opened this reasoning session: only its owner can write to it (a room admin can close it).")
 }
 
 func written(roomID string, ch letagents.ReasoningChange) wire.ReasoningWritten {
@@ -214,6 +240,10 @@ func (s *server) changeReasoning(w http.ResponseWriter, r *http.Request, c call)
 	}
 	change, err := f.SessionChange()
 	if err != nil {
+		return err
+	}
+	closing := change.ClosedAt.Set && !change.ClosedAt.Value.IsZero() && !change.TaskID.Set && !change.AnchorMessageID.Set
+	if err := s.ownReasoning(r, c, closing); err != nil {
 		return err
 	}
 	ch, err := s.Store.ChangeReasoningSession(r.Context(), c.room, c.ps["session_id"], change, s.now())

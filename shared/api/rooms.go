@@ -185,13 +185,19 @@ func notFoundAs(err error, msg string) error {
 }
 
 // listRooms lists the signed-in account's rooms (Store.RoomsOf), never an
-// invite room, whose id is its secret (GET /projects).
+// invite room, whose id is its secret (GET /projects): only those it may
+// read now (auth.Readable), so a room whose access ended, or GitHub cannot
+// confirm just now, is not shown, nor its current name.
 func (s *server) listRooms(w http.ResponseWriter, r *http.Request, _ call) error {
 	who := identity(r)
 	if err := requireAccount(who); err != nil {
 		return err
 	}
-	list, err := s.Store.RoomsOf(r.Context(), who.Account.ID)
+	mine, err := s.Store.RoomsOf(r.Context(), who.Account.ID)
+	if err != nil {
+		return err
+	}
+	list, _, err := s.Auth.Readable(r.Context(), who, mine)
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,8 @@ package api
 
 import "net/http"
 
-// template.yaml's route events are written from this table: run `make
-// template` (or go generate) after changing it.
+// template.yaml's routes (the HTTP API's OpenAPI body) are written from
+// this table: run `make template` (or go generate) after changing it.
 //go:generate go run ../../infra/routegen -template ../../template.yaml
 
 // routes is the whole HTTP surface on one screen. Order matters where

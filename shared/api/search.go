@@ -43,18 +43,16 @@ func (s *server) searchRooms(w http.ResponseWriter, r *http.Request, _ call) err
 		return err
 	}
 	j := wire.SearchResults{Query: q.Text}
-	readable := make([]string, 0, len(mine))
-	for _, room := range mine {
-		_, err := s.Auth.Gate(r.Context(), who, room.ID, s.baseURL(r), false)
-		switch {
-		case err == nil:
-			readable = append(readable, room.ID)
-		case letagents.IsCode(err, letagents.Unauthorized), letagents.IsCode(err, letagents.Forbidden):
-		case letagents.IsCode(err, letagents.Unavailable):
-			j.UncheckedRooms = append(j.UncheckedRooms, room.ID)
-		default:
-			return err
-		}
+	allowed, unchecked, err := s.Auth.Readable(r.Context(), who, mine)
+	if err != nil {
+		return err
+	}
+	readable := make([]string, len(allowed))
+	for i, room := range allowed {
+		readable[i] = room.ID
+	}
+	for _, room := range unchecked {
+		j.UncheckedRooms = append(j.UncheckedRooms, room.ID)
 	}
 	page, err := s.Store.Search(r.Context(), readable, q)
 	if err != nil {

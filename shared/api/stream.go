@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -228,6 +229,18 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	if err := s.open(ctx, ts); err != nil {
 		return err
 	}
+	// The stream checks its caller's access again as long as it is open
+	// (leash). It listens before it checks once more here, so that no
+	// change made since the gate ran goes unseen.
+	l := s.leash(r, c, sess, true)
+	told, err := s.listen(ctx, l.channels()...)
+	if err != nil {
+		return err
+	}
+	defer told.Close()
+	if err := l.check(ctx); err != nil {
+		return err
+	}
 	if sess != nil {
 		defer s.deliver(ctx, sess.ID)()
 	}
@@ -244,17 +257,29 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	if _, err := fmt.Fprintf(w, ": connected\n\nid: %s\n\n", letagents.MessageID(ts[0].cursor)); err != nil {
 		return nil
 	}
+	recheck := false
 	for {
 		// Reads and writes run on a goroutine of their own, which ends when
 		// they are done: they need a deep stack (pgx, JSON, the connection's
 		// write path), which the handler's goroutine, parked here for hours,
 		// would otherwise keep (measured: 8 KB more per open stream).
 		sent := make(chan error, 1)
-		go func() { sent <- s.catchUp(ctx, w, rc, c.room, ts) }()
+		// A change the store was told of rings the access channels before
+		// the doorbells of whatever was written after it: one rung with a
+		// feed's is taken first, so nothing written after the change is sent.
+		select {
+		case <-told.C():
+			recheck = true
+		default:
+		}
+		go func(recheck bool) { sent <- s.turn(ctx, w, rc, ts, l, recheck) }(recheck)
 		if err := <-sent; err != nil {
 			return nil
 		}
+		recheck = false
 		select {
+		case <-told.C():
+			recheck = true
 		case <-bell(ts, 0):
 			ts[0].due = true
 		case <-bell(ts, 1):
@@ -275,20 +300,56 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	}
 }
 
-// open subscribes to every feed's doorbell and only then reads where each
-// starts, so anything committed later rings. A hub that cannot listen
-// within sharedReadTimeout (its connection is down) makes the stream a
-// 503 the client may retry.
-func (s *server) open(ctx context.Context, ts []tap) error {
+// listen subscribes to channels with one doorbell. A hub that cannot
+// listen within sharedReadTimeout (its connection is down) makes the
+// stream a 503 the client may retry.
+func (s *server) listen(ctx context.Context, channels ...string) (*notify.Subscription, error) {
 	subCtx, cancel := context.WithTimeout(ctx, sharedReadTimeout)
 	defer cancel()
-	for i := range ts {
-		sub, err := s.Hub.Subscribe(subCtx, ts[i].channel())
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+	sub, err := s.Hub.SubscribeAll(subCtx, channels...)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
+		return nil, errDatabaseUnavailable
+	}
+	return sub, nil
+}
+
+// turn is one round of a stream: it checks the caller's access again when
+// told to, or when a check is due (leash.due), then writes what the rung
+// feeds have (catchUp). A revoked caller gets the access_revoked event,
+// and the error ends the stream. A check that cannot tell holds the
+// events back, to be tried again at the next ring or heartbeat.
+func (s *server) turn(ctx context.Context, w io.Writer, rc *http.ResponseController, ts []tap, l *leash, told bool) error {
+	if told || l.due() {
+		err := l.check(ctx)
+		var v *revocation
+		switch {
+		case errors.As(err, &v):
+			if err := writeEvent(w, v.event()); err != nil {
+				return err
 			}
-			return errDatabaseUnavailable
+			_ = rc.Flush()
+			return v
+		case err != nil && ctx.Err() != nil:
+			return err
+		case err != nil:
+			l.held = true
+			s.Logger.Warn("event stream: could not check access; holding events until a check succeeds", "room", l.c.room, "error", err)
+			return rc.Flush() // the heartbeat, which says the stream is alive
+		}
+	}
+	return s.catchUp(ctx, w, rc, l.c.room, ts)
+}
+
+// open subscribes to every feed's doorbell (listen) and only then reads
+// where each starts, so anything committed later rings.
+func (s *server) open(ctx context.Context, ts []tap) error {
+	for i := range ts {
+		sub, err := s.listen(ctx, ts[i].channel())
+		if err != nil {
+			return err
 		}
 		ts[i].sub = sub
 	}

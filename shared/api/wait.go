@@ -11,14 +11,17 @@ import (
 // nextMessages returns the page of room id that q asks for: at once when it
 // has messages after the cursor (or timeout is 0), otherwise once the
 // room's doorbell rings for one, or, empty, when timeout passes or the
-// server drains. It knows nothing of HTTP, so that every way of waiting
-// for messages (the long-poll, an event stream) waits alike. When ctx ends
-// first it returns ctx's error.
+// server drains. When ctx ends first it returns ctx's error.
+//
+// A caller that waited is on leash l: what it is given after waiting is
+// given only once l's check passes again, and a ring on l's access
+// channels checks at once, so that a caller who lost access meanwhile
+// gets the error a new request would (a *revocation), not the messages.
 //
 // Nothing is ever taken from the notification itself: a ring only says
 // to read again, and reads of the same page by waiters woken together are
 // shared (readGroup).
-func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQuery, timeout time.Duration) (letagents.MessagePage, error) {
+func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQuery, timeout time.Duration, l *leash) (letagents.MessagePage, error) {
 	read := func(ctx context.Context) (letagents.MessagePage, error) { return s.sharedPage(ctx, id, q) }
 	page, err := read(ctx) // also answers 404 for a missing room
 	if err != nil || len(page.Messages) > 0 || timeout == 0 {
@@ -30,16 +33,19 @@ func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQue
 
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	sub, subErr := s.Hub.Subscribe(waitCtx, s.Store.Channel(id))
+	sub, subErr := s.Hub.SubscribeAll(waitCtx, append(l.channels(), s.Store.Channel(id))...)
 	var bell <-chan struct{}
 	if subErr == nil {
 		defer sub.Close()
 		bell = sub.C()
 	}
-	for subErr == nil {
+	for rung := false; subErr == nil; rung = true {
 		// Read only once subscribed: a message committed before the
 		// subscription is found here, any later one rings the bell.
 		page, err = read(ctx)
+		if err == nil && (rung || len(page.Messages) > 0) {
+			err = l.check(ctx)
+		}
 		if err != nil || len(page.Messages) > 0 {
 			return page, err
 		}
@@ -56,7 +62,11 @@ func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQue
 	}
 	// One last read covers a doorbell that could not ring (the listener
 	// was reconnecting): the wait then ends late, never wrong.
-	return read(context.WithoutCancel(ctx))
+	ctx = context.WithoutCancel(ctx)
+	if err := l.check(ctx); err != nil {
+		return letagents.MessagePage{}, err
+	}
+	return read(ctx)
 }
 
 // sharedPage reads page q of room id as of now, sharing the read with

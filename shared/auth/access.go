@@ -30,6 +30,10 @@ type Access struct {
 	Repo string
 	// RepoAdmin: GitHub says the caller administers that repository.
 	RepoAdmin bool
+	// adminChecked: RepoAdmin is GitHub's answer of the access cache
+	// period, not merely unasked (the gate lets anyone into a public
+	// repository's room without asking).
+	adminChecked bool
 }
 
 // Gate decides whether who may use a room. Invite and named rooms are open
@@ -40,15 +44,8 @@ type Access struct {
 // says where to start signing in, under base) or 403 private_repo_no_access.
 // join asks for the caller's GitHub admin bit too, which may cost a call.
 func (s *Service) Gate(ctx context.Context, who Identity, roomID, base string, join bool) (Access, error) {
-	locator := ""
-	switch rooms.KindOf(roomID) {
-	case letagents.RoomRepo:
-		locator = roomID
-	case letagents.RoomBranch:
-		locator, _, _ = rooms.ParseBranchRoom(roomID)
-	}
-	host, repo, _ := strings.Cut(locator, "/")
-	if !s.cfg.RepoAccess || host != "github.com" {
+	repo, locator := s.githubRepo(roomID)
+	if repo == "" {
 		return Access{}, nil
 	}
 	a := Access{Repo: repo}
@@ -72,8 +69,82 @@ func (s *Service) Gate(ctx context.Context, who Identity, roomID, base string, j
 			Fields: map[string]any{"room_id": roomID,
 				"message": fmt.Sprintf("The GitHub account %s cannot see %s: ask an owner of the repository for access, or sign in with another account.", who.Account.Login, locator)}}
 	}
-	a.RepoAdmin = acc.Admin
+	a.RepoAdmin, a.adminChecked = acc.Admin, true
 	return a, nil
+}
+
+// githubRepo is "owner/name" of the GitHub repository whose access
+// decides who may use a room, and the room's repo locator; "" for rooms
+// open to whoever knows the id (and for every room when access is open).
+func (s *Service) githubRepo(roomID string) (repo, locator string) {
+	switch rooms.KindOf(roomID) {
+	case letagents.RoomRepo:
+		locator = roomID
+	case letagents.RoomBranch:
+		locator, _, _ = rooms.ParseBranchRoom(roomID)
+	}
+	host, repo, _ := strings.Cut(locator, "/")
+	if !s.cfg.RepoAccess || host != "github.com" {
+		return "", ""
+	}
+	return repo, locator
+}
+
+// MaxListedRepos bounds the GitHub repositories one listing of an
+// account's rooms checks (Readable): each costs two cached reads, and a
+// call to GitHub once the cache aged. The rooms of repositories past it
+// are left out of that listing, as unchecked.
+const MaxListedRepos = 200
+
+// Readable sorts the rooms of a listing (GET /projects, GET /search) by
+// whether who may read them now, through the access gate exactly as a
+// read of each would pass it, asking once per GitHub repository (a repo
+// room and its branch rooms share the answer): readable keeps list's
+// order; unchecked are the rooms whose access GitHub could not confirm
+// just then, or that lie past MaxListedRepos. Rooms refused are in
+// neither: access that ended takes the room off the list.
+func (s *Service) Readable(ctx context.Context, who Identity, list []letagents.Room) (readable, unchecked []letagents.Room, err error) {
+	return s.readable(ctx, who, list, MaxListedRepos)
+}
+
+func (s *Service) readable(ctx context.Context, who Identity, list []letagents.Room, maxRepos int) (readable, unchecked []letagents.Room, err error) {
+	type verdict uint8
+	const (
+		allowed verdict = iota + 1
+		refused
+		unknown
+	)
+	verdicts := map[string]verdict{}
+	for _, room := range list {
+		repo, _ := s.githubRepo(room.ID)
+		v := allowed
+		if repo != "" {
+			var seen bool
+			if v, seen = verdicts[repo]; !seen {
+				v = unknown
+				if len(verdicts) < maxRepos {
+					_, err := s.Gate(ctx, who, room.ID, "", false)
+					switch {
+					case err == nil:
+						v = allowed
+					case letagents.IsCode(err, letagents.Unauthorized), letagents.IsCode(err, letagents.Forbidden):
+						v = refused
+					case letagents.IsCode(err, letagents.Unavailable):
+					default:
+						return nil, nil, err
+					}
+				}
+				verdicts[repo] = v
+			}
+		}
+		switch v {
+		case allowed:
+			readable = append(readable, room)
+		case unknown:
+			unchecked = append(unchecked, room)
+		}
+	}
+	return readable, unchecked, nil
 }
 
 // authRequired is the refusal of a repo room to nobody in particular.
@@ -172,8 +243,11 @@ func (s *Service) githubToken(ctx context.Context, accountID int64) (string, err
 
 // Role works out who's role in room once the gate let them in, recording
 // what joining means: the first signed-in joiner of a named room becomes
-// its admin, and GitHub's admins of a repository become admins of its
-// rooms.
+// its admin, and GitHub's admins of a repository who join become admins
+// of its rooms. Those last stay admins only while GitHub says so: their
+// admin bit is read at every look, as repository access is (cached for
+// the same period, allowedTTL), and the rights end when it is gone. An
+// admin granted in the room itself stays one.
 func (s *Service) Role(ctx context.Context, who Identity, room letagents.Room, a Access, join bool) (letagents.Role, error) {
 	if !who.SignedIn() {
 		if a.Repo != "" || room.Kind == letagents.RoomRepo || room.Kind == letagents.RoomBranch {
@@ -184,9 +258,8 @@ func (s *Service) Role(ctx context.Context, who Identity, room letagents.Room, a
 	var admin bool
 	var err error
 	switch {
-	case join && a.RepoAdmin:
-		admin = true
-		err = s.store.AddRoomAdmin(ctx, room.ID, who.Account.ID)
+	case a.Repo != "":
+		admin, err = s.githubRoomAdmin(ctx, who, room.ID, a, join)
 	case join && room.Kind == letagents.RoomNamed:
 		admin, err = s.store.ClaimFirstAdmin(ctx, room.ID, who.Account.ID)
 	default:
@@ -199,6 +272,23 @@ func (s *Service) Role(ctx context.Context, who Identity, room letagents.Room, a
 		return letagents.RoleAdmin, nil
 	}
 	return letagents.RoleParticipant, nil
+}
+
+// githubRoomAdmin says whether a signed-in caller administers the room of
+// GitHub repository a.Repo now, keeping the GitHub-derived admin row in
+// step (store.SyncGitHubAdmin). When GitHub cannot be asked and the
+// cached answer has aged, the caller keeps only what the room itself
+// granted: rights GitHub gave are not assumed to last through an outage.
+func (s *Service) githubRoomAdmin(ctx context.Context, who Identity, roomID string, a Access, join bool) (bool, error) {
+	if !a.adminChecked {
+		acc, ok, err := s.repoAccess(ctx, who.Account.ID, a.Repo)
+		if err != nil {
+			s.cfg.Logger.Warn("could not read GitHub admin permission", "repo", a.Repo, "error", err)
+			return s.store.IsRoomGrantedAdmin(ctx, roomID, who.Account.ID)
+		}
+		a.RepoAdmin = ok && acc.Admin
+	}
+	return s.store.SyncGitHubAdmin(ctx, roomID, who.Account.ID, a.RepoAdmin, join)
 }
 
 func ttl(good bool, goodTTL, badTTL time.Duration) time.Duration {

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/jackc/pgx/v5"
@@ -28,6 +30,12 @@ type Config struct {
 	// environment variable would leave the password readable in the
 	// function's configuration.
 	SecretARN string
+	// Host, Port and Name are the database's address beside SecretARN
+	// (DB_HOST, DB_PORT, DB_NAME), each, when set, in place of the secret's
+	// field: the secret RDS manages for a master user
+	// (ManageMasterUserPassword) holds only username and password. With a
+	// URL they are refused, since it carries its own address.
+	Host, Port, Name string
 	// MaxConns caps the pool (DB_MAX_CONNS); 0 keeps the URL's or pgx's default.
 	MaxConns int32
 	// ProxyHost is an RDS Proxy endpoint, "host" or "host:port"
@@ -50,6 +58,8 @@ func (c Config) ConnString(ctx context.Context, sm SecretGetter) (string, error)
 	switch {
 	case c.URL != "" && c.SecretARN != "":
 		return "", errors.New("set DB_URL or DB_SECRET_ARN, not both")
+	case c.URL != "" && c.Host+c.Port+c.Name != "":
+		return "", errors.New("DB_HOST, DB_PORT and DB_NAME go with DB_SECRET_ARN; DB_URL carries its own address")
 	case c.URL != "":
 		return c.URL, nil
 	case c.SecretARN == "":
@@ -57,14 +67,11 @@ func (c Config) ConnString(ctx context.Context, sm SecretGetter) (string, error)
 	case sm == nil:
 		return "", errors.New("DB_SECRET_ARN is set but no Secrets Manager client was given")
 	}
-	out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &c.SecretARN})
+	secret, err := readSecret(ctx, sm, c.SecretARN)
 	if err != nil {
-		return "", fmt.Errorf("read database secret: %w", err)
+		return "", err
 	}
-	if out.SecretString == nil {
-		return "", errors.New("database secret has no SecretString")
-	}
-	return secretURL(*out.SecretString)
+	return c.secretURL(secret)
 }
 
 // PoolConnString returns the pool's connection string given the direct
@@ -102,23 +109,105 @@ func (c Config) PoolConnString(direct string) (string, error) {
 	return u.String(), nil
 }
 
-// secretURL turns an RDS-style secret into a connection URL.
-func secretURL(secret string) (string, error) {
-	var s struct {
-		Username string          `json:"username"`
-		Password string          `json:"password"`
-		Host     string          `json:"host"`
-		Port     json.RawMessage `json:"port"` // RDS writes a number, people write strings
-		DBName   string          `json:"dbname"`
+// PasswordTTL is how long a password read from the database secret is
+// used for new connections before the secret is read again. RDS rotates
+// the password of a master user it manages (every 7 days unless told
+// otherwise), and a long-lived process (a warm function, a poll task)
+// must follow: open connections keep working, new ones with the old
+// password are refused.
+const PasswordTTL = time.Minute
+
+// PasswordSource gives the password of each new connection.
+type PasswordSource func(ctx context.Context) (string, error)
+
+// SecretPassword returns the password of the secret c names, re-read from
+// sm at most once per PasswordTTL by the clock now; nil when c names no
+// secret. Connections opened with it (OpenWithPassword,
+// DirectConnector) follow the secret's rotation within PasswordTTL.
+func (c Config) SecretPassword(sm SecretGetter, now func() time.Time) PasswordSource {
+	if c.SecretARN == "" || sm == nil {
+		return nil
 	}
+	var (
+		mu       sync.Mutex
+		password string
+		read     time.Time
+	)
+	return func(ctx context.Context) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !read.IsZero() && now().Sub(read) < PasswordTTL {
+			return password, nil
+		}
+		secret, err := readSecret(ctx, sm, c.SecretARN)
+		if err == nil {
+			var s rdsSecret
+			if s, err = parseSecret(secret); err == nil {
+				password, read = s.Password, now()
+			}
+		}
+		if err != nil && read.IsZero() {
+			return "", err
+		}
+		// Secrets Manager failing now: the last password read may
+		// still be good (a rotation is rare), so try it.
+		return password, nil
+	}
+}
+
+// readSecret returns the SecretString of the secret arn.
+func readSecret(ctx context.Context, sm SecretGetter, arn string) (string, error) {
+	out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &arn})
+	if err != nil {
+		return "", fmt.Errorf("read database secret: %w", err)
+	}
+	if out.SecretString == nil {
+		return "", errors.New("database secret has no SecretString")
+	}
+	return *out.SecretString, nil
+}
+
+// rdsSecret is the RDS-style JSON of a database secret.
+type rdsSecret struct {
+	Username string          `json:"username"`
+	Password string          `json:"password"`
+	Host     string          `json:"host"`
+	Port     json.RawMessage `json:"port"` // RDS writes a number, people write strings
+	DBName   string          `json:"dbname"`
+}
+
+func parseSecret(secret string) (rdsSecret, error) {
+	var s rdsSecret
 	if err := json.Unmarshal([]byte(secret), &s); err != nil {
-		return "", fmt.Errorf("database secret is not JSON: %w", err)
+		return s, fmt.Errorf("database secret is not JSON: %w", err)
+	}
+	return s, nil
+}
+
+// secretURL turns an RDS-style secret into a connection URL, with c's
+// Host, Port and Name in place of the secret's own where set.
+func (c Config) secretURL(secret string) (string, error) {
+	s, err := parseSecret(secret)
+	if err != nil {
+		return "", err
+	}
+	if c.Host != "" {
+		s.Host = c.Host
+	}
+	if c.Name != "" {
+		s.DBName = c.Name
 	}
 	if s.Username == "" || s.Host == "" {
-		return "", errors.New("database secret needs username and host")
+		return "", errors.New("database secret needs username, and host (in the secret or DB_HOST)")
 	}
 	port := "5432"
-	if len(s.Port) > 0 {
+	if c.Port != "" {
+		n, err := strconv.Atoi(c.Port)
+		if err != nil || n < 1 || n > 65535 {
+			return "", fmt.Errorf("DB_PORT=%q: want a port number", c.Port)
+		}
+		port = c.Port
+	} else if len(s.Port) > 0 {
 		var n int
 		if err := json.Unmarshal(s.Port, &n); err != nil {
 			var str string
@@ -153,12 +242,26 @@ func secretURL(secret string) (string, error) {
 // the second before it; the store instead retries a read that meets one,
 // and answers writes with Unavailable for the client to repeat.
 func Open(ctx context.Context, connString string, maxConns int32) (*pgxpool.Pool, error) {
+	return OpenWithPassword(ctx, connString, maxConns, nil)
+}
+
+// OpenWithPassword is Open whose new connections take their password from
+// password (when not nil) instead of the connection string, so that a
+// rotated secret reaches connections opened long after the start.
+func OpenWithPassword(ctx context.Context, connString string, maxConns int32, password PasswordSource) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(connString)
 	if err != nil {
 		return nil, fmt.Errorf("parse database URL: %w", err)
 	}
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
+	}
+	if password != nil {
+		cfg.BeforeConnect = func(ctx context.Context, cc *pgx.ConnConfig) error {
+			pw, err := password(ctx)
+			cc.Password = pw
+			return err
+		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -181,27 +284,36 @@ func Open(ctx context.Context, connString string, maxConns int32) (*pgxpool.Pool
 // system's TCP timeouts (hours). The client side needs no such setting:
 // the hub bounds every command it sends by a deadline.
 func Connector(pool *pgxpool.Pool) func(context.Context) (*pgx.Conn, error) {
-	return connector(pool.Config().ConnConfig)
+	return connector(pool.Config().ConnConfig, nil)
 }
 
-// DirectConnector is Connector for a connection string instead of a pool:
-// the database's own address when the pool goes through a proxy
-// (Config.ProxyHost), which cannot carry LISTEN.
-func DirectConnector(connString string) (func(context.Context) (*pgx.Conn, error), error) {
+// DirectConnector is Connector for a connection string instead of a pool
+// (the database's own address when the pool goes through a proxy,
+// Config.ProxyHost, which cannot carry LISTEN), each connection taking its
+// password from password when it is not nil.
+func DirectConnector(connString string, password PasswordSource) (func(context.Context) (*pgx.Conn, error), error) {
 	cfg, err := pgx.ParseConfig(connString)
 	if err != nil {
 		return nil, fmt.Errorf("parse database URL: %w", err)
 	}
-	return connector(cfg), nil
+	return connector(cfg, password), nil
 }
 
-func connector(base *pgx.ConnConfig) func(context.Context) (*pgx.Conn, error) {
+func connector(base *pgx.ConnConfig, password PasswordSource) func(context.Context) (*pgx.Conn, error) {
 	cfg := base.Copy()
 	for k, v := range listenerKeepalive {
 		cfg.RuntimeParams[k] = v
 	}
 	return func(ctx context.Context) (*pgx.Conn, error) {
-		return pgx.ConnectConfig(ctx, cfg.Copy())
+		cc := cfg.Copy()
+		if password != nil {
+			pw, err := password(ctx)
+			if err != nil {
+				return nil, err
+			}
+			cc.Password = pw
+		}
+		return pgx.ConnectConfig(ctx, cc)
 	}
 }
 

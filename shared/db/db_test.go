@@ -2,11 +2,15 @@ package db_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/jackc/pgx/v5"
@@ -155,7 +159,19 @@ func TestConnString(t *testing.T) {
 		{"no port", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"app","password":"p","host":"h","dbname":"d"}`)},
 			"postgres://app:p@h:5432/d?sslmode=require", ""},
 		{"not json", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`nope`)}, "", "not JSON"},
-		{"no host", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"a"}`)}, "", "needs username and host"},
+		{"no host", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"a"}`)}, "", "needs username, and host"},
+		{"managed master secret, address beside it", db.Config{SecretARN: "arn", Host: "c.cluster-x.rds.amazonaws.com", Port: "5432", Name: "letagents"},
+			fakeSecrets{secret: ptr(`{"username":"letagents","password":"p:w"}`)},
+			"postgres://letagents:p%3Aw@c.cluster-x.rds.amazonaws.com:5432/letagents?sslmode=require", ""},
+		{"address beside a whole secret wins", db.Config{SecretARN: "arn", Host: "new.example", Port: "6432", Name: "other"},
+			fakeSecrets{secret: ptr(`{"username":"app","password":"p","host":"old.example","port":5433,"dbname":"d"}`)},
+			"postgres://app:p@new.example:6432/other?sslmode=require", ""},
+		{"host only", db.Config{SecretARN: "arn", Host: "h"}, fakeSecrets{secret: ptr(`{"username":"app","password":"p","port":5433}`)},
+			"postgres://app:p@h:5433/postgres?sslmode=require", ""},
+		{"bad DB_PORT", db.Config{SecretARN: "arn", Host: "h", Port: "54x"}, fakeSecrets{secret: ptr(`{"username":"app","password":"p"}`)}, "", `DB_PORT="54x"`},
+		{"DB_PORT out of range", db.Config{SecretARN: "arn", Host: "h", Port: "70000"}, fakeSecrets{secret: ptr(`{"username":"app","password":"p"}`)}, "", "want a port number"},
+		{"managed secret without DB_HOST", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"a","password":"p"}`)}, "", "DB_HOST"},
+		{"address with a url", db.Config{URL: "postgres://x@h/db", Host: "h"}, nil, "", "DB_URL carries its own address"},
 		{"bad port", db.Config{SecretARN: "arn"}, fakeSecrets{secret: ptr(`{"username":"a","host":"h","port":"x"}`)}, "", "not a number"},
 		{"binary secret", db.Config{SecretARN: "arn"}, fakeSecrets{}, "", "no SecretString"},
 		{"aws error", db.Config{SecretARN: "arn"}, fakeSecrets{err: errors.New("denied")}, "", "read database secret: denied"},
@@ -184,7 +200,7 @@ func TestSchemaAndConnector(t *testing.T) {
 	if got := db.Schema(d.Pool); got != d.Schema {
 		t.Errorf("Schema = %q, want %q", got, d.Schema)
 	}
-	direct, err := db.DirectConnector(d.URL)
+	direct, err := db.DirectConnector(d.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +231,7 @@ func TestSchemaAndConnector(t *testing.T) {
 			}
 		})
 	}
-	if _, err := db.DirectConnector("postgres://x:notaport/db"); err == nil {
+	if _, err := db.DirectConnector("postgres://x:notaport/db", nil); err == nil {
 		t.Error("DirectConnector of a malformed URL = nil error")
 	}
 }
@@ -312,5 +328,158 @@ func TestLatestIsTheNewestEmbeddedMigration(t *testing.T) {
 	}
 	if got, err := db.Latest(migrations.FS); err != nil || got != want {
 		t.Errorf("Latest(migrations.FS) = %d, %v; want %d", got, err, want)
+	}
+}
+
+// TestConnStringReachesTheDatabase: a secret with credentials only (as RDS
+// manages a master user's) and the address beside it (DB_HOST, DB_PORT,
+// DB_NAME) open a real connection, over TLS as the URL asks.
+func TestConnStringReachesTheDatabase(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	u, err := url.Parse(d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := u.User.Password()
+	secret, err := json.Marshal(map[string]string{"username": u.User.Username(), "password": pw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := db.Config{SecretARN: "arn", Host: u.Hostname(), Port: u.Port(), Name: strings.TrimPrefix(u.Path, "/")}
+	ctx := context.Background()
+	conn, err := cfg.ConnString(ctx, fakeSecrets{secret: ptr(string(secret))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := db.Open(ctx, conn, 1)
+	if err != nil {
+		t.Fatalf("open the database the secret and DB_HOST, DB_PORT, DB_NAME name: %v", err)
+	}
+	defer pool.Close()
+	var name string
+	var tls bool
+	if err := pool.QueryRow(ctx, `SELECT current_database(), (SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid())`).Scan(&name, &tls); err != nil {
+		t.Fatal(err)
+	}
+	if name != cfg.Name || !tls {
+		t.Errorf("connected to database %q (TLS %v), want %q over TLS", name, tls, cfg.Name)
+	}
+}
+
+// rotatingSecrets is a Secrets Manager whose secret's password the test
+// changes, as RDS rotates a managed one; it counts reads.
+type rotatingSecrets struct {
+	mu       sync.Mutex
+	password string
+	err      error
+	reads    int
+}
+
+func (r *rotatingSecrets) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reads++
+	if r.err != nil {
+		return nil, r.err
+	}
+	s := `{"username":"app","password":"` + r.password + `"}`
+	return &secretsmanager.GetSecretValueOutput{ARN: in.SecretId, SecretString: &s}, nil
+}
+
+func (r *rotatingSecrets) set(password string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.password, r.err = password, err
+}
+
+// TestSecretPassword: new connections follow the secret's rotation within
+// PasswordTTL, reading it at most once per PasswordTTL, and keep the last
+// password read while Secrets Manager fails.
+func TestSecretPassword(t *testing.T) {
+	t.Parallel()
+	if (db.Config{URL: "postgres://x"}).SecretPassword(&rotatingSecrets{}, time.Now) != nil {
+		t.Error("SecretPassword without a secret is not nil")
+	}
+	sm := &rotatingSecrets{password: "first"}
+	clock := time.Unix(1_700_000_000, 0)
+	now := func() time.Time { return clock }
+	pw := db.Config{SecretARN: "arn"}.SecretPassword(sm, now)
+	ctx := context.Background()
+	steps := []struct {
+		name      string
+		advance   time.Duration
+		set       string
+		setErr    error
+		want      string
+		wantReads int
+	}{
+		{"first connection reads the secret", 0, "first", nil, "first", 1},
+		{"within the TTL: no read", db.PasswordTTL - time.Second, "second", nil, "first", 1},
+		{"past the TTL: the rotated password", time.Second, "second", nil, "second", 2},
+		{"cached again", time.Second, "second", nil, "second", 2},
+		{"Secrets Manager failing: the last password", db.PasswordTTL, "", errors.New("throttled"), "second", 3},
+		{"it fails again: read again, still the last", time.Second, "", errors.New("throttled"), "second", 4},
+		{"back: the new one", time.Second, "third", nil, "third", 5},
+	}
+	for _, s := range steps {
+		clock = clock.Add(s.advance)
+		sm.set(s.set, s.setErr)
+		got, err := pw(ctx)
+		if err != nil || got != s.want || sm.reads != s.wantReads {
+			t.Errorf("%s: password %q, %v after %d reads; want %q after %d", s.name, got, err, sm.reads, s.want, s.wantReads)
+		}
+	}
+	fresh := db.Config{SecretARN: "arn"}.SecretPassword(&rotatingSecrets{err: errors.New("denied")}, now)
+	if _, err := fresh(ctx); err == nil || !strings.Contains(err.Error(), "denied") {
+		t.Errorf("no password read yet and Secrets Manager failing: %v, want its error", err)
+	}
+}
+
+// TestConnectionsTakeTheSourcesPassword: the pool and the listener's
+// connector ask the password source for each new connection (the test
+// server trusts local connections, so a failing source is what shows it).
+func TestConnectionsTakeTheSourcesPassword(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	ctx := context.Background()
+	var asked atomic.Int32
+	good := func(context.Context) (string, error) { asked.Add(1); return "from the secret", nil }
+	bad := func(context.Context) (string, error) { return "", errors.New("secret unreadable") }
+
+	pool, err := db.OpenWithPassword(ctx, d.URL, 1, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.Close()
+	if n := asked.Load(); n < 1 {
+		t.Errorf("the pool opened a connection without asking the password source")
+	}
+	connect, err := db.DirectConnector(d.URL, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := asked.Load()
+	conn, err := connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	if asked.Load() != before+1 {
+		t.Errorf("the connector opened a connection without asking the password source")
+	}
+
+	if p, err := db.OpenWithPassword(ctx, d.URL, 1, bad); err == nil || !strings.Contains(err.Error(), "secret unreadable") {
+		if p != nil {
+			p.Close()
+		}
+		t.Errorf("pool whose password source fails: %v, want its error", err)
+	}
+	connect, err = db.DirectConnector(d.URL, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connect(ctx); err == nil || !strings.Contains(err.Error(), "secret unreadable") {
+		t.Errorf("listener connection whose password source fails: %v, want its error", err)
 	}
 }

@@ -57,6 +57,13 @@ const (
 	// origin read timeout is the shortest of the usual ones; nginx and an
 	// ALB wait 60 s), so none of them cuts a quiet stream.
 	StreamHeartbeat = 15 * time.Second
+	// AccessRecheck is how often an open event stream checks again that
+	// its caller may still read the room, when nothing known changed
+	// (a change that is known, such as a sign-out, makes it check at
+	// once). A check reads what a new request's gate reads, GitHub's
+	// cached answers included, so a stream sees a change on GitHub's
+	// side at most this long (plus a heartbeat) after a new request does.
+	AccessRecheck = time.Minute
 	// DefaultStreamMax is the default of LETAGENTS_STREAM_MAX, the most
 	// event streams one server process holds open; DefaultRoomStreamMax
 	// of LETAGENTS_STREAM_ROOM_MAX, the most of one room. A stream costs

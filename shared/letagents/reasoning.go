@@ -360,6 +360,9 @@ type ReasoningSession struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	ClosedAt  time.Time
+	// OwnerAccountID is the account that opened the session, 0 for
+	// nobody signed in (MayChange); never on the wire.
+	OwnerAccountID int64
 }
 
 // Open reports whether the session has not been closed.

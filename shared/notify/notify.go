@@ -103,17 +103,17 @@ func New(connect Connector, opt Options) *Hub {
 	return &Hub{connect: connect, opt: opt, channels: map[string]*channel{}}
 }
 
-// Subscription is one subscriber's doorbell on one channel.
+// Subscription is one subscriber's doorbell on one or more channels.
 type Subscription struct {
-	hub  *Hub
-	name string
-	ch   *channel
-	c    chan struct{}
-	once sync.Once
+	hub   *Hub
+	names []string
+	chs   []*channel
+	c     chan struct{}
+	once  sync.Once
 }
 
-// C receives a value (at most one pending) each time the channel is notified,
-// and once after every reconnect of the listener.
+// C receives a value (at most one pending) each time one of its channels
+// is notified, and once after every reconnect of the listener.
 func (s *Subscription) C() <-chan struct{} { return s.c }
 
 // Close ends the subscription; the last one on a channel makes the listener
@@ -123,10 +123,12 @@ func (s *Subscription) Close() {
 		h := s.hub
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		delete(s.ch.subs, s)
-		if len(s.ch.subs) == 0 && h.channels[s.name] == s.ch {
-			delete(h.channels, s.name)
-			h.changedLocked()
+		for i, ch := range s.chs {
+			delete(ch.subs, s)
+			if len(ch.subs) == 0 && h.channels[s.names[i]] == ch {
+				delete(h.channels, s.names[i])
+				h.changedLocked()
+			}
 		}
 	})
 }
@@ -137,25 +139,41 @@ func (s *Subscription) Close() {
 // could fall between the read and the LISTEN. It fails only when ctx ends
 // first (for example while the listener is reconnecting).
 func (h *Hub) Subscribe(ctx context.Context, name string) (*Subscription, error) {
+	return h.SubscribeAll(ctx, name)
+}
+
+// SubscribeAll is Subscribe to several channels with one doorbell, which
+// any of them rings: a waiter that wakes for any of a few causes holds
+// one subscription rather than one each.
+func (h *Hub) SubscribeAll(ctx context.Context, names ...string) (*Subscription, error) {
+	s := &Subscription{hub: h, c: make(chan struct{}, 1)}
+	readies := make([]chan struct{}, 0, len(names))
 	h.mu.Lock()
-	ch := h.channels[name]
-	if ch == nil {
-		ch = &channel{subs: map[*Subscription]struct{}{}, ready: make(chan struct{})}
-		h.channels[name] = ch
-		h.changedLocked()
+	for _, name := range names {
+		ch := h.channels[name]
+		if ch == nil {
+			ch = &channel{subs: map[*Subscription]struct{}{}, ready: make(chan struct{})}
+			h.channels[name] = ch
+			h.changedLocked()
+		}
+		if _, dup := ch.subs[s]; dup {
+			continue
+		}
+		ch.subs[s] = struct{}{}
+		s.names, s.chs = append(s.names, name), append(s.chs, ch)
+		readies = append(readies, ch.ready)
 	}
-	s := &Subscription{hub: h, name: name, ch: ch, c: make(chan struct{}, 1)}
-	ch.subs[s] = struct{}{}
-	ready := ch.ready
 	h.mu.Unlock()
 
-	select {
-	case <-ready:
-		return s, nil
-	case <-ctx.Done():
-		s.Close()
-		return nil, ctx.Err()
+	for _, ready := range readies {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			s.Close()
+			return nil, ctx.Err()
+		}
 	}
+	return s, nil
 }
 
 // changedLocked tells the listener the channel set changed.
@@ -170,7 +188,7 @@ func (h *Hub) changedLocked() {
 // Stats is a snapshot of a Hub.
 type Stats struct {
 	Channels      int     // channels with at least one subscriber
-	Subscribers   int     // subscriptions open
+	Subscribers   int     // subscriptions open, counted once per channel
 	Listening     int     // channels LISTENed on the current connection
 	BackendPID    uint32  // the listener connection's server process, 0 when down
 	Reconnects    int64   // connections opened after the first

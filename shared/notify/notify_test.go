@@ -167,6 +167,41 @@ func TestListenOnFirstUnlistenAfterLast(t *testing.T) {
 	}
 }
 
+// One subscription on several channels is rung by each of them, and its
+// Close leaves a channel another subscriber still holds.
+func TestSubscribeAllRingsForEveryChannel(t *testing.T) {
+	t.Parallel()
+	f := start(t, notify.Options{})
+	a, b := f.prefix+"a", f.prefix+"b"
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	both, err := f.hub.SubscribeAll(ctx, a, b, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet(both)
+	onlyB := f.subscribe(t, b)
+	for _, ch := range []string{a, b} {
+		f.notify(t, ch)
+		if !rang(both, wait) {
+			t.Fatalf("a notification on %s did not ring the subscription to both", ch)
+		}
+	}
+	if st := f.hub.Stats(); st.Channels != 2 || st.Subscribers != 3 || st.Listening != 2 {
+		t.Errorf("Stats = %+v, want 2 channels, 3 subscribers (one per channel held), 2 listening", st)
+	}
+	both.Close()
+	eventually(t, "UNLISTEN of the channel nobody holds", func() bool {
+		st := f.hub.Stats()
+		return st.Channels == 1 && st.Listening == 1 && st.Subscribers == 1
+	})
+	quiet(onlyB)
+	f.notify(t, b)
+	if !rang(onlyB, wait) {
+		t.Error("the other subscriber of b was not rung after the shared subscription closed")
+	}
+}
+
 func TestReconnectRingsEverySubscriberAndListensAgain(t *testing.T) {
 	t.Parallel()
 	f := start(t, notify.Options{MinBackoff: 10 * time.Millisecond})

@@ -139,7 +139,7 @@ type Config struct {
 
 // Variables lists every environment variable LoadConfig reads; the
 // template check holds template.yaml to it.
-var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_MAX_CONNS", "DB_PROXY_HOST", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL",
+var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NAME", "DB_MAX_CONNS", "DB_PROXY_HOST", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL",
 	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
 	"LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
 	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_IDLE_TIMEOUT_MS",
@@ -159,7 +159,8 @@ var LocalVariables = []string{"PORT", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET"
 // fault when a value is unusable.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg := Config{
-		DB:          db.Config{URL: getenv("DB_URL"), SecretARN: getenv("DB_SECRET_ARN"), ProxyHost: getenv("DB_PROXY_HOST")},
+		DB: db.Config{URL: getenv("DB_URL"), SecretARN: getenv("DB_SECRET_ARN"), Host: getenv("DB_HOST"), Port: getenv("DB_PORT"),
+			Name: getenv("DB_NAME"), ProxyHost: getenv("DB_PROXY_HOST")},
 		PollMax:     letagents.DefaultPollMax,
 		GatewayHold: 25 * time.Second,
 		Addr:        ":3001",
@@ -321,7 +322,7 @@ type Service struct {
 // Close.
 func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error) {
 	logger := NewLogger(cfg)
-	direct, err := connString(ctx, cfg)
+	direct, password, err := connString(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -329,13 +330,13 @@ func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error
 	if err != nil {
 		return nil, err
 	}
-	pool, err := openPool(ctx, cfg, direct, logger)
+	pool, err := openPool(ctx, cfg, direct, password, logger)
 	if err != nil {
 		return nil, err
 	}
 	// The listener connects to the database itself, never through the
 	// pool's proxy (db.Config.ProxyHost).
-	listener, err := db.DirectConnector(direct)
+	listener, err := db.DirectConnector(direct, password)
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -355,11 +356,11 @@ func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error
 // schema as Open does: the part of Open that a function serving no route
 // (the liveness sweeper) needs. The caller closes the pool.
 func OpenPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
-	direct, err := connString(ctx, cfg)
+	direct, password, err := connString(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return openPool(ctx, cfg, direct, NewLogger(cfg))
+	return openPool(ctx, cfg, direct, password, NewLogger(cfg))
 }
 
 // Migrate applies the migrations this build carries to the database cfg
@@ -367,7 +368,8 @@ func OpenPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
 // lock is session state), and returns the schema version it leaves. A
 // deploy runs it once, before any function of the new build serves.
 func Migrate(ctx context.Context, cfg Config) (version int, err error) {
-	direct, err := connString(ctx, cfg)
+	// One run, minutes at most: the password read at its start serves.
+	direct, _, err := connString(ctx, cfg)
 	if err != nil {
 		return 0, err
 	}
@@ -382,26 +384,33 @@ func Migrate(ctx context.Context, cfg Config) (version int, err error) {
 	return db.Applied(ctx, pool)
 }
 
-func connString(ctx context.Context, cfg Config) (string, error) {
+// connString returns the database's direct connection string and, when
+// it comes from a secret, where new connections get the secret's current
+// password (db.Config.SecretPassword): RDS rotates a managed one.
+func connString(ctx context.Context, cfg Config) (string, db.PasswordSource, error) {
 	var sm db.SecretGetter
 	if cfg.DB.SecretARN != "" {
 		awsCfg, err := loadAWS(ctx)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		sm = secretsmanager.NewFromConfig(awsCfg)
 	}
-	return cfg.DB.ConnString(ctx, sm)
+	direct, err := cfg.DB.ConnString(ctx, sm)
+	if err != nil {
+		return "", nil, err
+	}
+	return direct, cfg.DB.SecretPassword(sm, time.Now), nil
 }
 
 // openPool opens the pool (through the proxy, if one is configured) and
 // refuses, with a log line saying why, a schema older than this build.
-func openPool(ctx context.Context, cfg Config, direct string, logger *slog.Logger) (*pgxpool.Pool, error) {
+func openPool(ctx context.Context, cfg Config, direct string, password db.PasswordSource, logger *slog.Logger) (*pgxpool.Pool, error) {
 	conn, err := cfg.DB.PoolConnString(direct)
 	if err != nil {
 		return nil, err
 	}
-	pool, err := db.Open(ctx, conn, cfg.DB.MaxConns)
+	pool, err := db.OpenWithPassword(ctx, conn, cfg.DB.MaxConns, password)
 	if err != nil {
 		return nil, err
 	}
@@ -557,10 +566,21 @@ func (s *Service) Drain() {
 	}
 }
 
-// ReadyPath is the poll server's readiness route (WithReadiness), which
-// the load balancer's health check asks. It is no API route: the HTTP API
-// never sees it.
+// ReadyPath is the poll server's readiness route (WithReadiness): 503
+// while the instance cannot hold long-polls (Ready). It is for operators
+// and tests; a load balancer asking it would take every task out of
+// service at once while the database fails over, and ECS would replace
+// them all for it. It is no API route: the HTTP API never sees it.
 const ReadyPath = "/ready"
+
+// LivePath is the poll server's liveness route (WithReadiness), which the
+// load balancer's health check asks: 200 whenever the process answers
+// HTTP, whatever the database's state. During a database outage the tasks
+// stay in service and answer requests that need the database 503
+// DATABASE_UNAVAILABLE with Retry-After, which clients repeat; the
+// listener reconnects by itself once the database is back. It is no API
+// route either.
+const LivePath = "/live"
 
 // errListenerDown and errDraining are why an instance is not ready.
 var (
@@ -583,16 +603,20 @@ func (s *Service) Ready() error {
 	return nil
 }
 
-// WithReadiness answers GET ReadyPath with Ready's verdict, 200 or 503
-// saying why, and passes every other request to h.
+// WithReadiness answers GET LivePath with 200, GET ReadyPath with Ready's
+// verdict, 200 or 503 saying why, and passes every other request to h.
 func (s *Service) WithReadiness(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != ReadyPath || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		if (r.URL.Path != ReadyPath && r.URL.Path != LivePath) || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 			h.ServeHTTP(w, r)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
+		if r.URL.Path == LivePath {
+			_ = json.NewEncoder(w).Encode(wire.Health{Status: "live", Service: "letagents-poll"})
+			return
+		}
 		if err := s.Ready(); err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			_ = json.NewEncoder(w).Encode(wire.Error{Error: err.Error(), Code: letagents.CodeNotReady})

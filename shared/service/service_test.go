@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/letagents/letagents-go/shared/db"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
 
@@ -84,6 +86,10 @@ func TestLoadConfig(t *testing.T) {
 		{"dev origin not on this machine", map[string]string{"LETAGENTS_DEV_ORIGINS": "https://letagents.chat"}, nil, "LETAGENTS_DEV_ORIGINS"},
 		{"dev origin with a path", map[string]string{"LETAGENTS_DEV_ORIGINS": "http://localhost:3000/app"}, nil, "LETAGENTS_DEV_ORIGINS"},
 		{"dev origin not a URL", map[string]string{"LETAGENTS_DEV_ORIGINS": "localhost:3000"}, nil, "LETAGENTS_DEV_ORIGINS"},
+		{"database address beside the secret", map[string]string{"DB_SECRET_ARN": "arn:aws:secretsmanager:x", "DB_HOST": "c.cluster-x.rds.amazonaws.com",
+			"DB_PORT": "5432", "DB_NAME": "letagents"}, func(c service.Config) bool {
+			return c.DB.SecretARN == "arn:aws:secretsmanager:x" && c.DB.Host == "c.cluster-x.rds.amazonaws.com" && c.DB.Port == "5432" && c.DB.Name == "letagents"
+		}, ""},
 		{"proxy host", map[string]string{"DB_PROXY_HOST": "p.proxy-x.eu-west-1.rds.amazonaws.com"},
 			func(c service.Config) bool { return c.DB.ProxyHost == "p.proxy-x.eu-west-1.rds.amazonaws.com" }, ""},
 	}
@@ -211,6 +217,75 @@ func TestReady(t *testing.T) {
 				t.Errorf("GET /elsewhere = %d, want the wrapped handler's 404", rec.Code)
 			}
 		})
+	}
+}
+
+// TestLiveThroughADatabaseOutage: the load balancer's check (LivePath)
+// passes while the database is unreachable, so no task is taken out of
+// service or replaced for an outage of the database; readiness fails
+// meanwhile, and a poll answers 503 DATABASE_UNAVAILABLE with
+// Retry-After, which clients repeat. Once the database is back, all
+// recover by themselves.
+func TestLiveThroughADatabaseOutage(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	if _, _, err := store.New(d.Pool).EnsureRoom(context.Background(), "failover"); err != nil {
+		t.Fatal(err)
+	}
+	p := pgtest.NewProxy(t, d)
+	// Pool and listener both reach the database through the proxy.
+	svc, err := service.FromPool(context.Background(), service.Config{}, p.Pool(t, 2), api.GroupPoll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addr := make(chan net.Addr, 1)
+	go func() {
+		_ = service.Serve(ctx, "127.0.0.1:0", svc.WithReadiness(svc.Handler), service.Serving{Drain: svc.Drain, Grace: 30 * time.Second,
+			Ready: func(a net.Addr) { addr <- a }})
+	}()
+	base := service.Listening(testwait.Recv(t, "the server to listen", addr))
+	type answer struct {
+		status     int
+		retryAfter string
+		code       string
+	}
+	get := func(path string) answer {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		var body struct{ Code string }
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		return answer{resp.StatusCode, resp.Header.Get("Retry-After"), body.Code}
+	}
+	const poll = "/rooms/failover/messages/poll?timeout=0"
+	serving := func() bool {
+		return get(service.ReadyPath).status == http.StatusOK && get(poll).status == http.StatusOK
+	}
+	testwait.Until(t, "ready and serving polls", serving)
+
+	p.Cut()
+	testwait.Until(t, "readiness to fail with the listener down", func() bool {
+		return get(service.ReadyPath).status == http.StatusServiceUnavailable
+	})
+	for range 3 {
+		if a := get(service.LivePath); a.status != http.StatusOK {
+			t.Errorf("GET %s during the outage = %d, want 200: the load balancer would take the task out of service", service.LivePath, a.status)
+		}
+		want := answer{http.StatusServiceUnavailable, strconv.Itoa(int(api.DatabaseRetryAfter.Seconds())), "DATABASE_UNAVAILABLE"}
+		if a := get(poll); a != want {
+			t.Errorf("GET %s during the outage = %+v, want %+v", poll, a, want)
+		}
+	}
+
+	p.Restore()
+	testwait.Until(t, "ready and serving polls again", serving)
+	if a := get(service.LivePath); a.status != http.StatusOK {
+		t.Errorf("GET %s after the outage = %d, want 200", service.LivePath, a.status)
 	}
 }
 

@@ -8,7 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// IsRoomAdmin reports whether an account administers a room.
+// IsRoomAdmin reports whether an account administers a room, whatever
+// made it an admin. Rooms whose admins GitHub decides ask SyncGitHubAdmin.
 func (s *Store) IsRoomAdmin(ctx context.Context, roomID string, accountID int64) (bool, error) {
 	var ok bool
 	err := s.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2)`,
@@ -19,13 +20,56 @@ func (s *Store) IsRoomAdmin(ctx context.Context, roomID string, accountID int64)
 	return ok, nil
 }
 
-// AddRoomAdmin makes an account an admin of a room (idempotent).
+// IsRoomGrantedAdmin reports whether an account administers a room by a
+// grant of the room itself, leaving out what GitHub once said.
+func (s *Store) IsRoomGrantedAdmin(ctx context.Context, roomID string, accountID int64) (bool, error) {
+	var ok bool
+	err := s.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2 AND source = 'room')`,
+		roomID, accountID).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("read room admin: %w", err)
+	}
+	return ok, nil
+}
+
+// AddRoomAdmin makes an account an admin of a room by a grant of the room
+// itself (idempotent; a GitHub-derived admin becomes a granted one).
 func (s *Store) AddRoomAdmin(ctx context.Context, roomID string, accountID int64) error {
-	if _, err := s.pool.Exec(ctx, `INSERT INTO room_admins (room_id, account_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+	if _, err := s.pool.Exec(ctx, `
+		INSERT INTO room_admins (room_id, account_id, source) VALUES ($1, $2, 'room')
+		ON CONFLICT (room_id, account_id) DO UPDATE SET source = 'room'`,
 		roomID, accountID); err != nil {
 		return fmt.Errorf("add room admin: %w", err)
 	}
 	return nil
+}
+
+// SyncGitHubAdmin keeps an account's GitHub-derived admin row of a room
+// in step with what GitHub now says of its admin rights on the room's
+// repository (githubAdmin), and reports whether the account administers
+// the room afterwards. A join (join) records the rights GitHub gives;
+// any other look removes those GitHub no longer gives, and adds none, so
+// that reading a room records nothing new. A grant of the room itself is
+// neither replaced nor removed by GitHub's word, and counts whatever it
+// says. One round trip.
+func (s *Store) SyncGitHubAdmin(ctx context.Context, roomID string, accountID int64, githubAdmin, join bool) (bool, error) {
+	var granted, derived bool
+	// The statement's parts see one snapshot, taken before either writes:
+	// the final SELECT reads the rows as they were.
+	err := s.queryRow(ctx, `
+		WITH gone AS (
+			DELETE FROM room_admins WHERE room_id = $1 AND account_id = $2 AND source = 'github' AND NOT $3
+		), added AS (
+			INSERT INTO room_admins (room_id, account_id, source) SELECT $1, $2, 'github' WHERE $3 AND $4
+			ON CONFLICT (room_id, account_id) DO NOTHING
+		)
+		SELECT EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2 AND source = 'room'),
+			EXISTS (SELECT 1 FROM room_admins WHERE room_id = $1 AND account_id = $2 AND source = 'github')`,
+		roomID, accountID, githubAdmin, join).Scan(&granted, &derived)
+	if err != nil {
+		return false, fmt.Errorf("sync GitHub room admin: %w", err)
+	}
+	return granted || githubAdmin && (join || derived), nil
 }
 
 // ClaimFirstAdmin makes an account admin of a room that has no admin yet
@@ -110,4 +154,38 @@ func (s *Store) SaveRepoAccess(ctx context.Context, accountID int64, repo string
 		return fmt.Errorf("save repo access: %w", err)
 	}
 	return nil
+}
+
+// ringAccess rings access channels (AccountAccessChannel and the like)
+// when tx commits, so the connections the change concerns check again.
+func ringAccess(ctx context.Context, tx pgx.Tx, channels ...string) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_notify(c, '') FROM unnest($1::text[]) c`, channels); err != nil {
+		return fmt.Errorf("ring access channels: %w", err)
+	}
+	return nil
+}
+
+// InvalidateRepoAccess forgets what GitHub said about who may see repo
+// ("owner/name") and tells the open connections it concerns to check
+// again, at once, rather than when the cached answer ages: the hook for
+// whatever learns of a change on GitHub's side (a webhook). With
+// accountID > 0 only that account's answer is forgotten and only its
+// connections check; with 0, every account's answer and the
+// repository's visibility are, and every connection to its rooms checks.
+func (s *Store) InvalidateRepoAccess(ctx context.Context, repo string, accountID int64) error {
+	return s.withTx(ctx, func(tx pgx.Tx) error {
+		if accountID > 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM github_repo_access WHERE account_id = $1 AND repo = lower($2)`, accountID, repo); err != nil {
+				return fmt.Errorf("invalidate repo access: %w", err)
+			}
+			return ringAccess(ctx, tx, s.AccountAccessChannel(accountID))
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM github_repo_access WHERE repo = lower($1)`, repo); err != nil {
+			return fmt.Errorf("invalidate repo access: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM github_repo_visibility WHERE repo = lower($1)`, repo); err != nil {
+			return fmt.Errorf("invalidate repo visibility: %w", err)
+		}
+		return ringAccess(ctx, tx, s.RepoAccessChannel(repo))
+	})
 }

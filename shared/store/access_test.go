@@ -7,10 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // roomAdmins lists the account ids administering a room.
@@ -248,6 +252,58 @@ func TestAddRoomAdminIsIdempotent(t *testing.T) {
 	}
 }
 
+// SyncGitHubAdmin follows GitHub's word step by step, and never touches
+// a grant of the room itself.
+func TestSyncGitHubAdmin(t *testing.T) {
+	t.Parallel()
+	s, pool := newStoreAndPool(t)
+	ctx := context.Background()
+	carol := signInAccount(t, s, "1001", "carol")
+	gus := signInAccount(t, s, "2002", "gus")
+	room, _, err := s.EnsureRoom(ctx, "github.com/acme/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddRoomAdmin(ctx, room.ID, gus.ID); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		who               letagents.Account
+		githubAdmin, join bool
+		want              bool   // admin afterwards
+		source            string // the row's source afterwards, "" for none
+	}{
+		{carol, false, true, false, ""},
+		{carol, true, false, false, ""}, // a look records nothing new
+		{carol, true, true, true, "github"},
+		{carol, true, false, true, "github"},
+		{carol, true, true, true, "github"},
+		{carol, false, false, false, ""}, // demoted at GitHub
+		{carol, true, false, false, ""},  // promoted again: only a join records it
+		{carol, true, true, true, "github"},
+		{carol, false, true, false, ""},
+		{gus, true, true, true, "room"},
+		{gus, false, false, true, "room"},
+		{gus, false, true, true, "room"},
+	}
+	for i, st := range steps {
+		got, err := s.SyncGitHubAdmin(ctx, room.ID, st.who.ID, st.githubAdmin, st.join)
+		if err != nil || got != st.want {
+			t.Fatalf("step %d: SyncGitHubAdmin(%s, %v, join %v) = %v, %v; want %v", i, st.who.Login, st.githubAdmin, st.join, got, err, st.want)
+		}
+		var source string
+		err = pool.QueryRow(ctx, `SELECT coalesce((SELECT source FROM room_admins WHERE room_id = $1 AND account_id = $2), '')`,
+			room.ID, st.who.ID).Scan(&source)
+		if err != nil || source != st.source {
+			t.Errorf("step %d: row source = %q, %v; want %q", i, source, err, st.source)
+		}
+		granted, err := s.IsRoomGrantedAdmin(ctx, room.ID, st.who.ID)
+		if err != nil || granted != (st.source == "room") {
+			t.Errorf("step %d: IsRoomGrantedAdmin = %v, %v; want %v", i, granted, err, st.source == "room")
+		}
+	}
+}
+
 func TestRepoVisibility(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
@@ -397,4 +453,108 @@ func sameAgent(a, b letagents.Agent) bool {
 	return a.ID == b.ID && a.CanonicalKey == b.CanonicalKey && a.Name == b.Name && a.DisplayName == b.DisplayName &&
 		a.OwnerAccountID == b.OwnerAccountID && a.OwnerLogin == b.OwnerLogin && a.OwnerLabel == b.OwnerLabel &&
 		a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt)
+}
+
+// listen LISTENs on channel on a connection of its own, and returns a
+// function that waits for one notification on it.
+func listen(t *testing.T, pool *pgxpool.Pool, channel string) func() bool {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = c.Exec(ctx, `UNLISTEN *`)
+		c.Release()
+	})
+	if _, err := c.Exec(ctx, `LISTEN `+pgx.Identifier{channel}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	return func() bool {
+		ctx, cancel := context.WithTimeout(ctx, testwait.Bound)
+		defer cancel()
+		_, err := c.Conn().WaitForNotification(ctx)
+		return err == nil
+	}
+}
+
+// InvalidateRepoAccess forgets one account's cached answer, or everyone's
+// and the repository's visibility, and rings the access channel of the
+// account, or of the repository.
+func TestInvalidateRepoAccess(t *testing.T) {
+	t.Parallel()
+	s, pool := newStoreAndPool(t)
+	ctx := context.Background()
+	alice, bob := signInAccount(t, s, "1001", "alice"), signInAccount(t, s, "2002", "bob")
+	cache := func() {
+		t.Helper()
+		for _, a := range []letagents.Account{alice, bob} {
+			for _, repo := range []string{"acme/secret", "acme/other"} {
+				if err := s.SaveRepoAccess(ctx, a.ID, repo, store.RepoAccess{Allowed: true}, testNow()); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.SaveRepoVisibility(ctx, repo, false, testNow()); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	cached := func() (access, visibility int) {
+		return countRows(t, pool, `SELECT count(*) FROM github_repo_access WHERE repo = 'acme/secret'`),
+			countRows(t, pool, `SELECT count(*) FROM github_repo_visibility WHERE repo = 'acme/secret'`)
+	}
+
+	cache()
+	rung := listen(t, pool, s.AccountAccessChannel(alice.ID))
+	if err := s.InvalidateRepoAccess(ctx, "Acme/Secret", alice.ID); err != nil {
+		t.Fatal(err)
+	}
+	if !rung() {
+		t.Error("alice's access channel was not rung")
+	}
+	if a, v := cached(); a != 1 || v != 1 {
+		t.Errorf("after forgetting alice's answer: %d answers, %d visibilities of acme/secret cached; want bob's, and the visibility", a, v)
+	}
+
+	cache()
+	rung = listen(t, pool, s.RepoAccessChannel("acme/secret"))
+	if err := s.InvalidateRepoAccess(ctx, "acme/secret", 0); err != nil {
+		t.Fatal(err)
+	}
+	if !rung() {
+		t.Error("the repository's access channel was not rung")
+	}
+	if a, v := cached(); a != 0 || v != 0 {
+		t.Errorf("after forgetting the repository: %d answers, %d visibilities cached; want none", a, v)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM github_repo_access WHERE repo = 'acme/other'`); n != 2 {
+		t.Errorf("answers about another repository: %d; want both kept", n)
+	}
+}
+
+// A sign-out and a new sign-in ring the account's access channel.
+func TestSessionChangesRingTheAccountsAccessChannel(t *testing.T) {
+	t.Parallel()
+	s, pool := newStoreAndPool(t)
+	ctx := context.Background()
+	alice := signInAccount(t, s, "1001", "alice")
+	rung := listen(t, pool, s.AccountAccessChannel(alice.ID))
+	_, session, err := s.SignIn(ctx, store.SignIn{Account: githubAccount("1001", "alice"), GitHubToken: []byte("sealed"),
+		SessionHash: testHash("browser"), SessionExpiresAt: testNow().Add(time.Hour), Now: testNow()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rung() {
+		t.Error("a sign-in did not ring the account's access channel")
+	}
+	if err := s.DeleteSession(ctx, session); err != nil {
+		t.Fatal(err)
+	}
+	if !rung() {
+		t.Error("a sign-out did not ring the account's access channel")
+	}
+	if err := s.DeleteSession(ctx, session); err != nil {
+		t.Errorf("a second sign-out: %v; want none", err)
+	}
 }

@@ -44,7 +44,8 @@ type SignIn struct {
 
 // SignIn records a sign-in and returns the account and the id of the
 // credential it minted. The account's cached repository decisions are
-// dropped, so new access (or its loss) shows at once.
+// dropped, so new access (or its loss) shows at once, to its open
+// connections too (AccountAccessChannel).
 func (s *Store) SignIn(ctx context.Context, in SignIn) (letagents.Account, int64, error) {
 	var acct letagents.Account
 	var credID int64
@@ -80,6 +81,9 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (letagents.Account, int64
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM github_repo_access WHERE account_id = $1`, acct.ID); err != nil {
 			return fmt.Errorf("sign in: clear access cache: %w", err)
+		}
+		if err := ringAccess(ctx, tx, s.AccountAccessChannel(acct.ID)); err != nil {
+			return fmt.Errorf("sign in: %w", err)
 		}
 		if in.OwnerTokenHash != nil {
 			err = tx.QueryRow(ctx, `INSERT INTO owner_tokens (account_id, token_hash, created_at) VALUES ($1, $2, $3) RETURNING id`,
@@ -140,12 +144,20 @@ func (s *Store) AccountByOwnerToken(ctx context.Context, hash []byte) (letagents
 	return a, id, nil
 }
 
-// DeleteSession ends a browser session.
+// DeleteSession ends a browser session, and rings its account's access
+// channel so that streams it opened end now.
 func (s *Store) DeleteSession(ctx context.Context, id int64) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM auth_sessions WHERE id = $1`, id); err != nil {
-		return fmt.Errorf("delete session: %w", err)
-	}
-	return nil
+	return s.withTx(ctx, func(tx pgx.Tx) error {
+		var account int64
+		err := tx.QueryRow(ctx, `DELETE FROM auth_sessions WHERE id = $1 RETURNING account_id`, id).Scan(&account)
+		switch {
+		case isNoRows(err):
+			return nil
+		case err != nil:
+			return fmt.Errorf("delete session: %w", err)
+		}
+		return ringAccess(ctx, tx, s.AccountAccessChannel(account))
+	})
 }
 
 // GitHubToken is an account's stored GitHub access token.

@@ -25,14 +25,17 @@ func scanArtifact(row pgx.Row) (letagents.Artifact, error) {
 // letagents.NormalizeArtifact) and links its tasks. Publishing an
 // artifact again fills in what it did not have and keeps what the new
 // publish leaves out; a manual publish never replaces the source of one
-// that came from a task's workflow or from GitHub.
-func (s *Store) PublishArtifact(ctx context.Context, a letagents.Artifact, now time.Time) (letagents.Artifact, error) {
+// that came from a task's workflow or from GitHub. by is the publishing
+// account (0 for nobody signed in): the first publisher owns the artifact,
+// and another account may publish it again only as a room admin (admin);
+// else the answer is letagents.NotOwner and nothing changes.
+func (s *Store) PublishArtifact(ctx context.Context, a letagents.Artifact, by int64, admin bool, now time.Time) (letagents.Artifact, error) {
 	var out letagents.Artifact
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `
+		tag, err := tx.Exec(ctx, `
 			INSERT INTO room_artifacts AS a (room_id, identity_key, provider, kind, artifact_id, artifact_number, title, url, ref, state,
-				source, first_seen_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
+				source, first_seen_at, updated_at, publisher_account_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13)
 			ON CONFLICT (room_id, identity_key) DO UPDATE SET
 				artifact_id = coalesce(EXCLUDED.artifact_id, a.artifact_id),
 				artifact_number = coalesce(EXCLUDED.artifact_number, a.artifact_number),
@@ -41,14 +44,17 @@ func (s *Store) PublishArtifact(ctx context.Context, a letagents.Artifact, now t
 				ref = coalesce(EXCLUDED.ref, a.ref),
 				state = coalesce(EXCLUDED.state, a.state),
 				source = CASE WHEN EXCLUDED.source = 'manual' THEN a.source ELSE EXCLUDED.source END,
-				updated_at = EXCLUDED.updated_at`,
+				updated_at = EXCLUDED.updated_at
+			WHERE a.publisher_account_id IS NULL OR a.publisher_account_id = EXCLUDED.publisher_account_id OR $14`,
 			a.RoomID, a.IdentityKey, a.Provider, a.Kind, nullString(a.ID), nullInt(a.Number), nullString(a.Title), nullString(a.URL),
-			nullString(a.Ref), nullString(a.State), a.Source, now)
+			nullString(a.Ref), nullString(a.State), a.Source, now, nullInt(by), admin)
 		switch {
 		case pgCode(err) == foreignKeyViolation:
 			return letagents.RoomNotFound()
 		case err != nil:
 			return fmt.Errorf("publish artifact: %w", err)
+		case tag.RowsAffected() == 0: // the row is another account's
+			return letagents.NotOwner("Another account published this artifact: only its publisher, or a room admin, can publish it again.")
 		}
 		if len(a.TaskIDs) > 0 {
 			if _, err := tx.Exec(ctx, `

@@ -31,6 +31,9 @@ type NewReasoningSession struct {
 	ActorLabel      string
 	AgentKey        string // "" for none
 	Snapshot        letagents.ReasoningSnapshot
+	// OwnerAccountID is the account opening the session, which alone
+	// may change it (letagents.MayChange); 0 for nobody signed in.
+	OwnerAccountID int64
 }
 
 // ReasoningQuery selects sessions of a room.
@@ -43,7 +46,7 @@ type ReasoningQuery struct {
 
 const (
 	reasoningSessionColumns = `id, room_id, task_id, anchor_message_id, actor_label, agent_key, status, summary, latest_payload,
-		change_seq, created_at, updated_at, closed_at`
+		change_seq, created_at, updated_at, closed_at, owner_account_id`
 	reasoningUpdateColumns = `id, room_id, session_id, actor_label, status, summary, milestone, payload, change_seq, created_at`
 )
 
@@ -62,13 +65,13 @@ func prefixed(alias, columns string) string {
 type sessionDest struct {
 	id, room, task, anchor, actor, agent, status, summary *string
 	payload                                               *letagents.ReasoningSnapshot
-	seq                                                   *int64
+	seq, owner                                            *int64
 	created, updated, closed                              *time.Time
 }
 
 func (d *sessionDest) dest() []any {
 	return []any{&d.id, &d.room, &d.task, &d.anchor, &d.actor, &d.agent, &d.status, &d.summary, &d.payload, &d.seq,
-		&d.created, &d.updated, &d.closed}
+		&d.created, &d.updated, &d.closed, &d.owner}
 }
 
 func (d *sessionDest) session() (letagents.ReasoningSession, bool) {
@@ -77,7 +80,7 @@ func (d *sessionDest) session() (letagents.ReasoningSession, bool) {
 	}
 	return letagents.ReasoningSession{ID: *d.id, RoomID: *d.room, TaskID: deref(d.task), AnchorMessageID: deref(d.anchor),
 		ActorLabel: *d.actor, AgentKey: deref(d.agent), Status: deref(d.status), Summary: *d.summary, LatestPayload: *d.payload,
-		ChangeSeq: *d.seq, CreatedAt: *d.created, UpdatedAt: *d.updated, ClosedAt: deref(d.closed)}, true
+		ChangeSeq: *d.seq, CreatedAt: *d.created, UpdatedAt: *d.updated, ClosedAt: deref(d.closed), OwnerAccountID: deref(d.owner)}, true
 }
 
 // updateDest is where an update's columns scan to, as sessionDest's do;
@@ -121,7 +124,7 @@ func (s *Store) CreateReasoningSession(ctx context.Context, n NewReasoningSessio
 			UPDATE rooms SET last_reasoning_seq = last_reasoning_seq + 1 WHERE id = $1 RETURNING last_reasoning_seq AS seq
 		), session AS (
 			INSERT INTO reasoning_sessions (`+reasoningSessionColumns+`)
-			SELECT $2, $1, $3, $4, $5, $6, $7, $8, $9, seq, $10, $10, NULL FROM next
+			SELECT $2, $1, $3, $4, $5, $6, $7, $8, $9, seq, $10, $10, NULL, $15 FROM next
 			RETURNING `+reasoningSessionColumns+`
 		), upd AS (
 			INSERT INTO reasoning_updates (`+reasoningUpdateColumns+`)
@@ -132,7 +135,7 @@ func (s *Store) CreateReasoningSession(ctx context.Context, n NewReasoningSessio
 		FROM session s, upd u`,
 		n.RoomID, randomID(letagents.ReasoningSessionPrefix), nullString(n.TaskID), nullString(n.AnchorMessageID), n.ActorLabel,
 		nullString(n.AgentKey), snap.Status.Value, snap.Summary, snap, now, randomID(letagents.ReasoningUpdatePrefix),
-		snap.Milestone.Value, s.Channel(n.RoomID), reasoningBell), nil)
+		snap.Milestone.Value, s.Channel(n.RoomID), reasoningBell, nullInt(n.OwnerAccountID)), nil)
 	switch {
 	case isNoRows(err):
 		return c, letagents.RoomNotFound()

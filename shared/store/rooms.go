@@ -46,7 +46,8 @@ func (s *Store) CreateInviteRoom(ctx context.Context, creatorID int64) (letagent
 
 // RotateInviteCode gives an invite room a fresh code: its id changes, and
 // its messages and admins follow (ON UPDATE CASCADE). The old code stops
-// working at once. The room keeps its display name, which its people know
+// working at once, for connections already open with it too
+// (RoomAccessChannel). The room keeps its display name, which its people know
 // it by. Invalid for any other kind of room.
 func (s *Store) RotateInviteCode(ctx context.Context, id string) (letagents.Room, error) {
 	var r letagents.Room
@@ -66,7 +67,7 @@ func (s *Store) RotateInviteCode(ctx context.Context, id string) (letagents.Room
 		if err != nil {
 			return fmt.Errorf("rotate invite code: %w", err)
 		}
-		return nil
+		return ringAccess(ctx, tx, s.RoomAccessChannel(id))
 	})
 	return r, err
 }

@@ -135,7 +135,8 @@ func (s *Store) AgentSessions(ctx context.Context, roomID, kind string, now time
 }
 
 // EndAgentSession ends a session (idempotent) and closes its delivery
-// connections; the answer is the session as ended.
+// connections, ringing its owner's access channel so that streams opened
+// with its credentials end now; the answer is the session as ended.
 func (s *Store) EndAgentSession(ctx context.Context, roomID string, id int64, now time.Time) (letagents.AgentSession, error) {
 	var a letagents.AgentSession
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
@@ -157,7 +158,7 @@ func (s *Store) EndAgentSession(ctx context.Context, roomID string, id int64, no
 		if a, err = scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns("$2")+` FROM agent_sessions s WHERE s.id = $1`, id, now)); err != nil {
 			return fmt.Errorf("end agent session: %w", err)
 		}
-		return nil
+		return ringAccess(ctx, tx, s.AccountAccessChannel(a.OwnerAccountID))
 	})
 	return a, err
 }

@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,6 +43,28 @@ func (s *Store) Channel(roomID string) string { return s.channel("room_", roomID
 // TaskChannel returns the NOTIFY channel rung when a task of room, or one
 // of its leases, changes (see TaskChanges).
 func (s *Store) TaskChannel(roomID string) string { return s.channel("task_", roomID) }
+
+// AccountAccessChannel returns the NOTIFY channel rung when what an
+// account's connections may see may have changed: one of its browser
+// sessions or agent sessions ended, it signed in again, or GitHub said
+// something new about it (InvalidateRepoAccess). The ring is only a hint
+// to check again: it carries no data.
+func (s *Store) AccountAccessChannel(accountID int64) string {
+	return s.channel("access_", "account\x00"+strconv.FormatInt(accountID, 10))
+}
+
+// RoomAccessChannel returns the NOTIFY channel rung when who may use a
+// room that no repository guards may have changed: its invite code rotated.
+func (s *Store) RoomAccessChannel(roomID string) string {
+	return s.channel("access_", "room\x00"+roomID)
+}
+
+// RepoAccessChannel returns the NOTIFY channel rung when who may see a
+// GitHub repository ("owner/name", any case) may have changed, for
+// everyone in the rooms it guards (InvalidateRepoAccess).
+func (s *Store) RepoAccessChannel(repo string) string {
+	return s.channel("access_", "repo\x00"+strings.ToLower(repo))
+}
 
 func (s *Store) channel(prefix, roomID string) string {
 	sum := sha256.Sum256([]byte(s.schema + "\x00" + roomID))
