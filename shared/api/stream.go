@@ -336,7 +336,7 @@ func (s *server) turn(ctx context.Context, w io.Writer, rc *http.ResponseControl
 			return err
 		case err != nil:
 			l.held = true
-			s.Logger.Warn("event stream: could not check access; holding events until a check succeeds", "room", l.c.room, "error", err)
+			s.Logger.Warn("event stream: could not check access; holding events until a check succeeds", "room", rooms.ForLog(l.c.room), "error", err)
 			return rc.Flush() // the heartbeat, which says the stream is alive
 		}
 	}
