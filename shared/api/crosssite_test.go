@@ -11,16 +11,6 @@ import (
 	"github.com/letagents/letagents-go/shared/api"
 )
 
-// browserOf signs login in through the web flow, as the room page does,
-// and returns the Cookie header of that browser's session.
-func (e *env) browserOf(t *testing.T, login string) string {
-	t.Helper()
-	start, loginCookie := e.webLogin(t, "")
-	done := e.callWith(context.Background(), t, http.MethodGet, e.atGitHub(t, start, login), "", loginCookie)
-	c := sessionCookie(t, done.header)
-	return c.Name + "=" + c.Value
-}
-
 // cookieWrite is a request of a browser: its session cookie, and the
 // other headers given as name, value pairs ("" leaves one out, even the
 // Content-Type callWith would set).
@@ -53,7 +43,7 @@ func TestCookieWritesRefusedCrossSite(t *testing.T) {
 	t.Parallel()
 	e := newAuthEnv(t, nil)
 	e.gh.AddUser("alice")
-	cookie := e.browserOf(t, "alice")
+	cookie := e.browserSignIn(t, "alice").Get("Cookie")
 	const room = "cross site room"
 	e.cookieWrite(t, cookie, http.MethodPost, "/rooms/"+url.PathEscape(room)+"/join", "{}", "Origin", e.url, "Content-Type", "application/json").want(t, 200, "")
 
@@ -146,7 +136,7 @@ func TestCrossSiteFormsOfTheAudit(t *testing.T) {
 	t.Parallel()
 	e := newAuthEnv(t, nil)
 	e.gh.AddUser("alice")
-	cookie, token := e.browserOf(t, "alice"), e.signIn(t, "alice")
+	cookie, token := e.browserSignIn(t, "alice").Get("Cookie"), e.signIn(t, "alice")
 	own := []string{"Origin", e.url, "Content-Type", "application/json"}
 	room := e.cookieWrite(t, cookie, http.MethodPost, "/projects", "{}", own...).want(t, 201, "")
 	code := room.str("code")
@@ -196,7 +186,7 @@ func TestDevOrigins(t *testing.T) {
 			t.Parallel()
 			e := newAuthEnv(t, tt.vars)
 			e.gh.AddUser("dev")
-			cookie := e.browserOf(t, "dev")
+			cookie := e.browserSignIn(t, "dev").Get("Cookie")
 			for _, origin := range append(slices.Clone(tt.allowed), tt.refused...) {
 				want := slices.Contains(tt.allowed, origin)
 				pre := e.callWith(context.Background(), t, http.MethodOptions, "/rooms/x/messages", "", http.Header{"Origin": {origin}, "Access-Control-Request-Method": {"POST"}})

@@ -20,7 +20,7 @@ func TestNamesAreClaims(t *testing.T) {
 		e.gh.AddUser(login)
 	}
 	aliceToken, bobToken := e.signIn(t, "alice"), e.signIn(t, "bob")
-	aliceCookie, bobCookie := e.browserOf(t, "alice"), e.browserOf(t, "bob")
+	aliceCookie, bobCookie := e.browserSignIn(t, "alice").Get("Cookie"), e.browserSignIn(t, "bob").Get("Cookie")
 	malloryToken := e.signIn(t, "mallory")
 	// alice's agent Zebulon works in the room; Quill is an agent of hers
 	// registered in the service but never in this room.
