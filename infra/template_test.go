@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -197,6 +198,11 @@ type parsed struct {
 	refs   *references
 }
 
+// parseMu serialises goformation's parser, which registers its YAML tag
+// resolvers in a package map on every call: parallel tests that parse the
+// template would race on it.
+var parseMu sync.Mutex
+
 func parseTemplate(t *testing.T) parsed {
 	t.Helper()
 	refs := &references{refs: map[string][]string{}, getAtts: map[string]bool{}, conditions: map[string]bool{}, elses: map[string][]any{}}
@@ -208,7 +214,9 @@ func parseTemplate(t *testing.T) parsed {
 	// InvokedViaFunctionUrl (October 2025) and refuses unknown properties:
 	// the line goes before parsing, and checkPoll asks for it in the text.
 	src := []byte(strings.Replace(string(raw), "\n"+invokedViaURL, "", 1))
+	parseMu.Lock()
 	tmpl, err := goformation.ParseYAMLWithOptions(src, &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: refs.handlers()})
+	parseMu.Unlock()
 	if err != nil {
 		t.Fatalf("parse template.yaml: %v", err)
 	}
