@@ -503,11 +503,8 @@ func TestMigrateFunctionPath(t *testing.T) {
 	}
 
 	d := pgtest.NewEmpty(t)
-	cfg, err := service.LoadConfig(getenv(map[string]string{"DB_URL": d.URL, "LOG_LEVEL": "warn"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	handler := lambda.NewHandler(cfn.LambdaWrap(lambdaapi.MigrateHandler(func(ctx context.Context) (int, error) { return service.Migrate(ctx, cfg) })))
+	env := getenv(map[string]string{"DB_URL": d.URL, "LOG_LEVEL": "warn"})
+	handler := lambda.NewHandler(cfn.LambdaWrap(lambdaapi.MigrateHandler(lambdaapi.Migrator(env, service.MigrateLimits{}))))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	if _, err := handler.Invoke(ctx, payload); err != nil {
