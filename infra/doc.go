@@ -2,7 +2,8 @@
 // template.yaml, the SAM build targets of the Makefile, infra/env.json (for
 // `sam local start-api --env-vars infra/env.json`) and the sample events
 // functions/*/event.json to the code they deploy, and invoke each function's
-// Lambda handler with its event on a real PostgreSQL. Its one piece of
+// Lambda handler with its event on a real PostgreSQL, in process and as
+// the real bootstrap under the Lambda Runtime Interface Emulator. Its one piece of
 // code outside the tests writes template.yaml's route events from the route
 // table (RewriteRouteEvents, run by ./routegen), so a route is written once.
 package infra
