@@ -324,15 +324,7 @@ func TestMigrateWaitingNamesTheLockHolder(t *testing.T) {
 	t.Parallel()
 	d := pgtest.NewEmpty(t)
 	ctx := context.Background()
-	holder, err := pgx.Connect(ctx, d.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close(ctx)
-	var pid int
-	if err := holder.QueryRow(ctx, `SELECT pg_backend_pid() FROM (SELECT pg_advisory_lock(hashtext('letagents.migrate:' || current_schema()))) l`).Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
+	pid, release := d.HoldMigrateLock(t)
 	pool, err := db.Open(ctx, d.URL, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -357,9 +349,7 @@ func TestMigrateWaitingNamesTheLockHolder(t *testing.T) {
 		t.Errorf("lock_timeout on the pooled session = %q, %v; want the server's 0", timeout, err)
 	}
 
-	if _, err := holder.Exec(ctx, `SELECT pg_advisory_unlock_all()`); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	if _, err := db.MigrateWaiting(ctx, pool, migrations.FS, 200*time.Millisecond); err != nil {
 		t.Fatalf("MigrateWaiting once the lock is free: %v", err)
 	}

@@ -17,7 +17,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/cfn"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/letagents/letagents-go/migrations"
 	"github.com/letagents/letagents-go/shared/db"
@@ -141,20 +140,10 @@ func TestMigrateHandler(t *testing.T) {
 	}
 }
 
-// holdMigrateLock takes d's migration lock on a session of its own, kept
-// until the test ends, and returns that session's pid.
+// holdMigrateLock takes d's migration lock until the test ends and
+// returns the holder's pid.
 func holdMigrateLock(t *testing.T, d *pgtest.DB) int {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, d.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
-	var pid int
-	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid() FROM (SELECT pg_advisory_lock(hashtext('letagents.migrate:' || current_schema()))) l`).Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
+	pid, _ := d.HoldMigrateLock(t)
 	return pid
 }
 
