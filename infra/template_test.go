@@ -54,6 +54,9 @@ const (
 	tokenKey = "TokenKey"
 	// makeMarker starts the Makefile section holding the SAM build targets.
 	makeMarker = "# --- SAM build targets (build-<LogicalId>) below this line ---"
+	// makeGoarch is the Makefile variable the build targets take GOARCH
+	// from: wantArchitecture unless a test builds for its own machine.
+	makeGoarch = "LAMBDA_GOARCH"
 )
 
 // What the Ref, Fn::GetAtt and Fn::Sub handlers put in place of a
@@ -363,6 +366,9 @@ func firstDiff(a, b string) (line int, aLine, bLine string, differ bool) {
 func checkFunctions(t *testing.T, p parsed, targets map[string][]string) map[string]api.Group {
 	pkgRe := regexp.MustCompile(`(?:^|\s)\./functions/([A-Za-z0-9_-]+)(?:\s|$)`)
 	groupOf := map[string]api.Group{}
+	if got := makeDefault(t, makeGoarch); got != wantArchitecture {
+		t.Errorf("Makefile: %s defaults to %q, want %q: sam build must build for the functions' Architectures", makeGoarch, got, wantArchitecture)
+	}
 	for name, fn := range p.fns {
 		runtime := firstString(fn.Runtime, p.global.Runtime)
 		handler := firstString(fn.Handler, p.global.Handler)
@@ -393,7 +399,7 @@ func checkFunctions(t *testing.T, p parsed, targets map[string][]string) map[str
 			continue
 		}
 		cmd := strings.Join(recipe, "\n")
-		for _, want := range []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "go build", "-tags lambda.norpc", "-o $(ARTIFACTS_DIR)/bootstrap"} {
+		for _, want := range []string{"GOOS=linux", "GOARCH=$(" + makeGoarch + ")", "CGO_ENABLED=0", "go build", "-tags lambda.norpc", "-o $(ARTIFACTS_DIR)/bootstrap"} {
 			if !strings.Contains(cmd, want) {
 				t.Errorf("Makefile %s: recipe %q lacks %q", target, cmd, want)
 			}
@@ -974,6 +980,21 @@ func makeTargets(t *testing.T) map[string][]string {
 		}
 	}
 	return targets
+}
+
+// makeDefault returns the value the Makefile gives variable unless set
+// (its `variable ?= value` line), "" if it gives none.
+func makeDefault(t *testing.T, variable string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(variable) + `\s*\?=\s*(\S*)\s*$`).FindSubmatch(b)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
 }
 
 // goBuild builds pkg as `sam build` does, for the Lambda runtime.
