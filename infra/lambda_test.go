@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -80,12 +81,19 @@ func (f function) invoke(t *testing.T, payload []byte) (status int, header map[s
 	if err != nil {
 		t.Fatalf("invoke: %v", err)
 	}
+	return decodeResponse(t, out)
+}
+
+// decodeResponse reads a function's answer to an HTTP API event.
+func decodeResponse(t *testing.T, out []byte) (status int, header map[string]string, body []byte) {
+	t.Helper()
 	var resp events.APIGatewayV2HTTPResponse
 	if err := json.Unmarshal(out, &resp); err != nil {
 		t.Fatalf("invoke answered %s, not an HTTP API v2 response: %v", out, err)
 	}
 	body = []byte(resp.Body)
 	if resp.IsBase64Encoded {
+		var err error
 		if body, err = base64.StdEncoding.DecodeString(resp.Body); err != nil {
 			t.Fatalf("response body is not base64: %v", err)
 		}
@@ -186,33 +194,36 @@ type page struct {
 	HasMore  bool      `json:"has_more"`
 }
 
-func ensureRoom(t *testing.T, f function) {
+func ensureRoom(t *testing.T, st *store.Store) {
 	t.Helper()
-	if _, _, err := f.svc.Store.EnsureRoom(t.Context(), fixtureRoom); err != nil {
+	if _, _, err := st.EnsureRoom(t.Context(), fixtureRoom); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func send(t *testing.T, f function, text string) {
+func send(t *testing.T, st *store.Store, text string) {
 	t.Helper()
-	if _, _, err := f.svc.Store.SendMessage(t.Context(), letagents.NewMessage{RoomID: fixtureRoom, Sender: "infra-test", Text: text}); err != nil {
+	if _, _, err := st.SendMessage(t.Context(), letagents.NewMessage{RoomID: fixtureRoom, Sender: "infra-test", Text: text}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestLambdaPath invokes each function's real handler with its sample event.
-func TestLambdaPath(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		group      api.Group
-		setup      func(t *testing.T, f function)
-		wantStatus int
-		check      func(t *testing.T, f function, header map[string]string, body []byte)
-	}{{
+// lambdaCase is one HTTP function's sample event (functions/<group>/
+// event.json), what its database needs first, and what it must answer.
+type lambdaCase struct {
+	group      api.Group
+	setup      func(t *testing.T, st *store.Store)
+	wantStatus int
+	check      func(t *testing.T, st *store.Store, header map[string]string, body []byte)
+}
+
+// lambdaCases are the HTTP functions' cases, one per function.
+func lambdaCases() []lambdaCase {
+	return []lambdaCase{{
 		group:      api.GroupRooms,
 		wantStatus: 200,
 		// No setup: joining a named room creates it.
-		check: func(t *testing.T, f function, header map[string]string, body []byte) {
+		check: func(t *testing.T, st *store.Store, header map[string]string, body []byte) {
 			got := decodeJSON[struct {
 				RoomID string  `json:"room_id"`
 				Name   *string `json:"name"`
@@ -221,7 +232,7 @@ func TestLambdaPath(t *testing.T) {
 			if got.RoomID != fixtureRoom || got.Name == nil || *got.Name != fixtureRoom || got.Code != nil {
 				t.Errorf("join answered %s, want room_id and name %q, code null", body, fixtureRoom)
 			}
-			if _, err := f.svc.Store.Room(t.Context(), fixtureRoom); err != nil {
+			if _, err := st.Room(t.Context(), fixtureRoom); err != nil {
 				t.Errorf("after the join: %v", err)
 			}
 		},
@@ -229,7 +240,7 @@ func TestLambdaPath(t *testing.T) {
 		group:      api.GroupMessages,
 		setup:      ensureRoom,
 		wantStatus: 201,
-		check: func(t *testing.T, f function, header map[string]string, body []byte) {
+		check: func(t *testing.T, st *store.Store, header map[string]string, body []byte) {
 			got := decodeJSON[message](t, header, body)
 			want := message{ID: "msg_1", RoomID: fixtureRoom, Sender: "lambda-fixture-agent", Text: "hello from a Lambda event"}
 			if got != want {
@@ -238,12 +249,12 @@ func TestLambdaPath(t *testing.T) {
 		},
 	}, {
 		group: api.GroupPoll,
-		setup: func(t *testing.T, f function) {
-			ensureRoom(t, f)
-			send(t, f, "already there") // so the poll answers at once
+		setup: func(t *testing.T, st *store.Store) {
+			ensureRoom(t, st)
+			send(t, st, "already there") // so the poll answers at once
 		},
 		wantStatus: 200,
-		check: func(t *testing.T, f function, header map[string]string, body []byte) {
+		check: func(t *testing.T, st *store.Store, header map[string]string, body []byte) {
 			got := decodeJSON[page](t, header, body)
 			if got.RoomID != fixtureRoom || len(got.Messages) != 1 || got.Messages[0].ID != "msg_1" || got.Messages[0].Text != "already there" || got.HasMore {
 				t.Errorf("poll answered %s, want room %q with msg_1 \"already there\" only", body, fixtureRoom)
@@ -253,9 +264,9 @@ func TestLambdaPath(t *testing.T) {
 		group: api.GroupAuth,
 		// The event carries the session cookie among others: the adapter
 		// must hand the payload's cookies to the handler.
-		setup: func(t *testing.T, f function) {
+		setup: func(t *testing.T, st *store.Store) {
 			now := time.Now()
-			_, _, err := f.svc.Store.SignIn(t.Context(), store.SignIn{
+			_, _, err := st.SignIn(t.Context(), store.SignIn{
 				Account:     letagents.Account{Provider: "github", ProviderUserID: "4242", Login: "lambda-user", DisplayName: "Lambda User"},
 				GitHubToken: []byte("sealed"), SessionHash: auth.HashToken(fixtureSession), SessionExpiresAt: now.Add(time.Hour), Now: now})
 			if err != nil {
@@ -263,7 +274,7 @@ func TestLambdaPath(t *testing.T) {
 			}
 		},
 		wantStatus: 200,
-		check: func(t *testing.T, f function, header map[string]string, body []byte) {
+		check: func(t *testing.T, st *store.Store, header map[string]string, body []byte) {
 			got := decodeJSON[struct {
 				Authenticated bool `json:"authenticated"`
 				Account       struct {
@@ -278,7 +289,7 @@ func TestLambdaPath(t *testing.T) {
 		group:      api.GroupCoordination,
 		setup:      ensureRoom,
 		wantStatus: 200,
-		check: func(t *testing.T, f function, header map[string]string, body []byte) {
+		check: func(t *testing.T, st *store.Store, header map[string]string, body []byte) {
 			got := decodeJSON[struct {
 				RoomID       string `json:"room_id"`
 				Participants []any  `json:"participants"`
@@ -290,7 +301,7 @@ func TestLambdaPath(t *testing.T) {
 	}, {
 		group:      api.GroupWeb,
 		wantStatus: 200,
-		check: func(t *testing.T, f function, header map[string]string, body []byte) {
+		check: func(t *testing.T, st *store.Store, header map[string]string, body []byte) {
 			got := decodeJSON[map[string]any](t, header, body)
 			want := map[string]any{"status": "ok", "service": "letagents-api"}
 			if !maps.Equal(got, want) {
@@ -298,19 +309,25 @@ func TestLambdaPath(t *testing.T) {
 			}
 		},
 	}}
+}
+
+// TestLambdaPath invokes each function's real handler with its sample event.
+func TestLambdaPath(t *testing.T) {
+	t.Parallel()
+	tests := lambdaCases()
 	for _, tt := range tests {
 		t.Run(string(tt.group), func(t *testing.T) {
 			t.Parallel()
 			payload := event(t, tt.group)
 			f := newFunction(t, tt.group, nil)
 			if tt.setup != nil {
-				tt.setup(t, f)
+				tt.setup(t, f.svc.Store)
 			}
 			status, header, body := f.invoke(t, payload)
 			if status != tt.wantStatus {
 				t.Fatalf("status %d (%s), want %d", status, body, tt.wantStatus)
 			}
-			tt.check(t, f, header, body)
+			tt.check(t, f.svc.Store, header, body)
 		})
 	}
 
@@ -325,7 +342,7 @@ func TestLambdaPath(t *testing.T) {
 		var ev events.APIGatewayV2HTTPRequest
 		_ = json.Unmarshal(base, &ev)
 		f := newFunction(t, api.GroupPoll, holdEnv)
-		ensureRoom(t, f)
+		ensureRoom(t, f.svc.Store)
 		start := time.Now()
 		status, header, body := f.invoke(t, withChanges(t, base, ev.RouteKey, query))
 		elapsed := time.Since(start)
@@ -339,7 +356,7 @@ func TestLambdaPath(t *testing.T) {
 	t.Run("poll/function-url-holds-past-the-gateway-hold", func(t *testing.T) {
 		t.Parallel()
 		f := newFunction(t, api.GroupPoll, holdEnv)
-		ensureRoom(t, f)
+		ensureRoom(t, f.svc.Store)
 		payload := asFunctionURL(t, withChanges(t, event(t, api.GroupPoll), "$default", query))
 		type result struct {
 			status int
@@ -366,7 +383,7 @@ func TestLambdaPath(t *testing.T) {
 			t.Fatalf("answered before 2×the gateway hold (status %d, %s): a Function URL poll was clamped like a gateway one", r.status, r.body)
 		case <-time.After(2 * hold):
 		}
-		send(t, f, "sent after the gateway hold")
+		send(t, f.svc.Store, "sent after the gateway hold")
 		r := <-done
 		got := decodeJSON[page](t, r.header, r.body)
 		if r.status != 200 || len(got.Messages) != 1 || got.Messages[0].Text != "sent after the gateway hold" {
@@ -375,8 +392,6 @@ func TestLambdaPath(t *testing.T) {
 	})
 }
 
-// TestLivenessFunctionPath invokes the liveness function's handler, as
-// lambdaapi.RunSweeper builds it, with its sample scheduled event.
 // TestJoinLimitCountsTheGatewaysSourceIP pins whom the join limit counts
 // behind API Gateway: the caller the gateway saw (requestContext.http.
 // sourceIp), whatever X-Forwarded-For a client wrote. The limit is 1 a
@@ -417,6 +432,8 @@ func TestJoinLimitCountsTheGatewaysSourceIP(t *testing.T) {
 	}
 }
 
+// TestLivenessFunctionPath invokes the liveness function's handler, as
+// lambdaapi.RunSweeper builds it, with its sample scheduled event.
 func TestLivenessFunctionPath(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(root, "functions", "liveness", "event.json"))
@@ -438,12 +455,9 @@ func TestLivenessFunctionPath(t *testing.T) {
 	}
 	handler := lambda.NewHandler(lambdaapi.SweepHandler(service.NewSweeper(cfg, db.Pool, service.NewLogger(cfg)), time.Now))
 
-	// A worker whose last poll ended ten minutes ago: past the grace.
 	ctx := t.Context()
 	st := store.New(db.Pool)
-	ago := time.Now().Add(-10 * time.Minute)
-	w := storetest.Register(t, st, fixtureRoom, "Quiet", letagents.SessionWorker, ago)
-	storetest.Poll(t, st, w.ID, ago, ago)
+	quietWorker(t, st)
 
 	invoke := func() liveness.Report {
 		t.Helper()
@@ -459,8 +473,8 @@ func TestLivenessFunctionPath(t *testing.T) {
 		}
 		return r
 	}
-	if r := invoke(); r != (liveness.Report{Checked: 1, Offline: 1}) {
-		t.Errorf("first sweep = %+v, want 1 checked, 1 offline notice", r)
+	if r := invoke(); r != firstSweep {
+		t.Errorf("first sweep = %+v, want %+v: 1 checked, 1 offline notice", r, firstSweep)
 	}
 	if r := invoke(); r != (liveness.Report{Checked: 1}) {
 		t.Errorf("second sweep = %+v, want 1 checked and nothing posted", r)
@@ -475,39 +489,72 @@ func TestLivenessFunctionPath(t *testing.T) {
 	}
 }
 
+// quietWorker registers, in fixtureRoom, a worker whose last poll ended
+// ten minutes ago: past the grace, so a sweep posts an offline notice
+// (firstSweep).
+func quietWorker(t *testing.T, st *store.Store) {
+	t.Helper()
+	ago := time.Now().Add(-10 * time.Minute)
+	w := storetest.Register(t, st, fixtureRoom, "Quiet", letagents.SessionWorker, ago)
+	storetest.Poll(t, st, w.ID, ago, ago)
+}
+
+// firstSweep is what the first sweep after quietWorker reports.
+var firstSweep = liveness.Report{Checked: 1, Offline: 1}
+
+// responseURL plays the pre-signed URL a custom resource answers
+// CloudFormation at; it takes the answers as CloudFormation does (a PUT
+// of JSON) and passes them on.
+func responseURL(t *testing.T) (string, <-chan map[string]any) {
+	t.Helper()
+	answers := make(chan map[string]any, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		a := map[string]any{}
+		if err := json.NewDecoder(r.Body).Decode(&a); err != nil || r.Method != http.MethodPut {
+			a = map[string]any{"Status": fmt.Sprintf("not a CloudFormation answer: %s, %v", r.Method, err)}
+		}
+		answers <- a
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, answers
+}
+
+// migrateEvent is functions/migrate/event.json as a request of type
+// request, to be answered at url.
+func migrateEvent(t *testing.T, request cfn.RequestType, url string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "functions", migrateDir, "event.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(b, &ev); err != nil {
+		t.Fatalf("functions/migrate/event.json: %v", err)
+	}
+	ev["ResponseURL"] = url
+	ev["RequestType"] = request
+	if request != cfn.RequestCreate {
+		ev["PhysicalResourceId"] = lambdaapi.SchemaResourceID
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return payload
+}
+
 // TestMigrateFunctionPath invokes the migrate function's handler, as
 // lambdaapi.RunMigrator builds it, with its sample CloudFormation request,
 // on a schema that has never been migrated: it migrates and tells
 // CloudFormation so, at the request's pre-signed URL.
 func TestMigrateFunctionPath(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join(root, "functions", migrateDir, "event.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	answers := make(chan map[string]any, 1)
-	cfnURL := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		var a map[string]any
-		_ = json.NewDecoder(r.Body).Decode(&a)
-		answers <- a
-	}))
-	defer cfnURL.Close()
-	var ev map[string]any
-	if err := json.Unmarshal(b, &ev); err != nil {
-		t.Fatalf("functions/migrate/event.json: %v", err)
-	}
-	ev["ResponseURL"] = cfnURL.URL
-	payload, err := json.Marshal(ev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	url, answers := responseURL(t)
+	payload := migrateEvent(t, cfn.RequestCreate, url)
 
 	d := pgtest.NewEmpty(t)
-	cfg, err := service.LoadConfig(getenv(map[string]string{"DB_URL": d.URL, "LOG_LEVEL": "warn"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	handler := lambda.NewHandler(cfn.LambdaWrap(lambdaapi.MigrateHandler(func(ctx context.Context) (int, error) { return service.Migrate(ctx, cfg) })))
+	env := getenv(map[string]string{"DB_URL": d.URL, "LOG_LEVEL": "warn"})
+	handler := lambda.NewHandler(cfn.LambdaWrap(lambdaapi.MigrateHandler(lambdaapi.Migrator(env, service.MigrateLimits{}))))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	if _, err := handler.Invoke(ctx, payload); err != nil {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,6 +54,9 @@ const (
 	tokenKey = "TokenKey"
 	// makeMarker starts the Makefile section holding the SAM build targets.
 	makeMarker = "# --- SAM build targets (build-<LogicalId>) below this line ---"
+	// makeGoarch is the Makefile variable the build targets take GOARCH
+	// from: wantArchitecture unless a test builds for its own machine.
+	makeGoarch = "LAMBDA_GOARCH"
 )
 
 // What the Ref, Fn::GetAtt and Fn::Sub handlers put in place of a
@@ -197,6 +201,11 @@ type parsed struct {
 	refs   *references
 }
 
+// parseMu serialises goformation's parser, which registers its YAML tag
+// resolvers in a package map on every call: parallel tests that parse the
+// template would race on it.
+var parseMu sync.Mutex
+
 func parseTemplate(t *testing.T) parsed {
 	t.Helper()
 	refs := &references{refs: map[string][]string{}, getAtts: map[string]bool{}, conditions: map[string]bool{}, elses: map[string][]any{}}
@@ -208,7 +217,9 @@ func parseTemplate(t *testing.T) parsed {
 	// InvokedViaFunctionUrl (October 2025) and refuses unknown properties:
 	// the line goes before parsing, and checkPoll asks for it in the text.
 	src := []byte(strings.Replace(string(raw), "\n"+invokedViaURL, "", 1))
+	parseMu.Lock()
 	tmpl, err := goformation.ParseYAMLWithOptions(src, &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: refs.handlers()})
+	parseMu.Unlock()
 	if err != nil {
 		t.Fatalf("parse template.yaml: %v", err)
 	}
@@ -355,6 +366,9 @@ func firstDiff(a, b string) (line int, aLine, bLine string, differ bool) {
 func checkFunctions(t *testing.T, p parsed, targets map[string][]string) map[string]api.Group {
 	pkgRe := regexp.MustCompile(`(?:^|\s)\./functions/([A-Za-z0-9_-]+)(?:\s|$)`)
 	groupOf := map[string]api.Group{}
+	if got := makeDefault(t, makeGoarch); got != wantArchitecture {
+		t.Errorf("Makefile: %s defaults to %q, want %q: sam build must build for the functions' Architectures", makeGoarch, got, wantArchitecture)
+	}
 	for name, fn := range p.fns {
 		runtime := firstString(fn.Runtime, p.global.Runtime)
 		handler := firstString(fn.Handler, p.global.Handler)
@@ -385,7 +399,7 @@ func checkFunctions(t *testing.T, p parsed, targets map[string][]string) map[str
 			continue
 		}
 		cmd := strings.Join(recipe, "\n")
-		for _, want := range []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "go build", "-tags lambda.norpc", "-o $(ARTIFACTS_DIR)/bootstrap"} {
+		for _, want := range []string{"GOOS=linux", "GOARCH=$(" + makeGoarch + ")", "CGO_ENABLED=0", "go build", "-tags lambda.norpc", "-o $(ARTIFACTS_DIR)/bootstrap"} {
 			if !strings.Contains(cmd, want) {
 				t.Errorf("Makefile %s: recipe %q lacks %q", target, cmd, want)
 			}
@@ -966,6 +980,21 @@ func makeTargets(t *testing.T) map[string][]string {
 		}
 	}
 	return targets
+}
+
+// makeDefault returns the value the Makefile gives variable unless set
+// (its `variable ?= value` line), "" if it gives none.
+func makeDefault(t *testing.T, variable string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(variable) + `\s*\?=\s*(\S*)\s*$`).FindSubmatch(b)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
 }
 
 // goBuild builds pkg as `sam build` does, for the Lambda runtime.

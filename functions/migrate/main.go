@@ -29,13 +29,14 @@ func main() {
 
 func run(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
 	if lambdaapi.Detected(getenv) {
-		return lambdaapi.RunMigrator(ctx, getenv)
+		lambdaapi.RunMigrator(ctx, getenv)
+		return nil
 	}
 	cfg, err := service.LoadConfig(getenv)
 	if err != nil {
 		return err
 	}
-	v, err := service.Migrate(ctx, cfg)
+	v, err := service.Migrate(ctx, cfg, service.MigrateLimits{})
 	if err != nil {
 		return err
 	}

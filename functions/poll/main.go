@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log"
 	"net"
 	"os"
@@ -35,11 +36,11 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	cfg, err := service.LoadConfig(getenv)
 	if err != nil {
-		return err
+		return fmt.Errorf("start poll server: configuration: %w", err)
 	}
 	svc, err := service.Open(ctx, cfg, api.GroupPoll)
 	if err != nil {
-		return err
+		return fmt.Errorf("start poll server: %w", err)
 	}
 	defer svc.Close()
 	return service.Serve(ctx, cfg.Addr, svc.WithReadiness(svc.Handler), service.Serving{Drain: svc.Drain, Grace: service.ShutdownGrace,

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -88,6 +89,30 @@ func TestRunServesPollsUntilStopped(t *testing.T) {
 	})
 	if err := s.stopped(t); err != nil {
 		t.Errorf("run = %v, want nil after SIGTERM-like stop", err)
+	}
+}
+
+// A configuration or a database the server cannot use stops it at start,
+// with the reason as its one line (main logs it).
+func TestRunRefusesToStart(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"bad configuration", map[string]string{"DB_URL": "postgres://postgres@127.0.0.1:1/x", "LETAGENTS_BASE_URL": "example.com"},
+			`start poll server: configuration: LETAGENTS_BASE_URL="example.com"`},
+		{"no database", map[string]string{"DB_URL": "postgres://postgres@127.0.0.1:1/x?sslmode=disable"}, "start poll server: ping database: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := run(context.Background(), func(k string) string { return tt.env[k] })
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("run = %v, want an error starting %q", err, tt.want)
+			}
+		})
 	}
 }
 

@@ -242,7 +242,8 @@ func (s *server) changeReasoning(w http.ResponseWriter, r *http.Request, c call)
 	if err != nil {
 		return err
 	}
-	closing := change.ClosedAt.Set && !change.ClosedAt.Value.IsZero() && !change.TaskID.Set && !change.AnchorMessageID.Set
+	// A null closed_at (Set, no Value) reopens: that is no closing.
+	closing := change.ClosedAt.Value != nil && !change.ClosedAt.Value.IsZero() && !change.TaskID.Set && !change.AnchorMessageID.Set
 	if err := s.ownReasoning(r, c, closing); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"sync"
@@ -481,5 +482,46 @@ func TestConnectionsTakeTheSourcesPassword(t *testing.T) {
 	}
 	if _, err := connect(ctx); err == nil || !strings.Contains(err.Error(), "secret unreadable") {
 		t.Errorf("listener connection whose password source fails: %v, want its error", err)
+	}
+}
+
+// A migrator that another session keeps waiting gives up after its bound,
+// naming that session, and takes its turn once the session lets go; the
+// bound does not stay on the pooled session.
+func TestMigrateWaitingNamesTheLockHolder(t *testing.T) {
+	t.Parallel()
+	d := pgtest.NewEmpty(t)
+	ctx := context.Background()
+	pid, release := d.HoldMigrateLock(t)
+	pool, err := db.Open(ctx, d.URL, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+
+	_, err = db.MigrateWaiting(ctx, pool, migrations.FS, 200*time.Millisecond)
+	var lerr *db.LockError
+	if !errors.As(err, &lerr) || lerr.PID != pid || lerr.Application != d.Schema || lerr.Since.IsZero() {
+		t.Fatalf("MigrateWaiting behind pid %d = %v (%#v), want a LockError naming pid %d of application %s", pid, err, lerr, pid, d.Schema)
+	}
+	for _, want := range []string{fmt.Sprintf("pg_terminate_backend(%d)", pid), "over 200ms"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if err := db.CheckSchema(ctx, pool, migrations.FS); err == nil {
+		t.Error("the schema was migrated without the lock")
+	}
+	var timeout string
+	if err := pool.QueryRow(ctx, `SHOW lock_timeout`).Scan(&timeout); err != nil || timeout != "0" {
+		t.Errorf("lock_timeout on the pooled session = %q, %v; want the server's 0", timeout, err)
+	}
+
+	release()
+	if _, err := db.MigrateWaiting(ctx, pool, migrations.FS, 200*time.Millisecond); err != nil {
+		t.Fatalf("MigrateWaiting once the lock is free: %v", err)
+	}
+	if err := db.CheckSchema(ctx, pool, migrations.FS); err != nil {
+		t.Error(err)
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -25,12 +27,28 @@ type migration struct {
 	sql     string
 }
 
+// lockNotAvailable is PostgreSQL's SQLSTATE for a lock wait that
+// lock_timeout ended.
+const lockNotAvailable = "55P03"
+
+// migrateLockKey is the migration lock's advisory lock key: one per schema.
+const migrateLockKey = `hashtext('letagents.migrate:' || current_schema())::bigint`
+
 // Migrate applies, in order, every migration in fsys not yet recorded in
 // schema_migrations, each in its own transaction. A session advisory lock
 // (keyed by the schema) makes instances that start together take turns, so
-// each migration runs exactly once. Numbers must run 1, 2, 3… without gaps or
-// duplicates, and an applied migration must not have been renamed.
+// each migration runs exactly once; Migrate waits for it as long as ctx
+// allows. Numbers must run 1, 2, 3… without gaps or duplicates, and an
+// applied migration must not have been renamed.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS) (applied int, err error) {
+	return MigrateWaiting(ctx, pool, fsys, 0)
+}
+
+// MigrateWaiting is Migrate giving up with a *LockError once another
+// session has kept it waiting lockWait for the migration lock (0: as long
+// as ctx allows). A deploy must not spend its whole time behind a session
+// that a person has to end.
+func MigrateWaiting(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS, lockWait time.Duration) (applied int, err error) {
 	all, err := readMigrations(fsys)
 	if err != nil {
 		return 0, err
@@ -41,13 +59,12 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS) (applied int, 
 	}
 	defer conn.Release()
 
-	const lockKey = `hashtext('letagents.migrate:' || current_schema())`
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(`+lockKey+`)`); err != nil {
-		return 0, fmt.Errorf("migrate: take lock: %w", err)
+	if err := takeMigrateLock(ctx, conn.Conn(), lockWait); err != nil {
+		return 0, err
 	}
 	defer func() {
 		// Unlock even when ctx is cancelled, or the pooled session keeps the lock.
-		if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(`+lockKey+`)`); uerr != nil && err == nil {
+		if _, uerr := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(`+migrateLockKey+`)`); uerr != nil && err == nil {
 			err = fmt.Errorf("migrate: release lock: %w", uerr)
 		}
 	}()
@@ -100,6 +117,67 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, fsys fs.FS) (applied int, 
 		applied++
 	}
 	return applied, nil
+}
+
+// takeMigrateLock takes the migration lock on conn, waiting at most
+// lockWait (0: as long as ctx allows). The bound is the server's
+// lock_timeout, set for a transaction around the one statement: a
+// client-side cancel would leave the server to take the lock for a
+// session that has gone, and the session lock outlives the transaction.
+func takeMigrateLock(ctx context.Context, conn *pgx.Conn, lockWait time.Duration) error {
+	const lock = `SELECT pg_advisory_lock(` + migrateLockKey + `)`
+	if lockWait <= 0 {
+		if _, err := conn.Exec(ctx, lock); err != nil {
+			return fmt.Errorf("migrate: take lock: %w", err)
+		}
+		return nil
+	}
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		ms := strconv.FormatInt(max(lockWait.Milliseconds(), 1), 10)
+		if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, ms); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, lock)
+		return err
+	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == lockNotAvailable {
+		lerr := &LockError{Waited: lockWait}
+		// The holder may have let go since; then PID stays 0.
+		_ = conn.QueryRow(ctx, `SELECT a.pid, coalesce(a.application_name, ''), coalesce(host(a.client_addr), 'local'), a.backend_start
+			FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+			WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			  AND l.classid::bigint = (`+migrateLockKey+` >> 32) & 4294967295 AND l.objid::bigint = `+migrateLockKey+` & 4294967295
+			  AND l.objsubid = 1 AND l.pid <> pg_backend_pid()`).Scan(&lerr.PID, &lerr.Application, &lerr.Client, &lerr.Since)
+		return lerr
+	}
+	if err != nil {
+		return fmt.Errorf("migrate: take lock: %w", err)
+	}
+	return nil
+}
+
+// LockError is MigrateWaiting's answer when another session held the
+// migration lock longer than it would wait: another migration still
+// running, or the session of one that died without its client closing it.
+type LockError struct {
+	Waited time.Duration
+	// PID, Application, Client and Since describe the session holding the
+	// lock, as pg_stat_activity shows it; PID is 0 when it let go meanwhile.
+	PID         int
+	Application string
+	Client      string
+	Since       time.Time
+}
+
+func (e *LockError) Error() string {
+	if e.PID == 0 {
+		return fmt.Sprintf("migrate: another session held the migration lock for over %v and has let go since: try again", e.Waited)
+	}
+	return fmt.Sprintf("migrate: another session has held the migration lock for over %v: PostgreSQL backend pid %d "+
+		"(application %q, client %s, connected at %s). If no other migration runs, end that session "+
+		"(SELECT pg_terminate_backend(%d)) and try again; otherwise wait for it to finish",
+		e.Waited, e.PID, e.Application, e.Client, e.Since.UTC().Format(time.RFC3339), e.PID)
 }
 
 func readMigrations(fsys fs.FS) ([]migration, error) {

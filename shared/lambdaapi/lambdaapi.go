@@ -84,7 +84,10 @@ func Detected(getenv func(string) string) bool { return getenv("AWS_LAMBDA_RUNTI
 
 // Main is the whole main of a function serving group: configure from the
 // environment, open the pool once per instance (outside the handler), and
-// hand over to the Lambda runtime.
+// hand over to the Lambda runtime. A configuration or a database it cannot
+// use ends the process at start with one log line saying which: Lambda
+// reports the failed start to the caller (API Gateway answers 502), and
+// the line is in the function's log.
 func Main(group api.Group) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -97,7 +100,7 @@ func Main(group api.Group) {
 func Run(ctx context.Context, getenv func(string) string, group api.Group) error {
 	cfg, err := service.LoadConfig(getenv)
 	if err != nil {
-		return err
+		return fmt.Errorf("start %s function: configuration: %w", group, err)
 	}
 	svc, err := service.Open(ctx, cfg, group)
 	if err != nil {

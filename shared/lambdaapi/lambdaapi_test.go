@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/lambdaapi"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
@@ -181,4 +182,32 @@ func openHandler(t *testing.T) lambdaapi.HandlerFunc {
 	}
 	t.Cleanup(svc.Close)
 	return lambdaapi.Handler(svc.Handler, 0)
+}
+
+// The API functions and the sweeper read their configuration at start:
+// one they cannot use stops them there, with an error naming the function
+// and the variable (Main logs it as the process's last line).
+func TestStartRefusesABadConfiguration(t *testing.T) {
+	t.Parallel()
+	bad := func(k string) string {
+		return map[string]string{"DB_URL": "postgres://postgres@127.0.0.1:1/x", "LETAGENTS_BASE_URL": "example.com"}[k]
+	}
+	tests := []struct {
+		name  string
+		start func() error
+		want  string
+	}{
+		{"rooms", func() error { return lambdaapi.Run(context.Background(), bad, api.GroupRooms) }, "start rooms function: configuration: "},
+		{"poll", func() error { return lambdaapi.Run(context.Background(), bad, api.GroupPoll) }, "start poll function: configuration: "},
+		{"liveness", func() error { return lambdaapi.RunSweeper(context.Background(), bad) }, "start liveness function: configuration: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.start()
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) || !strings.Contains(err.Error(), `LETAGENTS_BASE_URL="example.com"`) {
+				t.Errorf("start = %v, want %q naming LETAGENTS_BASE_URL", err, tt.want)
+			}
+		})
+	}
 }

@@ -46,7 +46,7 @@ func MainSweeper() {
 func RunSweeper(ctx context.Context, getenv func(string) string) error {
 	cfg, err := service.LoadConfig(getenv)
 	if err != nil {
-		return err
+		return fmt.Errorf("start liveness function: configuration: %w", err)
 	}
 	pool, err := service.OpenPool(ctx, cfg)
 	if err != nil {

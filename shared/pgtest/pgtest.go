@@ -144,6 +144,39 @@ func (d *DB) HoldLock(t testing.TB, query string, args ...any) (release func()) 
 	return release
 }
 
+// HoldMigrateLock takes this schema's migration lock (db.Migrate's) on a
+// session of its own, held until it releases it or the test ends, and
+// returns the session's backend pid: a migrator behind it must wait, or
+// name it.
+func (d *DB) HoldMigrateLock(t testing.TB) (pid int, release func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, d.URL)
+	if err != nil {
+		t.Fatalf("pgtest: connect to hold the migration lock: %v", err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid() FROM (SELECT pg_advisory_lock(hashtext('letagents.migrate:' || current_schema()))) l`).Scan(&pid); err != nil {
+		conn.Close(context.Background())
+		t.Fatalf("pgtest: hold the migration lock: %v", err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			// Unlocked before the session ends: a closed session's locks go
+			// only when its backend has exited, a moment later.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock_all()`); err != nil {
+				t.Errorf("pgtest: release the migration lock: %v", err)
+			}
+			conn.Close(ctx)
+		})
+	}
+	t.Cleanup(release)
+	return pid, release
+}
+
 // AwaitLockWaiters waits until n of this schema's connections wait for a
 // lock. It counts on a connection of its own: the racers may hold every
 // connection of the pool.

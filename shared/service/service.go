@@ -363,25 +363,69 @@ func OpenPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
 	return openPool(ctx, cfg, direct, password, NewLogger(cfg))
 }
 
+// MigrateLimits bound the waits of Migrate, so that a deploy whose
+// database cannot be reached, or whose migration lock another session
+// holds, fails in seconds with the reason instead of waiting out its time.
+// A zero field takes its default.
+type MigrateLimits struct {
+	// Connect bounds reading the database secret and connecting
+	// (default DefaultMigrateConnect).
+	Connect time.Duration
+	// LockWait bounds the wait for the migration lock while another
+	// session holds it (default DefaultMigrateLockWait).
+	LockWait time.Duration
+}
+
+// DefaultMigrateConnect is MigrateLimits.Connect unless set: a database
+// that answers at all answers in a second or two, one resuming from
+// Aurora Serverless's pause in about 15 s; a silent one is a network that
+// drops the packets (security groups, routes), which no wait mends.
+const DefaultMigrateConnect = 30 * time.Second
+
+// DefaultMigrateLockWait is MigrateLimits.LockWait unless set: ample for
+// a concurrent deploy's migrations, which take seconds; a lock held longer
+// is most likely a dead session a person must end.
+const DefaultMigrateLockWait = 30 * time.Second
+
 // Migrate applies the migrations this build carries to the database cfg
 // names, connecting directly (never through DB_PROXY_HOST: the migration
 // lock is session state), and returns the schema version it leaves. A
-// deploy runs it once, before any function of the new build serves.
-func Migrate(ctx context.Context, cfg Config) (version int, err error) {
-	// One run, minutes at most: the password read at its start serves.
-	direct, _, err := connString(ctx, cfg)
-	if err != nil {
-		return 0, err
+// deploy runs it once, before any function of the new build serves. Each
+// error says what to look at: the configuration, the network, the session
+// holding the lock (*db.LockError), or the migration that failed.
+func Migrate(ctx context.Context, cfg Config, limits MigrateLimits) (version int, err error) {
+	if limits.Connect <= 0 {
+		limits.Connect = DefaultMigrateConnect
 	}
-	pool, err := db.Open(ctx, direct, 1)
+	if limits.LockWait <= 0 {
+		limits.LockWait = DefaultMigrateLockWait
+	}
+	cctx, cancel := context.WithTimeout(ctx, limits.Connect)
+	defer cancel()
+	// One run, minutes at most: the password read at its start serves.
+	direct, _, err := connString(cctx, cfg)
 	if err != nil {
-		return 0, err
+		return 0, connectError(ctx, cctx, limits.Connect, "read the database's address", err)
+	}
+	pool, err := db.Open(cctx, direct, 1)
+	if err != nil {
+		return 0, connectError(ctx, cctx, limits.Connect, "connect to the database", err)
 	}
 	defer pool.Close()
-	if _, err := db.Migrate(ctx, pool, migrations.FS); err != nil {
+	if _, err := db.MigrateWaiting(ctx, pool, migrations.FS, limits.LockWait); err != nil {
 		return 0, err
 	}
 	return db.Applied(ctx, pool)
+}
+
+// connectError says what failed while connecting, and when the bound
+// (not the caller) ended it, that nothing answered in time.
+func connectError(ctx, cctx context.Context, bound time.Duration, what string, err error) error {
+	if cctx.Err() != nil && ctx.Err() == nil {
+		return fmt.Errorf("%s: no answer within %v: check that the database runs and that this function's network reaches it "+
+			"(subnets, routes, security groups; Secrets Manager too when DB_SECRET_ARN is set): %w", what, bound, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // connString returns the database's direct connection string and, when

@@ -145,7 +145,7 @@ func TestOpenChecksTheSchemaMigrateApplies(t *testing.T) {
 	// The migrations connect directly: a proxy (here nowhere) is for pools.
 	proxied := cfg
 	proxied.DB.ProxyHost = "127.0.0.1:9"
-	if v, err := service.Migrate(ctx, proxied); err != nil || v != latest {
+	if v, err := service.Migrate(ctx, proxied, service.MigrateLimits{}); err != nil || v != latest {
 		t.Fatalf("Migrate with DB_PROXY_HOST set = %d, %v; want %d, through the direct address", v, err, latest)
 	}
 	if _, err := service.Open(ctx, proxied, api.GroupRooms); err == nil {
@@ -162,7 +162,7 @@ func TestOpenChecksTheSchemaMigrateApplies(t *testing.T) {
 	if _, err := svc.Store.CreateInviteRoom(ctx, 0); err != nil {
 		t.Fatalf("store on the migrated schema: %v", err)
 	}
-	if v, err := service.Migrate(ctx, cfg); err != nil || v != latest {
+	if v, err := service.Migrate(ctx, cfg, service.MigrateLimits{}); err != nil || v != latest {
 		t.Errorf("Migrate again = %d, %v; want %d and nothing to do", v, err, latest)
 	}
 	if _, err := service.Open(ctx, service.Config{}); err == nil || !strings.Contains(err.Error(), "DB_URL") {
