@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -27,11 +26,7 @@ func TestEveryAnswerIsItsOwn(t *testing.T) {
 		workers  = 32
 		requests = 5200
 	)
-	gh := githubtest.New(t)
-	env := dbEnv(t)
-	gc := gh.Config()
-	env["GITHUB_CLIENT_ID"], env["GITHUB_CLIENT_SECRET"] = gc.ClientID, gc.ClientSecret
-	env["GITHUB_OAUTH_URL"], env["GITHUB_API_URL"] = gc.OAuthURL, gc.APIURL
+	env, gh := githubEnv(t)
 	env["LETAGENTS_JOIN_LIMIT"] = "1000"
 	env["LETAGENTS_SEND_LIMIT"] = "1000000"
 	env["DB_MAX_CONNS"] = "16"

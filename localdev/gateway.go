@@ -140,7 +140,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			g.invoke(sw, r, group, path, reqID)
 		}
 	}
-	g.logger.Info("request", "method", r.Method, "path", path, "status", sw.status(),
+	g.logger.Info("request", "method", r.Method, "path", api.LogPath(path), "status", sw.status(),
 		"function", fn, "duration", time.Since(start).Round(time.Microsecond), "bytes", sw.bytes)
 }
 

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
@@ -113,6 +114,17 @@ func (in *instance) stopped(t *testing.T) error {
 func dbEnv(t *testing.T) map[string]string {
 	t.Helper()
 	return map[string]string{"DB_URL": pgtest.New(t).URL, "PORT": "0", "LETAGENTS_LOCALDEV_DIR": t.TempDir()}
+}
+
+// githubEnv is dbEnv with sign-in through a fake GitHub, returned too.
+func githubEnv(t *testing.T) (map[string]string, *githubtest.Server) {
+	t.Helper()
+	gh := githubtest.New(t)
+	env := dbEnv(t)
+	gc := gh.Config()
+	env["GITHUB_CLIENT_ID"], env["GITHUB_CLIENT_SECRET"] = gc.ClientID, gc.ClientSecret
+	env["GITHUB_OAUTH_URL"], env["GITHUB_API_URL"] = gc.OAuthURL, gc.APIURL
+	return env, gh
 }
 
 var client = &http.Client{Timeout: 30 * time.Second}

@@ -313,9 +313,9 @@ type tab struct {
 	exc []string
 }
 
-func newTab(t *testing.T) *tab {
+func newTab(t *testing.T, opts ...chromedp.ContextOption) *tab {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(browser(t))
+	ctx, cancel := chromedp.NewContext(browser(t), opts...)
 	b := &tab{t: t, ctx: ctx}
 	if err := chromedp.Do(ctx); err != nil { // opens the tab, tied to ctx
 		cancel()

@@ -183,15 +183,18 @@ func (r *scenarioRun) spawn(i int) (*agent, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "home"), 0o755); err != nil {
 		return nil, fmt.Errorf("agent directory: %w", err)
 	}
-	token := r.target.tokens[i]
+	token, agentName := r.target.tokens[i], "compat-"+name
 	if r.scenario.stale {
-		token = "stale-" + auth.NewToken()
+		// Anonymous, it may not send under a name an account's agent holds
+		// on ours (README, Who may send as whom): the other scenarios
+		// register compat-alpha and compat-beta.
+		token, agentName = "stale-"+auth.NewToken(), "stale-"+name
 	}
 	env := childEnv(filepath.Join(dir, "home"),
 		"LETAGENTS_API_URL="+r.target.url,
 		"LETAGENTS_STATE_PATH="+filepath.Join(dir, "state.json"),
 		"LETAGENTS_TOKEN="+token,
-		"LETAGENTS_AGENT_NAME=compat-"+name,
+		"LETAGENTS_AGENT_NAME="+agentName,
 		"GIT_CONFIG_NOSYSTEM=1")
 	stderr, err := os.Create(filepath.Join(dir, "stderr.log"))
 	if err != nil {

@@ -120,6 +120,8 @@ func (t *target) send(ctx context.Context, r request) (observed, error) {
 	var rd io.Reader
 	if r.Body != "" {
 		rd = strings.NewReader(body)
+	} else if r.Cookie != "" && r.Method != http.MethodGet {
+		rd = strings.NewReader("{}") // the page's body-less writes
 	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, t.URL+path, rd)
 	if err != nil {
@@ -171,6 +173,11 @@ func (t *target) prepare(r request) (path, body string, headers map[string]strin
 			return "", "", nil, err
 		}
 		headers["Cookie"] = "letagents_session=" + tok
+		// As the room page sends them: from the server's own origin, and
+		// JSON (ours refuses cookie-signed writes that are not, README,
+		// Cross-site requests).
+		headers["Origin"] = t.vars["base"]
+		headers["Content-Type"] = "application/json"
 	}
 	for k, v := range r.Header {
 		if headers[k], err = fill(v, t.vars); err != nil {

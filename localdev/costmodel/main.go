@@ -53,6 +53,7 @@ import (
 
 	"github.com/letagents/letagents-go/localdev/embeddedpg"
 	"github.com/letagents/letagents-go/localdev/runnerproc"
+	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/letagents"
 )
@@ -381,7 +382,7 @@ func startStreamRefuser(runnerURL string, log io.Writer) (net.Listener, error) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusNotImplemented)
 			n, _ := io.WriteString(w, body)
-			logger.Info("request", "method", r.Method, "path", r.URL.EscapedPath(), "status", http.StatusNotImplemented,
+			logger.Info("request", "method", r.Method, "path", api.LogPath(r.URL.EscapedPath()), "status", http.StatusNotImplemented,
 				"function", "poll", "duration", time.Since(start), "bytes", n)
 		}))
 	}()

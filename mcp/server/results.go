@@ -91,6 +91,12 @@ func (s *Server) hintFor(ctx context.Context, e *apiclient.APIError) string {
 		return "Sign in: call start_device_auth, have your human approve the code, then call poll_device_auth."
 	case code == letagents.CodePrivateRepoNoAccess:
 		return "The signed-in GitHub account cannot see this repository. Ask an owner for access, or clear_saved_auth and sign in with another account."
+	case code == letagents.CodeNameHeld && e.TokenIgnored != "":
+		// Sent as anonymous under its own label, which names its account.
+		return s.tokenHint(tokenNotice{Source: s.tokenSource(), Reason: e.TokenIgnored})
+	case code == letagents.CodeNameHeld:
+		return "This name is someone else's unless the server can tell it is yours: sign in (start_device_auth, then poll_device_auth) " +
+			"and call register_agent_session, or send under a name of your own."
 	case code == letagents.CodeWorkerSessionRequired:
 		return "This action needs this agent's worker session in the room: call register_agent_session there (the tools then use it), and retry."
 	case strings.HasPrefix(code, "board_intent_"), code == letagents.CodeApprovalToken:

@@ -12,7 +12,9 @@ import (
 
 // TestStaleToken pins what an agent whose token the server does not know
 // gets: as the original client does against the original server, it
-// works in open rooms as anonymous; it is also told so, with a hint true
+// works in open rooms as anonymous, except that it may not send under its
+// label, which names its account (README, Who may send as whom); it is
+// also told so, with a hint true
 // to where the token came from. An outdated LETAGENTS_TOKEN leaves the
 // saved sign-in alone and starts no device flow (it would not be used); a
 // revoked saved sign-in is dropped, and a private room starts a new one.
@@ -35,6 +37,8 @@ func TestStaleToken(t *testing.T) {
 		revoke bool
 		source string
 		hint   string // what every word of the server's refusal says
+		// sending under its label, which names its account
+		sendHint string
 		// registering a session, which needs an account
 		registerHint string
 		// joining a private repository's room
@@ -44,9 +48,11 @@ func TestStaleToken(t *testing.T) {
 	}{
 		{name: "outdated LETAGENTS_TOKEN", env: map[string]string{"LETAGENTS_TOKEN": strings.Repeat("e", 64)},
 			source: tokenFromEnv, hint: "LETAGENTS_TOKEN, set in this MCP server's environment, is not accepted",
+			sendHint:     "LETAGENTS_TOKEN, set in this MCP server's environment, is not accepted",
 			registerHint: "remove it from the MCP configuration", privateCode: "NOT_AUTHENTICATED", savedAuthRemain: true},
 		{name: "revoked saved sign-in", revoke: true,
 			source: tokenFromState, hint: "The saved sign-in is not accepted",
+			sendHint:     "sign in (start_device_auth", // the join dropped the saved sign-in
 			registerHint: "has been cleared. Call start_device_auth", privatePending: true},
 	}
 	for i, tt := range tests {
@@ -70,7 +76,11 @@ func TestStaleToken(t *testing.T) {
 				t.Errorf("join = %s; want joined as anonymous", j.raw)
 			}
 			notice(j, "join_room")
-			a.call(t, "send_message", map[string]any{"text": "still here"}).ok(t)
+			// Its label names its account, which an anonymous send cannot
+			// prove: refused (the original took it), with a way out.
+			if r := a.call(t, "send_message", map[string]any{"text": "still here"}); !r.isError || r.str("code") != "NAME_HELD" || !strings.Contains(r.str("hint"), tt.sendHint) {
+				t.Errorf("send_message = %s; want NAME_HELD, a hint saying %q", r.raw, tt.sendHint)
+			}
 			o := a.call(t, "get_onboarding_status", nil).ok(t)
 			if o.obj["authenticated"] != false {
 				t.Errorf("onboarding = %s; want not authenticated", o.raw)

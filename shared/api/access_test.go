@@ -185,12 +185,12 @@ func TestRoomAdmins(t *testing.T) {
 
 func TestCORS(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, map[string]string{"LETAGENTS_BASE_URL": "https://chat.example.com/"})
+	e := newEnv(t, map[string]string{"LETAGENTS_BASE_URL": "https://chat.example.com/", "PUBLIC_API_URL": "https://api.example.com"})
 	preflight := func(origin string) reply {
 		return e.callWith(context.Background(), t, http.MethodOptions, "/rooms/x/messages", "",
 			http.Header{"Origin": {origin}, "Access-Control-Request-Method": {"POST"}})
 	}
-	for _, origin := range []string{"https://letagents.chat", "http://localhost:3000", "http://127.0.0.1:3001", "https://chat.example.com"} {
+	for _, origin := range []string{"https://chat.example.com", "https://api.example.com"} {
 		r := preflight(origin)
 		h := r.header
 		if r.status != 204 || h.Get("Access-Control-Allow-Origin") != origin || h.Get("Access-Control-Allow-Credentials") != "true" ||
@@ -199,16 +199,19 @@ func TestCORS(t *testing.T) {
 			t.Errorf("preflight from %s = %d %v", origin, r.status, h)
 		}
 	}
-	evil := preflight("https://evil.example")
-	if evil.status != 204 || evil.header.Get("Access-Control-Allow-Origin") != "" || evil.header.Get("Access-Control-Allow-Credentials") != "" {
-		t.Errorf("preflight from an unknown origin = %d %v, want 204 without allow headers", evil.status, evil.header)
+	// The original's defaults (its site, local dev servers) are no longer
+	// allowed unless configured (TestDevOrigins).
+	for _, origin := range []string{"https://evil.example", "https://letagents.chat", "http://localhost:3000", "http://127.0.0.1:3001"} {
+		if r := preflight(origin); r.status != 204 || r.header.Get("Access-Control-Allow-Origin") != "" || r.header.Get("Access-Control-Allow-Credentials") != "" {
+			t.Errorf("preflight from %s = %d %v, want 204 without allow headers", origin, r.status, r.header)
+		}
 	}
 	// Any path, even one no route serves, answers a preflight.
 	if r := e.callWith(context.Background(), t, http.MethodOptions, "/no/such/route", "", nil); r.status != 204 {
 		t.Errorf("OPTIONS /no/such/route = %d, want 204", r.status)
 	}
-	get := e.callWith(context.Background(), t, http.MethodGet, "/api/health", "", http.Header{"Origin": {"http://localhost:3001"}})
-	if get.header.Get("Access-Control-Allow-Origin") != "http://localhost:3001" {
+	get := e.callWith(context.Background(), t, http.MethodGet, "/api/health", "", http.Header{"Origin": {"https://api.example.com"}})
+	if get.header.Get("Access-Control-Allow-Origin") != "https://api.example.com" {
 		t.Errorf("GET from an allowed origin: headers %v", get.header)
 	}
 }
@@ -318,8 +321,15 @@ func TestAgentsDirectory(t *testing.T) {
 		!isTimestamp(a.str("created_at")) {
 		t.Fatalf("register = %s", a.raw)
 	}
-	again := e.as(t, kim, http.MethodPost, "/agents", `{"name": "Claude Code", "display_name": "Claude", "owner_label": "Kim's team"}`).want(t, 201, "")
-	if again.str("id") != a.str("id") || again.str("display_name") != "Claude" || again.str("owner_label") != "Kim's team" || again.str("created_at") != a.str("created_at") {
+	// The owner label is the account's own name, spelled as the client
+	// likes; another's, or free text, is not taken.
+	for _, other := range []string{"Kim's team", "lee", "lee Name"} {
+		if r := e.as(t, kim, http.MethodPost, "/agents", `{"name": "Claude Code", "owner_label": "`+other+`"}`).want(t, 201, ""); r.str("owner_label") != "Kim Name" {
+			t.Errorf("owner label %q = %s, want the account's name", other, r.raw)
+		}
+	}
+	again := e.as(t, kim, http.MethodPost, "/agents", `{"name": "Claude Code", "display_name": "Claude", "owner_label": " KIM "}`).want(t, 201, "")
+	if again.str("id") != a.str("id") || again.str("display_name") != "Claude" || again.str("owner_label") != "KIM" || again.str("created_at") != a.str("created_at") {
 		t.Errorf("re-register = %s, want the same agent with new labels", again.raw)
 	}
 	names := []struct{ name, key string }{

@@ -56,7 +56,7 @@ func newAgent(acct letagents.Account, req wire.RegisterAgent) (letagents.Agent, 
 	if err := letagents.NotReserved("display_name", display); err != nil {
 		return letagents.Agent{}, err
 	}
-	owner, err := letagents.Label("owner_label", req.OwnerLabel, acct.DisplayName)
+	owner, err := letagents.OwnerLabel(req.OwnerLabel, acct)
 	if err != nil {
 		return letagents.Agent{}, err
 	}

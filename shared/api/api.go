@@ -34,7 +34,9 @@ type Deps struct {
 	// BaseURL is the service's public URL (LETAGENTS_BASE_URL), for links
 	// and the OAuth callback; empty derives it from each request.
 	BaseURL string
-	// Origins are the browser origins allowed to call the API (CORS).
+	// Origins are the browser origins, besides the one a request was sent
+	// to, taken for the service's own: CORS allows them with credentials,
+	// and their pages may write with the session cookie. Lower case.
 	Origins []string
 	// PollMax clamps ?timeout of a long-poll (LETAGENTS_POLL_MAX_MS).
 	PollMax time.Duration
@@ -213,11 +215,11 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		return // the client left; nobody reads an answer
 	}
 	if db.Unavailable(err) {
-		s.Logger.Warn("database unavailable", "method", r.Method, "path", r.URL.Path, "error", err)
+		s.Logger.Warn("database unavailable", "method", r.Method, "path", LogPath(r.URL.EscapedPath()), "error", err)
 		writeClientError(w, http.StatusServiceUnavailable, errDatabaseUnavailable)
 		return
 	}
-	s.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	s.Logger.Error("request failed", "method", r.Method, "path", LogPath(r.URL.EscapedPath()), "error", err)
 	writeError(w, http.StatusInternalServerError, "internal error")
 }
 

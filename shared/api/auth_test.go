@@ -207,7 +207,9 @@ func TestWebSignIn(t *testing.T) {
 	if acct, _ := s.obj["account"].(map[string]any); s.obj["authenticated"] != true || acct["login"] != "dana" {
 		t.Fatalf("session = %s", s.raw)
 	}
-	out := e.callWith(context.Background(), t, http.MethodPost, "/auth/logout", "", withCookie).want(t, 200, "")
+	// The room page's logout: JSON from its own origin.
+	out := e.callWith(context.Background(), t, http.MethodPost, "/auth/logout", "{}",
+		http.Header{"Cookie": withCookie["Cookie"], "Origin": {e.url}}).want(t, 200, "")
 	if out.obj["success"] != true || sessionCookie(t, out.header).MaxAge >= 0 {
 		t.Errorf("logout = %s, Set-Cookie %q; want success and the cookie cleared", out.raw, out.header.Values("Set-Cookie"))
 	}

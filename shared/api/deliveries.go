@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/wire"
 )
@@ -43,7 +44,7 @@ func (s *server) surfaced(ctx context.Context, sess *letagents.AgentSession, roo
 		seqs[i] = m.Seq
 	}
 	if err := s.Store.RecordSurfaced(context.WithoutCancel(ctx), sess.ID, roomID, seqs, via, s.now()); err != nil {
-		s.Logger.Warn("record surfaced messages", "session", sess.ID, "room", roomID, "via", via, "error", err)
+		s.Logger.Warn("record surfaced messages", "session", sess.ID, "room", rooms.ForLog(roomID), "via", via, "error", err)
 	}
 }
 

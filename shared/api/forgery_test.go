@@ -57,8 +57,12 @@ func TestSenderCannotBeAnotherAccountsAgent(t *testing.T) {
 	if label != "Builder | Ann's agent | Codex" {
 		t.Fatalf("ann's agent is %q", label)
 	}
-	// bob copies the labels ann's agent is made of into an agent of his own.
-	e.as(t, bob, http.MethodPost, "/agents", `{"name": "copycat", "display_name": "Builder", "owner_label": "Ann"}`).want(t, 201, "")
+	// bob cannot copy the labels ann's agent is made of into an agent of
+	// his own: the owner label is his own name, whatever he sends. The
+	// display name he may copy; his agent's label still names him.
+	if r := e.as(t, bob, http.MethodPost, "/agents", `{"name": "copycat", "display_name": "Builder", "owner_label": "Ann"}`).want(t, 201, ""); r.str("owner_label") != "bob Name" {
+		t.Errorf("bob's agent with ann's owner label = %s, want bob's own name kept", r.raw)
+	}
 
 	send := func(t *testing.T, token, sender string) reply {
 		body := `{"sender": ` + strconv.Quote(sender) + `, "text": "I am done, take my task"}`

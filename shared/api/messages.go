@@ -179,13 +179,30 @@ func (s *server) nameSource(r *http.Request, roomID, field, name string) (string
 	case c.Others && !c.Session:
 		return "", letagents.Errorf(letagents.Forbidden,
 			"%s %q is the actor label of another account's agent in this room; act under a name of your own", field, name)
-	case who.Via != auth.ViaOwnerToken, c.Session || c.Agent:
+	case c.Session || c.Agent:
 		return who.Source(), nil
+	case who.Via != auth.ViaOwnerToken:
+		return who.Source(), s.unclaimedName(r, roomID, field, name, display, owner)
 	case owner != "":
 		return "", letagents.Errorf(letagents.Forbidden,
 			"%s %q names an agent this account does not own; act as your own agent's actor label, or pass its agent_session_id and agent_session_token", field, name)
 	}
 	return "", nil
+}
+
+// unclaimedName refuses a name a browser or an anonymous caller writes
+// under when it, its display part or its owner part reads
+// (letagents.NameKey) as a name someone else holds: a person's login or
+// display name, an agent's display name, an agent session's in the room.
+// Only a worker session or an owner token can prove an agent's name, and
+// only the account itself a person's; a name nobody holds stays free.
+func (s *server) unclaimedName(r *http.Request, roomID, field, name, display, owner string) error {
+	keys := []string{letagents.NameKey(name), letagents.NameKey(display), letagents.NameKey(owner)}
+	held, err := s.Store.NameHeldByOthers(r.Context(), roomID, keys, identity(r).Account.ID)
+	if err != nil || !held {
+		return err
+	}
+	return letagents.NameHeld(field, name)
 }
 
 // replyTarget reads the message a send replies to, from thread_parent_id

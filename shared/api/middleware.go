@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -9,17 +10,9 @@ import (
 	"strings"
 
 	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/wire"
 )
-
-// DefaultOrigins are the browser origins always allowed to call the API:
-// the public site and local development servers. LETAGENTS_BASE_URL and
-// PUBLIC_API_URL add theirs.
-var DefaultOrigins = []string{
-	"https://letagents.chat",
-	"http://localhost:3000", "http://localhost:3001",
-	"http://127.0.0.1:3000", "http://127.0.0.1:3001",
-}
 
 // Origin returns the origin (scheme://host[:port]) of a URL, or "" when it
 // has none.
@@ -60,8 +53,53 @@ func (s *server) middleware(next http.Handler) http.Handler {
 		if who.Ignored != "" {
 			w.Header().Set(wire.CredentialHeader, wire.CredentialIgnored+who.Ignored)
 		}
+		if err := s.cookieWrite(r, who); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey, who)))
 	})
+}
+
+// cookieWrite refuses a write that only the browser session cookie signs
+// in unless it is JSON sent by a page of this service's own origin (or of
+// an origin configured as its own: s.Origins). The cookie is SameSite=Lax,
+// which keeps it from other sites' writes but not from a page of the same
+// site (another port of localhost, a sibling subdomain), and a plain HTML
+// form or a no-cors fetch can send a text/plain body the decoder would
+// read as JSON; a form cannot send application/json, nor choose its
+// Origin. A request that also carries an Authorization or worker-session
+// header is not checked: no page can add those to another origin's
+// request without a CORS preflight, which only s.Origins pass.
+func (s *server) cookieWrite(r *http.Request, who auth.Identity) error {
+	switch {
+	case who.Via != auth.ViaSession, r.Method == http.MethodGet, r.Method == http.MethodHead, r.Method == http.MethodOptions,
+		r.Header.Get("Authorization") != "", r.Header.Get(wire.SessionIDHeader) != "", r.Header.Get(wire.SessionTokenHeader) != "":
+		return nil
+	case !s.ownPage(r):
+		return letagents.CrossSiteRefused()
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return letagents.JSONRequired()
+	}
+	return nil
+}
+
+// ownPage reports whether a browser request comes from a page of this
+// service: its Origin is the origin the request was sent to (with
+// Sec-Fetch-Site, when sent, agreeing) or one of s.Origins; without an
+// Origin, Sec-Fetch-Site must say same-origin. A request that says
+// neither is not taken for the service's own.
+func (s *server) ownPage(r *http.Request) bool {
+	fetchSite := r.Header.Get("Sec-Fetch-Site")
+	origin := strings.ToLower(r.Header.Get("Origin"))
+	switch {
+	case origin == "":
+		return fetchSite == "same-origin"
+	case slices.Contains(s.Origins, origin):
+		return true
+	}
+	return origin == strings.ToLower(requestOrigin(r)) && (fetchSite == "" || fetchSite == "same-origin")
 }
 
 // cors sets the CORS headers of an allowed origin and answers a preflight
@@ -92,6 +130,12 @@ func (s *server) baseURL(r *http.Request) string {
 	if s.BaseURL != "" {
 		return s.BaseURL
 	}
+	return requestOrigin(r)
+}
+
+// requestOrigin is the origin a request was sent to, as its browser
+// names it in Origin when the page is of the same origin.
+func requestOrigin(r *http.Request) string {
 	scheme := "http"
 	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
 		scheme = "https"

@@ -21,13 +21,15 @@ type writer struct {
 }
 
 // browserSignIn signs login in through the web flow and returns the
-// headers of that browser's same-origin requests: its session cookie.
+// headers of that browser's same-origin requests as the room page sends
+// them: its session cookie, its origin, JSON.
 func (e *env) browserSignIn(t *testing.T, login string) http.Header {
 	t.Helper()
 	start, browser := e.webLogin(t, "")
 	done := e.callWith(context.Background(), t, http.MethodGet, e.atGitHub(t, start, login), "", browser)
 	c := sessionCookie(t, done.header)
-	return http.Header{"Cookie": {c.Name + "=" + c.Value}, "Origin": {e.url}, "Sec-Fetch-Site": {"same-origin"}}
+	return http.Header{"Cookie": {c.Name + "=" + c.Value}, "Origin": {e.url}, "Sec-Fetch-Site": {"same-origin"},
+		"Content-Type": {"application/json"}}
 }
 
 // ownedWork is what the owner made in one case of the table: each case

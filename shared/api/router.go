@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/rooms"
 )
 
@@ -218,6 +219,45 @@ func Match(method, escapedPath string) (Route, bool) {
 		}
 	}
 	return Route{}, false
+}
+
+// secretParams are the path parameters that are credentials: whoever
+// reads one can use it (poll a device sign-in for its owner token, join
+// an invite room by its code).
+var secretParams = map[string]bool{"request_id": true, "code": true}
+
+// LogPath is an escaped request path as a log line may show it, its
+// secrets replaced by letagents.Redacted: the secretParams of the route
+// that claims it, and any invite-shaped segment, wherever it stands (an
+// invite room's id is its code; rooms.ForLog). Every logger that writes a
+// request's path writes this instead.
+func LogPath(escapedPath string) string {
+	segs := strings.Split(escapedPath, "/")
+	for _, rt := range table {
+		if _, ok := rt.matchSegments(escapedPath, rooms.MaxSegments); !ok {
+			continue
+		}
+		pat := strings.Split(rt.Pattern, "/")
+		si := 0
+		for _, p := range pat {
+			if p == "{room}" {
+				si += len(segs) - (len(pat) - 1)
+				continue
+			}
+			if name, ok := strings.CutPrefix(p, "{"); ok && secretParams[strings.TrimSuffix(name, "}")] {
+				v, _ := url.PathUnescape(segs[si])
+				segs[si] = letagents.Redacted(v)
+			}
+			si++
+		}
+		break
+	}
+	for i, seg := range segs {
+		if v, err := url.PathUnescape(seg); err == nil && rooms.IsInviteCode(v) {
+			segs[i] = rooms.ForLog(v)
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 // Routes lists every route the service serves, for the template check.

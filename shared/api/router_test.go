@@ -3,9 +3,11 @@ package api_test
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/letagents"
 )
 
 func TestMatchAndGatewayRoute(t *testing.T) {
@@ -76,5 +78,30 @@ func TestGatewayPaths(t *testing.T) {
 	}
 	if got := (api.Route{Pattern: "/projects/join/{code}"}).GatewayPaths(); !slices.Equal(got, []string{"/projects/join/{code}"}) {
 		t.Errorf("GatewayPaths without {room} = %v", got)
+	}
+}
+
+// TestLogPath: what a log line shows of a path keeps its shape and its
+// readable parts, and none of its secrets.
+func TestLogPath(t *testing.T) {
+	t.Parallel()
+	id := strings.Repeat("ab", 32)
+	tests := []struct{ path, want, secret string }{
+		{"/auth/device/poll/" + id, "/auth/device/poll/" + letagents.Redacted(id), id},
+		{"/projects/join/FEH7-YWH4-ZYT3", "/projects/join/" + letagents.Redacted("FEH7-YWH4-ZYT3"), "FEH7-YWH4-ZYT3"},
+		{"/rooms/feh7-ywh4-zyt3/messages", "/rooms/" + letagents.Redacted("FEH7-YWH4-ZYT3") + "/messages", "feh7-ywh4-zyt3"},
+		{"/rooms/FEH7%2DYWH4%2DZYT3/messages/poll", "/rooms/" + letagents.Redacted("FEH7-YWH4-ZYT3") + "/messages/poll", "YWH4"},
+		{"/projects/FEH7-YWH4-ZYT3/code/rotate", "/projects/" + letagents.Redacted("FEH7-YWH4-ZYT3") + "/code/rotate", "FEH7"},
+		{"/in/FEH7-YWH4-ZYT3", "/in/" + letagents.Redacted("FEH7-YWH4-ZYT3"), "FEH7"},
+		{"/rooms/FEH7-YWH4-ZYT3/no/such/route", "/rooms/" + letagents.Redacted("FEH7-YWH4-ZYT3") + "/no/such/route", "FEH7"},
+		{"/rooms/github.com/acme/app/messages", "/rooms/github.com/acme/app/messages", ""},
+		{"/rooms/team%20chat/tasks/task_3", "/rooms/team%20chat/tasks/task_3", ""},
+		{"/api/health", "/api/health", ""},
+	}
+	for _, tt := range tests {
+		got := api.LogPath(tt.path)
+		if got != tt.want || (tt.secret != "" && strings.Contains(strings.ToLower(got), strings.ToLower(tt.secret))) {
+			t.Errorf("LogPath(%q) = %q, want %q", tt.path, got, tt.want)
+		}
 	}
 }

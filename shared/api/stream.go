@@ -13,6 +13,7 @@ import (
 
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/notify"
+	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/wire"
 )
@@ -335,7 +336,7 @@ func (s *server) turn(ctx context.Context, w io.Writer, rc *http.ResponseControl
 			return err
 		case err != nil:
 			l.held = true
-			s.Logger.Warn("event stream: could not check access; holding events until a check succeeds", "room", l.c.room, "error", err)
+			s.Logger.Warn("event stream: could not check access; holding events until a check succeeds", "room", rooms.ForLog(l.c.room), "error", err)
 			return rc.Flush() // the heartbeat, which says the stream is alive
 		}
 	}
@@ -375,7 +376,7 @@ func (s *server) catchUp(ctx context.Context, w io.Writer, rc *http.ResponseCont
 				if ctx.Err() != nil {
 					return err
 				}
-				s.Logger.Warn("event stream: read failed; retrying at the next ring or heartbeat", "room", room, "error", err)
+				s.Logger.Warn("event stream: read failed; retrying at the next ring or heartbeat", "room", rooms.ForLog(room), "error", err)
 				break
 			}
 			for _, ev := range evs {

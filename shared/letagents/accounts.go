@@ -1,6 +1,9 @@
 package letagents
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -45,7 +48,37 @@ const (
 	// CodePrivateRepoNoAccess: the signed-in account cannot see the repo
 	// room's repository.
 	CodePrivateRepoNoAccess = "PRIVATE_REPO_NO_ACCESS"
+	// CodeCrossSiteRefused: a write signed in by the browser session
+	// cookie came from a page of another origin (or did not say which).
+	CodeCrossSiteRefused = "CROSS_SITE_REFUSED"
+	// CodeJSONRequired: a write signed in by the browser session cookie
+	// was not sent as application/json, as a plain HTML form's would be.
+	CodeJSONRequired = "JSON_REQUIRED"
+	// CodeNameHeld: a browser or anonymous write took a name that reads
+	// as another person's or agent's.
+	CodeNameHeld = "NAME_HELD"
 )
+
+// NameHeld is the refusal of a name (of the field named) that reads as
+// someone else's, to a caller that cannot prove it is theirs.
+func NameHeld(field, name string) error {
+	return &Error{Code: Forbidden, Reason: CodeNameHeld, Message: fmt.Sprintf(
+		"%s %q reads as the name of another person or agent; only they can write under it (agents with their token or worker session), so choose a name of your own", field, name)}
+}
+
+// CrossSiteRefused is the refusal of a cookie-signed write from a page
+// that is not the service's own.
+func CrossSiteRefused() error {
+	return &Error{Code: Forbidden, Reason: CodeCrossSiteRefused,
+		Message: "This write carries the browser session cookie but does not come from this service's own pages (Origin or Sec-Fetch-Site); it was refused"}
+}
+
+// JSONRequired is the refusal of a cookie-signed write whose body is not
+// declared JSON.
+func JSONRequired() error {
+	return &Error{Code: Forbidden, Reason: CodeJSONRequired,
+		Message: "A write signed in by the browser session cookie must be sent with Content-Type: application/json"}
+}
 
 // Device sign-in statuses, as the poll answer names them: pending or
 // slow_down (poll again after the interval), authorized, or denied or
@@ -157,4 +190,35 @@ func Label(field, s, def string) (string, error) {
 		return "", Errorf(Invalid, "%s must not contain control characters", field)
 	}
 	return s, nil
+}
+
+// OwnerLabel is the owner label of an agent of acct, from the one its
+// client gave. It goes into the agent's actor label, which readers take
+// for the person who answers for the agent, so a label that does not read
+// (NameKey) as the account's own login or display name is not taken: the
+// display name stands instead, as when none is given. Clients take the
+// registration's answer for their labels (the original's and ours do),
+// so one sent in good faith, a team name say, costs nothing but the label.
+// A label the client spells its own way ("Ann" for ann) is kept.
+func OwnerLabel(given string, acct Account) (string, error) {
+	own := acct.DisplayName
+	if own == "" {
+		own = acct.Login
+	}
+	label, err := Label("owner_label", given, own)
+	if err != nil {
+		return "", err
+	}
+	if k := NameKey(label); k == "" || k != NameKey(acct.Login) && k != NameKey(acct.DisplayName) {
+		return own, nil
+	}
+	return label, nil
+}
+
+// Redacted is how logs write a secret (a device request id, an invite
+// code): a short digest, enough to tell one secret's lines from
+// another's, never enough to use or recover it.
+func Redacted(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return "redacted-" + hex.EncodeToString(sum[:4])
 }

@@ -200,7 +200,7 @@ func ReservedSender(sender string) bool {
 	if i := strings.IndexAny(sender, "|("); i >= 0 {
 		display = sender[:i]
 	}
-	return foldName(sender) == SystemSender || foldName(display) == SystemSender
+	return NameKey(sender) == SystemSender || NameKey(display) == SystemSender
 }
 
 // NotReserved refuses, as Invalid, a name (of the field named) that an
@@ -212,9 +212,13 @@ func NotReserved(field, name string) error {
 	return nil
 }
 
-// lookalikes maps letters that render like the letters of SystemSender to them.
+// lookalikes maps letters that render like the letters of SystemSender,
+// or like another's (i, I, l and 1; o and 0), to one of them. i joins l
+// because I, which is i in upper case, reads as l: ALICE, AIice and alice
+// must be one name.
 var lookalikes = map[rune]rune{
-	'I': 'l', '1': 'l', 'ӏ': 'l', 'Ӏ': 'l', 'ι': 'l', 'ǀ': 'l',
+	'I': 'l', 'i': 'l', '1': 'l', 'ӏ': 'l', 'Ӏ': 'l', 'ι': 'l', 'ǀ': 'l', 'І': 'l', 'і': 'l',
+	'0': 'o', 'O': 'o', 'о': 'o', 'О': 'o', 'ο': 'o', 'Ο': 'o',
 	'е': 'e', 'Е': 'e', 'ε': 'e', 'ё': 'e',
 	'т': 't', 'Т': 't', 'τ': 't',
 	'а': 'a', 'А': 'a', 'α': 'a', 'Α': 'a',
@@ -223,17 +227,27 @@ var lookalikes = map[rune]rune{
 	'ѕ': 's', 'Ѕ': 's',
 }
 
-// foldName reduces a name to lower-case ASCII letters and digits.
-func foldName(s string) string {
+func lookalike(r rune) rune {
+	if l, ok := lookalikes[r]; ok {
+		return l
+	}
+	return r
+}
+
+// NameKey is what two names that read alike have in common: the name
+// reduced to lower-case letters and digits, full-width letters and the
+// lookalikes folded (so it is no name to show: "Alice" is "allce"). Names with equal keys are one claim: the server's
+// own (ReservedSender), a person's, an agent's.
+func NameKey(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		if 0xff01 <= r && r <= 0xff5e { // full-width ASCII
 			r -= 0xfee0
 		}
-		if l, ok := lookalikes[r]; ok {
-			r = l
-		}
-		if r = unicode.ToLower(r); unicode.IsLetter(r) || unicode.IsDigit(r) {
+		// Before and after lower-casing: I is l, and so is the lower case
+		// of a capital that only the map knows (Greek Ι, Cyrillic Ё).
+		r = lookalike(unicode.ToLower(lookalike(r)))
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			b.WriteRune(r)
 		}
 	}

@@ -121,3 +121,30 @@ func TestValidateSystemSender(t *testing.T) {
 		}
 	}
 }
+
+// TestNameKey: names that read alike share a key, whatever their case,
+// spacing, punctuation, width or lookalike letters; names that read
+// differently do not.
+func TestNameKey(t *testing.T) {
+	t.Parallel()
+	same := [][]string{
+		{"alice", "Alice", "ALICE", "AIice", "a l i c e", "ａｌｉｃｅ", "аlice", "ALІCE"},
+		{"bob", "B0B", "b-o-b", "bοb"},
+		{"alice Name", "Alice-Name", "ALICE NAME", "alice_name!"},
+		{"Zebulon", "ZEBULON", "Zebul0n", "Zеbulon"},
+		{"letagents", "LetAgents", "lеtagents"},
+		{"Ιvan", "ivan", "IVAN"},
+	}
+	for _, group := range same {
+		for _, n := range group[1:] {
+			if NameKey(n) != NameKey(group[0]) {
+				t.Errorf("NameKey(%q) = %q, NameKey(%q) = %q; want equal", n, NameKey(n), group[0], NameKey(group[0]))
+			}
+		}
+	}
+	for _, pair := range [][2]string{{"alice", "alicia"}, {"bob", "rob"}, {"Zebulon", "Zebulun"}, {"ann", "anne"}} {
+		if NameKey(pair[0]) == NameKey(pair[1]) {
+			t.Errorf("NameKey(%q) = NameKey(%q); want different", pair[0], pair[1])
+		}
+	}
+}

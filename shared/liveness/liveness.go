@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/store"
 )
 
@@ -105,7 +106,7 @@ func (s *Sweeper) Sweep(ctx context.Context, now time.Time) (Report, error) {
 		default:
 			r.Recovered++
 		}
-		s.logger.Info("liveness notice posted", "kind", n.Kind, "room", st.Session.RoomID, "session", st.Session.ID)
+		s.logger.Info("liveness notice posted", "kind", n.Kind, "room", rooms.ForLog(st.Session.RoomID), "session", st.Session.ID)
 	}
 	if len(errs) > 0 {
 		return r, fmt.Errorf("liveness sweep: %w", errors.Join(errs...))

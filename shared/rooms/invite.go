@@ -6,6 +6,9 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/letagents/letagents-go/shared/letagents"
 )
 
 // inviteAlphabet is upper-case only because that is the canonical form
@@ -96,4 +99,14 @@ func MayBeNamed(id string) bool {
 // An id of digits and dashes only is its own named form.
 func NamedRoomOf(id string) string {
 	return lowerASCII(id)
+}
+
+// ForLog is a room id as a log line may show it: an invite-shaped id is
+// its room's only secret (anyone who reads it can join), so it is
+// letagents.Redacted; other ids are not secret and stay readable.
+func ForLog(id string) string {
+	if IsInviteCode(id) {
+		return letagents.Redacted(strings.ToUpper(id))
+	}
+	return id
 }

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -84,10 +85,19 @@ type Config struct {
 	TokenKeyFile string
 	// BaseURL is the public URL of the service (LETAGENTS_BASE_URL): links,
 	// the OAuth callback, Secure cookies and CORS. Empty derives it from
-	// each request. PublicAPIURL (PUBLIC_API_URL) is one more origin
-	// allowed by CORS.
+	// each request. PublicAPIURL (PUBLIC_API_URL) is one more origin of
+	// the service's own, allowed by CORS and to write with the session
+	// cookie.
 	BaseURL      string
 	PublicAPIURL string
+	// DevOrigins are the pages of a development server on this machine
+	// (LETAGENTS_DEV_ORIGINS, comma-separated origins such as
+	// http://localhost:3000) allowed, as the service's own, credentialed
+	// CORS and cookie-signed writes. Only loopback origins, and only
+	// while the service itself is not public (LETAGENTS_BASE_URL unset or
+	// loopback): in production a page on the user's own machine must not
+	// act with their cookie.
+	DevOrigins []string
 	// RepoAccess makes repo rooms follow GitHub (LETAGENTS_REPO_ACCESS=github,
 	// the default); "open" lets anyone into every room, for development
 	// without GitHub.
@@ -133,7 +143,7 @@ var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NA
 	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
 	"LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
 	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_IDLE_TIMEOUT_MS",
-	"LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX"}
+	"LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS"}
 
 // LocalVariables are the Variables a deployment leaves unset: their
 // defaults suit AWS (PORT, the GitHub URLs, the repo access policy, the
@@ -143,7 +153,7 @@ var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NA
 // text, the token key file).
 var LocalVariables = []string{"PORT", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
 	"LETAGENTS_TOKEN_KEY_FILE", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT", "LETAGENTS_INVITE_ROOM_LIMIT",
-	"LETAGENTS_SEND_LIMIT", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX"}
+	"LETAGENTS_SEND_LIMIT", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS"}
 
 // LoadConfig reads the environment through getenv, naming the variable at
 // fault when a value is unusable.
@@ -171,6 +181,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		StreamMax:           letagents.DefaultStreamMax,
 		RoomStreamMax:       letagents.DefaultRoomStreamMax,
 	}
+	var err error
 	if cfg.GitHubSecretARN != "" && (cfg.GitHub.ClientID != "" || cfg.GitHub.ClientSecret != "") {
 		return cfg, errors.New("set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET, or GITHUB_SECRET_ARN, not both")
 	}
@@ -182,6 +193,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		if v != "" && api.Origin(v) == "" {
 			return cfg, fmt.Errorf("%s=%q: want an absolute http(s) URL", name, v)
 		}
+	}
+	if cfg.DevOrigins, err = devOrigins(getenv("LETAGENTS_DEV_ORIGINS"), cfg.BaseURL); err != nil {
+		return cfg, err
 	}
 	switch v := getenv("LETAGENTS_REPO_ACCESS"); v {
 	case "", "github":
@@ -208,7 +222,6 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 		cfg.DB.MaxConns = int32(n)
 	}
-	var err error
 	if cfg.PollMax, err = millis(getenv, "LETAGENTS_POLL_MAX_MS", cfg.PollMax, letagents.MinPollMax, letagents.MaxPollMax); err != nil {
 		return cfg, err
 	}
@@ -238,6 +251,40 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// devOrigins reads LETAGENTS_DEV_ORIGINS (see Config.DevOrigins).
+func devOrigins(v, baseURL string) ([]string, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	if baseURL != "" && !loopback(baseURL) {
+		return nil, fmt.Errorf("LETAGENTS_DEV_ORIGINS is for development: it is refused while LETAGENTS_BASE_URL=%q is not on this machine", baseURL)
+	}
+	var out []string
+	for raw := range strings.SplitSeq(v, ",") {
+		raw = strings.TrimSpace(raw)
+		o := api.Origin(raw)
+		if o == "" || strings.TrimRight(raw, "/") != o || !loopback(o) {
+			return nil, fmt.Errorf("LETAGENTS_DEV_ORIGINS: %q is not an origin on this machine (http://localhost:3000, http://127.0.0.1:5173, ...)", raw)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// loopback reports whether a URL's host is this machine.
+func loopback(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 func millis(getenv func(string) string, name string, def, lo, hi time.Duration) (time.Duration, error) {
@@ -519,9 +566,11 @@ func githubSecret(ctx context.Context, sm db.SecretGetter, arn string) (id, secr
 	return v.ClientID, v.ClientSecret, nil
 }
 
-// origins are the browser origins CORS allows.
+// origins are the browser origins, besides the one each request was sent
+// to, taken for the service's own: CORS allows them, and their pages may
+// write with the session cookie.
 func (c Config) origins() []string {
-	out := slices.Clone(api.DefaultOrigins)
+	out := slices.Clone(c.DevOrigins)
 	for _, u := range []string{c.BaseURL, c.PublicAPIURL} {
 		if o := api.Origin(u); o != "" && !slices.Contains(out, o) {
 			out = append(out, o)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,6 +75,17 @@ func TestLoadConfig(t *testing.T) {
 		{"idle timeout above a load balancer's", map[string]string{"LETAGENTS_IDLE_TIMEOUT_MS": "1020000"},
 			func(c service.Config) bool { return c.IdleTimeout == 1020*time.Second }, ""},
 		{"idle timeout too large", map[string]string{"LETAGENTS_IDLE_TIMEOUT_MS": "7200001"}, nil, "LETAGENTS_IDLE_TIMEOUT_MS"},
+		{"dev origins", map[string]string{"LETAGENTS_DEV_ORIGINS": "http://localhost:3000, http://127.0.0.1:5173,http://[::1]:8080"},
+			func(c service.Config) bool {
+				return slices.Equal(c.DevOrigins, []string{"http://localhost:3000", "http://127.0.0.1:5173", "http://[::1]:8080"})
+			}, ""},
+		{"dev origins with a local base URL", map[string]string{"LETAGENTS_DEV_ORIGINS": "http://localhost:3000", "LETAGENTS_BASE_URL": "http://localhost:3001"},
+			func(c service.Config) bool { return len(c.DevOrigins) == 1 }, ""},
+		{"dev origins on a public service", map[string]string{"LETAGENTS_DEV_ORIGINS": "http://localhost:3000", "LETAGENTS_BASE_URL": "https://chat.example.com"},
+			nil, "LETAGENTS_DEV_ORIGINS"},
+		{"dev origin not on this machine", map[string]string{"LETAGENTS_DEV_ORIGINS": "https://letagents.chat"}, nil, "LETAGENTS_DEV_ORIGINS"},
+		{"dev origin with a path", map[string]string{"LETAGENTS_DEV_ORIGINS": "http://localhost:3000/app"}, nil, "LETAGENTS_DEV_ORIGINS"},
+		{"dev origin not a URL", map[string]string{"LETAGENTS_DEV_ORIGINS": "localhost:3000"}, nil, "LETAGENTS_DEV_ORIGINS"},
 		{"database address beside the secret", map[string]string{"DB_SECRET_ARN": "arn:aws:secretsmanager:x", "DB_HOST": "c.cluster-x.rds.amazonaws.com",
 			"DB_PORT": "5432", "DB_NAME": "letagents"}, func(c service.Config) bool {
 			return c.DB.SecretARN == "arn:aws:secretsmanager:x" && c.DB.Host == "c.cluster-x.rds.amazonaws.com" && c.DB.Port == "5432" && c.DB.Name == "letagents"

@@ -61,13 +61,14 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (letagents.Account, int64
 		}
 		a := in.Account
 		acct, err = scanAccount(tx.QueryRow(ctx, `
-			INSERT INTO accounts AS a (provider, provider_user_id, login, display_name, avatar_url, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $6)
+			INSERT INTO accounts AS a (provider, provider_user_id, login, display_name, avatar_url, created_at, updated_at, login_key, name_key)
+			VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8)
 			ON CONFLICT (provider, provider_user_id) DO UPDATE
 			SET login = EXCLUDED.login, display_name = EXCLUDED.display_name,
-			    avatar_url = EXCLUDED.avatar_url, updated_at = EXCLUDED.updated_at
+			    avatar_url = EXCLUDED.avatar_url, updated_at = EXCLUDED.updated_at,
+			    login_key = EXCLUDED.login_key, name_key = EXCLUDED.name_key
 			RETURNING `+accountColumns,
-			a.Provider, a.ProviderUserID, a.Login, a.DisplayName, a.AvatarURL, in.Now))
+			a.Provider, a.ProviderUserID, a.Login, a.DisplayName, a.AvatarURL, in.Now, letagents.NameKey(a.Login), letagents.NameKey(a.DisplayName)))
 		if err != nil {
 			return fmt.Errorf("sign in: upsert account: %w", err)
 		}

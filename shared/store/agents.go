@@ -22,12 +22,13 @@ func scanAgent(row pgx.Row, extra ...any) (letagents.Agent, error) {
 // the one with the same name; created says which.
 func (s *Store) UpsertAgent(ctx context.Context, a letagents.Agent, now time.Time) (agent letagents.Agent, created bool, err error) {
 	agent, err = scanAgent(s.pool.QueryRow(ctx, `
-		INSERT INTO agents AS g (owner_account_id, name, canonical_key, display_name, owner_login, owner_label, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+		INSERT INTO agents AS g (owner_account_id, name, canonical_key, display_name, owner_login, owner_label, created_at, updated_at, display_key)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)
 		ON CONFLICT (owner_account_id, name) DO UPDATE
-		SET display_name = EXCLUDED.display_name, owner_label = EXCLUDED.owner_label, updated_at = EXCLUDED.updated_at
+		SET display_name = EXCLUDED.display_name, owner_label = EXCLUDED.owner_label, updated_at = EXCLUDED.updated_at,
+		    display_key = EXCLUDED.display_key
 		RETURNING `+agentColumns+`, (xmax = 0)`,
-		a.OwnerAccountID, a.Name, a.CanonicalKey, a.DisplayName, a.OwnerLogin, a.OwnerLabel, now), &created)
+		a.OwnerAccountID, a.Name, a.CanonicalKey, a.DisplayName, a.OwnerLogin, a.OwnerLabel, now, letagents.NameKey(a.DisplayName)), &created)
 	switch {
 	case pgCode(err) == uniqueViolation:
 		// The canonical key is taken by another account: a GitHub login

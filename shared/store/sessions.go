@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -217,6 +218,44 @@ func (s *Store) CloseDelivery(ctx context.Context, id int64, now time.Time) erro
 		return fmt.Errorf("close delivery connection: %w", err)
 	}
 	return nil
+}
+
+// NameHeldByOthers reports whether any of keys (letagents.NameKey of a
+// name and of its parts; "" is skipped) reads as the name of someone
+// other than accountID (0 is nobody): the login or display name of
+// another account, the display name of another account's agent, or the
+// display name of another account's agent session in the room (which
+// may differ from its agent's).
+func (s *Store) NameHeldByOthers(ctx context.Context, roomID string, keys []string, accountID int64) (bool, error) {
+	keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "" })
+	if len(keys) == 0 {
+		return false, nil
+	}
+	var held bool
+	if err := s.pool.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM accounts WHERE id <> $2 AND login_key <> '' AND login_key = ANY ($1))
+		    OR EXISTS (SELECT 1 FROM accounts WHERE id <> $2 AND name_key <> '' AND name_key = ANY ($1))
+		    OR EXISTS (SELECT 1 FROM agents WHERE owner_account_id <> $2 AND display_key <> '' AND display_key = ANY ($1))`,
+		keys, accountID).Scan(&held); err != nil {
+		return false, fmt.Errorf("read names held: %w", err)
+	}
+	if held {
+		return true, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT display_name FROM agent_sessions WHERE room_id = $1 AND owner_account_id <> $2`, roomID, accountID)
+	if err != nil {
+		return false, fmt.Errorf("read session names: %w", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return false, fmt.Errorf("read session names: %w", err)
+	}
+	for _, n := range names {
+		if slices.Contains(keys, letagents.NameKey(n)) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // SenderClaim is who holds a sender name in a room, as SenderClaim reads it.

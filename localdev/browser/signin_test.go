@@ -1,0 +1,68 @@
+package browser_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/letagents/letagents-go/shared/github/githubtest"
+	"github.com/letagents/letagents-go/shared/testwait"
+)
+
+// TestSignedInPageWrites: the room page signed in with GitHub (a fake
+// one) writes with its session cookie as the server requires of every
+// cookie-signed write, JSON from its own origin: it joins, posts under the
+// account's name (source browser) and signs out.
+func TestSignedInPageWrites(t *testing.T) {
+	skipIfOptedOut(t)
+	t.Parallel()
+	gh := githubtest.New(t)
+	gh.AddUser("grace")
+	gh.SignIn("grace") // at GitHub, so its sign-in page sends the browser straight back
+	gc := gh.Config()
+	r := startRunner(t, "GITHUB_CLIENT_ID="+gc.ClientID, "GITHUB_CLIENT_SECRET="+gc.ClientSecret,
+		"GITHUB_OAUTH_URL="+gc.OAuthURL, "GITHUB_API_URL="+gc.APIURL)
+	const room = "signed in room"
+	// A browser context of its own: cookies ignore ports, and other tests'
+	// runners are on this host too.
+	b := newTab(t, chromedp.WithNewBrowserContext())
+	b.open(r.URL + "/in/" + roomPath(room))
+	b.until("the sign-in button", `[...document.querySelectorAll("#auth button")].some(x => x.textContent === "Sign in with GitHub")`)
+	// The sign-in button's request, then its navigation to GitHub, which
+	// sends the browser back through the callback to the room.
+	authURL := eval[string](b, `fetch("/auth/github/login", {method: "POST", headers: {"Content-Type": "application/json"},
+		body: JSON.stringify({redirect_to: location.pathname})}).then(r => r.json()).then(j => j.auth_url)`)
+	b.open(authURL)
+	b.until("the account shown, the room live", `document.getElementById("auth").textContent.includes("(grace)") &&
+		document.getElementById("status").classList.contains("live")`)
+	b.do("write a message", chromedp.SendKeys(chromedp.ID("text"), "hello, signed in"+kb.Enter))
+	b.until("the composer to empty", `document.getElementById("text").value === ""`)
+
+	page := r.api(http.MethodGet, "/rooms/"+roomPath(room)+"/messages", nil, http.StatusOK)
+	msgs, _ := page["messages"].([]any)
+	if len(msgs) != 1 {
+		t.Fatalf("room holds %d messages, want the one sent: %v", len(msgs), page)
+	}
+	if m := msgs[0].(map[string]any); m["sender"] != "grace Name" || m["source"] != "browser" || m["text"] != "hello, signed in" {
+		t.Errorf("stored %v, want grace's message with source browser", m)
+	}
+	// Signing out reloads the page, which ends any wait begun before it:
+	// wait again until one sees the page signed out.
+	b.do("sign out", chromedp.Click(`#auth button`))
+	ctx, cancel := context.WithTimeout(b.ctx, testwait.Bound)
+	defer cancel()
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`[...document.querySelectorAll("#auth button")].some(x => x.textContent === "Sign in with GitHub")`,
+			chromedp.WithPollingInterval(20*time.Millisecond)))
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the page did not show itself signed out: %v\n%s", err, b.state())
+		}
+	}
+}

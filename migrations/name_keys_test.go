@@ -1,0 +1,55 @@
+package migrations_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/letagents/letagents-go/migrations"
+	"github.com/letagents/letagents-go/shared/db"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/pgtest"
+)
+
+// Existing accounts and agents get the keys letagents.NameKey gives their
+// names (exactly, for names of ASCII letters, digits and the lookalikes
+// it folds), and agents the owner label of their account's name.
+func TestNameKeysMigration(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d := pgtest.NewEmpty(t)
+	if _, err := db.Migrate(ctx, d.Pool, before(t, "_name_keys.sql")); err != nil {
+		t.Fatal(err)
+	}
+	names := []struct{ login, display string }{
+		{"alice", "Alice Liddell"}, {"B0B-1", "BOB ONE"}, {"Ivan", "Ιvan the Тerrible"}, {"carol", "Carol O'Neil, Jr."},
+	}
+	for i, n := range names {
+		if _, err := d.Pool.Exec(ctx, `
+			INSERT INTO accounts (provider, provider_user_id, login, display_name, created_at, updated_at) VALUES ('github', $1::int::text, $2, $3, now(), now())
+		`, i+1, n.login, n.display); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Pool.Exec(ctx, `
+			INSERT INTO agents (owner_account_id, name, canonical_key, display_name, owner_login, owner_label, created_at, updated_at)
+			VALUES ($1, 'bot', $2, $3, $4, 'someone else', now(), now())`, i+1, n.login+"/bot", n.display+" Bot", n.login); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Migrate(ctx, d.Pool, migrations.FS); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range names {
+		var loginKey, nameKey, displayKey, ownerLabel string
+		if err := d.Pool.QueryRow(ctx, `
+			SELECT a.login_key, a.name_key, g.display_key, g.owner_label FROM accounts a JOIN agents g ON g.owner_account_id = a.id WHERE a.id = $1`,
+			i+1).Scan(&loginKey, &nameKey, &displayKey, &ownerLabel); err != nil {
+			t.Fatal(err)
+		}
+		if loginKey != letagents.NameKey(n.login) || nameKey != letagents.NameKey(n.display) || displayKey != letagents.NameKey(n.display+" Bot") || ownerLabel != n.display {
+			t.Errorf("%s: keys %q %q %q, owner label %q; want %q %q %q, %q", n.login, loginKey, nameKey, displayKey, ownerLabel,
+				letagents.NameKey(n.login), letagents.NameKey(n.display), letagents.NameKey(n.display+" Bot"), n.display)
+		}
+	}
+}
