@@ -4,8 +4,10 @@
 // whole); anywhere else (a container, a VM) it is a long-running HTTP
 // server on PORT whose one LISTEN connection serves every parked waiter
 // and open stream, and which on SIGTERM answers the waiters and ends the
-// streams. It also answers service.ReadyPath, 503 while its listener is
-// down or it is draining, for the load balancer's health check.
+// streams. It also answers service.LivePath, 200 while the process
+// serves, for the load balancer's health check (a database failover must
+// not get every task replaced), and service.ReadyPath, 503 while its
+// listener is down or it is draining, for operators.
 package main
 
 import (
