@@ -178,8 +178,9 @@ func targetFunction(t *testing.T, dir string) string {
 // emulated is one function running under the emulator: one execution
 // environment, started on its first invocation.
 type emulated struct {
-	url  string // where invocations go
-	logs *testwait.Buffer
+	url    string // where invocations go
+	logs   *testwait.Buffer
+	exited <-chan struct{} // closed when the emulator has exited
 }
 
 // emulate starts the emulator on the bootstrap of the function with
@@ -188,6 +189,24 @@ type emulated struct {
 func emulate(t *testing.T, name string, env map[string]string) emulated {
 	t.Helper()
 	rieBin, boot := emulator(t), bootstrap(t, name)
+	// A port free when picked may be taken by another process before the
+	// emulator binds it; then the emulator exits, and a fresh pair of
+	// ports is tried.
+	for attempt := 1; ; attempt++ {
+		e, started := startEmulator(t, rieBin, boot, name, env)
+		if started {
+			return e
+		}
+		if attempt == 3 {
+			t.Fatalf("the emulator exited before it listened, %d times; the last time:\n%s", attempt, e.logs)
+		}
+	}
+}
+
+// startEmulator starts one emulator and waits until it listens, or
+// reports that it exited first.
+func startEmulator(t *testing.T, rieBin, boot, name string, env map[string]string) (emulated, bool) {
+	t.Helper()
 	addr, runtimeAPI := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(rieBin, "--runtime-interface-emulator-address", addr, "--runtime-api-address", runtimeAPI, boot)
 	cmd.Dir = filepath.Dir(boot) // Lambda's /var/task
@@ -213,10 +232,13 @@ func emulate(t *testing.T, name string, env map[string]string) emulated {
 			t.Logf("%s under the emulator:\n%s", name, logs)
 		}
 	})
+	e := emulated{url: "http://" + addr + "/2015-03-31/functions/function/invocations", logs: logs, exited: exited}
+	gone := false
 	testwait.Until(t, "the emulator to listen on "+addr, func() bool {
 		select {
 		case <-exited:
-			t.Fatalf("the emulator exited before it listened:\n%s", logs)
+			gone = true
+			return true
 		default:
 		}
 		c, err := net.Dial("tcp", addr)
@@ -225,19 +247,35 @@ func emulate(t *testing.T, name string, env map[string]string) emulated {
 		}
 		return err == nil
 	})
-	return emulated{url: "http://" + addr + "/2015-03-31/functions/function/invocations", logs: logs}
+	return e, !gone
 }
 
+// handedOut holds every address freeAddr has given in this test process,
+// so that two parallel tests are never handed the same port, which the
+// kernel may offer again once its probe listener has closed.
+var handedOut = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: map[string]bool{}}
+
 // freeAddr returns a loopback address nothing listens on, for a process
-// to listen on.
+// to listen on, and never the same one twice in a test process.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		if !handedOut.addrs[addr] {
+			handedOut.addrs[addr] = true
+			return addr
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // invoke sends one invocation and returns the emulator's status and the
@@ -252,7 +290,12 @@ func (e emulated) invoke(t *testing.T, payload []byte) (int, []byte) {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("invoke: %v", err)
+		select {
+		case <-e.exited:
+			t.Fatalf("invoke: %v (the emulator had exited)", err)
+		default:
+			t.Fatalf("invoke: %v (the emulator still runs)", err)
+		}
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
