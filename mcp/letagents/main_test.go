@@ -67,6 +67,23 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestRunHookSaysWhyNothingWasDelivered: a hook that finds no session
+// delivers nothing and says so on stderr at the binary's own log level.
+func TestRunHookSaysWhyNothingWasDelivered(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{"LETAGENTS_STATE_PATH": filepath.Join(t.TempDir(), "state.json"), "LETAGENTS_API_URL": "http://127.0.0.1:1"}
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"hook", "--cwd", t.TempDir(), "UserPromptSubmit"}, func(k string) string { return vars[k] },
+		strings.NewReader(`{"session_id": "s-1"}`), &stdout, &stderr)
+	if err != nil || stdout.Len() != 0 {
+		t.Fatalf("run = %v, stdout %q; want no error and nothing delivered", err, stdout.String())
+	}
+	if got := stderr.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "nothing delivered: no agent session saved") ||
+		!strings.Contains(got, "claude:s-1") {
+		t.Errorf("stderr = %q; want a warning that nothing was delivered, naming the runtime keys looked for", got)
+	}
+}
+
 // TestRunHelp: --help and -h print the command's usage and succeed (exit
 // status 0), wherever they stand, and nothing reaches stdout.
 func TestRunHelp(t *testing.T) {
