@@ -145,9 +145,14 @@ func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout 
 		log.Warn("letagents hook: cannot read the state file", "path", cfg.StatePath, "error", err)
 		return nil
 	}
-	sess, ok := pick(ctx, st, runtimeKeys(cfg.Getenv, in.SessionID), cmp.Or(in.Cwd, cfg.Dir))
+	keys, dir := runtimeKeys(cfg.Getenv, in.SessionID), cmp.Or(in.Cwd, cfg.Dir)
+	sess, ok := pick(ctx, st, keys, dir)
 	if !ok {
-		log.Info("letagents hook: no agent session saved for this agent; register one (register_agent_session) for the room to reach it")
+		// A warning, not information: a hook that is set up wrong would
+		// otherwise deliver nothing, every time, without a word.
+		log.Warn("letagents hook: nothing delivered: no agent session saved for this agent, neither under its runtime keys nor for the room of its directory; "+
+			"the agent's MCP server saves one when it registers (register_agent_session), in the same state file and under the same runtime key",
+			"state", cfg.StatePath, "runtime_keys", keys, "dir", dir)
 		return nil
 	}
 	token := cfg.Token

@@ -159,25 +159,31 @@ func TestRunPrintsNothingItCannotServe(t *testing.T) {
 	e.send(t, "ann", "hello")
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close()
+	const noSession = "nothing delivered: no agent session saved"
 	tests := []struct {
-		name   string
-		mutate func(*hook.Config)
-		input  string
+		name    string
+		mutate  func(*hook.Config)
+		input   string
+		wantLog string // in the warnings (the binary logs at Warn): why nothing was delivered
 	}{
-		{"server down", func(c *hook.Config) { c.APIURL = down.URL }, `{"session_id": "sess-1"}`},
-		{"no saved session", func(c *hook.Config) { c.StatePath = filepath.Join(t.TempDir(), "none.json") }, `{"session_id": "sess-1"}`},
-		{"another agent's session, no room here", nil, `{"session_id": "someone-else"}`},
-		{"a token the server does not know", func(c *hook.Config) { c.Token = "not-a-token" }, `{"session_id": "sess-1"}`},
-		{"input not JSON", nil, `nonsense`},
+		{"server down", func(c *hook.Config) { c.APIURL = down.URL }, `{"session_id": "sess-1"}`, "could not take the unread messages"},
+		{"no saved session", func(c *hook.Config) { c.StatePath = filepath.Join(t.TempDir(), "none.json") }, `{"session_id": "sess-1"}`, noSession},
+		{"another agent's session, no room here", nil, `{"session_id": "someone-else"}`, noSession},
+		{"a token the server does not know", func(c *hook.Config) { c.Token = "not-a-token" }, `{"session_id": "sess-1"}`, "could not take the unread messages"},
+		{"input not JSON", nil, `nonsense`, "not the hook JSON"},
 	}
 	for _, tt := range tests {
-		var out bytes.Buffer
-		cfg := hook.Config{APIURL: e.url, StatePath: e.statePath, Getenv: func(string) string { return "" }, Dir: t.TempDir()}
+		var out, logs bytes.Buffer
+		cfg := hook.Config{APIURL: e.url, StatePath: e.statePath, Getenv: func(string) string { return "" }, Dir: t.TempDir(),
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 		if tt.mutate != nil {
 			tt.mutate(&cfg)
 		}
 		if err := hook.Run(context.Background(), cfg, "PostToolUse", strings.NewReader(tt.input), &out); err != nil || out.Len() != 0 {
 			t.Errorf("%s: Run = %v, printed %q; want no error and nothing printed", tt.name, err, out.String())
+		}
+		if !strings.Contains(logs.String(), tt.wantLog) {
+			t.Errorf("%s: warned %q; want %q", tt.name, logs.String(), tt.wantLog)
 		}
 	}
 	// Nothing was taken by the failed runs (the state file's "none.json"

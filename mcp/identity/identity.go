@@ -81,8 +81,11 @@ const (
 	envOwnerLabel   = "LETAGENTS_AGENT_OWNER_LABEL"
 	envCodexThread  = "CODEX_THREAD_ID"
 	envAntigravity  = "ANTIGRAVITY_THREAD_ID"
-	envClaudeSessID = "CLAUDECODE_SESSION_ID"
-	envMCPSessionID = "MCP_SESSION_ID"
+	envClaudeSessID = "CLAUDE_CODE_SESSION_ID"
+	// envClaudeSessIDOld is the name the original service reads; Claude
+	// Code itself does not set it, but a person may.
+	envClaudeSessIDOld = "CLAUDECODE_SESSION_ID"
+	envMCPSessionID    = "MCP_SESSION_ID"
 )
 
 // runtimeKeySources are the environment variables that name the runtime,
@@ -92,6 +95,7 @@ var runtimeKeySources = []struct{ env, prefix string }{
 	{envCodexThread, "codex:"},
 	{envAntigravity, "antigravity:"},
 	{envClaudeSessID, "claude:"},
+	{envClaudeSessIDOld, "claude:"},
 	{envMCPSessionID, "mcp:"},
 }
 
@@ -102,7 +106,7 @@ var ideByEnv = []struct {
 	envs  []string
 }{
 	{"Codex", []string{envCodexThread, "CODEX_SHELL", "CODEX_CI", "CODEX_INTERNAL_ORIGINATOR_OVERRIDE"}},
-	{"Claude", []string{"CLAUDECODE", envClaudeSessID, "CLAUDE_CODE_ENTRYPOINT"}},
+	{"Claude", []string{"CLAUDECODE", envClaudeSessID, envClaudeSessIDOld, "CLAUDE_CODE_ENTRYPOINT"}},
 	{"Gemini", []string{"GEMINI_CLI"}},
 	{"Cursor", []string{"CURSOR_TRACE_ID", "CURSOR_AGENT"}},
 }
@@ -121,8 +125,9 @@ var ideByNamePrefix = []struct{ prefix, label string }{
 // source that yields something:
 //
 //   - RuntimeKey: LETAGENTS_AGENT_INSTANCE_ID, "codex:"+CODEX_THREAD_ID,
-//     "antigravity:"+ANTIGRAVITY_THREAD_ID, "claude:"+CLAUDECODE_SESSION_ID,
-//     "mcp:"+MCP_SESSION_ID, else "instance:"+InstanceUUID (so a restart
+//     "antigravity:"+ANTIGRAVITY_THREAD_ID, "claude:"+CLAUDE_CODE_SESSION_ID
+//     (what Claude Code sets; then CLAUDECODE_SESSION_ID, the original's
+//     name), "mcp:"+MCP_SESSION_ID, else "instance:"+InstanceUUID (so a restart
 //     without any of these is a new agent).
 //   - IDELabel: LETAGENTS_AGENT_IDE or AGENT_IDE (cut to 40 bytes);
 //     "Codex", "Claude", "Gemini" or "Cursor" when that runtime's variables

@@ -13,6 +13,9 @@
 // LETAGENTS_POLL_MAX_MS and the identity overrides (LETAGENTS_AGENT_NAME,
 // …). Stdout carries the protocol; logs go to stderr.
 //
+// Flags may come before or after the other arguments ("--" ends them);
+// --help or -h on any command prints its usage and exits 0.
+//
 // `letagents hook [--filter all|addressed] [--limit N] [Event]` is what an
 // agent runtime's hooks run (package hook): it reads the hook's JSON on
 // stdin and prints the room's unread messages for the runtime to put in
@@ -23,6 +26,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -46,15 +50,27 @@ func main() {
 	}
 }
 
+// run is the command line: nil is exit status 0.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, getenv, stdin, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // the usage asked for is printed: a success
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "hook" {
 		return runHook(ctx, args[1:], getenv, stdin, stdout, stderr)
 	}
-	flags := flag.NewFlagSet("letagents", flag.ContinueOnError)
-	flags.SetOutput(stderr)
+	flags := newFlags("letagents [--cwd DIR]  (or: letagents hook --help)", stderr)
 	cwd := flags.String("cwd", getenv("LETAGENTS_CWD"), "the directory whose repository picks the room (default: the working directory)")
-	if err := flags.Parse(args); err != nil {
+	rest, err := parseFlags(flags, args)
+	if err != nil {
 		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("unexpected argument %q (letagents hook …, when meant, comes first)", rest[0])
 	}
 	level := slog.LevelInfo
 	if getenv("LETAGENTS_DEBUG") != "" {
@@ -88,28 +104,37 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 // reach the room prints nothing and exits 0, so the agent goes on.
 func runHook(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "install" {
-		flags := flag.NewFlagSet("letagents hook install", flag.ContinueOnError)
-		flags.SetOutput(stderr)
+		flags := newFlags("letagents hook install [--agent "+strings.Join(hook.Agents(), "|")+"] [--dir DIR] [--command CMD] [--filter all|addressed]", stderr)
 		var cfg hook.InstallConfig
 		flags.StringVar(&cfg.Agent, "agent", "claude", "the agent runtime: "+strings.Join(hook.Agents(), ", "))
 		flags.StringVar(&cfg.Dir, "dir", ".", "the project directory")
 		flags.StringVar(&cfg.Command, "command", "letagents", "how the runtime runs letagents")
 		flags.StringVar(&cfg.Filter, "filter", "", "all (default) or addressed: the messages the hooks bring")
-		if err := flags.Parse(args[1:]); err != nil {
+		rest, err := parseFlags(flags, args[1:])
+		if err != nil {
 			return err
+		}
+		if len(rest) > 0 {
+			return fmt.Errorf("letagents hook install: unexpected argument %q", rest[0])
 		}
 		return hook.Install(cfg, stdout)
 	}
-	flags := flag.NewFlagSet("letagents hook", flag.ContinueOnError)
-	flags.SetOutput(stderr)
+	flags := newFlags("letagents hook [--filter all|addressed] [--limit N] [--cwd DIR] [Event]\n"+
+		"       letagents hook install --help\n"+
+		"Event is one of "+strings.Join(hook.EventNames(), ", ")+" (else the input's hook_event_name).", stderr)
 	filter := flags.String("filter", "", "all (default) or addressed: @mentions of the agent and replies in its threads")
 	limit := flags.Int("limit", 0, "the most messages one run brings (default 10, at most 50)")
 	cwd := flags.String("cwd", getenv("LETAGENTS_CWD"), "the directory whose repository picks the room, when the hook input gives none")
-	if err := flags.Parse(args); err != nil {
+	events, err := parseFlags(flags, args)
+	if err != nil {
 		return err
 	}
-	if flags.NArg() > 1 {
-		return fmt.Errorf("letagents hook: one event at most, got %q", flags.Args())
+	if len(events) > 1 {
+		return fmt.Errorf("letagents hook: one event at most, got %q", events)
+	}
+	event := ""
+	if len(events) == 1 {
+		event = events[0]
 	}
 	f, err := letagents.ParseUnreadFilter(*filter)
 	if err != nil {
@@ -127,5 +152,39 @@ func runHook(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	return hook.Run(ctx, hook.Config{APIURL: cfg.APIURL, Token: cfg.EnvToken, StatePath: cfg.StatePath, Getenv: getenv, Dir: dir,
-		Filter: f, Limit: *limit, Logger: logger}, flags.Arg(0), stdin, stdout)
+		Filter: f, Limit: *limit, Logger: logger}, event, stdin, stdout)
+}
+
+// newFlags is a command's flag set: errors and usage (synopsis, then the
+// flags) go to stderr, as stdout may be an agent's protocol.
+func newFlags(synopsis string, stderr io.Writer) *flag.FlagSet {
+	flags := flag.NewFlagSet("letagents", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	flags.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s\n", synopsis)
+		flags.PrintDefaults()
+	}
+	return flags
+}
+
+// parseFlags parses args with flags anywhere among them, not only before
+// the first other argument as flag.FlagSet.Parse does, and returns the
+// others in order; a bare "--" makes the rest plain arguments. --help
+// and -h print the usage and give flag.ErrHelp, which run reads as a
+// success.
+func parseFlags(flags *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := flags.Parse(args); err != nil {
+			return nil, err
+		}
+		left := flags.Args()
+		if len(left) == 0 {
+			return rest, nil
+		}
+		if consumed := args[:len(args)-len(left)]; len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
+			return append(rest, left...), nil
+		}
+		rest, args = append(rest, left[0]), left[1:]
+	}
 }
