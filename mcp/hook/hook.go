@@ -91,8 +91,10 @@ const maxInput = 64 << 20
 
 // Config is what a run needs besides its input.
 type Config struct {
-	// APIURL is the API (LETAGENTS_API_URL).
-	APIURL string
+	// APIURL is the API as the hook's environment names it
+	// (LETAGENTS_API_URL), "" when it does not: then the API the session
+	// was registered with, as saved, else DefaultAPIURL.
+	APIURL, DefaultAPIURL string
 	// Token is LETAGENTS_TOKEN, winning over the state file's sign-in.
 	Token string
 	// StatePath is the state file the MCP server saved the sessions in.
@@ -160,11 +162,12 @@ func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout 
 	if token == "" && st.Auth != nil {
 		token = st.Auth.Token
 	}
-	api := apiclient.New(apiclient.Config{APIURL: cfg.APIURL, Token: func() string { return token }, HTTPClient: cfg.HTTPClient,
+	apiURL := cmp.Or(cfg.APIURL, sess.APIURL, cfg.DefaultAPIURL)
+	api := apiclient.New(apiclient.Config{APIURL: apiURL, Token: func() string { return token }, HTTPClient: cfg.HTTPClient,
 		UserAgent: "letagents-hook (go)"}).As(wire.SessionCredentials{AgentSessionID: sess.SessionID, AgentSessionToken: sess.SessionToken})
 	u, err := api.TakeUnread(ctx, sess.RoomID, wire.TakeUnread{Filter: string(cfg.Filter), Limit: cfg.Limit, OnlyIfAsked: k == onStop})
 	if err != nil {
-		log.Warn("letagents hook: could not take the unread messages", "room", sess.RoomID, "session", sess.SessionID, "error", err)
+		log.Warn("letagents hook: could not take the unread messages", "api", apiURL, "room", sess.RoomID, "session", sess.SessionID, "error", err)
 		if code := apiclient.Code(err); code == letagents.CodeAgentSessionEnded || code == letagents.CodeAgentSessionInvalid {
 			forget(ctx, cfg.StatePath, sess.SessionID, log)
 		}

@@ -351,6 +351,53 @@ func TestRunForgetsEndedSessions(t *testing.T) {
 	}
 }
 
+// TestRunFindsTheServer: the hook's own LETAGENTS_API_URL wins; without
+// it, the API the session was saved with; without that, the default.
+func TestRunFindsTheServer(t *testing.T) {
+	t.Parallel()
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	const up = "<the service>"
+	tests := []struct {
+		name, env, saved, def string
+		wantFound             bool
+	}{
+		{"the saved API", "", up, down.URL, true},
+		{"the environment's API wins over the saved one", up, down.URL, down.URL, true},
+		{"the environment's API, none saved", up, "", down.URL, true},
+		{"a wrong environment API wins too", down.URL, up, up, false},
+		{"none saved, the default", "", "", up, true},
+		{"none saved, a default with no server", "", "", down.URL, false},
+	}
+	e := newEnv(t, "claude:alpha")
+	resolve := func(u string) string { return strings.ReplaceAll(u, up, e.url) }
+	for _, tt := range tests {
+		err := state.Open(e.statePath).Update(context.Background(), func(st *state.State) error {
+			for id, a := range st.AgentSessions {
+				a.APIURL = resolve(tt.saved)
+				st.AgentSessions[id] = a
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.send(t, "ann", "news for "+tt.name)
+		var out, logs bytes.Buffer
+		cfg := hook.Config{APIURL: resolve(tt.env), DefaultAPIURL: resolve(tt.def), StatePath: e.statePath, Getenv: func(string) string { return "" },
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		if err := hook.Run(context.Background(), cfg, "PostToolUse", strings.NewReader(`{"session_id": "alpha"}`), &out); err != nil {
+			t.Fatal(err)
+		}
+		if found := strings.Contains(out.String(), "news for "+tt.name); found != tt.wantFound {
+			t.Errorf("%s: printed %q (log %q); want the message: %v", tt.name, out.String(), logs.String(), tt.wantFound)
+		}
+		if !tt.wantFound && !strings.Contains(logs.String(), down.URL) {
+			t.Errorf("%s: warned %q; want the API it tried named", tt.name, logs.String())
+		}
+	}
+}
+
 func TestRunFilterAndLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, "k")

@@ -148,7 +148,13 @@ func runHook(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	return hook.Run(ctx, hook.Config{APIURL: cfg.APIURL, Token: cfg.EnvToken, StatePath: cfg.StatePath, Getenv: getenv,
+	// The API of the hook's own environment wins; without one, the
+	// session's saved API, which the MCP server's environment named.
+	apiURL := ""
+	if getenv("LETAGENTS_API_URL") != "" {
+		apiURL = cfg.APIURL
+	}
+	return hook.Run(ctx, hook.Config{APIURL: apiURL, DefaultAPIURL: server.DefaultAPIURL, Token: cfg.EnvToken, StatePath: cfg.StatePath, Getenv: getenv,
 		Filter: f, Limit: *limit, Logger: logger}, event, stdin, stdout)
 }
 
