@@ -34,6 +34,9 @@ type hookAnswer struct {
 // process, the hook's JSON on stdin, in the agent's environment.
 type hookRunner struct {
 	apiURL, statePath, instance, dir string
+	// noAPIURL leaves LETAGENTS_API_URL out of the hook's environment,
+	// as a runtime configured only for its MCP server starts it.
+	noAPIURL bool
 }
 
 // run runs `letagents <args…>` (via sh -c when shell is set, as the
@@ -48,8 +51,11 @@ func (h hookRunner) run(t *testing.T, input string, shell string, args ...string
 		cmd = exec.CommandContext(ctx, "sh", "-c", shell)
 	}
 	cmd.Dir = h.dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.dir, "GIT_CONFIG_NOSYSTEM=1", "LETAGENTS_API_URL=" + h.apiURL,
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.dir, "GIT_CONFIG_NOSYSTEM=1",
 		"LETAGENTS_STATE_PATH=" + h.statePath, "LETAGENTS_AGENT_INSTANCE_ID=" + h.instance}
+	if !h.noAPIURL {
+		cmd.Env = append(cmd.Env, "LETAGENTS_API_URL="+h.apiURL)
+	}
 	cmd.Stdin = strings.NewReader(input)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -238,6 +244,20 @@ func TestHooksWakeTheAgent(t *testing.T) {
 	out, _ = h.run(t, claudeInput(dir, "UserPromptSubmit", map[string]any{"prompt": "status?"}), installed.Command)
 	if a := decodeHook(t, out); a.HookSpecificOutput == nil || !strings.Contains(a.HookSpecificOutput.AdditionalContext, later) {
 		t.Errorf("the installed command %q printed %q; want %s", installed.Command, out, later)
+	}
+}
+
+// TestHookFindsTheServerItsSessionWasSavedWith: a hook started without
+// LETAGENTS_API_URL (only the MCP server was given it) reaches the server
+// the session was registered with, which the state file keeps.
+func TestHookFindsTheServerItsSessionWasSavedWith(t *testing.T) {
+	t.Parallel()
+	h, token, sess := hookedAgent(t)
+	h.noAPIURL = true
+	asked := personSays(t, h.apiURL, token, "@"+sess.DisplayName+" are you there?")
+	if got := h.event(t, "UserPromptSubmit", map[string]any{"prompt": "go on"}); got.HookSpecificOutput == nil ||
+		!strings.Contains(got.HookSpecificOutput.AdditionalContext, asked) {
+		t.Errorf("a hook without LETAGENTS_API_URL printed %+v; want %s from the session's server", got, asked)
 	}
 }
 

@@ -7,7 +7,9 @@
 // context. Install writes the runtimes' hook configuration.
 //
 // A hook must never break the agent it serves: a run that cannot find its
-// session or reach the server prints nothing and says why on stderr.
+// session or reach the server prints nothing and says why on stderr. It
+// never guesses its session: only one saved under its own runtime key is
+// its own, as another agent's would take that agent's messages.
 package hook
 
 import (
@@ -24,7 +26,6 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
-	"github.com/letagents/letagents-go/mcp/gitctx"
 	"github.com/letagents/letagents-go/mcp/identity"
 	"github.com/letagents/letagents-go/mcp/state"
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -81,7 +82,6 @@ func EventNames() []string {
 // fields the runtimes share); anything else there is ignored.
 type Input struct {
 	SessionID     string `json:"session_id"`
-	Cwd           string `json:"cwd"`
 	HookEventName string `json:"hook_event_name"`
 }
 
@@ -91,16 +91,16 @@ const maxInput = 64 << 20
 
 // Config is what a run needs besides its input.
 type Config struct {
-	// APIURL is the API (LETAGENTS_API_URL).
-	APIURL string
+	// APIURL is the API as the hook's environment names it
+	// (LETAGENTS_API_URL), "" when it does not: then the API the session
+	// was registered with, as saved, else DefaultAPIURL.
+	APIURL, DefaultAPIURL string
 	// Token is LETAGENTS_TOKEN, winning over the state file's sign-in.
 	Token string
 	// StatePath is the state file the MCP server saved the sessions in.
 	StatePath string
 	// Getenv reads the runtime's environment (the runtime key).
 	Getenv func(string) string
-	// Dir is the working directory when the input gives none.
-	Dir string
 	// Filter and Limit are the take's (letagents.UnreadFilter; 0 is
 	// the server's default).
 	Filter letagents.UnreadFilter
@@ -145,25 +145,32 @@ func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout 
 		log.Warn("letagents hook: cannot read the state file", "path", cfg.StatePath, "error", err)
 		return nil
 	}
-	keys, dir := runtimeKeys(cfg.Getenv, in.SessionID), cmp.Or(in.Cwd, cfg.Dir)
-	sess, ok := pick(ctx, st, keys, dir)
+	keys := runtimeKeys(cfg.Getenv, in.SessionID)
+	sess, ok := pick(st, keys)
 	if !ok {
 		// A warning, not information: a hook that is set up wrong would
-		// otherwise deliver nothing, every time, without a word.
-		log.Warn("letagents hook: nothing delivered: no agent session saved for this agent, neither under its runtime keys nor for the room of its directory; "+
+		// otherwise deliver nothing, every time, without a word. Sessions
+		// under other keys are named but never used: they may be another
+		// agent's, which would be shown that agent's messages and have
+		// them recorded as seen by it.
+		log.Warn("letagents hook: nothing delivered: no agent session saved under this agent's runtime keys, and another's is never used; "+
 			"the agent's MCP server saves one when it registers (register_agent_session), in the same state file and under the same runtime key",
-			"state", cfg.StatePath, "runtime_keys", keys, "dir", dir)
+			"state", cfg.StatePath, "runtime_keys", keys, "other_keys", otherKeys(st, keys))
 		return nil
 	}
 	token := cfg.Token
 	if token == "" && st.Auth != nil {
 		token = st.Auth.Token
 	}
-	api := apiclient.New(apiclient.Config{APIURL: cfg.APIURL, Token: func() string { return token }, HTTPClient: cfg.HTTPClient,
+	apiURL := cmp.Or(cfg.APIURL, sess.APIURL, cfg.DefaultAPIURL)
+	api := apiclient.New(apiclient.Config{APIURL: apiURL, Token: func() string { return token }, HTTPClient: cfg.HTTPClient,
 		UserAgent: "letagents-hook (go)"}).As(wire.SessionCredentials{AgentSessionID: sess.SessionID, AgentSessionToken: sess.SessionToken})
 	u, err := api.TakeUnread(ctx, sess.RoomID, wire.TakeUnread{Filter: string(cfg.Filter), Limit: cfg.Limit, OnlyIfAsked: k == onStop})
 	if err != nil {
-		log.Warn("letagents hook: could not take the unread messages", "room", sess.RoomID, "session", sess.SessionID, "error", err)
+		log.Warn("letagents hook: could not take the unread messages", "api", apiURL, "room", sess.RoomID, "session", sess.SessionID, "error", err)
+		if code := apiclient.Code(err); code == letagents.CodeAgentSessionEnded || code == letagents.CodeAgentSessionInvalid {
+			forget(ctx, cfg.StatePath, sess.SessionID, log)
+		}
 		return nil
 	}
 	if len(u.Messages) == 0 {
@@ -214,34 +221,48 @@ func runtimeKeys(getenv func(string) string, sessionID string) []string {
 	return keys
 }
 
-// pick is the saved session a run speaks for: the newest of this agent's
-// (by runtime key); else, when the MCP server keyed its sessions by its
-// process, the newest in the room dir's repository picks (or the state's
-// current room). Only the last step looks at git.
-func pick(ctx context.Context, st state.State, keys []string, dir string) (state.AgentSession, bool) {
+// pick is the saved session a run speaks for: the newest of those saved
+// under one of keys, this agent's own; none when there is none.
+func pick(st state.State, keys []string) (state.AgentSession, bool) {
 	var mine []state.AgentSession
 	for _, a := range st.AgentSessions {
 		if slices.Contains(keys, a.RuntimeKey) {
 			mine = append(mine, a)
 		}
 	}
-	if len(mine) > 0 {
-		return newest(mine), true
-	}
-	room := st.CurrentRoom
-	if c, _ := gitctx.Detect(ctx, dir); c.Room != "" {
-		room = c.Room
-	}
-	var here []state.AgentSession
-	for _, a := range st.AgentSessions {
-		if room != "" && a.RoomID == room {
-			here = append(here, a)
-		}
-	}
-	if len(here) == 0 {
+	if len(mine) == 0 {
 		return state.AgentSession{}, false
 	}
-	return newest(here), true
+	return newest(mine), true
+}
+
+// otherKeys are the runtime keys, other than keys, that sessions are saved
+// under: what tells a person why a run found none of its own.
+func otherKeys(st state.State, keys []string) []string {
+	var out []string
+	for _, a := range st.AgentSessions {
+		if !slices.Contains(keys, a.RuntimeKey) && !slices.Contains(out, a.RuntimeKey) {
+			out = append(out, a.RuntimeKey)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// forget removes a session the server answered as ended or invalid from
+// the state file, so that no later run tries it again; the MCP server
+// registers a new one when the agent next needs it.
+func forget(ctx context.Context, path, sessionID string, log *slog.Logger) {
+	err := state.Open(path).Update(ctx, func(st *state.State) error {
+		delete(st.AgentSessions, sessionID)
+		return nil
+	})
+	if err != nil {
+		log.Warn("letagents hook: could not forget the ended session", "session", sessionID, "state", path, "error", err)
+		return
+	}
+	log.Warn("letagents hook: the server no longer accepts this session; it is forgotten, and the agent's MCP server registers a new one",
+		"session", sessionID, "state", path)
 }
 
 // newest is the session created last (ties: the greatest id).

@@ -53,18 +53,32 @@ func newEnv(t *testing.T, runtimeKey string) *env {
 		svc.Close()
 	})
 	e := &env{url: srv.URL, statePath: filepath.Join(t.TempDir(), "state.json"), store: store.New(d.Pool)}
-	e.w = storetest.Register(t, e.store, room, "Builder", letagents.SessionWorker, time.Now())
+	e.w = e.add(t, "Builder", runtimeKey)
 	err = state.Open(e.statePath).Update(context.Background(), func(st *state.State) error {
 		st.Auth = &state.Auth{Token: e.w.OwnerToken, StoredAt: letagents.FormatTime(time.Now()), Source: state.AuthSourceDeviceFlow}
-		st.AgentSessions[letagents.WireID(letagents.AgentSessionPrefix, e.w.ID)] = state.AgentSession{
-			SessionID: letagents.WireID(letagents.AgentSessionPrefix, e.w.ID), SessionToken: e.w.Token, RoomID: room,
-			ActorLabel: e.w.ActorLabel, DisplayName: e.w.DisplayName, RuntimeKey: runtimeKey, CreatedAt: letagents.FormatTime(e.w.CreatedAt)}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// add registers a worker session of the agent name in the room and saves
+// it in the state file under runtimeKey, as its MCP server would.
+func (e *env) add(t *testing.T, name, runtimeKey string) storetest.Worker {
+	t.Helper()
+	w := storetest.Register(t, e.store, room, name, letagents.SessionWorker, time.Now())
+	id := letagents.WireID(letagents.AgentSessionPrefix, w.ID)
+	err := state.Open(e.statePath).Update(context.Background(), func(st *state.State) error {
+		st.AgentSessions[id] = state.AgentSession{SessionID: id, SessionToken: w.Token, RoomID: room, ActorLabel: w.ActorLabel,
+			DisplayName: w.DisplayName, RuntimeKey: runtimeKey, CreatedAt: letagents.FormatTime(w.CreatedAt)}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 func (e *env) send(t *testing.T, sender, text string) letagents.Message {
@@ -81,7 +95,7 @@ func (e *env) send(t *testing.T, sender, text string) letagents.Message {
 func (e *env) run(t *testing.T, event, input string, env map[string]string) string {
 	t.Helper()
 	var out, logs bytes.Buffer
-	cfg := hook.Config{APIURL: e.url, StatePath: e.statePath, Getenv: func(k string) string { return env[k] }, Dir: t.TempDir(),
+	cfg := hook.Config{APIURL: e.url, StatePath: e.statePath, Getenv: func(k string) string { return env[k] },
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	if err := hook.Run(context.Background(), cfg, event, strings.NewReader(input), &out); err != nil {
 		t.Fatalf("Run(%s): %v (log: %s)", event, err, logs.String())
@@ -174,7 +188,7 @@ func TestRunPrintsNothingItCannotServe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out, logs bytes.Buffer
-		cfg := hook.Config{APIURL: e.url, StatePath: e.statePath, Getenv: func(string) string { return "" }, Dir: t.TempDir(),
+		cfg := hook.Config{APIURL: e.url, StatePath: e.statePath, Getenv: func(string) string { return "" },
 			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 		if tt.mutate != nil {
 			tt.mutate(&cfg)
@@ -208,9 +222,8 @@ func TestRunFindsItsSession(t *testing.T) {
 		{"Claude's session id", "claude:abc", `{"session_id": "abc"}`, nil, true},
 		{"Codex's thread id", "codex:abc", `{"session_id": "abc"}`, nil, true},
 		{"the environment's instance id", "mine", `{"session_id": "abc"}`, map[string]string{"LETAGENTS_AGENT_INSTANCE_ID": "mine"}, true},
-		// A key of the MCP process's own: found by the room of the
-		// directory, here none (a temporary directory, no repository).
-		{"a process key, no room", "instance:x", `{"session_id": "abc"}`, nil, false},
+		// A key of the MCP process's own is no key of the hook's.
+		{"a process key", "instance:x", `{"session_id": "abc"}`, nil, false},
 	}
 	for _, tt := range tests {
 		e := newEnv(t, tt.savedKey)
@@ -220,15 +233,168 @@ func TestRunFindsItsSession(t *testing.T) {
 			t.Errorf("%s: printed %q; want the session found: %v", tt.name, out, tt.wantFound)
 		}
 	}
-	// With the room as the state's current one, the process key's session
-	// is found by its room.
+	// Not even when the session is the only one in the state's current
+	// room: it may be another agent's.
 	e := newEnv(t, "instance:x")
 	if err := state.Open(e.statePath).Update(context.Background(), func(st *state.State) error { st.CurrentRoom = room; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	e.send(t, "ann", "ping")
-	if out := e.run(t, "UserPromptSubmit", `{}`, nil); !strings.Contains(out, "ping") {
-		t.Errorf("by the current room: printed %q, want the message", out)
+	if out := e.run(t, "UserPromptSubmit", `{}`, nil); out != "" {
+		t.Errorf("by the current room: printed %q, want nothing (no guessing)", out)
+	}
+}
+
+// TestRunNeverGuesses: with two agents' sessions saved in one room, a run
+// whose runtime key is neither's delivers nothing, says why, and leaves
+// both agents' messages unread; each agent's own run then brings them.
+func TestRunNeverGuesses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, "claude:alpha")
+	gamma := e.add(t, "Gamma", "claude:gamma") // the newest session in the room
+	// The room is the state's current one too: a run that guessed by room
+	// would take gamma's session.
+	if err := state.Open(e.statePath).Update(context.Background(), func(st *state.State) error { st.CurrentRoom = room; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	e.send(t, "ann", "@Builder @Gamma a message for both")
+	tests := []struct {
+		name, input string
+		env         map[string]string
+	}{
+		{"another session id", `{"session_id": "beta"}`, nil},
+		{"no runtime key at all", `{}`, nil},
+		{"an instance id no session is saved under", `{"session_id": "beta"}`, map[string]string{"LETAGENTS_AGENT_INSTANCE_ID": "instance:beta"}},
+	}
+	for _, tt := range tests {
+		var out, logs bytes.Buffer
+		cfg := hook.Config{APIURL: e.url, StatePath: e.statePath, Getenv: func(k string) string { return tt.env[k] },
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		if err := hook.Run(context.Background(), cfg, "PostToolUse", strings.NewReader(tt.input), &out); err != nil || out.Len() != 0 {
+			t.Errorf("%s: Run = %v, printed %q; want nothing", tt.name, err, out.String())
+		}
+		if l := logs.String(); !strings.Contains(l, "nothing delivered: no agent session saved") || !strings.Contains(l, "claude:gamma") {
+			t.Errorf("%s: warned %q; want why, naming the keys saved", tt.name, l)
+		}
+	}
+	if out := e.run(t, "PostToolUse", `{"session_id": "alpha"}`, nil); !strings.Contains(out, "a message for both") {
+		t.Errorf("alpha's own run printed %q; want the message, still unread", out)
+	}
+	var out bytes.Buffer
+	cfg := hook.Config{APIURL: e.url, Token: gamma.OwnerToken, StatePath: e.statePath, Getenv: func(string) string { return "" }}
+	if err := hook.Run(context.Background(), cfg, "PostToolUse", strings.NewReader(`{"session_id": "gamma"}`), &out); err != nil ||
+		!strings.Contains(out.String(), "a message for both") {
+		t.Errorf("gamma's own run: %v, printed %q; want the message, still unread", err, out.String())
+	}
+}
+
+// TestRunForgetsEndedSessions: a session the server answers as ended or
+// invalid is removed from the state file, so that no later run tries it;
+// one the server could not be asked about is kept.
+func TestRunForgetsEndedSessions(t *testing.T) {
+	t.Parallel()
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	tests := []struct {
+		name       string
+		breakIt    func(t *testing.T, e *env, cfg *hook.Config)
+		wantForget bool
+	}{
+		{"ended", func(t *testing.T, e *env, _ *hook.Config) {
+			if _, err := e.store.EndAgentSession(context.Background(), room, e.w.ID, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"a token the server does not know", func(t *testing.T, e *env, _ *hook.Config) {
+			err := state.Open(e.statePath).Update(context.Background(), func(st *state.State) error {
+				for id, a := range st.AgentSessions {
+					a.SessionToken = "wrong"
+					st.AgentSessions[id] = a
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"server down", func(_ *testing.T, _ *env, cfg *hook.Config) { cfg.APIURL = down.URL }, false},
+	}
+	for _, tt := range tests {
+		e := newEnv(t, "claude:alpha")
+		e.send(t, "ann", "hello")
+		keep := e.add(t, "Other", "claude:other") // another agent's, never touched
+		var logs bytes.Buffer
+		cfg := hook.Config{APIURL: e.url, StatePath: e.statePath, Getenv: func(string) string { return "" },
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		tt.breakIt(t, e, &cfg)
+		for range 2 {
+			var out bytes.Buffer
+			if err := hook.Run(context.Background(), cfg, "PostToolUse", strings.NewReader(`{"session_id": "alpha"}`), &out); err != nil || out.Len() != 0 {
+				t.Errorf("%s: Run = %v, printed %q; want nothing", tt.name, err, out.String())
+			}
+		}
+		st, err := state.Open(e.statePath).Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, kept := st.AgentSessions[letagents.WireID(letagents.AgentSessionPrefix, e.w.ID)]
+		if kept == tt.wantForget {
+			t.Errorf("%s: the session kept in the state file: %v; want %v (log %q)", tt.name, kept, !tt.wantForget, logs.String())
+		}
+		if _, ok := st.AgentSessions[letagents.WireID(letagents.AgentSessionPrefix, keep.ID)]; !ok {
+			t.Errorf("%s: another agent's session was removed", tt.name)
+		}
+		// Forgotten, the second run did not ask the server again.
+		if asked := strings.Count(logs.String(), "could not take the unread messages"); tt.wantForget && asked != 1 {
+			t.Errorf("%s: the server was asked %d times; want once, then the session forgotten (log %q)", tt.name, asked, logs.String())
+		}
+	}
+}
+
+// TestRunFindsTheServer: the hook's own LETAGENTS_API_URL wins; without
+// it, the API the session was saved with; without that, the default.
+func TestRunFindsTheServer(t *testing.T) {
+	t.Parallel()
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	const up = "<the service>"
+	tests := []struct {
+		name, env, saved, def string
+		wantFound             bool
+	}{
+		{"the saved API", "", up, down.URL, true},
+		{"the environment's API wins over the saved one", up, down.URL, down.URL, true},
+		{"the environment's API, none saved", up, "", down.URL, true},
+		{"a wrong environment API wins too", down.URL, up, up, false},
+		{"none saved, the default", "", "", up, true},
+		{"none saved, a default with no server", "", "", down.URL, false},
+	}
+	e := newEnv(t, "claude:alpha")
+	resolve := func(u string) string { return strings.ReplaceAll(u, up, e.url) }
+	for _, tt := range tests {
+		err := state.Open(e.statePath).Update(context.Background(), func(st *state.State) error {
+			for id, a := range st.AgentSessions {
+				a.APIURL = resolve(tt.saved)
+				st.AgentSessions[id] = a
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.send(t, "ann", "news for "+tt.name)
+		var out, logs bytes.Buffer
+		cfg := hook.Config{APIURL: resolve(tt.env), DefaultAPIURL: resolve(tt.def), StatePath: e.statePath, Getenv: func(string) string { return "" },
+			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		if err := hook.Run(context.Background(), cfg, "PostToolUse", strings.NewReader(`{"session_id": "alpha"}`), &out); err != nil {
+			t.Fatal(err)
+		}
+		if found := strings.Contains(out.String(), "news for "+tt.name); found != tt.wantFound {
+			t.Errorf("%s: printed %q (log %q); want the message: %v", tt.name, out.String(), logs.String(), tt.wantFound)
+		}
+		if !tt.wantFound && !strings.Contains(logs.String(), down.URL) {
+			t.Errorf("%s: warned %q; want the API it tried named", tt.name, logs.String())
+		}
 	}
 }
 
@@ -239,7 +405,7 @@ func TestRunFilterAndLimit(t *testing.T) {
 	e.send(t, "ann", "@Builder this one is yours")
 	var out bytes.Buffer
 	cfg := hook.Config{APIURL: e.url, StatePath: e.statePath, Getenv: func(k string) string { return map[string]string{"LETAGENTS_AGENT_INSTANCE_ID": "k"}[k] },
-		Dir: t.TempDir(), Filter: letagents.UnreadAddressed, Limit: 1}
+		Filter: letagents.UnreadAddressed, Limit: 1}
 	if err := hook.Run(context.Background(), cfg, "PostToolUse", strings.NewReader(""), &out); err != nil {
 		t.Fatal(err)
 	}

@@ -119,12 +119,15 @@ func runHook(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return hook.Install(cfg, stdout)
 	}
-	flags := newFlags("letagents hook [--filter all|addressed] [--limit N] [--cwd DIR] [Event]\n"+
+	flags := newFlags("letagents hook [--filter all|addressed] [--limit N] [Event]\n"+
 		"       letagents hook install --help\n"+
 		"Event is one of "+strings.Join(hook.EventNames(), ", ")+" (else the input's hook_event_name).", stderr)
 	filter := flags.String("filter", "", "all (default) or addressed: @mentions of the agent and replies in its threads")
 	limit := flags.Int("limit", 0, "the most messages one run brings (default 10, at most 50)")
-	cwd := flags.String("cwd", getenv("LETAGENTS_CWD"), "the directory whose repository picks the room, when the hook input gives none")
+	// A hook finds its session by its runtime key alone, never by the
+	// room of a directory; --cwd is still read so that hook commands
+	// written with it go on running.
+	flags.String("cwd", "", "ignored: a hook's session is the one saved under its agent's runtime key")
 	events, err := parseFlags(flags, args)
 	if err != nil {
 		return err
@@ -140,18 +143,18 @@ func runHook(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fmt.Errorf("--filter: %w", err)
 	}
-	dir := *cwd
-	if dir == "" {
-		if dir, err = os.Getwd(); err != nil {
-			return fmt.Errorf("working directory: %w", err)
-		}
-	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg, err := server.LoadConfig(getenv, dir, logger)
+	cfg, err := server.LoadConfig(getenv, "", logger)
 	if err != nil {
 		return err
 	}
-	return hook.Run(ctx, hook.Config{APIURL: cfg.APIURL, Token: cfg.EnvToken, StatePath: cfg.StatePath, Getenv: getenv, Dir: dir,
+	// The API of the hook's own environment wins; without one, the
+	// session's saved API, which the MCP server's environment named.
+	apiURL := ""
+	if getenv("LETAGENTS_API_URL") != "" {
+		apiURL = cfg.APIURL
+	}
+	return hook.Run(ctx, hook.Config{APIURL: apiURL, DefaultAPIURL: server.DefaultAPIURL, Token: cfg.EnvToken, StatePath: cfg.StatePath, Getenv: getenv,
 		Filter: f, Limit: *limit, Logger: logger}, event, stdin, stdout)
 }
 

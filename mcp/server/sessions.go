@@ -94,7 +94,7 @@ func (s *Server) checkRoom(a agentSession, room string) (*agentSession, *mcp.Cal
 func (s *Server) saveSession(ctx context.Context, a wire.AgentSession) state.AgentSession {
 	saved := state.AgentSession{SessionID: a.SessionID, SessionToken: a.SessionToken, RoomID: a.RoomID,
 		SessionKind: a.SessionKind, Runtime: a.Runtime, ActorLabel: a.ActorLabel, AgentKey: a.AgentKey,
-		DisplayName: a.DisplayName, RuntimeKey: s.runtimeKey, CreatedAt: a.CreatedAt}
+		DisplayName: a.DisplayName, RuntimeKey: s.runtimeKey, CreatedAt: a.CreatedAt, APIURL: s.cfg.APIURL}
 	s.update(ctx, func(st *state.State) error {
 		st.AgentSessions[a.SessionID] = saved
 		return nil

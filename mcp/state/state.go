@@ -108,6 +108,10 @@ type AgentSession struct {
 	DisplayName  string `json:"display_name,omitempty"`
 	RuntimeKey   string `json:"runtime_key"`
 	CreatedAt    string `json:"created_at,omitempty"`
+	// APIURL is the API the session was registered with (the MCP
+	// server's LETAGENTS_API_URL), so that the agent's hooks reach the
+	// same server without being configured a second time.
+	APIURL string `json:"api_url,omitempty"`
 }
 
 // AuthSourceDeviceFlow is the [Auth.Source] of a token obtained by the
