@@ -105,16 +105,19 @@ type Config struct {
 	// the server's default).
 	Filter letagents.UnreadFilter
 	Limit  int
-	// Timeout bounds the request to the server.
+	// Timeout bounds the whole run, from reading the input to the
+	// answer; default DefaultTimeout.
 	Timeout    time.Duration
 	HTTPClient *http.Client
 	// Logger writes to stderr: stdout is the runtime's.
 	Logger *slog.Logger
 }
 
-// DefaultTimeout bounds a run's request: hooks hold the agent up while
-// they run, and the runtimes' own limits are 10 s here and up.
-const DefaultTimeout = 5 * time.Second
+// DefaultTimeout bounds a whole run. The runtime holds the agent's tool
+// call (or prompt) until the hook exits, so a slow or gone server must
+// cost it less than a second, the process's start included; messages a
+// run gives up on stay unread for the next one.
+const DefaultTimeout = 800 * time.Millisecond
 
 // ErrUnknownEvent is a run's only error: the event is none a run answers
 // (a configuration mistake, not a passing failure).
@@ -127,10 +130,9 @@ var ErrUnknownEvent = errors.New("unknown hook event")
 // to answer. Every failure but an unknown event is logged, not returned.
 func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout io.Writer) error {
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
-	var in Input
-	if err := json.NewDecoder(io.LimitReader(stdin, maxInput)).Decode(&in); err != nil && !errors.Is(err, io.EOF) {
-		log.Warn("letagents hook: the input is not the hook JSON; going on without it", "error", err)
-	}
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(cfg.Timeout, DefaultTimeout))
+	defer cancel()
+	in := readInput(ctx, stdin, log)
 	k, name, ok := lookup(cmp.Or(event, in.HookEventName))
 	if !ok {
 		return fmt.Errorf("%w %q: want one of %s", ErrUnknownEvent, cmp.Or(event, in.HookEventName), strings.Join(EventNames(), ", "))
@@ -138,8 +140,6 @@ func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout 
 	if in.HookEventName != "" {
 		name = in.HookEventName // answer in the runtime's own spelling
 	}
-	ctx, cancel := context.WithTimeout(ctx, cmp.Or(cfg.Timeout, DefaultTimeout))
-	defer cancel()
 	st, err := state.Open(cfg.StatePath).Load()
 	if corrupt := (*state.CorruptError)(nil); err != nil && !errors.As(err, &corrupt) {
 		log.Warn("letagents hook: cannot read the state file", "path", cfg.StatePath, "error", err)
@@ -185,6 +185,33 @@ func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout 
 		log.Warn("letagents hook: could not write the answer", "error", err)
 	}
 	return nil
+}
+
+// readInput reads the hook's JSON from stdin, giving up when ctx ends:
+// a runtime that leaves stdin open must not hold the run past its bound.
+func readInput(ctx context.Context, stdin io.Reader, log *slog.Logger) Input {
+	type result struct {
+		in  Input
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		if err := json.NewDecoder(io.LimitReader(stdin, maxInput)).Decode(&r.in); err != nil && !errors.Is(err, io.EOF) {
+			r.err = err
+		}
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			log.Warn("letagents hook: the input is not the hook JSON; going on without it", "error", r.err)
+		}
+		return r.in
+	case <-ctx.Done():
+		log.Warn("letagents hook: the input did not come in time; going on without it", "error", ctx.Err())
+		return Input{}
+	}
 }
 
 // specificOutput adds text to the agent's context (SessionStart,

@@ -36,8 +36,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/letagents/letagents-go/mcp/apiclient"
 	"github.com/letagents/letagents-go/mcp/hook"
 	"github.com/letagents/letagents-go/mcp/server"
+	"github.com/letagents/letagents-go/mcp/state"
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
@@ -143,19 +145,20 @@ func runHook(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fmt.Errorf("--filter: %w", err)
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg, err := server.LoadConfig(getenv, "", logger)
-	if err != nil {
-		return err
-	}
 	// The API of the hook's own environment wins; without one, the
-	// session's saved API, which the MCP server's environment named.
-	apiURL := ""
-	if getenv("LETAGENTS_API_URL") != "" {
-		apiURL = cfg.APIURL
+	// session's saved API, which the MCP server's environment named. The
+	// server's configuration is not read: none of the rest is a hook's.
+	apiURL := strings.TrimRight(getenv("LETAGENTS_API_URL"), "/")
+	if err := apiclient.CheckBaseURL(apiURL); apiURL != "" && err != nil {
+		return fmt.Errorf("LETAGENTS_API_URL=%q: %w", apiURL, err)
 	}
-	return hook.Run(ctx, hook.Config{APIURL: apiURL, DefaultAPIURL: server.DefaultAPIURL, Token: cfg.EnvToken, StatePath: cfg.StatePath, Getenv: getenv,
-		Filter: f, Limit: *limit, Logger: logger}, event, stdin, stdout)
+	statePath, err := state.DefaultPath(getenv)
+	if err != nil {
+		return fmt.Errorf("find the state file (set %s): %w", state.PathEnv, err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return hook.Run(ctx, hook.Config{APIURL: apiURL, DefaultAPIURL: apiclient.DefaultAPIURL, Token: strings.TrimSpace(getenv("LETAGENTS_TOKEN")),
+		StatePath: statePath, Getenv: getenv, Filter: f, Limit: *limit, Logger: logger}, event, stdin, stdout)
 }
 
 // newFlags is a command's flag set: errors and usage (synopsis, then the

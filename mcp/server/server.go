@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os/exec"
 	"os/user"
 	"strings"
@@ -43,7 +42,7 @@ const (
 
 // DefaultAPIURL is where the API is when LETAGENTS_API_URL is unset: the
 // local runner's address.
-const DefaultAPIURL = "http://localhost:3001"
+const DefaultAPIURL = apiclient.DefaultAPIURL
 
 // Config is what the server reads from its environment, once, at start.
 type Config struct {
@@ -81,8 +80,8 @@ func LoadConfig(getenv func(string) string, dir string, logger *slog.Logger) (Co
 		cfg.APIURL = DefaultAPIURL
 	}
 	for name, v := range map[string]string{"LETAGENTS_API_URL": cfg.APIURL, "LETAGENTS_POLL_URL": cfg.PollURL} {
-		if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-			return cfg, fmt.Errorf("%s=%q: want an http(s) URL", name, v)
+		if err := apiclient.CheckBaseURL(v); v != "" && err != nil {
+			return cfg, fmt.Errorf("%s=%q: %w", name, v, err)
 		}
 	}
 	if v := getenv("LETAGENTS_POLL_MAX_MS"); v != "" {
