@@ -34,11 +34,12 @@ import (
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
-// Name and Version are what the server calls itself in the MCP handshake.
-const (
-	Name    = "letagents"
-	Version = "0.1.0"
-)
+// Name is what the server calls itself in the MCP handshake.
+const Name = "letagents"
+
+// Version is the version it gives there; make dist stamps the release's
+// (-ldflags -X), so it is a variable.
+var Version = "0.1.0"
 
 // DefaultAPIURL is where the API is when LETAGENTS_API_URL is unset: the
 // local runner's address.
