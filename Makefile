@@ -10,8 +10,8 @@
 #               a few minutes; SCALE_FLAGS=-quick for a ~30 s run)
 #   make cost   go run ./localdev/costmodel: the MCP server driven through a
 #               scripted hour of agent work against the local runner, its
-#               requests counted by route and priced on AWS (README: What it
-#               costs; about 8 min; COST_FLAGS=-agents 20 …)
+#               requests counted by route and priced on AWS (docs/cost.md;
+#               about 8 min; COST_FLAGS=-agents 20 …)
 #   make template
 #               rewrite template.yaml's routes (the HttpApi's OpenAPI body
 #               and the functions' invoke permissions) from
@@ -21,7 +21,7 @@
 #               hold template.yaml to what a first deploy needs, offline
 #               (go run ./infra/deploycheck): cfn-lint without errors, the
 #               SAM transform, the AWS limits neither checks, and what stops
-#               sam deploy --guided (README: Deploy); CI runs it
+#               sam deploy --guided (docs/deploy.md); CI runs it
 #   make image-poll [POLL_IMAGE=…]
 #               build the poll server's container image (functions/poll/
 #               Dockerfile, linux/arm64) for template.yaml's PollService;
@@ -30,7 +30,7 @@
 #               apply the migrations to DB_URL (go run ./functions/migrate);
 #               deploys do it through the stack's Migrate resource
 #   make compat ANCHOR_DIR=/path/to/built/letagents [ANCHOR_URL=…]
-#               compare with the original service (README: Compatibility);
+#               compare with the original service (docs/compatibility.md);
 #               not part of make test, which needs no copy of the original
 #
 # The SAM build targets (build-<LogicalId>, used by `sam build` with
