@@ -17,6 +17,8 @@
 #               and the functions' invoke permissions) from
 #               shared/api/routes.go (go run ./infra/routegen); run it after
 #               adding, changing or removing a route
+#   make docs   rewrite the generated tables of docs/*.md (the MCP tools)
+#               from the code; docs' tests fail until it has run
 #   make deploy-check
 #               hold template.yaml to what a first deploy needs, offline
 #               (go run ./infra/deploycheck): cfn-lint without errors, the
@@ -36,7 +38,7 @@
 # The SAM build targets (build-<LogicalId>, used by `sam build` with
 # BuildMethod: makefile) live below the developer targets.
 
-.PHONY: dev test bench scale cost template deploy-check image-poll migrate compat
+.PHONY: dev test bench scale cost template docs deploy-check image-poll migrate compat
 
 dev:
 	go run ./localdev
@@ -59,6 +61,9 @@ cost:
 
 template:
 	go run ./infra/routegen -template template.yaml
+
+docs:
+	go test ./docs -count=1 -update
 
 # Needs cfn-lint (pip install cfn-lint), whose Python has the SAM transform.
 deploy-check:
