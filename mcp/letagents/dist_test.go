@@ -22,9 +22,9 @@ var distPlatforms = []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darw
 // moduleRoot is where the Makefile is.
 const moduleRoot = "../.."
 
-// TestDistPlatforms: make dist's default platforms are the six the docs
-// promise (building all six here would take minutes; TestDist builds the
-// host's).
+// TestDistPlatforms: make dist's default platforms are the six
+// docs/mcp.md lists by their binaries' names, no more and no fewer
+// (building all six here would take minutes; TestDist builds the host's).
 func TestDistPlatforms(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(moduleRoot, "Makefile"))
@@ -37,6 +37,17 @@ func TestDistPlatforms(t *testing.T) {
 	}
 	if got := strings.Fields(string(m[1])); !slices.Equal(got, distPlatforms) {
 		t.Errorf("DIST_PLATFORMS = %q; want %q", got, distPlatforms)
+	}
+	doc, err := os.ReadFile(filepath.Join(moduleRoot, "docs", "mcp.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for _, m := range regexp.MustCompile(`dist/letagents-([a-z]+)-([a-z0-9]+)`).FindAllStringSubmatch(string(doc), -1) {
+		documented = append(documented, m[1]+"/"+m[2])
+	}
+	if !slices.Equal(documented, distPlatforms) {
+		t.Errorf("docs/mcp.md lists the binaries of %q; want %q, as make dist builds them", documented, distPlatforms)
 	}
 }
 
