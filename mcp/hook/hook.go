@@ -117,7 +117,7 @@ type Config struct {
 // call (or prompt) until the hook exits, so a slow or gone server must
 // cost it less than a second, the process's start included; messages a
 // run gives up on stay unread for the next one.
-const DefaultTimeout = 800 * time.Millisecond
+const DefaultTimeout = 700 * time.Millisecond
 
 // ErrUnknownEvent is a run's only error: the event is none a run answers
 // (a configuration mistake, not a passing failure).
