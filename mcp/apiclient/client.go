@@ -36,19 +36,6 @@ const maxErrorRaw = 64 << 10
 // DefaultUserAgent is the User-Agent sent when Config.UserAgent is empty.
 const DefaultUserAgent = "letagents-mcp (go)"
 
-// DefaultAPIURL is where the API is when LETAGENTS_API_URL is unset: the
-// local runner's address.
-const DefaultAPIURL = "http://localhost:3001"
-
-// CheckBaseURL says what is wrong with v as a base URL of the API (it must
-// be http or https and name a host), or nil.
-func CheckBaseURL(v string) error {
-	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errors.New("want an http(s) URL")
-	}
-	return nil
-}
-
 // Config says where the API is and who calls it.
 type Config struct {
 	// APIURL is the API's base URL (LETAGENTS_API_URL), such as

@@ -23,6 +23,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/mcp/apiurl"
 	"github.com/letagents/letagents-go/mcp/codex"
 	"github.com/letagents/letagents-go/mcp/gitctx"
 	"github.com/letagents/letagents-go/mcp/identity"
@@ -43,7 +44,7 @@ var Version = "0.1.0"
 
 // DefaultAPIURL is where the API is when LETAGENTS_API_URL is unset: the
 // local runner's address.
-const DefaultAPIURL = apiclient.DefaultAPIURL
+const DefaultAPIURL = apiurl.Default
 
 // Config is what the server reads from its environment, once, at start.
 type Config struct {
@@ -81,7 +82,7 @@ func LoadConfig(getenv func(string) string, dir string, logger *slog.Logger) (Co
 		cfg.APIURL = DefaultAPIURL
 	}
 	for name, v := range map[string]string{"LETAGENTS_API_URL": cfg.APIURL, "LETAGENTS_POLL_URL": cfg.PollURL} {
-		if err := apiclient.CheckBaseURL(v); v != "" && err != nil {
+		if err := apiurl.Check(v); v != "" && err != nil {
 			return cfg, fmt.Errorf("%s=%q: %w", name, v, err)
 		}
 	}
