@@ -37,6 +37,7 @@ import (
 	"syscall"
 
 	"github.com/letagents/letagents-go/mcp/hook"
+	"github.com/letagents/letagents-go/mcp/identity"
 	"github.com/letagents/letagents-go/mcp/server"
 	"github.com/letagents/letagents-go/shared/letagents"
 )
@@ -155,7 +156,7 @@ func runHook(ctx context.Context, args []string, getenv func(string) string, std
 		apiURL = cfg.APIURL
 	}
 	return hook.Run(ctx, hook.Config{APIURL: apiURL, DefaultAPIURL: server.DefaultAPIURL, Token: cfg.EnvToken, StatePath: cfg.StatePath, Getenv: getenv,
-		Filter: f, Limit: *limit, Logger: logger}, event, stdin, stdout)
+		ClientProcess: identity.ProcessKey(os.Getppid()), Filter: f, Limit: *limit, Logger: logger}, event, stdin, stdout)
 }
 
 // newFlags is a command's flag set: errors and usage (synopsis, then the
