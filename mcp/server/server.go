@@ -81,8 +81,8 @@ type Config struct {
 func LoadConfig(getenv func(string) string, dir string, logger *slog.Logger) (Config, error) {
 	cfg := Config{APIURL: strings.TrimRight(getenv("LETAGENTS_API_URL"), "/"), PollURL: strings.TrimRight(getenv("LETAGENTS_POLL_URL"), "/"),
 		EnvToken: strings.TrimSpace(getenv("LETAGENTS_TOKEN")), PollMax: letagents.DefaultPollMax, Dir: dir, Getenv: getenv, Logger: logger,
-		ClientProcess: identity.ProcessKey(os.Getppid()),
-		CodexBin: strings.TrimSpace(getenv("LETAGENTS_CODEX_BIN")), CodexServerURL: strings.TrimSpace(getenv("LETAGENTS_CODEX_SERVER_URL"))}
+		CodexBin: strings.TrimSpace(getenv("LETAGENTS_CODEX_BIN")), CodexServerURL: strings.TrimSpace(getenv("LETAGENTS_CODEX_SERVER_URL")),
+		ClientProcess: identity.ProcessKey(os.Getppid())}
 	if cfg.APIURL == "" {
 		cfg.APIURL = DefaultAPIURL
 	}
