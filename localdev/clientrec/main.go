@@ -336,7 +336,7 @@ type Recorded struct {
 }
 
 func record(ctx context.Context, name string, c client, outDir string, timeout time.Duration) error {
-	model, err := fakemodel.Start(fakemodel.Config{Tool: toolName})
+	model, err := fakemodel.Start(fakemodel.Config{Script: []fakemodel.Step{{Tool: toolName}}})
 	if err != nil {
 		return err
 	}

@@ -6,10 +6,11 @@
 // It speaks just enough of each wire: Anthropic's Messages API (POST
 // /v1/messages, streamed as server-sent events or not), OpenAI's
 // Responses API (POST /v1/responses, server-sent events) and Gemini's
-// generateContent / streamGenerateContent. Each conversation's first
-// turn calls the tool named by Config.Tool (once per conversation: a
-// request that already carries a tool result gets a text answer), every
-// other request is answered "done".
+// generateContent / streamGenerateContent. A conversation's turns follow
+// Config.Script: the turn after n tool results makes the script's call n
+// (clients send the whole conversation each turn, so the count is in the
+// request); once the script is done, and for every request that offers
+// no such tool (a client's side questions), the answer is "done".
 package fakemodel
 
 import (
@@ -25,10 +26,20 @@ import (
 
 // Config says what the fake model does.
 type Config struct {
-	// Tool is the suffix of the tool name the model calls on a
-	// conversation's first turn (clients prefix MCP tools with their
-	// server's name, each its own way); "" calls none.
+	// Script is the tool calls a conversation makes, in order.
+	Script []Step
+}
+
+// Step is one tool call of a Script.
+type Step struct {
+	// Tool is the suffix of the tool's name (clients prefix an MCP
+	// server's tools with its name, each its own way).
 	Tool string
+	// Args are its arguments (nil for none).
+	Args map[string]any
+	// Before, when set, runs before the call is answered: what happens
+	// in the world between two turns (a person posts a message).
+	Before func()
 }
 
 // Server is a running fake model API.
@@ -107,18 +118,26 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// toolFor is the first of names ending in the configured tool, "" for
-// none (or when none is configured).
-func (s *Server) toolFor(names []string) string {
-	if s.cfg.Tool == "" {
-		return ""
+// next is the call a turn makes, after done tool results, among the
+// tools offered (names): the script's step and the tool's full name, or
+// false when the script is done or the tool is not offered.
+func (s *Server) next(done int, names []string) (Step, string, bool) {
+	if done >= len(s.cfg.Script) {
+		return Step{}, "", false
 	}
+	step := s.cfg.Script[done]
 	for _, n := range names {
-		if strings.HasSuffix(n, s.cfg.Tool) {
-			return n
+		if strings.HasSuffix(n, step.Tool) {
+			if step.Before != nil {
+				step.Before()
+			}
+			if step.Args == nil {
+				step.Args = map[string]any{}
+			}
+			return step, n, true
 		}
 	}
-	return ""
+	return Step{}, "", false
 }
 
 const answer = "done"
@@ -136,14 +155,13 @@ func (s *Server) anthropic(w http.ResponseWriter, body []byte) {
 	for _, t := range req.Tools {
 		names = append(names, t.Name)
 	}
-	tool := s.toolFor(names)
-	if bytes.Contains(body, []byte(`"tool_result"`)) {
-		tool = ""
-	}
+	done := bytes.Count(body, []byte(`"type":"tool_result"`))
+	step, tool, call := s.next(done, names)
+	id := fmt.Sprintf("toolu_fake%d", done+1)
 	block := map[string]any{"type": "text", "text": answer}
 	stop := "end_turn"
-	if tool != "" {
-		block = map[string]any{"type": "tool_use", "id": "toolu_fake1", "name": tool, "input": map[string]any{}}
+	if call {
+		block = map[string]any{"type": "tool_use", "id": id, "name": tool, "input": step.Args}
 		stop = "tool_use"
 	}
 	usage := map[string]any{"input_tokens": 10, "output_tokens": 1}
@@ -160,11 +178,12 @@ func (s *Server) anthropic(w http.ResponseWriter, body []byte) {
 	}
 	start["content"], start["stop_reason"] = []any{}, nil
 	sse.event("message_start", map[string]any{"type": "message_start", "message": start})
-	if tool != "" {
+	if call {
+		args, _ := json.Marshal(step.Args)
 		sse.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": map[string]any{"type": "tool_use", "id": "toolu_fake1", "name": tool, "input": map[string]any{}}})
+			"content_block": map[string]any{"type": "tool_use", "id": id, "name": tool, "input": map[string]any{}}})
 		sse.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]any{"type": "input_json_delta", "partial_json": "{}"}})
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(args)}})
 	} else {
 		sse.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
 			"content_block": map[string]any{"type": "text", "text": ""}})
@@ -200,14 +219,14 @@ func (s *Server) responses(w http.ResponseWriter, body []byte) {
 			namespace[t.Name+n.Name] = [2]string{t.Name, n.Name}
 		}
 	}
-	tool := s.toolFor(names)
-	if bytes.Contains(body, []byte(`"function_call_output"`)) {
-		tool = ""
-	}
+	done := bytes.Count(body, []byte(`"type":"function_call_output"`))
+	step, tool, call := s.next(done, names)
 	item := map[string]any{"type": "message", "id": "msg_fake", "role": "assistant", "status": "completed",
 		"content": []any{map[string]any{"type": "output_text", "text": answer, "annotations": []any{}}}}
-	if tool != "" {
-		item = map[string]any{"type": "function_call", "id": "fc_fake", "call_id": "call_fake1", "name": namespace[tool][1], "arguments": "{}", "status": "completed"}
+	if call {
+		args, _ := json.Marshal(step.Args)
+		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_fake%d", done+1), "call_id": fmt.Sprintf("call_fake%d", done+1),
+			"name": namespace[tool][1], "arguments": string(args), "status": "completed"}
 		if ns := namespace[tool][0]; ns != "" {
 			item["namespace"] = ns
 		}
@@ -239,14 +258,11 @@ func (s *Server) gemini(w http.ResponseWriter, body []byte, stream bool) {
 			names = append(names, f.Name)
 		}
 	}
-	tool := s.toolFor(names)
-	if bytes.Contains(body, []byte(`"functionResponse"`)) {
-		tool = ""
-	}
+	step, tool, call := s.next(bytes.Count(body, []byte(`"functionResponse"`)), names)
 	part := map[string]any{"text": answer}
 	switch {
-	case tool != "":
-		part = map[string]any{"functionCall": map[string]any{"name": tool, "args": map[string]any{}}}
+	case call:
+		part = map[string]any{"functionCall": map[string]any{"name": tool, "args": step.Args}}
 	case req.GenerationConfig.ResponseMIMEType == "application/json":
 		// The client's side questions (which model to route to, who
 		// speaks next) want JSON: a simple task, and "the user" ends the
