@@ -213,8 +213,11 @@ func Renamed(id Identity, name string) (Identity, error) {
 // EnvRuntimeKey is the runtime key the environment names (see Resolve:
 // LETAGENTS_AGENT_INSTANCE_ID, CODEX_THREAD_ID, …), false when it names
 // none and an agent's key is its process's own. A hook process finds its
-// agent's saved session by it.
+// agent's saved session by it. A nil getenv is an empty environment.
 func EnvRuntimeKey(getenv func(string) string) (string, bool) {
+	if getenv == nil {
+		return "", false
+	}
 	for _, s := range runtimeKeySources {
 		if v := strings.TrimSpace(getenv(s.env)); v != "" {
 			return s.prefix + v, true

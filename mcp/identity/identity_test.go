@@ -320,6 +320,9 @@ func TestResolveNilGetenv(t *testing.T) {
 	if got != want {
 		t.Errorf("Resolve(no env) = %+v; want %+v", got, want)
 	}
+	if key, ok := EnvRuntimeKey(nil); ok || key != "" {
+		t.Errorf("EnvRuntimeKey(nil) = %q, %v; want none", key, ok)
+	}
 }
 
 func TestRenamed(t *testing.T) {
