@@ -81,6 +81,7 @@ func main() {
 type recording struct {
 	Kind  string            `json:"kind"` // "mcp_server" or "hook"
 	Args  []string          `json:"args"`
+	Cwd   string            `json:"cwd"`
 	Env   map[string]string `json:"env"`
 	Input json.RawMessage   `json:"input,omitempty"` // a hook's stdin
 	// Requests are the MCP requests an MCP server was sent.
@@ -102,6 +103,7 @@ type process struct {
 func stub(args []string) error {
 	dir := filepath.Join(filepath.Dir(filepath.Dir(os.Args[0])), "records")
 	rec := recording{Kind: "mcp_server", Args: args, Env: map[string]string{}}
+	rec.Cwd, _ = os.Getwd()
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		rec.Env[k] = v
@@ -323,7 +325,10 @@ type Fixture struct {
 
 // Recorded is one process the client started, made machine-neutral.
 type Recorded struct {
-	Args  []string          `json:"args,omitempty"`
+	Args []string `json:"args,omitempty"`
+	// Cwd is the directory the client started the process in: the
+	// project's, for an MCP server, is what picks its room.
+	Cwd   string            `json:"cwd"`
 	Env   map[string]string `json:"env"`
 	Input json.RawMessage   `json:"input,omitempty"`
 	// Requests are the MCP requests an MCP server was sent.
@@ -405,7 +410,7 @@ func record(ctx context.Context, name string, c client, outDir string, timeout t
 		}
 	}
 	for _, r := range recs {
-		n := Recorded{Args: r.Args, Env: map[string]string{}}
+		n := Recorded{Args: r.Args, Cwd: neutral.Replace(r.Cwd), Env: map[string]string{}}
 		for _, req := range r.Requests {
 			n.Requests = append(n.Requests, neutralJSON(neutral, req))
 		}
