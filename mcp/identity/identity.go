@@ -3,7 +3,8 @@
 // remembered, or a codename derived from the runtime key), its owner and
 // IDE labels, and the actor label its messages are signed with. It reads
 // only what it is handed: the environment as a getenv function and facts
-// the caller gathered (account, git config, OS user, stored identity).
+// the caller gathered (account, git config, OS user, stored identity,
+// the client's process); ProcessKey alone looks at the process table.
 package identity
 
 import (
