@@ -36,6 +36,11 @@
 #               platform of DIST_PLATFORMS into dist/, each binary named
 #               letagents-<os>-<arch>[.exe], with dist/SHA256SUMS; the
 #               version (default: git describe) is stamped into it
+#   make record-clients
+#               run the real Claude Code, Codex and Gemini CLI (from npm)
+#               against a fake model and record the environment and hook
+#               input they give letagents into mcp/identity/testdata/clients
+#               (go run ./localdev/clientrec; a minute or two)
 #   make compat ANCHOR_DIR=/path/to/built/letagents [ANCHOR_URL=…]
 #               compare with the original service (docs/compatibility.md);
 #               not part of make test, which needs no copy of the original
@@ -43,7 +48,7 @@
 # The SAM build targets (build-<LogicalId>, used by `sam build` with
 # BuildMethod: makefile) live below the developer targets.
 
-.PHONY: dev test bench scale cost template docs deploy-check image-poll migrate compat dist
+.PHONY: dev test bench scale cost template docs deploy-check image-poll migrate compat dist record-clients
 
 dev:
 	go run ./localdev
@@ -101,6 +106,9 @@ dist:
 			-o '$(DIST_DIR)'/letagents-$$os-$$arch$$ext ./mcp/letagents; \
 	done
 	cd '$(DIST_DIR)' && if command -v sha256sum >/dev/null; then sha256sum letagents-*; else shasum -a 256 letagents-*; fi > SHA256SUMS
+
+record-clients:
+	go run ./localdev/clientrec -out mcp/identity/testdata/clients
 
 # The command reads its settings from the environment (localdev/compat).
 compat:

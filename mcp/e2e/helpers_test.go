@@ -215,6 +215,10 @@ type agentConfig struct {
 	Dir        string // working directory: decides the room it auto-joins
 	StatePath  string // LETAGENTS_STATE_PATH; "" for a fresh file of its own
 	InstanceID string // LETAGENTS_AGENT_INSTANCE_ID; "" for Name+"-instance"
+	// Env is a client's environment (recorded, mcp/identity/testdata/
+	// clients) added to the agent's; with it, no LETAGENTS_AGENT_INSTANCE_ID
+	// is set, so that the client's own variables key the agent.
+	Env []string
 }
 
 // agent is one letagents MCP server process, driven over stdio.
@@ -247,9 +251,12 @@ func startAgent(t *testing.T, apiURL string, cfg agentConfig) *agent {
 		"LETAGENTS_API_URL=" + apiURL,
 		"LETAGENTS_STATE_PATH=" + cfg.StatePath,
 		"LETAGENTS_AGENT_NAME=" + cfg.Name,
-		"LETAGENTS_AGENT_INSTANCE_ID=" + cfg.InstanceID,
 		"LETAGENTS_POLL_MAX_MS=" + strconv.Itoa(waitMillis),
 	}
+	if cfg.Env == nil {
+		env = append(env, "LETAGENTS_AGENT_INSTANCE_ID="+cfg.InstanceID)
+	}
+	env = append(env, cfg.Env...)
 	a := &agent{name: cfg.Name, stderr: &testwait.Buffer{}, notes: make(chan mcp.JSONRPCNotification, 100)}
 	c, err := client.NewStdioMCPClientWithOptions(bins.agent, env, nil,
 		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,7 +51,7 @@ func TestInstall(t *testing.T) {
 		note        string
 	}{
 		{"claude", ".claude/settings.json", []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}, 10, ""},
-		{"codex", ".codex/hooks.json", []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}, 10, "codex_hooks = true"},
+		{"codex", ".codex/hooks.json", []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}, 10, "run /hooks and trust the letagents hooks"},
 		{"gemini", ".gemini/settings.json", []string{"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent"}, 10000, ""},
 	}
 	for _, tt := range tests {
@@ -75,6 +77,10 @@ func TestInstall(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), tt.note) {
 			t.Errorf("%s: the report lacks %q:\n%s", tt.agent, tt.note, out.String())
+		}
+		if tt.agent == "codex" && (!strings.Contains(out.String(), "[projects."+strconv.Quote(dir)+"]\n       trust_level = \"trusted\"") ||
+			strings.Contains(out.String(), "codex_hooks = true")) {
+			t.Errorf("codex: the report does not name the project's trust_level, or still asks for the deprecated codex_hooks:\n%s", out.String())
 		}
 		// Again: nothing changes.
 		before, _ := os.ReadFile(path)
@@ -162,6 +168,7 @@ func TestInstallRefusals(t *testing.T) {
 		{"bad filter", hook.InstallConfig{Dir: t.TempDir(), Filter: "mentions"}, "--filter"},
 		{"not JSON", hook.InstallConfig{Dir: broken}, "is not a JSON object"},
 		{"hooks of another shape", hook.InstallConfig{Dir: badHooks}, "hooks.Stop is not a list"},
+		{"local for a runtime without", hook.InstallConfig{Agent: "gemini", Dir: t.TempDir(), Local: true}, "no personal project configuration"},
 	} {
 		if err := hook.Install(tt.cfg, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: Install = %v, want an error with %q", tt.name, err, tt.want)
@@ -169,5 +176,99 @@ func TestInstallRefusals(t *testing.T) {
 	}
 	if raw, _ := os.ReadFile(filepath.Join(broken, ".claude", "settings.json")); string(raw) != "{not json" {
 		t.Errorf("a file Install refused was changed: %q", raw)
+	}
+}
+
+// TestInstallLocal: --local writes Claude Code's personal file, which the
+// team does not share, and leaves the shared one alone.
+func TestInstallLocal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := hook.Install(hook.InstallConfig{Agent: "claude", Dir: dir, Local: true}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if cmds := commands(installed(t, filepath.Join(dir, ".claude", "settings.local.json")), "Stop"); !slices.Equal(cmds, []string{"letagents hook Stop"}) {
+		t.Errorf("settings.local.json Stop = %q", cmds)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".claude", "settings.json")); !os.IsNotExist(err) {
+		t.Errorf("the shared settings.json was written (stat: %v)", err)
+	}
+	if !strings.Contains(out.String(), "settings.local.json is yours alone") {
+		t.Errorf("the report does not say the file is personal:\n%s", out.String())
+	}
+}
+
+func TestInstalled(t *testing.T) {
+	t.Parallel()
+	all := []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}
+	tests := []struct {
+		name    string
+		agent   string
+		install []hook.InstallConfig
+		// write is a file written before (path → content).
+		write       map[string]string
+		files       []string
+		missing     []string
+		complete    bool
+		note, wrong string
+	}{
+		{name: "nothing", agent: "claude", missing: all},
+		{name: "claude shared", agent: "claude", install: []hook.InstallConfig{{Agent: "claude"}}, files: []string{".claude/settings.json"}, complete: true},
+		{name: "claude local", agent: "claude", install: []hook.InstallConfig{{Agent: "claude", Local: true}},
+			files: []string{".claude/settings.local.json"}, complete: true},
+		{name: "claude both", agent: "claude", install: []hook.InstallConfig{{Agent: "claude"}, {Agent: "claude", Local: true}},
+			files: []string{".claude/settings.json", ".claude/settings.local.json"}, complete: true},
+		{name: "claude partly, by hand", agent: "claude",
+			write: map[string]string{".claude/settings.json": `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "letagents hook Stop"}]}],
+				"PostToolUse": [{"hooks": [{"type": "command", "command": "gofmt -w ."}]}]}}`},
+			files: []string{".claude/settings.json"}, missing: []string{"SessionStart", "UserPromptSubmit", "PostToolUse"}},
+		{name: "codex, with what it needs besides", agent: "codex", install: []hook.InstallConfig{{Agent: "codex"}},
+			files: []string{".codex/hooks.json"}, complete: true, note: "/hooks"},
+		{name: "gemini", agent: "gemini", install: []hook.InstallConfig{{Agent: "gemini"}}, files: []string{".gemini/settings.json"}, complete: true},
+		{name: "another runtime's hooks do not count", agent: "gemini", install: []hook.InstallConfig{{Agent: "claude"}},
+			missing: []string{"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent"}},
+		{name: "broken file", agent: "claude", write: map[string]string{".claude/settings.local.json": "{"}, wrong: "not a JSON object"},
+		{name: "unknown agent", agent: "cursor", wrong: "want one of"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			for path, content := range tt.write {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, path)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, path), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, c := range tt.install {
+				c.Dir = dir
+				if err := hook.Install(c, &bytes.Buffer{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, err := hook.Installed(dir, tt.agent)
+			if tt.wrong != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wrong) {
+					t.Fatalf("Installed = %+v, %v; want an error with %q", st, err, tt.wrong)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var files []string
+			for _, f := range st.Files {
+				files = append(files, filepath.ToSlash(f))
+			}
+			if !slices.Equal(files, tt.files) || !slices.Equal(st.Missing, tt.missing) || st.Complete() != tt.complete {
+				t.Errorf("Installed = files %q, missing %q, complete %v; want %q, %q, %v", files, st.Missing, st.Complete(), tt.files, tt.missing, tt.complete)
+			}
+			if !strings.Contains(st.Note, tt.note) || (tt.note == "") != (st.Note == "") {
+				t.Errorf("Note = %q; want one with %q", st.Note, tt.note)
+			}
+		})
 	}
 }

@@ -20,8 +20,9 @@
 // agent runtime's hooks run (package hook): it reads the hook's JSON on
 // stdin and prints the room's unread messages for the runtime to put in
 // the agent's context. `letagents hook install [--agent claude|codex|gemini]
-// [--dir DIR] [--command CMD] [--filter F]` writes the hook configuration
-// into the project.
+// [--dir DIR] [--command CMD] [--filter F] [--local]` writes the hook
+// configuration into the project (--local: Claude Code's personal
+// .claude/settings.local.json).
 package main
 
 import (
@@ -105,12 +106,13 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 // the hooks installed.
 func runHook(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "install" {
-		flags := newFlags("letagents hook install [--agent "+strings.Join(hook.Agents(), "|")+"] [--dir DIR] [--command CMD] [--filter all|addressed]", stderr)
+		flags := newFlags("letagents hook install [--agent "+strings.Join(hook.Agents(), "|")+"] [--dir DIR] [--command CMD] [--filter all|addressed] [--local]", stderr)
 		var cfg hook.InstallConfig
 		flags.StringVar(&cfg.Agent, "agent", "claude", "the agent runtime: "+strings.Join(hook.Agents(), ", "))
 		flags.StringVar(&cfg.Dir, "dir", ".", "the project directory")
 		flags.StringVar(&cfg.Command, "command", "letagents", "how the runtime runs letagents")
 		flags.StringVar(&cfg.Filter, "filter", "", "all (default) or addressed: the messages the hooks bring")
+		flags.BoolVar(&cfg.Local, "local", false, "claude: write .claude/settings.local.json (yours alone) instead of .claude/settings.json (shared with the team)")
 		rest, err := parseFlags(flags, args[1:])
 		if err != nil {
 			return err

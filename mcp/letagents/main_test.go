@@ -48,6 +48,8 @@ func TestRun(t *testing.T) {
 		{"hook install, unknown agent after the flag", []string{"hook", "install", "--dir", t.TempDir(), "--agent", "cursor"}, nil, "want one of"},
 		{"hook, bad API URL", []string{"hook", "--cwd", t.TempDir(), "Stop"}, map[string]string{"LETAGENTS_API_URL": "ftp://x"}, "LETAGENTS_API_URL"},
 		{"hook install, unknown agent", []string{"hook", "install", "--agent", "cursor", "--dir", t.TempDir()}, nil, "want one of"},
+		{"hook install --local last", []string{"hook", "install", "--dir", t.TempDir(), "--local"}, nil, ""},
+		{"hook install --local for gemini", []string{"hook", "install", "--local", "--agent", "gemini", "--dir", t.TempDir()}, nil, "--local"},
 	}
 	for _, tt := range tests {
 		vars := map[string]string{"LETAGENTS_STATE_PATH": state}

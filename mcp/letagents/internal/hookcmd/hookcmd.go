@@ -30,6 +30,7 @@ import (
 	"github.com/letagents/letagents-go/mcp/apiurl"
 	"github.com/letagents/letagents-go/mcp/cmdline"
 	"github.com/letagents/letagents-go/mcp/hook"
+	"github.com/letagents/letagents-go/mcp/identity"
 	"github.com/letagents/letagents-go/mcp/state"
 	"github.com/letagents/letagents-go/shared/letagents"
 )
@@ -102,5 +103,6 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return hook.Run(ctx, hook.Config{APIURL: apiURL, DefaultAPIURL: apiurl.Default, Token: strings.TrimSpace(getenv("LETAGENTS_TOKEN")),
-		StatePath: statePath, Getenv: getenv, Filter: f, Limit: *limit, Logger: logger}, event, stdin, stdout)
+		StatePath: statePath, Getenv: getenv, ClientProcess: identity.ProcessKey(os.Getppid()), Filter: f, Limit: *limit, Logger: logger},
+		event, stdin, stdout)
 }
