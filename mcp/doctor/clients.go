@@ -117,9 +117,18 @@ func (d *diagnosis) hookFiles(in installed, p *problems) bool {
 			p.add(Fail, fmt.Sprintf("%s turns every hook off (hooksConfig.enabled: false)", f.Path),
 				fmt.Sprintf("set \"hooksConfig\": {\"enabled\": true} in %s", f.Path))
 		}
-		if len(f.Disabled) > 0 {
-			p.add(Fail, fmt.Sprintf("%s switches off %s (hooksConfig.disabled)", f.Path, strings.Join(f.Disabled, ", ")),
-				fmt.Sprintf("remove %s from hooksConfig.disabled in %s (or run /hooks enable in gemini)", strings.Join(quoteAll(f.Disabled), ", "), f.Path))
+		// A list of disabled hooks counts for the hooks of every file.
+		for _, g := range in.found {
+			var off []string
+			for _, n := range g.Disabled {
+				if slices.Contains(f.Names, n) || slices.Contains(f.Commands, n) {
+					off = append(off, n)
+				}
+			}
+			if len(off) > 0 {
+				p.add(Fail, fmt.Sprintf("%s switches off the hooks %s (hooksConfig.disabled)", g.Path, strings.Join(quoteAll(off), ", ")),
+					fmt.Sprintf("remove %s from hooksConfig.disabled in %s", strings.Join(quoteAll(off), ", "), g.Path))
+			}
 		}
 		var programs []string
 		for _, c := range f.Commands {

@@ -72,13 +72,15 @@ type Found struct {
 	// Events are the events Install writes that run a letagents hook
 	// here, in Install's order; Missing the others.
 	Events, Missing []string
-	// Commands are the distinct letagents hook commands.
-	Commands []string
+	// Commands are the distinct letagents hook commands; Names the
+	// distinct names their entries carry (Gemini CLI's).
+	Commands, Names []string
 	// HooksOff names the setting of this file that turns every hook off
 	// ("disableAllHooks", "hooksConfig.enabled"), "" when none does.
 	HooksOff string
-	// Disabled are letagents hook commands or names this file switches
-	// off one by one (Gemini CLI's hooksConfig.disabled).
+	// Disabled is the file's list of hooks switched off one by one, by
+	// name or command (Gemini CLI's hooksConfig.disabled, which it merges
+	// over every file).
 	Disabled []string
 }
 
@@ -117,8 +119,8 @@ func Inspect(agent string, f ConfigFile) (Found, error) {
 					if !slices.Contains(found.Commands, e.Command) {
 						found.Commands = append(found.Commands, e.Command)
 					}
-					if slices.Contains(file.HooksConfig.Disabled, e.Command) || e.Name != "" && slices.Contains(file.HooksConfig.Disabled, e.Name) {
-						found.Disabled = append(found.Disabled, cmp.Or(e.Name, e.Command))
+					if e.Name != "" && !slices.Contains(found.Names, e.Name) {
+						found.Names = append(found.Names, e.Name)
 					}
 				}
 			}
@@ -129,8 +131,9 @@ func Inspect(agent string, f ConfigFile) (Found, error) {
 			found.Missing = append(found.Missing, ev.name)
 		}
 	}
-	slices.Sort(found.Disabled)
-	found.Disabled = slices.Compact(found.Disabled)
+	if agent == "gemini" {
+		found.Disabled = file.HooksConfig.Disabled
+	}
 	switch {
 	case agent == "claude" && file.DisableAllHooks:
 		found.HooksOff = "disableAllHooks"
