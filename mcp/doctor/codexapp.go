@@ -94,6 +94,8 @@ type codexHook struct {
 	Enabled     bool   `json:"enabled"`
 	IsManaged   bool   `json:"isManaged"`
 	TrustStatus string `json:"trustStatus"` // managed, trusted, untrusted or modified
+	// CurrentHash is what a review records as trusted_hash.
+	CurrentHash string `json:"currentHash"`
 }
 
 // runs reports whether Codex runs the hook.
