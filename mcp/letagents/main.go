@@ -200,7 +200,10 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return err
 	}
-	home, _ := os.UserHomeDir()
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
 	homes := hook.Homes{Home: home, Codex: getenv("CODEX_HOME"), Gemini: cmp.Or(getenv("GEMINI_CLI_HOME"), home)}
 	if homes.Codex == "" && home != "" {
 		homes.Codex = filepath.Join(home, ".codex")
