@@ -179,8 +179,9 @@ func (d *diagnosis) clients(ctx context.Context) []Check {
 	return out
 }
 
-// claude checks Claude Code's hooks. It runs project hooks once the
-// person trusted the folder at start-up, which it asks for itself.
+// claude checks Claude Code's hooks, and that the folder is trusted:
+// Claude Code skips hooks until a person accepts the folder's trust
+// prompt.
 func (d *diagnosis) claude() Check {
 	const name = "claude hooks"
 	in, ok := d.inspect("claude", runtimeBins["claude"])
@@ -188,8 +189,40 @@ func (d *diagnosis) claude() Check {
 		return Check{Name: name, Status: Skip, Message: "Claude Code is not installed here (no claude on PATH, no .claude directory)"}
 	}
 	p := problems{status: OK}
-	d.hookFiles(in, &p)
+	if d.hookFiles(in, &p) {
+		d.claudeTrust(&p)
+	}
 	return p.check(name)
+}
+
+// claudeTrust checks that Claude Code's state file records the project
+// (or a folder above it) as trusted (projects[path].hasTrustDialogAccepted).
+func (d *diagnosis) claudeTrust(p *problems) {
+	project := d.project()
+	fix := fmt.Sprintf("cd %s && claude, and accept the prompt to trust the folder", shellQuote(project))
+	raw, err := os.ReadFile(d.cfg.ClaudeState)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		p.add(Warn, fmt.Sprintf("cannot read %s to see whether the folder is trusted: %v", d.cfg.ClaudeState, err), "")
+		return
+	}
+	var st struct {
+		Projects map[string]struct {
+			HasTrustDialogAccepted bool `json:"hasTrustDialogAccepted"`
+		} `json:"projects"`
+	}
+	if len(raw) > 0 && json.Unmarshal(raw, &st) != nil {
+		p.add(Warn, d.cfg.ClaudeState+" is not JSON: cannot see whether the folder is trusted", "")
+		return
+	}
+	for dir := project; ; dir = filepath.Dir(dir) {
+		if st.Projects[dir].HasTrustDialogAccepted {
+			return
+		}
+		if filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	p.add(Warn, fmt.Sprintf("%s is not trusted in Claude Code yet: it skips hooks until a person accepts the folder's trust prompt", project), fix)
 }
 
 // gemini checks Gemini CLI's hooks, and that the folder is trusted: it

@@ -55,6 +55,15 @@ func edit(t *testing.T, path string, change func(m map[string]any)) {
 	}
 }
 
+// trustClaude records dir as trusted in Claude Code's state file, as its
+// trust prompt does.
+func trustClaude(t *testing.T, cfg *doctor.Config, dir string) {
+	t.Helper()
+	edit(t, cfg.ClaudeState, func(m map[string]any) {
+		m["projects"] = map[string]any{dir: map[string]any{"hasTrustDialogAccepted": true, "allowedTools": []string{}}}
+	})
+}
+
 // dropEvent removes event's hooks from the hooks file at path.
 func dropEvent(t *testing.T, path, event string) {
 	t.Helper()
@@ -88,6 +97,7 @@ func TestHookChecks(t *testing.T) {
 		{"claude, settings.json", func(t *testing.T, dir string, cfg *doctor.Config) {
 			cfg.LookPath = programs("claude", "letagents")
 			install(t, "claude", dir)
+			trustClaude(t, cfg, dir)
 		}, func(dir string) map[string]want {
 			return map[string]want{
 				"claude hooks": {doctor.OK, "hooks in " + filepath.Join(dir, ".claude", "settings.json"), ""},
@@ -114,12 +124,24 @@ func TestHookChecks(t *testing.T) {
 				t.Fatal(err)
 			}
 			dropEvent(t, local, "Stop")
+			trustClaude(t, cfg, dir)
 			for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PostToolUse"} {
 				dropEvent(t, user, ev)
 			}
 		}, func(dir string) map[string]want {
 			return map[string]want{
 				"claude hooks": {doctor.OK, "settings.local.json", ""},
+			}
+		}},
+		{"claude, folder not trusted", func(t *testing.T, dir string, cfg *doctor.Config) {
+			cfg.LookPath = programs("claude", "letagents")
+			install(t, "claude", dir)
+			edit(t, cfg.ClaudeState, func(m map[string]any) {
+				m["projects"] = map[string]any{dir: map[string]any{"hasTrustDialogAccepted": false}}
+			})
+		}, func(dir string) map[string]want {
+			return map[string]want{
+				"claude hooks": {doctor.Warn, "not trusted in Claude Code yet", "cd " + dir + " && claude, and accept the prompt"},
 			}
 		}},
 		{"claude, an event missing", func(t *testing.T, dir string, cfg *doctor.Config) {
@@ -157,6 +179,7 @@ func TestHookChecks(t *testing.T) {
 			if err := hook.Install(hook.InstallConfig{Agent: "claude", Dir: dir, Command: bin}, io.Discard); err != nil {
 				t.Fatal(err)
 			}
+			trustClaude(t, cfg, filepath.Dir(dir)) // a folder above counts
 		}, func(dir string) map[string]want {
 			return map[string]want{
 				"claude hooks": {doctor.OK, "hooks in ", ""},

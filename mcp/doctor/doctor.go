@@ -89,6 +89,10 @@ type Config struct {
 	Env map[string]string
 	// Homes are the runtimes' user configuration directories.
 	Homes hook.Homes
+	// ClaudeState is Claude Code's own state file, which records the
+	// folders a person trusted ($CLAUDE_CONFIG_DIR/.claude.json, default
+	// ~/.claude.json).
+	ClaudeState string
 	// GeminiTrustedFolders is Gemini CLI's trustedFolders.json
 	// (GEMINI_CLI_TRUSTED_FOLDERS_PATH, default <Gemini home>/.gemini/…);
 	// GeminiTrustWorkspace is GEMINI_CLI_TRUST_WORKSPACE.

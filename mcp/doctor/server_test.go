@@ -73,7 +73,7 @@ func baseConfig(t *testing.T, dir, api string) doctor.Config {
 	home := t.TempDir()
 	return doctor.Config{Dir: dir, Version: "test", APIURL: api, DefaultAPIURL: "http://127.0.0.1:1",
 		StatePath: filepath.Join(t.TempDir(), "mcp-state.json"), Homes: hook.Homes{Home: home, Codex: filepath.Join(home, ".codex"), Gemini: home},
-		GeminiTrustedFolders: filepath.Join(home, ".gemini", "trustedFolders.json"), CodexBin: "codex", LookPath: noProgram,
+		ClaudeState: filepath.Join(home, ".claude.json"), GeminiTrustedFolders: filepath.Join(home, ".gemini", "trustedFolders.json"), CodexBin: "codex", LookPath: noProgram,
 		Timeout: testwait.Bound}
 }
 

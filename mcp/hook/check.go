@@ -18,8 +18,10 @@ import (
 // Homes are the directories a runtime keeps its user-wide configuration
 // in, beside the project's.
 type Homes struct {
-	// Home is the user's home directory (~/.claude, ~/.gemini).
+	// Home is the user's home directory.
 	Home string
+	// Claude is CLAUDE_CONFIG_DIR (default Home/.claude).
+	Claude string
 	// Codex is CODEX_HOME (default ~/.codex).
 	Codex string
 	// Gemini is GEMINI_CLI_HOME (default Home): Gemini CLI reads
@@ -51,8 +53,8 @@ func ConfigFiles(agent, project string, h Homes) ([]ConfigFile, error) {
 	switch agent {
 	case "claude":
 		files = append(files, ConfigFile{filepath.Join(project, ".claude", "settings.local.json"), ScopeLocal})
-		if h.Home != "" {
-			files = append(files, ConfigFile{filepath.Join(h.Home, ".claude", "settings.json"), ScopeUser})
+		if dir := cmp.Or(h.Claude, joinIf(h.Home, ".claude")); dir != "" {
+			files = append(files, ConfigFile{filepath.Join(dir, "settings.json"), ScopeUser})
 		}
 	case "codex":
 		if h.Codex != "" {
@@ -64,6 +66,14 @@ func ConfigFiles(agent, project string, h Homes) ([]ConfigFile, error) {
 		}
 	}
 	return files, nil
+}
+
+// joinIf is dir/name, or "" when dir is.
+func joinIf(dir, name string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, name)
 }
 
 // Found is what one configuration file holds of letagents' hooks.

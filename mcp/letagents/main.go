@@ -204,9 +204,13 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	homes := hook.Homes{Home: home, Codex: getenv("CODEX_HOME"), Gemini: cmp.Or(getenv("GEMINI_CLI_HOME"), home)}
+	homes := hook.Homes{Home: home, Claude: getenv("CLAUDE_CONFIG_DIR"), Codex: getenv("CODEX_HOME"), Gemini: cmp.Or(getenv("GEMINI_CLI_HOME"), home)}
 	if homes.Codex == "" && home != "" {
 		homes.Codex = filepath.Join(home, ".codex")
+	}
+	claudeState := filepath.Join(home, ".claude.json")
+	if homes.Claude != "" {
+		claudeState = filepath.Join(homes.Claude, ".claude.json")
 	}
 	// What a Codex worker's MCP server must be given too, when set here.
 	env := map[string]string{}
@@ -216,7 +220,7 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}
 	return doctor.Run(ctx, doctor.Config{Dir: dir, Version: server.Version, APIURL: getenv("LETAGENTS_API_URL"), DefaultAPIURL: server.DefaultAPIURL,
-		Token: cfg.EnvToken, StatePath: cfg.StatePath, Env: env, Homes: homes,
+		Token: cfg.EnvToken, StatePath: cfg.StatePath, Env: env, Homes: homes, ClaudeState: claudeState,
 		GeminiTrustedFolders: cmp.Or(getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH"), filepath.Join(homes.Gemini, ".gemini", "trustedFolders.json")),
 		GeminiTrustWorkspace: getenv("GEMINI_CLI_TRUST_WORKSPACE"), CodexBin: cmp.Or(cfg.CodexBin, "codex"), Environ: os.Environ(),
 		LookPath: exec.LookPath}, *asJSON, stdout)
