@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -103,8 +104,8 @@ type Config struct {
 	// Environ is the environment codex runs in (CODEX_HOME is set from
 	// Homes.Codex).
 	Environ []string
-	// LookPath finds a program as the runtimes' shells would
-	// (exec.LookPath).
+	// LookPath finds a program as the runtimes' shells would; nil for
+	// exec.LookPath.
 	LookPath func(string) (string, error)
 	// HTTPClient sends the requests; nil for a default one.
 	HTTPClient *http.Client
@@ -151,6 +152,9 @@ func Diagnose(ctx context.Context, cfg Config) Report {
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
+	}
+	if cfg.LookPath == nil {
+		cfg.LookPath = exec.LookPath
 	}
 	r := Report{Dir: cfg.Dir, Version: cfg.Version}
 	repo, err := gitctx.Detect(ctx, cfg.Dir)
