@@ -105,6 +105,14 @@ func (d *diagnosis) signIn(ctx context.Context) Check {
 	case ignored != "":
 		return Check{Name: name, Status: Fail, Message: fmt.Sprintf("%s in %s is not accepted by %s (%s): agents act anonymously", from,
 			d.cfg.StatePath, d.api, ignoredText(ignored)), Fix: signInFix}
+	case s.Authenticated && token == "":
+		// Signed in without a credential: the server acts for everyone as
+		// its local owner (sign-in off, on the local runner).
+		login := "its local owner"
+		if s.Account != nil {
+			login = "its local owner, " + s.Account.Login
+		}
+		return Check{Name: name, Status: OK, Message: "sign-in is off: the server acts for every agent here as " + login}
 	case s.Authenticated && s.Account != nil:
 		return Check{Name: name, Status: OK, Message: fmt.Sprintf("signed in as %s (%s)", s.Account.Login, from)}
 	case s.Authenticated:
