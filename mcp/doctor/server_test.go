@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -284,4 +285,30 @@ func TestSessionCheckDeliversNothing(t *testing.T) {
 	if len(u.Messages) != 1 || u.Messages[0].Text != "@Reader are you there?" {
 		t.Errorf("unread after the doctor = %+v, want the one message still unread", u.Messages)
 	}
+}
+
+// A server that signs in a caller who sent no credential acts for
+// everyone as its local owner (sign-in off): the doctor says so. The
+// answer is a stand-in's, of the shape /auth/session has.
+func TestSignInLocalOwner(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/api/health":
+			_, _ = w.Write([]byte(`{"status": "ok", "service": "letagents-api", "version": "v1"}`))
+		case "/auth/session":
+			_, _ = w.Write([]byte(`{"authenticated": true, "account": {"id": "acct_1", "login": "local"}, "sign_in_configured": false}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
+	defer cancel()
+	checkReport(t, doctor.Diagnose(ctx, baseConfig(t, dir, srv.URL)), map[string]want{
+		"server":  {doctor.OK, "version v1", ""},
+		"sign-in": {doctor.OK, "sign-in is off: the server acts for every agent here as its local owner, local", ""},
+	})
 }
