@@ -578,10 +578,12 @@ type MyAgents struct {
 	Agents []Agent `json:"agents"`
 }
 
-// Health is GET /api/health.
+// Health is GET /api/health. Version is this service's build (added
+// here; the original answers only status and service).
 type Health struct {
 	Status  string `json:"status"`
 	Service string `json:"service"`
+	Version string `json:"version,omitempty"`
 }
 
 // ArtifactFields are what a publisher says of an artifact.
