@@ -50,9 +50,11 @@ func ConfigFiles(agent, project string, h Homes) ([]ConfigFile, error) {
 		return nil, fmt.Errorf("agent %q: want one of %s", agent, strings.Join(Agents(), ", "))
 	}
 	files := []ConfigFile{{filepath.Join(project, rt.file), ScopeProject}}
+	if rt.localFile != "" {
+		files = append(files, ConfigFile{filepath.Join(project, rt.localFile), ScopeLocal})
+	}
 	switch agent {
 	case "claude":
-		files = append(files, ConfigFile{filepath.Join(project, ".claude", "settings.local.json"), ScopeLocal})
 		if dir := cmp.Or(h.Claude, joinIf(h.Home, ".claude")); dir != "" {
 			files = append(files, ConfigFile{filepath.Join(dir, "settings.json"), ScopeUser})
 		}
