@@ -62,6 +62,19 @@ func TestLocalOwner(t *testing.T) {
 	e.callWith(ctx, t, http.MethodPost, "/rooms/"+room+"/presence", `{"status": "working"}`, localSession(id, token)).want(t, 200, "")
 	e.callWith(ctx, t, http.MethodPost, "/rooms/"+room+"/presence", `{"status": "working"}`, localSession(id, "wrong")).want(t, 401, "Invalid agent session credentials")
 
+	// Work the agent opens is the local owner's: the page (no session)
+	// may write to it, as its owner; a reasoning write that brings a
+	// session must bring a valid one.
+	rs := e.call(t, http.MethodPost, "/rooms/"+room+"/reasoning-sessions",
+		`{"summary": "reading", "agent_session_id": "`+id+`", "agent_session_token": "`+token+`"}`).want(t, 201, "")
+	rsID, _ := rs.obj["session"].(map[string]any)["id"].(string)
+	e.call(t, http.MethodPost, "/rooms/"+room+"/reasoning-sessions/"+rsID+"/updates", `{"summary": "from the page"}`).want(t, 201, "")
+	e.call(t, http.MethodPost, "/rooms/"+room+"/reasoning-sessions/"+rsID+"/updates",
+		`{"summary": "forged", "agent_session_id": "`+id+`", "agent_session_token": "wrong"}`).want(t, 401, "Invalid agent session credentials")
+	art := `{"kind": "pull_request", "url": "https://github.com/acme/app/pull/7"}`
+	e.callWith(ctx, t, http.MethodPost, "/rooms/"+room+"/artifacts", art, localSession(id, token)).want(t, 200, "")
+	e.call(t, http.MethodPost, "/rooms/"+room+"/artifacts", art).want(t, 200, "")
+
 	// Never the local owner: a browser request from another site, and a
 	// request to a name that is not this machine (DNS rebinding).
 	strangers := []struct {
