@@ -10,16 +10,34 @@ import (
 	"unicode"
 )
 
-// Account is a person, known by their GitHub identity.
+// Account is a person, known by their GitHub identity, or the local owner
+// (LocalOwner).
 type Account struct {
 	ID             int64
-	Provider       string // "github"
+	Provider       string // "github", or ProviderLocal
 	ProviderUserID string // GitHub's numeric user id, as text
 	Login          string
 	DisplayName    string // GitHub's name, else the login
 	AvatarURL      string
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+}
+
+// The local owner is the one account a server with sign-in off and every
+// room open acts for (when configured to: LETAGENTS_LOCAL_OWNER), so that
+// on a laptop the board, agent sessions and hooks work as for a signed-in
+// account. No sign-in makes or reaches it: GitHub accounts have provider
+// "github".
+const (
+	ProviderLocal         = "local"
+	LocalOwnerLogin       = "local"
+	LocalOwnerDisplayName = "Local owner"
+)
+
+// LocalOwner is the local owner's account as it is stored (without its id
+// and times).
+func LocalOwner() Account {
+	return Account{Provider: ProviderLocal, ProviderUserID: LocalOwnerLogin, Login: LocalOwnerLogin, DisplayName: LocalOwnerDisplayName}
 }
 
 // Agent is a named agent of an account, as the agents directory keeps it.

@@ -541,6 +541,9 @@ type Session struct {
 	Authenticated    bool     `json:"authenticated"`
 	Account          *Account `json:"account,omitempty"`
 	SignInConfigured bool     `json:"sign_in_configured"`
+	// LocalOwner: sign-in is off here and every caller without a
+	// credential acts as the local owner, Account (auth.ViaLocal).
+	LocalOwner bool `json:"local_owner,omitempty"`
 }
 
 // Success is an answer with nothing else to say.
