@@ -14,7 +14,7 @@ import (
 	"github.com/letagents/letagents-go/shared/store"
 )
 
-func newStore(t *testing.T) *store.Store {
+func newStore(t testing.TB) *store.Store {
 	t.Helper()
 	return store.New(pgtest.New(t).Pool)
 }
