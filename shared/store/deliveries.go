@@ -45,6 +45,18 @@ type UnreadQuery struct {
 	OnlyIfAsked bool
 }
 
+// unreadRow scans a message TakeUnread may take, with the room's last
+// number, whether any message it considered asks the agent something,
+// and how this one addresses it (null when the row holds no message).
+type unreadRow struct {
+	LastSeq  int64 `db:"last_seq"`
+	AnyAsked bool  `db:"any_asked"`
+	messageRow
+	Mentioned *bool `db:"mentioned"`
+	InThread  *bool `db:"in_thread"`
+	Asked     *bool `db:"asked"`
+}
+
 // TakeUnread hands a session its unread messages and marks them surfaced
 // through a hook, atomically: the messages after its delivery cursor
 // (within the room's newest letagents.UnreadScan) that it did not send
@@ -72,7 +84,7 @@ func (s *Store) TakeUnread(ctx context.Context, sessionID int64, roomID string, 
 		// replies in a thread the agent wrote in before it; asked when a
 		// person (no agent, not the server) addressed it so, or gave it as
 		// the agents' instruction.
-		rows, err := tx.Query(ctx, `
+		rows, err := queryAll[unreadRow](ctx, tx, `
 			WITH r AS (SELECT last_seq FROM rooms WHERE id = $2),
 			c AS (
 				SELECT m.*, coalesce(m.mentions @> ARRAY[$1::bigint], false) AS mentioned,
@@ -87,7 +99,8 @@ func (s *Store) TakeUnread(ctx context.Context, sessionID int64, roomID string, 
 				SELECT *, (source IS NULL OR source = 'browser') AND (mentioned OR in_thread OR agent_prompt_kind IS NOT DISTINCT FROM 'inline') AS asked
 				FROM c WHERE $4 = 'all' OR mentioned OR in_thread
 			)
-			SELECT r.last_seq, (SELECT coalesce(bool_or(asked), false) FROM a), `+messageSelect+`, m.mentioned, m.in_thread, m.asked
+			SELECT r.last_seq, (SELECT coalesce(bool_or(asked), false) FROM a) AS any_asked, `+messageSelect+`,
+				m.mentioned, m.in_thread, m.asked
 			FROM r LEFT JOIN LATERAL (SELECT * FROM a ORDER BY seq LIMIT $5 + 1) m ON true `+messageJoins+`
 			ORDER BY m.seq`,
 			sessionID, roomID, u.Cursor, string(q.Filter), q.Limit, letagents.UnreadScan)
@@ -95,30 +108,20 @@ func (s *Store) TakeUnread(ctx context.Context, sessionID int64, roomID string, 
 			return fmt.Errorf("take unread messages: %w", err)
 		}
 		var lastSeq int64
-		for rows.Next() {
-			var row messageRow
-			var mentioned, inThread, asked *bool
-			dest := append([]any{&lastSeq, &u.Asked}, row.dest()...)
-			if err := rows.Scan(append(dest, &mentioned, &inThread, &asked)...); err != nil {
-				rows.Close()
-				return fmt.Errorf("take unread messages: %w", err)
-			}
-			m, ok := row.message(roomID)
+		for _, row := range rows {
+			lastSeq, u.Asked = row.LastSeq, row.AnyAsked
+			m, ok := row.message()
 			if !ok {
 				continue
 			}
-			um := letagents.UnreadMessage{Message: m, Asked: *asked}
+			um := letagents.UnreadMessage{Message: m, Asked: *row.Asked}
 			switch {
-			case *mentioned:
+			case *row.Mentioned:
 				um.Addressed = letagents.AddressedMention
-			case *inThread:
+			case *row.InThread:
 				um.Addressed = letagents.AddressedThread
 			}
 			u.Messages = append(u.Messages, um)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("take unread messages: %w", err)
 		}
 		if q.OnlyIfAsked && !u.Asked {
 			u.Messages = nil

@@ -184,3 +184,24 @@ type retryRow struct {
 func (r retryRow) Scan(dest ...any) error {
 	return r.s.retry(r.ctx, func() error { return r.s.pool.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...) })
 }
+
+// queryOne runs sql on q and scans its one row into a T by name
+// (pgx.RowToStructByName: every column is a field's db tag, every field
+// a column); pgx.ErrNoRows when there is none.
+func queryOne[T any](ctx context.Context, q querier, sql string, args ...any) (T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return pgx.CollectOneRow(rows, pgx.RowToStructByName[T])
+}
+
+// queryAll is queryOne for every row, in order; none is no error.
+func queryAll[T any](ctx context.Context, q querier, sql string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByName[T])
+}
