@@ -130,23 +130,24 @@ const TaskPrefix = "task_"
 const LeasePrefix = "tl_"
 
 // Task is one item of a room's board. Empty strings are nulls on the wire.
+// Its db tags name the columns the store reads it from (by name).
 type Task struct {
-	RoomID             string
-	Seq                int64
-	Title              string
-	Description        string
-	Status             TaskStatus
-	Assignee           string // the holder's actor label
-	AssigneeAgentKey   string
-	CreatedBy          string
-	CreatedByAccountID int64
-	CreatedBySessionID int64
-	SourceMessageID    string // "msg_N"
-	PRURL              string
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
+	RoomID             string     `db:"room_id"`
+	Seq                int64      `db:"seq"`
+	Title              string     `db:"title"`
+	Description        string     `db:"description"`
+	Status             TaskStatus `db:"status"`
+	Assignee           string     `db:"assignee"` // the holder's actor label
+	AssigneeAgentKey   string     `db:"assignee_agent_key"`
+	CreatedBy          string     `db:"created_by"`
+	CreatedByAccountID int64      `db:"created_by_account_id"`
+	CreatedBySessionID int64      `db:"created_by_session_id"`
+	SourceMessageID    string     `db:"source_message_id"` // "msg_N"
+	PRURL              string     `db:"pr_url"`
+	CreatedAt          time.Time  `db:"created_at"`
+	UpdatedAt          time.Time  `db:"updated_at"`
 	// ActiveLeases are the task's active leases, work lease first.
-	ActiveLeases []Lease
+	ActiveLeases []Lease `db:"-"`
 }
 
 // ID is the task's wire id, "task_N".

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
 )
 
@@ -50,6 +51,7 @@ func TestColumnListsMatchRows(t *testing.T) {
 		{"message with quote, thread and mentions", `SELECT ` + messageSelect + ` FROM messages m ` + messageJoins, byName[messageRow]},
 		{"search by index", searchByIndex, byName[searchRow]},
 		{"search by rooms", searchByRooms, byName[searchRow]},
+		{"task", `SELECT ` + taskColumns + ` FROM tasks t`, byName[letagents.Task]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

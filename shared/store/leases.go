@@ -37,7 +37,8 @@ const activeLeasesSQL = `SELECT ` + leaseColumns + ` FROM task_leases l
 	WHERE l.room_id = $1 AND l.task_seq = ANY($2) AND l.status = 'active' AND (l.expires_at IS NULL OR l.expires_at > $3)
 	ORDER BY l.task_seq, l.kind = 'review', l.created_at, l.id`
 
-// withLeases fills in the active leases of tasks of one room.
+// withLeases sets the active leases of tasks of one room (an empty list
+// for none).
 func withLeases(ctx context.Context, q querier, tasks []letagents.Task, now time.Time) error {
 	if len(tasks) == 0 {
 		return nil
@@ -46,6 +47,7 @@ func withLeases(ctx context.Context, q querier, tasks []letagents.Task, now time
 	at := make(map[int64]int, len(tasks))
 	for i, t := range tasks {
 		seqs[i], at[t.Seq] = t.Seq, i
+		tasks[i].ActiveLeases = []letagents.Lease{}
 	}
 	rows, err := q.Query(ctx, activeLeasesSQL, tasks[0].RoomID, seqs, now)
 	if err != nil {
@@ -151,10 +153,10 @@ func (s *Store) ClaimTask(ctx context.Context, roomID string, seq int64, c Claim
 		if t, lease, err = s.claim(ctx, tx, roomID, seq, c, letagents.ClaimWork, now); err != nil {
 			return err
 		}
-		t, err = scanTask(tx.QueryRow(ctx, `
+		t, err = queryTask(ctx, tx, `
 			UPDATE tasks t SET status = 'assigned', assignee = $3, assignee_agent_key = $4, pr_url = $5, updated_at = $6
 			WHERE t.room_id = $1 AND t.seq = $2 RETURNING `+taskColumns,
-			roomID, seq, c.Actor.Label, nullString(c.Actor.AgentKey), nullString(lease.PRURL), now))
+			roomID, seq, c.Actor.Label, nullString(c.Actor.AgentKey), nullString(lease.PRURL), now)
 		if err != nil {
 			return fmt.Errorf("claim task: %w", err)
 		}
@@ -269,9 +271,9 @@ func (s *Store) HandoffWorkLease(ctx context.Context, roomID string, seq int64, 
 		if err != nil {
 			return err
 		}
-		t, err = scanTask(tx.QueryRow(ctx, `
+		t, err = queryTask(ctx, tx, `
 			UPDATE tasks t SET status = 'assigned', assignee = $3, assignee_agent_key = $4, updated_at = $5
-			WHERE t.room_id = $1 AND t.seq = $2 RETURNING `+taskColumns, roomID, seq, target.ActorLabel, target.AgentKey, now))
+			WHERE t.room_id = $1 AND t.seq = $2 RETURNING `+taskColumns, roomID, seq, target.ActorLabel, target.AgentKey, now)
 		if err != nil {
 			return fmt.Errorf("hand off lease: %w", err)
 		}
