@@ -164,26 +164,27 @@ func (t Task) WorkLease() (Lease, bool) {
 }
 
 // Lease is an agent's hold on a task: to work on it, or to review it.
+// Its db tags name the columns the store reads it from (by name).
 type Lease struct {
-	ID              string
-	RoomID          string
-	TaskSeq         int64
-	Kind            string // work or review
-	Status          string // active, released, revoked or expired
-	AgentKey        string
-	InstanceID      string // "" when the holder named none
-	SessionID       int64  // the agent session that holds it, 0 once that is gone
-	ActorLabel      string
-	BranchRef       string
-	PRURL           string
-	OutputIntent    string
-	ExpiresAt       time.Time     // zero: never
-	TTL             time.Duration // zero: never expires
-	LastHeartbeatAt time.Time
-	RevokedReason   string
-	CreatedBy       string
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
+	ID              string        `db:"id"`
+	RoomID          string        `db:"room_id"`
+	TaskSeq         int64         `db:"task_seq"`
+	Kind            string        `db:"kind"`   // work or review
+	Status          string        `db:"status"` // active, released, revoked or expired
+	AgentKey        string        `db:"agent_key"`
+	InstanceID      string        `db:"agent_instance_id"` // "" when the holder named none
+	SessionID       int64         `db:"agent_session_id"`  // the agent session that holds it, 0 once that is gone
+	ActorLabel      string        `db:"actor_label"`
+	BranchRef       string        `db:"branch_ref"`
+	PRURL           string        `db:"pr_url"`
+	OutputIntent    string        `db:"output_intent"`
+	ExpiresAt       time.Time     `db:"-"` // zero: never
+	TTL             time.Duration `db:"-"` // zero: never expires
+	LastHeartbeatAt time.Time     `db:"last_heartbeat_at"`
+	RevokedReason   string        `db:"revoked_reason"`
+	CreatedBy       string        `db:"created_by"`
+	CreatedAt       time.Time     `db:"created_at"`
+	UpdatedAt       time.Time     `db:"updated_at"`
 }
 
 // TaskPage is one page of a room's board, by task number.

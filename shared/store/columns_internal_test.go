@@ -52,6 +52,8 @@ func TestColumnListsMatchRows(t *testing.T) {
 		{"search by index", searchByIndex, byName[searchRow]},
 		{"search by rooms", searchByRooms, byName[searchRow]},
 		{"task", `SELECT ` + taskColumns + ` FROM tasks t`, byName[letagents.Task]},
+		{"lease", activeLeasesSQL, byName[leaseRow]},
+		{"artifact", `SELECT ` + artifactColumns + ` FROM room_artifacts a`, byName[letagents.Artifact]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
