@@ -53,6 +53,8 @@ func TestColumnListsMatchRows(t *testing.T) {
 		{"search by rooms", searchByRooms, byName[searchRow]},
 		{"task", `SELECT ` + taskColumns + ` FROM tasks t`, byName[letagents.Task]},
 		{"lease", activeLeasesSQL, byName[leaseRow]},
+		{"reasoning session", `SELECT ` + sessionSelect("s") + ` FROM reasoning_sessions s`, byName[reasoningSessionRow]},
+		{"reasoning update", `SELECT ` + updateSelect("u") + ` FROM reasoning_updates u`, byName[reasoningUpdateRow]},
 		{"artifact", `SELECT ` + artifactColumns + ` FROM room_artifacts a`, byName[letagents.Artifact]},
 	}
 	for _, tt := range tests {
