@@ -231,7 +231,7 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 			(SELECT array_agg(id) FROM mentioned) AS mention_ids, (SELECT array_agg(display_name) FROM mentioned) AS mention_names,
 			(SELECT array_agg(actor_label) FROM mentioned) AS mention_labels
 		FROM ins i LEFT JOIN parent p ON true`,
-		m.RoomID, m.Sender, m.Text, source, parent, s.Channel(m.RoomID), nullInt(m.PublisherSessionID), nullString(m.ClientMessageID),
+		m.RoomID, m.Sender, m.Text, source, parent, s.RoomChannel(m.RoomID), nullInt(m.PublisherSessionID), nullString(m.ClientMessageID),
 		kind, letagents.QuoteMaxChars, keys,
 	)
 	out := letagents.Message{RoomID: m.RoomID, Seq: row.Seq, Sender: m.Sender, Text: m.Text, Source: m.Source, PromptKind: m.PromptKind,

@@ -151,7 +151,7 @@ func (s *Store) CreateReasoningSession(ctx context.Context, n NewReasoningSessio
 		FROM session s, upd u`,
 		n.RoomID, randomID(letagents.ReasoningSessionPrefix), nullString(n.TaskID), nullString(n.AnchorMessageID), n.ActorLabel,
 		nullString(n.AgentKey), snap.Status.Value, snap.Summary, snap, now, randomID(letagents.ReasoningUpdatePrefix),
-		snap.Milestone.Value, s.Channel(n.RoomID), reasoningBell, nullInt(n.OwnerAccountID))
+		snap.Milestone.Value, s.RoomChannel(n.RoomID), reasoningBell, nullInt(n.OwnerAccountID))
 	c := row.change()
 	switch {
 	case isNoRows(err):
@@ -188,7 +188,7 @@ func (s *Store) AddReasoningUpdate(ctx context.Context, roomID, sessionID, actor
 		SELECT `+sessionSelect("s")+`, `+updateSelect("u")+`
 		FROM session s, upd u`,
 		roomID, sessionID, snap.Status.Set, snap.Status.Value, snap.Summary, snap, now, randomID(letagents.ReasoningUpdatePrefix),
-		nullString(actorLabel), snap.Milestone.Value, s.Channel(roomID), reasoningBell)
+		nullString(actorLabel), snap.Milestone.Value, s.RoomChannel(roomID), reasoningBell)
 	c := row.change()
 	switch {
 	case isNoRows(err):
@@ -219,7 +219,7 @@ func (s *Store) ChangeReasoningSession(ctx context.Context, roomID, sessionID st
 		)
 		SELECT `+sessionSelect("s")+` FROM session s`,
 		roomID, sessionID, ch.TaskID.Set, ch.TaskID.Value, ch.AnchorMessageID.Set, ch.AnchorMessageID.Value,
-		ch.ClosedAt.Set, ch.ClosedAt.Value, now, s.Channel(roomID), reasoningBell)
+		ch.ClosedAt.Set, ch.ClosedAt.Value, now, s.RoomChannel(roomID), reasoningBell)
 	session, _ := row.session() // a change of the session alone appends no update
 	c := letagents.ReasoningChange{Session: session}
 	switch {

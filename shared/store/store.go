@@ -35,10 +35,11 @@ func New(pool *pgxpool.Pool) *Store {
 	return &Store{pool: pool, schema: db.Schema(pool)}
 }
 
-// Channel returns the NOTIFY channel rung when a message is added to room.
-// Channel names are identifiers of at most 63 bytes while room ids are free
-// text, so the name is a hash; listeners must quote it like any identifier.
-func (s *Store) Channel(roomID string) string { return s.channel("room_", roomID) }
+// RoomChannel returns the room's doorbell: the NOTIFY channel rung when a
+// message is added to room and when its reasoning changes. Channel names
+// are identifiers of at most 63 bytes while room ids are free text, so the
+// name is a hash; listeners must quote it like any identifier.
+func (s *Store) RoomChannel(roomID string) string { return s.channel("room_", roomID) }
 
 // TaskChannel returns the NOTIFY channel rung when a task of room, or one
 // of its leases, changes (see TaskChanges).
