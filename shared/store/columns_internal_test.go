@@ -55,6 +55,8 @@ func TestColumnListsMatchRows(t *testing.T) {
 		{"lease", activeLeasesSQL, byName[leaseRow]},
 		{"reasoning session", `SELECT ` + sessionSelect("s") + ` FROM reasoning_sessions s`, byName[reasoningSessionRow]},
 		{"reasoning update", `SELECT ` + updateSelect("u") + ` FROM reasoning_updates u`, byName[reasoningUpdateRow]},
+		{"room", `SELECT ` + roomColumns + ` FROM rooms`, byName[letagents.Room]},
+		{"board intent", `SELECT ` + intentColumns + ` FROM board_intents`, byName[intentRow]},
 		{"artifact", `SELECT ` + artifactColumns + ` FROM room_artifacts a`, byName[letagents.Artifact]},
 	}
 	for _, tt := range tests {
