@@ -57,6 +57,7 @@ func TestColumnListsMatchRows(t *testing.T) {
 		{"reasoning update", `SELECT ` + updateSelect("u") + ` FROM reasoning_updates u`, byName[reasoningUpdateRow]},
 		{"room", `SELECT ` + roomColumns + ` FROM rooms`, byName[letagents.Room]},
 		{"board intent", `SELECT ` + intentColumns + ` FROM board_intents`, byName[intentRow]},
+		{"agent", `SELECT ` + agentColumns + ` FROM agents`, byName[letagents.Agent]},
 		{"artifact", `SELECT ` + artifactColumns + ` FROM room_artifacts a`, byName[letagents.Artifact]},
 	}
 	for _, tt := range tests {
