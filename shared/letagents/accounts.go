@@ -42,17 +42,18 @@ func LocalOwner() Account {
 
 // Agent is a named agent of an account, as the agents directory keeps it.
 // CanonicalKey is "<owner login>/<name>", the key agent sessions and task
-// leases name an agent by.
+// leases name an agent by. Its db tags name the columns the store reads it
+// from (by name).
 type Agent struct {
-	ID             int64
-	CanonicalKey   string
-	Name           string
-	DisplayName    string
-	OwnerAccountID int64
-	OwnerLogin     string
-	OwnerLabel     string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	ID             int64     `db:"id"`
+	CanonicalKey   string    `db:"canonical_key"`
+	Name           string    `db:"name"`
+	DisplayName    string    `db:"display_name"`
+	OwnerAccountID int64     `db:"owner_account_id"`
+	OwnerLogin     string    `db:"owner_login"`
+	OwnerLabel     string    `db:"owner_label"`
+	CreatedAt      time.Time `db:"created_at"`
+	UpdatedAt      time.Time `db:"updated_at"`
 }
 
 // Machine-readable codes of the errors about who the caller is, sent as the
