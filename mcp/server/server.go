@@ -243,6 +243,9 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 const (
 	tokenFromEnv   = "env"         // LETAGENTS_TOKEN
 	tokenFromState = "local_state" // the device flow's, saved in the state file
+	// authLocalOwner is the auth source of an agent with no token on a
+	// server that acts for the local owner (wire.Session.LocalOwner).
+	authLocalOwner = "local_owner"
 )
 
 // tokenSource is where the token requests carry comes from (see token).
