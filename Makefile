@@ -31,6 +31,11 @@
 #   make migrate
 #               apply the migrations to DB_URL (go run ./functions/migrate);
 #               deploys do it through the stack's Migrate resource
+#   make dist [VERSION=…]
+#               build the letagents command (./mcp/letagents) for every
+#               platform of DIST_PLATFORMS into dist/, each binary named
+#               letagents-<os>-<arch>[.exe], with dist/SHA256SUMS; the
+#               version (default: git describe) is stamped into it
 #   make record-clients
 #               run the real Claude Code, Codex and Gemini CLI (from npm)
 #               against a fake model and record the environment and hook
@@ -43,7 +48,7 @@
 # The SAM build targets (build-<LogicalId>, used by `sam build` with
 # BuildMethod: makefile) live below the developer targets.
 
-.PHONY: dev test bench scale cost template docs deploy-check image-poll migrate compat record-clients
+.PHONY: dev test bench scale cost template docs deploy-check image-poll migrate compat dist record-clients
 
 dev:
 	go run ./localdev
@@ -82,6 +87,25 @@ image-poll:
 
 migrate:
 	go run ./functions/migrate
+
+# What people run on their own machines: Linux, macOS and Windows, on
+# Intel/AMD and ARM. mcp/letagents' TestDist holds this list to the docs.
+DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+DIST_DIR ?= dist
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+# CGO_ENABLED=0: one static binary per platform, built from any of them.
+# sha256sum is GNU's; macOS has shasum.
+dist:
+	rm -rf '$(DIST_DIR)' && mkdir -p '$(DIST_DIR)'
+	set -e; for p in $(DIST_PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; ext=; if [ $$os = windows ]; then ext=.exe; fi; \
+		echo "dist: letagents-$$os-$$arch$$ext"; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 go build -trimpath \
+			-ldflags '-s -w -X github.com/letagents/letagents-go/mcp/server.Version=$(VERSION)' \
+			-o '$(DIST_DIR)'/letagents-$$os-$$arch$$ext ./mcp/letagents; \
+	done
+	cd '$(DIST_DIR)' && if command -v sha256sum >/dev/null; then sha256sum letagents-*; else shasum -a 256 letagents-*; fi > SHA256SUMS
 
 record-clients:
 	go run ./localdev/clientrec -out mcp/identity/testdata/clients

@@ -37,7 +37,8 @@ type runtime struct {
 type runtimeEvent struct{ name, matcher string }
 
 // hookSeconds is how long a runtime gives a hook: far more than a run
-// needs (DefaultTimeout), so a slow network fails the run, not the hook.
+// takes (DefaultTimeout bounds it), so the run ends itself, quietly,
+// before the runtime would report a failed hook.
 const hookSeconds = 10
 
 // Runtimes are the agent runtimes Install knows, by the name --agent

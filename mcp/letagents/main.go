@@ -42,12 +42,12 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/letagents/letagents-go/mcp/cmdline"
 	"github.com/letagents/letagents-go/mcp/doctor"
 	"github.com/letagents/letagents-go/mcp/hook"
-	"github.com/letagents/letagents-go/mcp/identity"
+	"github.com/letagents/letagents-go/mcp/letagents/internal/hookcmd"
 	"github.com/letagents/letagents-go/mcp/server"
 	"github.com/letagents/letagents-go/mcp/state"
-	"github.com/letagents/letagents-go/shared/letagents"
 )
 
 func main() {
@@ -111,9 +111,9 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	return srv.Serve(ctx, stdin, stdout)
 }
 
-// runHook is `letagents hook …`: one hook event answered, or the hooks
-// installed. Only a mistake in its arguments fails it: a hook that cannot
-// reach the room prints nothing and exits 0, so the agent goes on.
+// runHook is `letagents hook …`: one hook event answered (hookcmd.Run;
+// in the built binary hookcmd's init answers it before main runs), or
+// the hooks installed.
 func runHook(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "install" {
 		flags := newFlags("letagents hook install [--agent "+strings.Join(hook.Agents(), "|")+"] [--dir DIR] [--command CMD] [--filter all|addressed] [--local]", stderr)
@@ -132,43 +132,7 @@ func runHook(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return hook.Install(cfg, stdout)
 	}
-	flags := newFlags("letagents hook [--filter all|addressed] [--limit N] [Event]\n"+
-		"       letagents hook install --help\n"+
-		"Event is one of "+strings.Join(hook.EventNames(), ", ")+" (else the input's hook_event_name).", stderr)
-	filter := flags.String("filter", "", "all (default) or addressed: @mentions of the agent and replies in its threads")
-	limit := flags.Int("limit", 0, "the most messages one run brings (default 10, at most 50)")
-	// A hook finds its session by its runtime key alone, never by the
-	// room of a directory; --cwd is still read so that hook commands
-	// written with it go on running.
-	flags.String("cwd", "", "ignored: a hook's session is the one saved under its agent's runtime key")
-	events, err := parseFlags(flags, args)
-	if err != nil {
-		return err
-	}
-	if len(events) > 1 {
-		return fmt.Errorf("letagents hook: one event at most, got %q", events)
-	}
-	event := ""
-	if len(events) == 1 {
-		event = events[0]
-	}
-	f, err := letagents.ParseUnreadFilter(*filter)
-	if err != nil {
-		return fmt.Errorf("--filter: %w", err)
-	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg, err := server.LoadConfig(getenv, "", logger)
-	if err != nil {
-		return err
-	}
-	// The API of the hook's own environment wins; without one, the
-	// session's saved API, which the MCP server's environment named.
-	apiURL := ""
-	if getenv("LETAGENTS_API_URL") != "" {
-		apiURL = cfg.APIURL
-	}
-	return hook.Run(ctx, hook.Config{APIURL: apiURL, DefaultAPIURL: server.DefaultAPIURL, Token: cfg.EnvToken, StatePath: cfg.StatePath, Getenv: getenv,
-		ClientProcess: identity.ProcessKey(os.Getppid()), Filter: f, Limit: *limit, Logger: logger}, event, stdin, stdout)
+	return hookcmd.Run(ctx, args, getenv, stdin, stdout, stderr)
 }
 
 // runDoctor is `letagents doctor`: the set-up of a directory checked,
@@ -229,36 +193,9 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		LookPath: exec.LookPath}, *asJSON, stdout)
 }
 
-// newFlags is a command's flag set: errors and usage (synopsis, then the
-// flags) go to stderr, as stdout may be an agent's protocol.
-func newFlags(synopsis string, stderr io.Writer) *flag.FlagSet {
-	flags := flag.NewFlagSet("letagents", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	flags.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s\n", synopsis)
-		flags.PrintDefaults()
-	}
-	return flags
-}
-
-// parseFlags parses args with flags anywhere among them, not only before
-// the first other argument as flag.FlagSet.Parse does, and returns the
-// others in order; a bare "--" makes the rest plain arguments. --help
-// and -h print the usage and give flag.ErrHelp, which run reads as a
-// success.
-func parseFlags(flags *flag.FlagSet, args []string) ([]string, error) {
-	var rest []string
-	for {
-		if err := flags.Parse(args); err != nil {
-			return nil, err
-		}
-		left := flags.Args()
-		if len(left) == 0 {
-			return rest, nil
-		}
-		if consumed := args[:len(args)-len(left)]; len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
-			return append(rest, left...), nil
-		}
-		rest, args = append(rest, left[0]), left[1:]
-	}
-}
+// newFlags and parseFlags read a command's arguments (package cmdline):
+// flags anywhere, usage on stderr, --help a success.
+var (
+	newFlags   = cmdline.NewFlags
+	parseFlags = cmdline.ParseFlags
+)

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -25,6 +24,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/mcp/apiurl"
 	"github.com/letagents/letagents-go/mcp/codex"
 	"github.com/letagents/letagents-go/mcp/gitctx"
 	"github.com/letagents/letagents-go/mcp/identity"
@@ -36,15 +36,16 @@ import (
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
-// Name and Version are what the server calls itself in the MCP handshake.
-const (
-	Name    = "letagents"
-	Version = "0.1.0"
-)
+// Name is what the server calls itself in the MCP handshake.
+const Name = "letagents"
+
+// Version is the version it gives there; make dist stamps the release's
+// (-ldflags -X), so it is a variable.
+var Version = "0.1.0"
 
 // DefaultAPIURL is where the API is when LETAGENTS_API_URL is unset: the
 // local runner's address.
-const DefaultAPIURL = "http://localhost:3001"
+const DefaultAPIURL = apiurl.Default
 
 // Config is what the server reads from its environment, once, at start.
 type Config struct {
@@ -87,8 +88,8 @@ func LoadConfig(getenv func(string) string, dir string, logger *slog.Logger) (Co
 		cfg.APIURL = DefaultAPIURL
 	}
 	for name, v := range map[string]string{"LETAGENTS_API_URL": cfg.APIURL, "LETAGENTS_POLL_URL": cfg.PollURL} {
-		if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-			return cfg, fmt.Errorf("%s=%q: want an http(s) URL", name, v)
+		if err := apiurl.Check(v); v != "" && err != nil {
+			return cfg, fmt.Errorf("%s=%q: %w", name, v, err)
 		}
 	}
 	if v := getenv("LETAGENTS_POLL_MAX_MS"); v != "" {

@@ -58,9 +58,15 @@ func toRoomParticipant(roomID string, p actors.Participant, now time.Time) wire.
 		j.AgentKey, j.SessionKind, j.Runtime = &a.AgentKey, &a.Kind, &a.Runtime
 		j.SessionID = optText(letagents.WireID(letagents.AgentSessionPrefix, a.ID))
 		j.Status, j.StatusText, j.StatusUpdatedAt = &a.Presence.Status, optText(a.Presence.Text), optTime(a.Presence.UpdatedAt)
-		if j.Connected = a.Reachable(now); j.Connected {
+		j.Connected, j.ReachedBy = a.Reachable(now), a.Reach(now)
+		if j.Connected {
 			j.SourceFlags = append(j.SourceFlags, "delivery")
 			j.LastLiveHeartbeatAt = &seen
+		}
+		if !a.LastHookAt.IsZero() {
+			j.SourceFlags = append(j.SourceFlags, "hook")
+		}
+		if j.ReachedBy != "" {
 			state = "active"
 			if a.Presence.Status == letagents.PresenceIdle {
 				state = "away"
@@ -247,12 +253,15 @@ func toPresence(a letagents.AgentSession, now time.Time) wire.Presence {
 		DisplayName: a.DisplayName, OwnerLabel: a.OwnerLabel, IDELabel: a.IDELabel, Status: cmp.Or(a.Presence.Status, "idle"),
 		StatusText: optText(a.Presence.Text), LastHeartbeatAt: letagents.FormatTime(a.LastSeenAt),
 		CreatedAt: letagents.FormatTime(a.CreatedAt), UpdatedAt: letagents.FormatTime(a.UpdatedAt), Freshness: "stale",
-		ActivityState: a.ActivityState(now), SourceFlags: []string{}}
-	if a.Reachable(now) {
+		ActivityState: a.ActivityState(now), SourceFlags: []string{}, ReachedBy: a.Reach(now)}
+	if j.ReachedBy != "" {
 		j.Freshness = "active"
 	}
 	if a.Delivered() {
 		j.SourceFlags = append(j.SourceFlags, "delivery")
+	}
+	if !a.LastHookAt.IsZero() {
+		j.SourceFlags = append(j.SourceFlags, "hook")
 	}
 	if !a.Presence.UpdatedAt.IsZero() {
 		j.SourceFlags = append(j.SourceFlags, "presence")
@@ -318,8 +327,8 @@ func (s *server) participants(w http.ResponseWriter, r *http.Request, c call) er
 }
 
 // presence is the room's live roster (letagents.AgentSession.OnLiveRoster):
-// the workers messages reach first, then those reached most recently;
-// ?limit bounds it.
+// the workers messages reach first (live or by their hooks), then those
+// reached most recently; ?limit bounds it.
 func (s *server) presence(w http.ResponseWriter, r *http.Request, c call) error {
 	if _, err := s.Store.Room(r.Context(), c.room); err != nil {
 		return err
@@ -331,7 +340,7 @@ func (s *server) presence(w http.ResponseWriter, r *http.Request, c call) error 
 	}
 	list = slices.DeleteFunc(list, func(a letagents.AgentSession) bool { return !a.OnLiveRoster(now) })
 	slices.SortStableFunc(list, func(a, b letagents.AgentSession) int {
-		if ra, rb := a.Reachable(now), b.Reachable(now); ra != rb {
+		if ra, rb := a.Reach(now) != "", b.Reach(now) != ""; ra != rb {
 			if ra {
 				return -1
 			}
@@ -346,7 +355,7 @@ func (s *server) presence(w http.ResponseWriter, r *http.Request, c call) error 
 		if len(j.Presence) == limit {
 			break
 		}
-		if !a.Reachable(now) {
+		if a.Reach(now) == "" {
 			if offline == letagents.MaxRecentlyOffline {
 				break
 			}

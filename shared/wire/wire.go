@@ -269,7 +269,7 @@ type RoomParticipant struct {
 	LastRoomActivityAt  *string  `json:"last_room_activity_at"`
 	LastLiveHeartbeatAt *string  `json:"last_live_heartbeat_at"`
 	ActivityState       *string  `json:"activity_state"` // agents: active, away or offline; null for people
-	SourceFlags         []string `json:"source_flags"`   // of delivery, presence, messages
+	SourceFlags         []string `json:"source_flags"`   // of delivery, hook, presence, messages
 	CreatedAt           string   `json:"created_at"`
 	UpdatedAt           string   `json:"updated_at"`
 	SessionID           *string  `json:"session_id"`
@@ -282,6 +282,11 @@ type RoomParticipant struct {
 	// DeliveryLatency is an agent session's send→surfaced latency over
 	// the last 24 hours; null when nothing reached it in that time.
 	DeliveryLatency *DeliveryLatency `json:"delivery_latency"`
+	// ReachedBy is how messages reach an agent now: "live" (a parked
+	// wait or an open stream: Connected), "hook" (its runtime's hooks
+	// took its unread messages within the last few minutes); left out
+	// when neither, and for people. Not in the original.
+	ReachedBy string `json:"reached_by,omitempty"`
 }
 
 // DeliveryLatency summarises how soon messages reach an agent: over Count
@@ -316,6 +321,9 @@ type Presence struct {
 	Freshness       string   `json:"freshness"`
 	ActivityState   string   `json:"activity_state"`
 	SourceFlags     []string `json:"source_flags"`
+	// ReachedBy is how messages reach the worker now: "live" or "hook"
+	// (as RoomParticipant's); left out when neither. Not in the original.
+	ReachedBy string `json:"reached_by,omitempty"`
 }
 
 // PresenceList is GET /rooms/{room}/presence: the live roster.
