@@ -10,18 +10,20 @@
 #               a few minutes; SCALE_FLAGS=-quick for a ~30 s run)
 #   make cost   go run ./localdev/costmodel: the MCP server driven through a
 #               scripted hour of agent work against the local runner, its
-#               requests counted by route and priced on AWS (README: What it
-#               costs; about 8 min; COST_FLAGS=-agents 20 …)
+#               requests counted by route and priced on AWS (docs/cost.md;
+#               about 8 min; COST_FLAGS=-agents 20 …)
 #   make template
 #               rewrite template.yaml's routes (the HttpApi's OpenAPI body
 #               and the functions' invoke permissions) from
 #               shared/api/routes.go (go run ./infra/routegen); run it after
 #               adding, changing or removing a route
+#   make docs   rewrite the generated tables of docs/*.md (the MCP tools)
+#               from the code; docs' tests fail until it has run
 #   make deploy-check
 #               hold template.yaml to what a first deploy needs, offline
 #               (go run ./infra/deploycheck): cfn-lint without errors, the
 #               SAM transform, the AWS limits neither checks, and what stops
-#               sam deploy --guided (README: Deploy); CI runs it
+#               sam deploy --guided (docs/deploy.md); CI runs it
 #   make image-poll [POLL_IMAGE=…]
 #               build the poll server's container image (functions/poll/
 #               Dockerfile, linux/arm64) for template.yaml's PollService;
@@ -30,13 +32,13 @@
 #               apply the migrations to DB_URL (go run ./functions/migrate);
 #               deploys do it through the stack's Migrate resource
 #   make compat ANCHOR_DIR=/path/to/built/letagents [ANCHOR_URL=…]
-#               compare with the original service (README: Compatibility);
+#               compare with the original service (docs/compatibility.md);
 #               not part of make test, which needs no copy of the original
 #
 # The SAM build targets (build-<LogicalId>, used by `sam build` with
 # BuildMethod: makefile) live below the developer targets.
 
-.PHONY: dev test bench scale cost template deploy-check image-poll migrate compat
+.PHONY: dev test bench scale cost template docs deploy-check image-poll migrate compat
 
 dev:
 	go run ./localdev
@@ -59,6 +61,9 @@ cost:
 
 template:
 	go run ./infra/routegen -template template.yaml
+
+docs:
+	go test ./docs -count=1 -update
 
 # Needs cfn-lint (pip install cfn-lint), whose Python has the SAM transform.
 deploy-check:

@@ -463,7 +463,7 @@ func TestSlowBodyCut(t *testing.T) {
 	}
 }
 
-// TestLogsAreJSON: everything run logs is JSON, as README says, and that
+// TestLogsAreJSON: everything run logs is JSON, as docs/operations.md says, and that
 // every room is open is said once, on stdout, not by each function.
 func TestLogsAreJSON(t *testing.T) {
 	t.Parallel()

@@ -13,7 +13,7 @@ import (
 )
 
 // Limits on what a client may send or ask for. They are part of the public
-// contract: README lists them and tests pin them.
+// contract: docs/limits.md lists them and tests pin them.
 const (
 	// MaxTextBytes is the largest message text accepted (413 above it): a
 	// log or a diff fits. It is at least every text the original's 1 MB

@@ -95,7 +95,7 @@ type Presence struct {
 // Live reports whether the session has not ended.
 func (s AgentSession) Live() bool { return s.EndedAt.IsZero() }
 
-// Liveness windows (see README): a parked long-poll holds a delivery
+// Liveness windows (see docs/api.md): a parked long-poll holds a delivery
 // connection, renewed every DeliveryHeartbeat, which lapses DeliveryLease
 // after its last renewal; after a poll ends the agent stays reachable for
 // ReconnectGrace, the time it takes to issue the next one.
