@@ -4,6 +4,7 @@
 import * as ev from "./events.js";
 import * as composing from "./composer.js";
 import { ApiError, api, enc, errText, jsonPost, retryDelay } from "./api.js";
+import { button, copyText, el, flash, store } from "./dom.js";
 import { initialState, newer, older, reduce, silenceLimit, upsertReasoning } from "./reducer.js";
 import {
   boardGroups, fmtTime, httpUrl, intentByline, intentPayload, isSystem, lc, mentionsLine, moves,
@@ -17,24 +18,6 @@ import {
   const NAME_KEY = "letagents.name";
   const PAGE = 100;                 // messages per history page
   const RENDER = "&render=html";    // ask for the server's sanitised html of each message
-  const store = {
-    get(k) { try { return localStorage.getItem(k); } catch { return null; } },
-    set(k, v) { try { if (v == null) localStorage.removeItem(k); else localStorage.setItem(k, v); } catch { /* storage unavailable */ } },
-  };
-
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text != null) e.textContent = text;
-    return e;
-  }
-
-  function button(label, onClick, cls) {
-    const b = el("button", cls, label);
-    b.type = "button";
-    b.addEventListener("click", () => onClick(b));
-    return b;
-  }
 
   const statusEl = $("status");
   function setStatus(text, cls) {
@@ -50,28 +33,6 @@ import {
     $("fatal").hidden = false;
     $("fatal-msg").textContent = msg;
   }
-
-
-  async function copyText(text) {
-    if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
-    const ta = document.createElement("textarea");
-    ta.value = text;
-    ta.style.position = "fixed";
-    ta.style.opacity = "0";
-    document.body.appendChild(ta);
-    ta.select();
-    const ok = document.execCommand("copy");
-    ta.remove();
-    if (!ok) throw new Error("copy failed");
-  }
-
-  const flashTimers = new Map();
-  function flash(target, text, ms = 6000) {
-    target.textContent = text;
-    clearTimeout(flashTimers.get(target));
-    flashTimers.set(target, setTimeout(() => { target.textContent = ""; }, ms));
-  }
-
 
   // ---- theme: the OS's unless chosen; the choice is kept -----------------
   const THEMES = ["system", "light", "dark"];
@@ -187,7 +148,6 @@ import {
     return true;
   }
 
-
   // ---- who wrote a message ----------------------------------------------
 
   const agentsByLabel = new Map(); // lower-cased actor label → participant, as last loaded
@@ -235,7 +195,6 @@ import {
     return body;
   }
 
-
   function showReplyCount(root) {
     const li = document.getElementById(root);
     const b = li && li.querySelector(".replies");
@@ -245,7 +204,6 @@ import {
     b.textContent = `${n} repl${n === 1 ? "y" : "ies"}`;
     b.setAttribute("aria-label", `${n} repl${n === 1 ? "y" : "ies"} to ${root}: open the thread`);
   }
-
 
   // renderMessage draws m for the room's list, or for the thread panel
   // (inThread: no element id, no thread buttons).
@@ -995,7 +953,6 @@ import {
     return true;
   }
 
-
   function renderCard(slot, s) {
     slot.hidden = !s;
     if (!s) return;
@@ -1063,8 +1020,6 @@ import {
     if (changed("board", state.board)) renderBoard();
     return true;
   }
-
-
 
   function renderTask(t) {
     const li = el("li");
