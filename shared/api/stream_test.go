@@ -114,6 +114,11 @@ func (s *sseStream) nextBy(t *testing.T, deadline time.Time) sseEvent {
 	t.Helper()
 	select {
 	case ev := <-s.blocks:
+		// Every stream test checks that the stream sends only the live
+		// events the registry lists, which the page and clients know.
+		if ev.name != "" && !slices.Contains(wire.Events, ev.name) {
+			t.Errorf("the stream sent event %q, which is not in wire.Events", ev.name)
+		}
 		return ev
 	case err := <-s.ended:
 		s.ended <- err // for whoever waits for the end
