@@ -1,11 +1,12 @@
 // The room page: the DOM glue. What it shows is decided in view.js, how
-// live events change it in reducer.js, a composer's state in composer.js.
+// live events change it in reducer.js, a composer's state in composer.js,
+// how it follows the room (stream, long-poll, reconnecting) in live.js.
 
-import * as ev from "./events.js";
 import * as composing from "./composer.js";
 import { ApiError, api, enc, errText, jsonPost, retryDelay } from "./api.js";
 import { button, copyText, el, flash, store } from "./dom.js";
-import { initialState, newer, older, reduce, silenceLimit, upsertReasoning } from "./reducer.js";
+import { eventStream, follow, longPoll, nap, untilBack } from "./live.js";
+import { initialState, newer, older, reduce, upsertReasoning } from "./reducer.js";
 import {
   boardGroups, fmtTime, httpUrl, intentByline, intentPayload, isSystem, lc, mentionsLine, moves,
   numOf, parseLabel, provenance as provenanceOf, reasoningLines, reasoningOf as latestReasoning, receiptsLine,
@@ -14,7 +15,6 @@ import {
 
 (() => {
   const $ = (id) => document.getElementById(id);
-  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const NAME_KEY = "letagents.name";
   const PAGE = 100;                 // messages per history page
   const RENDER = "&render=html";    // ask for the server's sanitised html of each message
@@ -56,6 +56,7 @@ import {
 
   // ---- the room of the address ------------------------------------------
   let stopped = false;
+  const isStopped = () => stopped;
   let urlId = "";
   try {
     urlId = location.pathname.replace(/^\/in\/?/, "").split("/").filter(Boolean).map(decodeURIComponent).join("/");
@@ -557,146 +558,24 @@ import {
     if (r.refresh.has("agents")) refreshAgents();
   }
 
-  // Waiting out an outage: a nap that a sign of the server's return (the
-  // browser back online, the tab shown again) cuts short.
-  let wakeNap = null;
-  function nap(ms) {
-    return new Promise((resolve) => {
-      const done = () => { clearTimeout(timer); wakeNap = null; resolve(); };
-      const timer = setTimeout(done, ms);
-      wakeNap = done;
-    });
-  }
-  const wake = () => { if (wakeNap) wakeNap(); };
-  window.addEventListener("online", wake);
-  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") wake(); });
-
-  const PROBE_EVERY = 2000;
-  // untilBack waits up to ms after a failure, but no longer than it takes
-  // the server to answer its health check again: a server back up is used
-  // at once, not after the rest of a long backoff.
-  async function untilBack(ms) {
-    const end = Date.now() + ms;
-    while (!stopped && Date.now() < end) {
-      await nap(Math.min(PROBE_EVERY, end - Date.now()));
-      try {
-        const h = await api("/api/health", { cache: "no-store" }, 5000);
-        if (h && h.status === "ok") return;
-      } catch { /* still down */ }
-    }
-  }
-
-  // live runs a transport until the page stops: connect() runs until it
-  // fails; after a failure live waits (untilBack) and connects again,
-  // resuming after the last message loaded, so nothing is missed.
-  async function live(connect) {
-    let backoff = 1000;
-    let down = false;
-    const up = () => {
-      setStatus("live", "live");
-      backoff = 1000;
-      if (down) { down = false; refreshPanel(true); }
-    };
-    while (!stopped) {
-      try {
-        await connect(up);
-      } catch (err) {
-        if (gate(err) || stopped) return;
-        down = true;
-        const wait = retryDelay(err, backoff);
-        backoff = Math.min(backoff * 2, 30000);
-        if (err instanceof ApiError && err.status < 500) {
-          // The server is up and said no: wait the whole backoff.
-          setStatus(`error: ${err.message} — retrying in ${Math.ceil(wait / 1000)}s…`, "retry");
-          await nap(wait);
-        } else {
-          setStatus("reconnecting…", "retry");
-          await untilBack(wait);
-        }
-      }
-    }
-  }
-
   // connect loads the history once, then follows the room through its
   // event stream, or, where the server will not stream (it answers 501
   // under Lambda, 503 when it holds its most streams or is stopping, 404
-  // before it had streams), through the long-poll. Each (re)connection
-  // tries the stream first and resumes after the last message shown.
+  // before it had streams), through the long-poll (live.js). Each
+  // (re)connection tries the stream first and resumes after the last
+  // message shown. The messages come rendered (render=html), as every
+  // read of the page asks.
   async function connect(up) {
     if (!historyLoaded) {
       await loadHistory();
       up();
       jumpTo(location.hash.slice(1));
     }
-    if (await eventStream(up)) return;
-    await longPoll(up);
-  }
-
-  // eventStream follows the room's event stream from the last message
-  // shown. An EventSource shows no status code: a stream that fails
-  // before it opens answers false, and the long-poll takes over (a server
-  // that is down fails that too, and live waits for it); one that fails
-  // once open throws, for live to reconnect when the server is back, with
-  // a new stream from the last message shown (the stream's own retry
-  // would not say "reconnecting" while the server is away). The messages
-  // come rendered (render=html), as every read of the page asks.
-  // A stream can also die without ending (a proxy or a network that drops
-  // it silently): the page asks for heartbeat events, which say how often
-  // they come, and a stream silent for longer than silenceLimit fails
-  // too. A server that sends none is never called dead.
-  function eventStream(up) {
-    if (typeof EventSource !== "function") return Promise.resolve(false);
-    return new Promise((resolve, reject) => {
-      const es = new EventSource(`/rooms/${P}/messages/stream?after=${lastId()}&heartbeat=event${RENDER}`);
-      let open = false;
-      let limit = 0, watchdog = 0;
-      const end = (why) => {
-        es.close();
-        clearTimeout(watchdog);
-        if (stopped) resolve(true);
-        else if (open) reject(new Error(why));
-        else resolve(false);
-      };
-      const alive = () => {
-        if (!limit) return;
-        clearTimeout(watchdog);
-        watchdog = setTimeout(() => end("the event stream went silent"), limit);
-      };
-      const handle = (type) => (e) => {
-        if (stopped) { end(""); return; }
-        let data;
-        try { data = JSON.parse(e.data); } catch { alive(); return; }
-        if (type === ev.HEARTBEAT) limit = silenceLimit(data);
-        alive();
-        onEvent(type, data);
-      };
-      es.onopen = () => { open = true; $("status").dataset.via = "stream"; up(); };
-      es.onmessage = handle(ev.MESSAGE);
-      for (const type of ev.EVENTS) if (type !== ev.MESSAGE) es.addEventListener(type, handle(type));
-      es.onerror = () => end("the event stream ended");
-    });
-  }
-
-  // longPoll asks for the messages after the last one, again and again.
-  async function longPoll(up) {
-    const POLL_WAIT = 25000;
-    // The first poll answers at once (timeout=0): after an outage it
-    // catches up and shows the page live, rather than the status saying
-    // "reconnecting" while a poll of a quiet room waits out its timeout.
-    let wait = 0;
-    for (;;) {
-      if (stopped) return;
-      const started = Date.now();
-      const body = await api(`/rooms/${P}/messages/poll?after=${lastId()}&timeout=${wait}&limit=200${RENDER}`, {}, 45000);
-      $("status").dataset.via = "poll";
-      up();
-      const list = (body && Array.isArray(body.messages)) ? body.messages : [];
-      for (const m of list) onEvent(ev.MESSAGE, m);
-      // Guard against a server that answers an empty poll at once (as a
-      // draining one does).
-      if (wait && !list.length && Date.now() - started < 1000) await sleep(1000);
-      wait = POLL_WAIT;
-    }
+    const via = (how) => () => { $("status").dataset.via = how; up(); };
+    if (await eventStream(`/rooms/${P}/messages/stream?after=${lastId()}&heartbeat=event${RENDER}`,
+      { isStopped, onEvent, onOpen: via("stream") })) return;
+    await longPoll((wait) => `/rooms/${P}/messages/poll?after=${lastId()}&timeout=${wait}&limit=200${RENDER}`,
+      { isStopped, onEvent, onAnswer: via("poll") });
   }
 
   // ---- posting -----------------------------------------------------------
@@ -1286,7 +1165,7 @@ import {
         }
         if (err instanceof ApiError && err.status < 500) { fatal(err.message); return null; }
         setStatus("reconnecting…", "retry");
-        await untilBack(backoff);
+        await untilBack(backoff, isStopped);
       }
     }
   }
@@ -1314,7 +1193,7 @@ import {
     textInput.focus({ preventScroll: true });
     startPanel();
     openAsMember();
-    live(connect);
+    follow(connect, { isStopped, gate, setStatus, onBack: () => refreshPanel(true) });
   }
   start();
 })();
