@@ -31,6 +31,11 @@
 #   make migrate
 #               apply the migrations to DB_URL (go run ./functions/migrate);
 #               deploys do it through the stack's Migrate resource
+#   make record-clients
+#               run the real Claude Code, Codex and Gemini CLI (from npm)
+#               against a fake model and record the environment and hook
+#               input they give letagents into mcp/identity/testdata/clients
+#               (go run ./localdev/clientrec; a minute or two)
 #   make compat ANCHOR_DIR=/path/to/built/letagents [ANCHOR_URL=…]
 #               compare with the original service (docs/compatibility.md);
 #               not part of make test, which needs no copy of the original
@@ -38,7 +43,7 @@
 # The SAM build targets (build-<LogicalId>, used by `sam build` with
 # BuildMethod: makefile) live below the developer targets.
 
-.PHONY: dev test bench scale cost template docs deploy-check image-poll migrate compat
+.PHONY: dev test bench scale cost template docs deploy-check image-poll migrate compat record-clients
 
 dev:
 	go run ./localdev
@@ -77,6 +82,9 @@ image-poll:
 
 migrate:
 	go run ./functions/migrate
+
+record-clients:
+	go run ./localdev/clientrec -out mcp/identity/testdata/clients
 
 # The command reads its settings from the environment (localdev/compat).
 compat:

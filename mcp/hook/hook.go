@@ -101,6 +101,10 @@ type Config struct {
 	StatePath string
 	// Getenv reads the runtime's environment (the runtime key).
 	Getenv func(string) string
+	// ClientProcess is identity.ProcessKey of the process that ran the
+	// hook (the runtime), "" when unknown: the key of a runtime whose MCP
+	// servers know no session id (Gemini CLI).
+	ClientProcess string
 	// Filter and Limit are the take's (letagents.UnreadFilter; 0 is
 	// the server's default).
 	Filter letagents.UnreadFilter
@@ -145,7 +149,7 @@ func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout 
 		log.Warn("letagents hook: cannot read the state file", "path", cfg.StatePath, "error", err)
 		return nil
 	}
-	keys := runtimeKeys(cfg.Getenv, in.SessionID)
+	keys := identity.HookRuntimeKeys(cfg.Getenv, in.SessionID, cfg.ClientProcess)
 	sess, ok := pick(st, keys)
 	if !ok {
 		// A warning, not information: a hook that is set up wrong would
@@ -203,22 +207,6 @@ type additionalContext struct {
 type blockOutput struct {
 	Decision string `json:"decision"`
 	Reason   string `json:"reason"`
-}
-
-// runtimeKeys are the keys the MCP server of this agent may have saved
-// its sessions under: the environment's (identity.EnvRuntimeKey), and the
-// runtime's session id as Claude Code's and Codex's are keyed.
-func runtimeKeys(getenv func(string) string, sessionID string) []string {
-	var keys []string
-	if getenv != nil {
-		if k, ok := identity.EnvRuntimeKey(getenv); ok {
-			keys = append(keys, k)
-		}
-	}
-	if sessionID != "" {
-		keys = append(keys, "claude:"+sessionID, "codex:"+sessionID)
-	}
-	return keys
 }
 
 // pick is the saved session a run speaks for: the newest of those saved

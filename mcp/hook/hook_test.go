@@ -318,6 +318,12 @@ func TestRunForgetsEndedSessions(t *testing.T) {
 			}
 		}, true},
 		{"server down", func(_ *testing.T, _ *env, cfg *hook.Config) { cfg.APIURL = down.URL }, false},
+		// The owner's credential is at fault, not the session (issue 21):
+		// the server answers TOKEN_INVALID or NOT_AUTHENTICATED.
+		{"an owner token the server does not know", func(t *testing.T, e *env, _ *hook.Config) {
+			setAuth(t, e, &state.Auth{Token: strings.Repeat("e", 64), Source: state.AuthSourceDeviceFlow})
+		}, false},
+		{"no owner token", func(t *testing.T, e *env, _ *hook.Config) { setAuth(t, e, nil) }, false},
 	}
 	for _, tt := range tests {
 		e := newEnv(t, "claude:alpha")
@@ -348,6 +354,17 @@ func TestRunForgetsEndedSessions(t *testing.T) {
 		if asked := strings.Count(logs.String(), "could not take the unread messages"); tt.wantForget && asked != 1 {
 			t.Errorf("%s: the server was asked %d times; want once, then the session forgotten (log %q)", tt.name, asked, logs.String())
 		}
+	}
+}
+
+// setAuth replaces the sign-in saved in e's state file.
+func setAuth(t *testing.T, e *env, a *state.Auth) {
+	t.Helper()
+	if err := state.Open(e.statePath).Update(context.Background(), func(st *state.State) error {
+		st.Auth = a
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -388,8 +388,11 @@ func (s *server) nativeActivity(w http.ResponseWriter, r *http.Request, c call) 
 
 // agentSession verifies the session credentials a request carries (in the
 // body, else in the headers): nil when it carries none. Credentials count
-// only with the owner's token, for a live session of this room that the
-// owner registered. worker refuses controller sessions.
+// only with the owner's token (or for the local owner), for a live session
+// of this room that the owner registered. worker refuses controller
+// sessions. Without the owner's credential the refusal is the caller's
+// (NOT_AUTHENTICATED, TOKEN_INVALID), never AGENT_SESSION_INVALID: the
+// session may be fine, and clients forget a session on that code.
 func (s *server) agentSession(r *http.Request, roomID string, creds wire.SessionCredentials, worker bool) (*letagents.AgentSession, error) {
 	if creds.AgentSessionID == "" && creds.AgentSessionToken == "" {
 		creds.AgentSessionID, creds.AgentSessionToken = r.Header.Get(wire.SessionIDHeader), r.Header.Get(wire.SessionTokenHeader)
@@ -399,11 +402,10 @@ func (s *server) agentSession(r *http.Request, roomID string, creds wire.Session
 	}
 	invalid := &letagents.Error{Code: letagents.Unauthorized, Reason: letagents.CodeAgentSessionInvalid, Message: "Invalid agent session credentials."}
 	who := identity(r)
-	if who.Ignored != "" {
-		// The session may be fine; the token it must come with is not.
-		return nil, who.NotSignedIn(invalid.Message)
+	if !who.AgentOwner() {
+		return nil, who.NotSignedIn("Agent session credentials count only with their owner's token (Authorization: Bearer); sign in again.")
 	}
-	if who.Via != auth.ViaOwnerToken || creds.AgentSessionID == "" || creds.AgentSessionToken == "" || len(creds.AgentSessionToken) > letagents.MaxTokenBytes {
+	if creds.AgentSessionID == "" || creds.AgentSessionToken == "" || len(creds.AgentSessionToken) > letagents.MaxTokenBytes {
 		return nil, invalid
 	}
 	a, err := s.Store.AgentSessionByToken(r.Context(), auth.HashToken(creds.AgentSessionToken), s.now())

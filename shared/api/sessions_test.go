@@ -79,7 +79,8 @@ func TestAgentSessions(t *testing.T) {
 	bad := e.as(t, ann, http.MethodPost, "/rooms/team/messages", `{"sender": "x", "text": "hi", "agent_session_id": "as_1", "agent_session_token": "`+strings.Repeat("0", 64)+`"}`)
 	bad.want(t, 401, "Invalid agent session credentials")
 	e.as(t, bob, http.MethodPost, "/rooms/team/messages", `{"sender": "x", "text": "hi", `+s.creds()+`}`).want(t, 401, "Invalid agent session credentials")
-	e.call(t, http.MethodPost, "/rooms/team/messages", `{"sender": "x", "text": "hi", `+s.creds()+`}`).want(t, 401, "Invalid agent session credentials")
+	// Without the owner's token the caller is at fault, not the session.
+	e.call(t, http.MethodPost, "/rooms/team/messages", `{"sender": "x", "text": "hi", `+s.creds()+`}`).want(t, 401, "count only with their owner's token")
 	e.as(t, ann, http.MethodPost, "/rooms/elsewhere/join", "").want(t, 200, "")
 	e.as(t, ann, http.MethodPost, "/rooms/elsewhere/messages", `{"sender": "x", "text": "hi", `+s.creds()+`}`).want(t, 403, "another room")
 }

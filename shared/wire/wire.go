@@ -541,6 +541,9 @@ type Session struct {
 	Authenticated    bool     `json:"authenticated"`
 	Account          *Account `json:"account,omitempty"`
 	SignInConfigured bool     `json:"sign_in_configured"`
+	// LocalOwner: sign-in is off here and every caller without a
+	// credential acts as the local owner, Account (auth.ViaLocal).
+	LocalOwner bool `json:"local_owner,omitempty"`
 }
 
 // Success is an answer with nothing else to say.
@@ -578,10 +581,12 @@ type MyAgents struct {
 	Agents []Agent `json:"agents"`
 }
 
-// Health is GET /api/health.
+// Health is GET /api/health. Version is this service's build (added
+// here; the original answers only status and service).
 type Health struct {
 	Status  string `json:"status"`
 	Service string `json:"service"`
+	Version string `json:"version,omitempty"`
 }
 
 // ArtifactFields are what a publisher says of an artifact.

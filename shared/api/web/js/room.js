@@ -94,12 +94,15 @@ import {
   }
 
   // renderAuth shows the account, the way to sign in, or, where the server
-  // has no sign-in, why nobody signs in.
+  // has no sign-in, why nobody signs in, or that everyone is its local owner.
   function renderAuth(s) {
     const msgEl = $("auth-msg");
     const nodes = [];
     const acct = s.account;
-    if (acct) {
+    if (s.local) {
+      // No one signs in or out: whoever uses this server is its owner.
+      nodes.push(el("span", "", "Sign-in is off: everyone here acts as the local owner."));
+    } else if (acct) {
       const login = String(acct.login || "");
       if (acct.avatar_url && sameOrigin(acct.avatar_url)) {
         const img = el("img");
@@ -121,7 +124,10 @@ import {
   // The session: account null when signed out; unknown (null, configured
   // true) when the server did not answer.
   const sessionP = api("/auth/session", {}, 15000)
-    .then((s) => ({ account: (s && s.authenticated && s.account) || null, configured: !!(s && s.sign_in_configured), known: true }))
+    // The local owner is everyone here, no one's name: the page posts
+    // under the name typed, as where nobody signs in.
+    .then((s) => ({ account: (s && s.authenticated && !s.local_owner && s.account) || null, configured: !!(s && s.sign_in_configured),
+      local: !!(s && s.local_owner), known: true }))
     .catch(() => ({ account: null, configured: true, known: false }));
   sessionP.then((s) => { if (s.known) renderAuth(s); });
 
