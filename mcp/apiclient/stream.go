@@ -218,7 +218,7 @@ func (w *watch) stream(ctx context.Context) (time.Duration, error) {
 			// silent, it broke), the next one resumes from lastEventID.
 			return w.reconnectWait(), nil
 		}
-		if ev.typ != "message" {
+		if ev.typ != wire.EventMessage {
 			continue // task_update and the like: not messages
 		}
 		var m wire.Message
@@ -336,7 +336,7 @@ func (r *idleReader) Read(p []byte) (int, error) {
 
 // event is one server-sent event.
 type event struct {
-	typ  string // "message" unless the event named another type
+	typ  string // wire.EventMessage unless the event named another type
 	data string
 }
 
@@ -378,7 +378,7 @@ func (e *eventReader) next() (event, error) {
 				continue
 			}
 			if typ == "" {
-				typ = "message"
+				typ = wire.EventMessage
 			}
 			return event{typ: typ, data: strings.TrimSuffix(data.String(), "\n")}, nil
 		}

@@ -165,6 +165,7 @@ var matrixRoutes = map[string]routeCase{
 	"GET /favicon.svg":                  {},
 	"GET /favicon.ico":                  {},
 	"GET /in/{room}":                    {},
+	"GET /js/{file}":                    {},
 	"GET /":                             {},
 	"GET /github.com/{owner}/{repo}":    {},
 	"GET /gitlab.com/{owner}/{repo}":    {},
@@ -406,7 +407,7 @@ func (m *matrix) pathFor(t *testing.T, pattern string, sp spelling) (string, boo
 			return "", false
 		}
 	}
-	fixed := map[string]string{"{code}": "ZZZZ-ZZZZ-ZZZZ", "{request_id}": strings.Repeat("0", 64), "{owner}": "alice", "{repo}": "secret"}
+	fixed := map[string]string{"{code}": "ZZZZ-ZZZZ-ZZZZ", "{request_id}": strings.Repeat("0", 64), "{owner}": "alice", "{repo}": "secret", "{file}": "room.js"}
 	var segs []string
 	hasID := false
 	for seg := range strings.SplitSeq(pattern, "/") {

@@ -109,7 +109,7 @@ func TestSenderCannotBeAnotherAccountsAgent(t *testing.T) {
 func TestRoomPageTellsSystemLinesBySource(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	page := e.call(t, http.MethodGet, "/in/team", "").want(t, 200, "").raw
+	page := pageWithScripts(t, e, "/in/team")
 	if !strings.Contains(page, `m.source === "system"`) {
 		t.Error(`the room page does not check m.source === "system"`)
 	}

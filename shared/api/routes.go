@@ -93,6 +93,7 @@ func (s *server) routes() []Route {
 		{GroupWeb, http.MethodGet, "/favicon.svg", public, s.favicon},
 		{GroupWeb, http.MethodGet, "/favicon.ico", public, s.favicon},
 		{GroupWeb, http.MethodGet, "/in/{room}", public, s.roomPage},
+		{GroupWeb, http.MethodGet, "/js/{file}", public, s.script},
 		{GroupWeb, http.MethodGet, "/", public, s.landingPage},
 		{GroupWeb, http.MethodGet, "/github.com/{owner}/{repo}", public, s.repoPage("github.com")},
 		{GroupWeb, http.MethodGet, "/gitlab.com/{owner}/{repo}", public, s.repoPage("gitlab.com")},

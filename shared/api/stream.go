@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -24,7 +25,10 @@ import (
 // as the event id; a change to a task or its leases is a task_update
 // event whose data is the task as GET …/tasks/{id} gives it. Comments
 // say the stream is open (": connected") and keep it open (": heartbeat",
-// every letagents.StreamHeartbeat).
+// every letagents.StreamHeartbeat); with ?heartbeat=event the heartbeat
+// is a wire.EventHeartbeat event instead, one at once and one each beat,
+// so that a page can tell a silent, dead stream from a quiet one. Every
+// event name is in wire.Events.
 //
 // A stream resumes after the message the Last-Event-ID header names (an
 // EventSource sends it when it reconnects), else after ?after, else at the
@@ -149,7 +153,7 @@ func (f *taskFeed) next(ctx context.Context, cursor int64) ([]event, int64, bool
 	}
 	evs := make([]event, len(ch.Tasks))
 	for i, t := range ch.Tasks {
-		evs[i] = event{name: "task_update", data: toTask(t)}
+		evs[i] = event{name: wire.EventTaskUpdate, data: toTask(t)}
 	}
 	return evs, ch.Last, ch.HasMore, nil
 }
@@ -196,6 +200,10 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 		return err
 	}
 	render, err := renderOption(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	beat, err := s.heartbeatOption(r.URL.Query())
 	if err != nil {
 		return err
 	}
@@ -257,6 +265,11 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	if _, err := fmt.Fprintf(w, ": connected\n\nid: %s\n\n", letagents.MessageID(ts[0].cursor)); err != nil {
 		return nil
 	}
+	if beat[0] != ':' { // heartbeat events: the first says how often they come
+		if _, err := w.Write(beat); err != nil {
+			return nil
+		}
+	}
 	recheck := false
 	for {
 		// Reads and writes run on a goroutine of their own, which ends when
@@ -287,7 +300,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 		case <-bell(ts, 2):
 			ts[2].due = true
 		case <-s.streams.heartbeat():
-			if _, err := io.WriteString(w, ": heartbeat\n\n"); err != nil {
+			if _, err := w.Write(beat); err != nil {
 				return nil
 			}
 		case <-s.Draining:
@@ -388,6 +401,22 @@ func (s *server) catchUp(ctx context.Context, w io.Writer, rc *http.ResponseCont
 		}
 	}
 	return rc.Flush()
+}
+
+// heartbeatOption is what a stream sends as its heartbeat: the comment
+// ": heartbeat", as the original does, or with ?heartbeat=event a
+// wire.EventHeartbeat event, which a browser's EventSource can see.
+func (s *server) heartbeatOption(q url.Values) ([]byte, error) {
+	switch q.Get("heartbeat") {
+	case "":
+		return []byte(": heartbeat\n\n"), nil
+	case "event":
+		var b bytes.Buffer
+		err := writeEvent(&b, event{name: wire.EventHeartbeat, data: wire.Heartbeat{EveryMS: s.StreamHeartbeat.Milliseconds()}})
+		return b.Bytes(), err
+	default:
+		return nil, letagents.Errorf(letagents.Invalid, "heartbeat: want event or nothing, got %q", q.Get("heartbeat"))
+	}
 }
 
 // writeEvent writes one event: its type unless it is the default, its id

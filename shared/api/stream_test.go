@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/letagents/letagents-go/shared/wire"
 	"io"
 	"net/http"
 	"slices"
@@ -113,6 +114,11 @@ func (s *sseStream) nextBy(t *testing.T, deadline time.Time) sseEvent {
 	t.Helper()
 	select {
 	case ev := <-s.blocks:
+		// Every stream test checks that the stream sends only the live
+		// events the registry lists, which the page and clients know.
+		if ev.name != "" && !slices.Contains(wire.Events, ev.name) {
+			t.Errorf("the stream sent event %q, which is not in wire.Events", ev.name)
+		}
 		return ev
 	case err := <-s.ended:
 		s.ended <- err // for whoever waits for the end
@@ -402,6 +408,29 @@ func TestStreamHeartbeat(t *testing.T) {
 			t.Errorf("a stream on the default beat sent %+v %v after it opened", ev, time.Since(opened))
 		}
 	default:
+	}
+}
+
+// TestStreamHeartbeatEvents: with ?heartbeat=event a stream sends its
+// heartbeats as events a browser sees, the first at once, saying how often
+// they come; other values are refused before the stream opens.
+func TestStreamHeartbeatEvents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.join(t, "quiet")
+	e.cfg.StreamHeartbeat = 5 * time.Millisecond
+	fast := e.twin(t)
+	s := fast.openStream(t, "/rooms/quiet/messages/stream?heartbeat=event", nil)
+	s.next(t) // connected
+	s.next(t) // the start id
+	for i := range 3 {
+		ev := s.next(t)
+		if ev.name != wire.EventHeartbeat || ev.data != `{"every_ms":5}` || ev.comment != "" {
+			t.Fatalf("block %d after the start = %+v, want a heartbeat event with {\"every_ms\":5}", i, ev)
+		}
+	}
+	for _, bad := range []string{"comment", "1", "EVENT"} {
+		fast.call(t, http.MethodGet, "/rooms/quiet/messages/stream?heartbeat="+bad, "").want(t, 400, "heartbeat")
 	}
 }
 

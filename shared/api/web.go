@@ -3,10 +3,14 @@ package api
 import (
 	"bytes"
 	"embed"
+	"errors"
+	"io/fs"
 	"net/http"
+	"regexp"
 	"runtime/debug"
 	"sync"
 
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/markdown"
 	"github.com/letagents/letagents-go/shared/wire"
 )
@@ -67,7 +71,8 @@ func (s *server) landingPage(w http.ResponseWriter, r *http.Request, _ call) err
 	if err != nil {
 		return err
 	}
-	return page(w, r, body)
+	// Its script is still inline (wt-hook-fast edits its install snippet).
+	return page(w, r, body, landingCSP)
 }
 
 func (s *server) roomPage(w http.ResponseWriter, r *http.Request, _ call) error {
@@ -75,8 +80,32 @@ func (s *server) roomPage(w http.ResponseWriter, r *http.Request, _ call) error 
 	if err != nil {
 		return err
 	}
-	return page(w, r, body)
+	return page(w, r, body, roomCSP)
 }
+
+// script answers one of the room page's scripts (web/js): its ES modules
+// and the theme script its head runs before the first paint. They change
+// with the binary, so, like the pages, they are revalidated (no-cache):
+// a page and its modules never come from two versions.
+func (s *server) script(w http.ResponseWriter, r *http.Request, c call) error {
+	name := c.ps["file"]
+	if !scriptName.MatchString(name) {
+		return letagents.Errorf(letagents.NotFound, "no script %q", name)
+	}
+	body, err := webFS.ReadFile("web/js/" + name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return letagents.Errorf(letagents.NotFound, "no script %q", name)
+	}
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	return file(w, r, body, "text/javascript; charset=utf-8")
+}
+
+// scriptName is a file of web/js: no directories, no test files.
+var scriptName = regexp.MustCompile(`^[a-z][a-z0-9-]*\.js$`)
 
 // favicon is the pages' icon. They link /favicon.svg, but browsers (and
 // other clients) still ask for /favicon.ico on their own, so that answers
@@ -90,9 +119,18 @@ func (s *server) favicon(w http.ResponseWriter, r *http.Request, _ call) error {
 	return file(w, r, body, "image/svg+xml")
 }
 
-func page(w http.ResponseWriter, r *http.Request, body []byte) error {
+// The pages' Content-Security-Policies. The room page runs only the
+// scripts of /js/ (no inline script: a message's html, sanitised by the
+// server, could never run one even if a sanitiser bug let it through).
+// Styles stay inline: the pages carry their own stylesheet.
+const (
+	roomCSP    = "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'"
+	landingCSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'"
+)
+
+func page(w http.ResponseWriter, r *http.Request, body []byte, csp string) error {
 	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'")
+	w.Header().Set("Content-Security-Policy", csp)
 	return file(w, r, body, "text/html; charset=utf-8")
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -153,7 +154,8 @@ func TestFavicon(t *testing.T) {
 // server's sanitised html field.
 func TestRoomPageStatic(t *testing.T) {
 	t.Parallel()
-	page := newEnv(t, nil).call(t, http.MethodGet, "/in/team", "").want(t, 200, "").raw
+	e := newEnv(t, nil)
+	page := pageWithScripts(t, e, "/in/team")
 	tests := []struct {
 		what    string
 		ok      bool
@@ -185,5 +187,79 @@ func TestLandingPageSaysHowToInstall(t *testing.T) {
 	want := "go install " + module + "/mcp/letagents@latest"
 	if page := newEnv(t, nil).call(t, http.MethodGet, "/", "").want(t, 200, "").raw; !strings.Contains(page, want) {
 		t.Errorf("the landing page does not say %q", want)
+	}
+}
+
+// scriptRef finds the scripts a page or module loads: <script src> and
+// static imports of the modules beside it.
+var scriptRef = regexp.MustCompile(`<script[^>]* src="/js/([a-z0-9-]+\.js)"|from "\./([a-z0-9-]+\.js)"`)
+
+// pageWithScripts is the page at path followed by every script it loads,
+// directly or through imports, each as served.
+func pageWithScripts(t *testing.T, e *env, path string) string {
+	t.Helper()
+	all := e.call(t, http.MethodGet, path, "").want(t, 200, "").raw
+	seen := map[string]bool{}
+	for i := 0; i < len(all); {
+		m := scriptRef.FindStringSubmatchIndex(all[i:])
+		if m == nil {
+			break
+		}
+		name := all[i+m[2] : i+m[3]]
+		if m[2] < 0 {
+			name = all[i+m[4] : i+m[5]]
+		}
+		i += m[1]
+		if !seen[name] {
+			seen[name] = true
+			all += "\n" + e.call(t, http.MethodGet, "/js/"+name, "").want(t, 200, "").raw
+		}
+	}
+	if !seen["room.js"] {
+		t.Fatalf("GET %s loads no /js/room.js", path)
+	}
+	return all
+}
+
+// TestRoomPageScripts: the room page runs only scripts of /js/, under a
+// CSP that refuses inline script, and /js/ serves those files alone, as
+// JavaScript.
+func TestRoomPageScripts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	r := e.call(t, http.MethodGet, "/in/team", "").want(t, 200, "")
+	csp := r.header.Get("Content-Security-Policy")
+	var scriptSrc string
+	for _, d := range strings.Split(csp, ";") {
+		if f := strings.Fields(d); len(f) > 0 && f[0] == "script-src" {
+			scriptSrc = strings.Join(f[1:], " ")
+		}
+	}
+	if scriptSrc != "'self'" {
+		t.Errorf("room page CSP %q: script-src = %q, want 'self' alone", csp, scriptSrc)
+	}
+	if n := len(regexp.MustCompile(`<script(\s+type="module")?>`).FindAllString(r.raw, -1)); n != 0 {
+		t.Errorf("room page has %d inline scripts, want none", n)
+	}
+	for _, tt := range []struct {
+		path string
+		want int
+	}{
+		{"/js/room.js", 200},
+		{"/js/theme.js", 200},
+		{"/js/events.js", 200},
+		{"/js/no-such.js", 404},
+		{"/js/room.html", 404},
+		{"/js/..%2Froom.html", 404},
+		{"/js/reducer.test.js", 404},
+	} {
+		got := e.call(t, http.MethodGet, tt.path, "")
+		if got.status != tt.want {
+			t.Errorf("GET %s = %d, want %d", tt.path, got.status, tt.want)
+			continue
+		}
+		if ct := got.header.Get("Content-Type"); tt.want == 200 && ct != "text/javascript; charset=utf-8" {
+			t.Errorf("GET %s: Content-Type %q, want text/javascript", tt.path, ct)
+		}
 	}
 }

@@ -1,13 +1,5 @@
 package wire
 
-// EventAccessRevoked is the last event of an event stream whose caller
-// may no longer read the room; the server ends the stream after it. Its
-// data is the error a new request would get ({"error", "code", ...}) with
-// the HTTP status of that error and the reason, one of the Revoked
-// constants. A client that does not know the event ignores it, reconnects
-// and gets that error.
-const EventAccessRevoked = "access_revoked"
-
 // Reasons of an access_revoked event.
 const (
 	// RevokedSignedOut: the credential the stream was opened with no

@@ -113,14 +113,6 @@ type ReasoningSessionChanged struct {
 	Session ReasoningSession `json:"session"`
 }
 
-// Reasoning events of a room's event stream, as 0.12.9 names them.
-const (
-	// EventReasoningUpdate carries a ReasoningEvent: a session changed.
-	EventReasoningUpdate = "reasoning_update"
-	// EventReasoningRemove carries a ReasoningRemoved: a session closed.
-	EventReasoningRemove = "reasoning_remove"
-)
-
 // ReasoningEvent is the data of a reasoning_update event: the session as
 // it is and, when the change appended a snapshot, that update (else null).
 type ReasoningEvent struct {

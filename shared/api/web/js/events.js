@@ -1,0 +1,13 @@
+// The live events of a room's event stream, from shared/wire/events.go
+// (wire.Events), their one home. Generated: do not edit; after changing
+// them run go test ./shared/api -run TestEventsModule -update-events.
+
+export const MESSAGE = "message";
+export const TASK_UPDATE = "task_update";
+export const REASONING_UPDATE = "reasoning_update";
+export const REASONING_REMOVE = "reasoning_remove";
+export const ACCESS_REVOKED = "access_revoked";
+export const HEARTBEAT = "heartbeat";
+
+// EVENTS lists them all.
+export const EVENTS = Object.freeze([MESSAGE, TASK_UPDATE, REASONING_UPDATE, REASONING_REMOVE, ACCESS_REVOKED, HEARTBEAT]);

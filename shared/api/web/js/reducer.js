@@ -1,0 +1,115 @@
+// How live events change the room page's state: the one place an event
+// from the stream (or a message from the long-poll) is understood. The
+// reducer is pure: it answers the new state and what the page must do
+// (draw the board, reload a list); room.js does it.
+
+import * as ev from "./events.js";
+import { OPEN_STATUSES, numOf } from "./view.js";
+
+// initialState is the live state before anything is loaded: the board is
+// null until its first load, the reasoning sessions by id.
+export function initialState() {
+  return { board: null, reasoning: new Map(), taskEvents: 0 };
+}
+
+// reduce applies one event of type with its JSON data to state. It
+// answers { state, messages, draw, refresh }: messages to add to the
+// chat, draw the parts to draw again ("board", "agents"), refresh the
+// lists to reload from the server ("agents", "board"). Unknown events
+// change nothing.
+export function reduce(state, type, data) {
+  const out = { state, messages: [], draw: new Set(), refresh: new Set() };
+  switch (type) {
+    case ev.MESSAGE:
+      if (data && typeof data === "object") out.messages.push(data);
+      break;
+    case ev.TASK_UPDATE: {
+      out.refresh.add("agents");
+      if (!data || typeof data !== "object" || typeof data.id !== "string") break;
+      out.state = { ...state, taskEvents: state.taskEvents + 1 };
+      if (!state.board) { out.refresh.add("board"); break; }
+      out.state.board = applyTask(state.board, data);
+      out.draw.add("board");
+      break;
+    }
+    case ev.REASONING_UPDATE: {
+      out.refresh.add("agents");
+      const s = data && typeof data === "object" ? data.session || data : null;
+      const reasoning = upsertReasoning(state.reasoning, s);
+      if (reasoning !== state.reasoning) { out.state = { ...state, reasoning }; out.draw.add("agents"); }
+      break;
+    }
+    case ev.REASONING_REMOVE: {
+      out.refresh.add("agents");
+      const id = data && (data.session_id || data.id);
+      if (typeof id === "string" && state.reasoning.has(id)) {
+        const reasoning = new Map(state.reasoning);
+        reasoning.delete(id);
+        out.state = { ...state, reasoning };
+        out.draw.add("agents");
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+// applyTask is board with task t as it now is: in its place, added, or
+// gone once closed (unless closed tasks are shown).
+export function applyTask(board, t) {
+  const tasks = board.tasks.slice();
+  const i = tasks.findIndex((x) => x.id === t.id);
+  const keep = board.all || OPEN_STATUSES.includes(t.status);
+  if (i >= 0 && keep) tasks[i] = t;
+  else if (i >= 0) tasks.splice(i, 1);
+  else if (keep) tasks.push(t);
+  return { ...board, tasks };
+}
+
+// upsertReasoning is sessions with s as it now is: kept while open,
+// dropped once closed. It answers sessions itself when s is not one.
+export function upsertReasoning(sessions, s) {
+  if (!s || typeof s !== "object" || typeof s.id !== "string") return sessions;
+  const next = new Map(sessions);
+  if (s.closed_at) next.delete(s.id);
+  else next.set(s.id, s);
+  return next;
+}
+
+// newer is the messages of list numbered above after and not in known
+// (a Map or Set by id), without repeats, in id order.
+export function newer(list, after, known) {
+  return pick(list, (n) => n > after, known);
+}
+
+// older is the messages of list numbered below before and not in known,
+// without repeats, in id order.
+export function older(list, before, known) {
+  return pick(list, (n) => n < before, known);
+}
+
+function pick(list, want, known) {
+  if (!Array.isArray(list)) return [];
+  const seen = new Set();
+  const out = [];
+  for (const m of list) {
+    if (!m || typeof m !== "object") continue;
+    const n = numOf(m.id);
+    if (!Number.isFinite(n) || !want(n) || known.has(m.id) || seen.has(m.id)) continue;
+    seen.add(m.id);
+    out.push(m);
+  }
+  return out.sort((a, b) => numOf(a.id) - numOf(b.id));
+}
+
+// DEFAULT_HEARTBEAT is how often a server sends heartbeats when it does
+// not say (letagents.StreamHeartbeat).
+export const DEFAULT_HEARTBEAT = 15000;
+
+// silenceLimit is how long a stream whose heartbeat data is hb may stay
+// silent before the page counts it dead: two heartbeats missed, and some
+// slack for a slow network.
+export function silenceLimit(hb) {
+  const every = Number(hb && hb.every_ms);
+  return (every > 0 ? every : DEFAULT_HEARTBEAT) * 2 + 5000;
+}

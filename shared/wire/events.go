@@ -1,0 +1,42 @@
+package wire
+
+// The names of the live events a room's event stream (…/messages/stream)
+// sends: this list is their one home. The room page imports them from
+// /js/events.js, which shared/api generates from Events (a test holds the
+// file to it), and mcp/apiclient uses these constants.
+const (
+	// EventMessage is a new message, with the Message as its data and its
+	// msg_N id as the event id. It goes out with no event: line, the
+	// default type, as the original sends it.
+	EventMessage = "message"
+	// EventTaskUpdate carries a Task as GET …/tasks/{id} gives it: the
+	// task or its leases changed.
+	EventTaskUpdate = "task_update"
+	// EventReasoningUpdate carries a ReasoningEvent: a session changed.
+	EventReasoningUpdate = "reasoning_update"
+	// EventReasoningRemove carries a ReasoningRemoved: a session closed.
+	EventReasoningRemove = "reasoning_remove"
+	// EventAccessRevoked is the last event of an event stream whose caller
+	// may no longer read the room; the server ends the stream after it.
+	// Its data is the error a new request would get ({"error", "code",
+	// ...}) with the HTTP status of that error and the reason, one of the
+	// Revoked constants. A client that does not know the event ignores
+	// it, reconnects and gets that error.
+	EventAccessRevoked = "access_revoked"
+	// EventHeartbeat replaces the ": heartbeat" comment of a stream opened
+	// with ?heartbeat=event, carrying a Heartbeat: a browser's EventSource
+	// never shows comments, so only an event lets a page tell a quiet
+	// stream from a dead one. Other clients keep the comment, as the
+	// original sends it.
+	EventHeartbeat = "heartbeat"
+)
+
+// Events lists every live event name, in the order above.
+var Events = []string{EventMessage, EventTaskUpdate, EventReasoningUpdate, EventReasoningRemove, EventAccessRevoked, EventHeartbeat}
+
+// Heartbeat is the data of a heartbeat event: how often they come, so
+// that a client knows how long a silence means the stream is dead. The
+// first comes as the stream opens.
+type Heartbeat struct {
+	EveryMS int64 `json:"every_ms"`
+}
