@@ -22,6 +22,30 @@ func (a *agent) callDriving(t *testing.T, clk *testclock.Clock, name string, arg
 	return testclock.Drive(t, clk, 250*time.Millisecond, nil, func() answer { return a.call(t, name, args) })
 }
 
+// workerRegisters has a (standing in for the worker's MCP server)
+// register a Codex worker session once the fake's turn has started, as a
+// live start's worker does; it delivers the answer's text.
+func workerRegisters(a *agent, fake *codextest.Server) <-chan string {
+	registered := make(chan string, 1)
+	go func() {
+		for deadline := time.Now().Add(testwait.Bound); len(fake.Calls("turn/start")) == 0; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				registered <- "no turn/start"
+				return
+			}
+		}
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = "register_agent_session", map[string]any{"runtime": "codex"}
+		res, err := a.client.CallTool(context.Background(), req)
+		if err != nil || res.IsError || len(res.Content) != 1 {
+			registered <- fmt.Sprintf("register_agent_session: %v %+v", err, res)
+			return
+		}
+		registered <- res.Content[0].(mcp.TextContent).Text
+	}()
+	return registered
+}
+
 func (r answer) obj2(key string) map[string]any { m, _ := r.obj[key].(map[string]any); return m }
 
 // TestLiveCodexSession: join with session_mode "live" starts a worker on
@@ -41,20 +65,7 @@ func TestLiveCodexSession(t *testing.T) {
 
 	// The worker (here the same server) registers once its turn has
 	// started, as a real worker does; the start answers once it has.
-	registered := make(chan string, 1)
-	go func() {
-		for len(fake.Calls("turn/start")) == 0 {
-			time.Sleep(5 * time.Millisecond)
-		}
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = "register_agent_session", map[string]any{"runtime": "codex"}
-		res, err := a.client.CallTool(context.Background(), req)
-		if err != nil || res.IsError || len(res.Content) != 1 {
-			registered <- fmt.Sprintf("register_agent_session: %v %+v", err, res)
-			return
-		}
-		registered <- res.Content[0].(mcp.TextContent).Text
-	}()
+	registered := workerRegisters(a, fake)
 	j := a.callDriving(t, clk, "join_room", map[string]any{"name": "github.com/acme/app", "session_mode": "live"}).ok(t)
 	var reg struct {
 		AgentSessionID string `json:"agent_session_id"`
