@@ -325,6 +325,7 @@ type streamer struct {
 	lastNative time.Time
 	nextMethod string // a report waiting for postGap, "" for none
 	status     string // the worker's status as last heard
+	text       string // what the worker does, as last heard: the roster shows it
 	lastErr    string // the last error Codex reported on the thread
 }
 
@@ -355,11 +356,14 @@ type notice struct {
 }
 
 // reasoningItem is the part of a thread item the bridge reads: a
-// reasoning item's summary, never its content (the raw reasoning).
+// reasoning item's summary, never its content (the raw reasoning), a
+// command's command line, a tool call's tool.
 type reasoningItem struct {
 	ID      string   `json:"id"`
 	Type    string   `json:"type"`
 	Summary []string `json:"summary"`
+	Command string   `json:"command"`
+	Tool    string   `json:"tool"`
 }
 
 // handle takes one notification of the app-server. Only the session's
@@ -379,6 +383,9 @@ func (s *streamer) handle(ctx context.Context, n Notification) (outcome, bool) {
 		return outcome{}, false
 	}
 	s.status = statusOf(n.Method, p)
+	if text := describe(n.Method, p); text != "" {
+		s.text = text
+	}
 	switch n.Method {
 	case "item/reasoning/summaryTextDelta":
 		if s.parts[p.ItemID] == nil {
@@ -527,6 +534,7 @@ func (s *streamer) queue(summary string) {
 	if summary == "" {
 		return
 	}
+	s.text = line("thinking: " + summary)
 	s.pending = append(s.pending, ReasoningPost{Summary: clip(summary), Status: s.status})
 }
 
@@ -641,7 +649,7 @@ func (s *streamer) report(ctx context.Context, method string) {
 	ctx, cancel := context.WithTimeout(ctx, postTimeout)
 	defer cancel()
 	err := s.b.cfg.Activity.ReportNativeActivity(ctx, s.live.RoomID, wire.NativeActivity{
-		ObservedAt: now.UTC().Format(time.RFC3339Nano), Sequence: s.seq, Method: method, Status: s.status,
+		ObservedAt: now.UTC().Format(time.RFC3339Nano), Sequence: s.seq, Method: method, Status: s.status, Text: s.text,
 		SessionCredentials: wire.SessionCredentials{AgentSessionID: s.agent.SessionID, AgentSessionToken: s.agent.SessionToken},
 	})
 	if err != nil {
@@ -673,4 +681,49 @@ func statusOf(method string, p notice) string {
 		}
 	}
 	return working
+}
+
+// maxLine bounds the line native activity carries, in characters.
+const maxLine = 160
+
+// describe is the line a notification gives of what the worker does, ""
+// when it tells nothing new.
+func describe(method string, p notice) string {
+	switch method {
+	case "item/started":
+		switch p.Item.Type {
+		case "commandExecution":
+			return line("running " + p.Item.Command)
+		case "mcpToolCall":
+			return line("calling " + p.Item.Tool)
+		case "fileChange":
+			return "editing files"
+		case "webSearch":
+			return "searching the web"
+		case "agentMessage":
+			return "writing"
+		case "reasoning":
+			return "thinking"
+		}
+	case "error":
+		if p.Error != nil && p.Error.Message != "" {
+			retry := ""
+			if p.WillRetry {
+				retry = " (retrying)"
+			}
+			return line("model error" + retry + ": " + p.Error.Message)
+		}
+	case "turn/started":
+		return "working"
+	}
+	return ""
+}
+
+// line is text made one line of at most maxLine characters.
+func line(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > maxLine {
+		return string(r[:maxLine-1]) + "…"
+	}
+	return text
 }

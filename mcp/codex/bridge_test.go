@@ -590,3 +590,38 @@ func TestPickWorker(t *testing.T) {
 		}
 	}
 }
+
+// TestActivityText: native activity carries a line saying what the worker
+// does, which the roster shows: the command it runs, the tool it calls,
+// the summary it thought last, a model error; never raw reasoning.
+func TestActivityText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		n    Notification
+		want string
+	}{
+		{"a command", note("item/started", map[string]any{"item": map[string]any{"type": "commandExecution", "id": "c1",
+			"command": "go test\n  ./..."}}), "running go test ./..."},
+		{"a tool call", note("item/started", map[string]any{"item": map[string]any{"type": "mcpToolCall", "id": "t1", "tool": "wait_for_messages"}}),
+			"calling wait_for_messages"},
+		{"a summary", reasoningDone("r1", "**Checking** the board"), "thinking: **Checking** the board"},
+		{"raw reasoning tells nothing", note("item/reasoning/textDelta", map[string]any{"itemId": "r1", "delta": "secret"}), "working"},
+		{"a model error", note("error", map[string]any{"error": map[string]any{"message": "overloaded"}, "willRetry": true}),
+			"model error (retrying): overloaded"},
+		{"a long command", note("item/started", map[string]any{"item": map[string]any{"type": "commandExecution", "id": "c2",
+			"command": strings.Repeat("x", 300)}}), "running " + strings.Repeat("x", maxLine-len("running ")-1) + "…"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b, room, _, _, live := bridgeEnv(t, "ws://127.0.0.1:1", true)
+			s := newStreamer(b, live, worker)
+			s.text = "working"
+			s.handle(context.Background(), tc.n)
+			if got := room.lastActivity().Text; got != tc.want {
+				t.Errorf("text = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -160,7 +160,7 @@ func (e ender) finish(ctx context.Context, live state.CodexLiveSession, agent st
 	}
 	post(func(ctx context.Context) error {
 		return e.room.Activity.ReportNativeActivity(ctx, live.RoomID, wire.NativeActivity{ObservedAt: e.clock.Now().UTC().Format(time.RFC3339Nano),
-			Sequence: max(seq, 1), Method: o.method, Status: o.presence, SessionCredentials: creds})
+			Sequence: max(seq, 1), Method: o.method, Status: o.presence, Text: line(o.reason), SessionCredentials: creds})
 	}, "final native activity")
 	if s := e.room.Sessions; s != nil {
 		post(func(ctx context.Context) error {
