@@ -272,6 +272,17 @@ func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) 
 	// is in the turn's items: read them after subscribing, so that
 	// nothing falls between; an item seen both ways is posted once.
 	s.backfill(b.ctx, c)
+	// A turn that ended before the subscription sends no turn/completed.
+	if read, err := readThread(b.ctx, c, live); err == nil && read.Turn != nil {
+		if st := read.Turn.status(); st == "completed" || st == "failed" || st == "interrupted" {
+			msg := ""
+			if read.Turn.Error != nil {
+				msg = read.Turn.Error.Message
+			}
+			s.end(b.ctx, turnOutcome(st, msg))
+			return
+		}
+	}
 	s.flush(b.ctx)
 	tick := b.clock.After(tickEvery)
 	var due <-chan time.Time
@@ -445,7 +456,12 @@ func (s *streamer) backfill(ctx context.Context, c *Conn) {
 			} `json:"data"`
 			NextCursor string `json:"nextCursor"`
 		}
-		if err := call(ctx, c, "thread/items/list", params, &page); err != nil {
+		err := call(ctx, c, "thread/items/list", params, &page)
+		if unsupported(err) {
+			s.backfillRead(ctx, c)
+			return
+		}
+		if err != nil {
 			s.b.log.Debug("codex bridge could not read the turn's earlier items", "session", s.live.SessionID, "error", err)
 			return
 		}
@@ -458,6 +474,22 @@ func (s *streamer) backfill(ctx context.Context, c *Conn) {
 			return
 		}
 		cursor = page.NextCursor
+	}
+}
+
+// backfillRead is backfill for an app-server that does not list items:
+// the turn as thread/read includes it.
+func (s *streamer) backfillRead(ctx context.Context, c *Conn) {
+	read, err := readThreadTurns(ctx, c, s.live, threadRead{})
+	if err != nil {
+		s.b.log.Debug("codex bridge could not read the turn's earlier items", "session", s.live.SessionID, "error", err)
+		return
+	}
+	for _, raw := range read.Items {
+		var it reasoningItem
+		if json.Unmarshal(raw, &it) == nil && it.Type == "reasoning" {
+			s.queueItem(it)
+		}
 	}
 }
 

@@ -287,6 +287,16 @@ func (m *Manager) observe(ctx context.Context, sess state.CodexLiveSession) (sta
 		case terminal(sess.Status):
 			fail = &StartError{Kind: FailServer, Reason: "turn " + sess.Status + " during startup"}
 		case sess.AgentSessionID != "":
+			// A worker in the room is running, whatever Codex has written yet.
+			if sess.Status == StatusStarting {
+				if upd, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
+					if s.Status == StatusStarting {
+						s.Status = StatusRunning
+					}
+				}); err == nil {
+					sess = upd
+				}
+			}
 			return sess, nil
 		case !m.clock.Now().Before(deadline):
 			fail = &StartError{Kind: FailRegistration, Reason: "the worker did not register in the room within " + registerWait.String() +
@@ -698,7 +708,11 @@ func readThread(ctx context.Context, c *Conn, sess state.CodexLiveSession) (thre
 			Status json.RawMessage `json:"status"`
 		} `json:"thread"`
 	}
-	if err := call(ctx, c, "thread/read", map[string]any{"threadId": sess.ThreadID}, &thread); err != nil {
+	err := call(ctx, c, "thread/read", map[string]any{"threadId": sess.ThreadID}, &thread)
+	if notWritten(err) {
+		return out, nil
+	}
+	if err != nil {
 		return out, err
 	}
 	out.Status = thread.Thread.Status
@@ -712,8 +726,11 @@ func readThread(ctx context.Context, c *Conn, sess state.CodexLiveSession) (thre
 			Data       []turnRead `json:"data"`
 			NextCursor string     `json:"nextCursor"`
 		}
-		err := call(ctx, c, "thread/turns/list", params, &page)
-		if err != nil && strings.Contains(err.Error(), "not materialized yet") {
+		err = call(ctx, c, "thread/turns/list", params, &page)
+		if unsupported(err) {
+			return readThreadTurns(ctx, c, sess, out)
+		}
+		if notWritten(err) {
 			return out, nil
 		}
 		if err != nil {
@@ -737,8 +754,12 @@ func readThread(ctx context.Context, c *Conn, sess state.CodexLiveSession) (thre
 			Item json.RawMessage `json:"item"`
 		} `json:"data"`
 	}
-	if err := call(ctx, c, "thread/items/list", map[string]any{"threadId": sess.ThreadID, "turnId": sess.TurnID,
-		"sortDirection": "desc", "limit": recentCount}, &items); err != nil {
+	err = call(ctx, c, "thread/items/list", map[string]any{"threadId": sess.ThreadID, "turnId": sess.TurnID,
+		"sortDirection": "desc", "limit": recentCount}, &items)
+	if unsupported(err) {
+		return readThreadTurns(ctx, c, sess, out)
+	}
+	if err != nil {
 		return out, err
 	}
 	for i := len(items.Data) - 1; i >= 0; i-- {
@@ -747,11 +768,57 @@ func readThread(ctx context.Context, c *Conn, sess state.CodexLiveSession) (thre
 	return out, nil
 }
 
+// readThreadTurns reads the session's turn and its items the way Codex
+// deprecated (thread/read with includeTurns), for an app-server that
+// does not serve thread/turns/list or thread/items/list for the thread:
+// 0.171 answers "list_turns is not supported yet" for a thread it runs.
+func readThreadTurns(ctx context.Context, c *Conn, sess state.CodexLiveSession, out threadRead) (threadRead, error) {
+	var read struct {
+		Thread struct {
+			Status json.RawMessage `json:"status"`
+			Turns  []turnRead      `json:"turns"`
+		} `json:"thread"`
+	}
+	err := call(ctx, c, "thread/read", map[string]any{"threadId": sess.ThreadID, "includeTurns": true}, &read)
+	if notWritten(err) || unsupported(err) {
+		// A running turn 0.171 will not list: the thread's status is
+		// what there is; the bridge reports the turn's end.
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	out.Status = read.Thread.Status
+	for i := range read.Thread.Turns {
+		if t := &read.Thread.Turns[i]; t.ID == sess.TurnID {
+			out.Turn, out.Items = t, t.Items
+		}
+	}
+	return out, nil
+}
+
+// notWritten reports whether err says the thread's history is not on
+// disk yet (early in its first turn): the thread then reads as empty.
+func notWritten(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "not materialized yet") || strings.Contains(err.Error(), "is empty"))
+}
+
+// unsupported reports whether err is the app-server's answer to a method
+// it does not serve (JSON-RPC "method not found").
+func unsupported(err error) bool {
+	var rpc *RPCError
+	return errors.As(err, &rpc) && rpc.Code == -32601
+}
+
 // turnRead is the part of a turn an inspection reads.
 type turnRead struct {
 	ID     string          `json:"id"`
 	Status json.RawMessage `json:"status"`
 	Error  *turnError      `json:"error"`
+	// Items are read only by readThreadTurns, and decoded one by one
+	// (recentItems): an item of a shape this package does not know must
+	// not make the whole read fail.
+	Items []json.RawMessage `json:"items"`
 }
 
 // turnError is a failed turn's error, as Codex reports it.
