@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/google/uuid"
 
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/lambdaapi"
@@ -197,7 +198,7 @@ func (g *gateway) invoke(w http.ResponseWriter, r *http.Request, group api.Group
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), g.timeout)
 	defer cancel()
 	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{
-		AwsRequestID:       newUUID(),
+		AwsRequestID:       uuid.NewString(), // a Lambda request id is a random UUID
 		InvokedFunctionArn: "arn:aws:lambda:us-east-1:" + accountID + ":function:letagents-" + string(group),
 	})
 	type result struct {
@@ -403,16 +404,6 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// newUUID returns a random (version 4) UUID, the shape of a Lambda request id.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // statusWriter remembers the status and the number of body bytes

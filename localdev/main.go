@@ -42,6 +42,7 @@ import (
 	"github.com/letagents/letagents-go/migrations"
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/db"
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/liveness"
 	"github.com/letagents/letagents-go/shared/service"
 )
@@ -170,8 +171,16 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 			fmt.Fprintf(stdout, "database: %s\n", dbDesc)
 			fmt.Fprintf(stdout, "pool: %d connections (%s)\n", pool.Config().MaxConns, sizing)
 			fmt.Fprintf(stdout, "sign-in: %s\n", signIn)
+			if cfg.LocalOwner {
+				fmt.Fprintf(stdout, "%s (login %s), who administers every room (LETAGENTS_LOCAL_OWNER=off to act anonymously)\n",
+					localOwnerBanner, letagents.LocalOwnerLogin)
+			}
 		}})
 }
+
+// localOwnerBanner starts the line of the start banner that says the
+// server acts for the local owner.
+const localOwnerBanner = "sign-in is off: everyone here acts as the local owner"
 
 // startSweeper runs the liveness sweeper every liveness.SweepInterval
 // (first at once) until ctx ends or the returned func is called, which
@@ -199,13 +208,16 @@ func startSweeper(ctx context.Context, cfg service.Config, pool *pgxpool.Pool, l
 // Without a GitHub OAuth app nobody can sign in, so repo rooms, which
 // would need sign-in when GitHub cannot vouch for them, are opened to
 // everyone (unless LETAGENTS_REPO_ACCESS says otherwise): a local server
-// is for trying the service, often offline.
+// is for trying the service, often offline. Then the server acts for the
+// local owner too (unless LETAGENTS_LOCAL_OWNER=off), so that agent
+// sessions, the board and hooks work without an account.
 func localAuth(cfg *service.Config, getenv func(string) string, dir string) string {
 	if cfg.KMSKeyID == "" && cfg.TokenKeyFile == "" {
 		cfg.TokenKeyFile = filepath.Join(dir, "token.key")
 	}
 	desc := "GitHub, tokens sealed with " + describeSealer(cfg)
-	if cfg.GitHub.ClientID == "" && cfg.GitHubSecretARN == "" {
+	signInOff := cfg.GitHub.ClientID == "" && cfg.GitHubSecretARN == ""
+	if signInOff {
 		desc = "off (set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET to sign in with GitHub)"
 		if getenv("LETAGENTS_REPO_ACCESS") == "" {
 			cfg.RepoAccess = false
@@ -213,6 +225,9 @@ func localAuth(cfg *service.Config, getenv func(string) string, dir string) stri
 	}
 	if !cfg.RepoAccess {
 		desc += "; every room, repo rooms too, is open to anyone who can reach this server"
+	}
+	if signInOff && !cfg.RepoAccess && getenv("LETAGENTS_LOCAL_OWNER") == "" {
+		cfg.LocalOwner = true
 	}
 	return desc
 }

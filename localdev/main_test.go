@@ -463,7 +463,7 @@ func TestSlowBodyCut(t *testing.T) {
 	}
 }
 
-// TestLogsAreJSON: everything run logs is JSON, as README says, and that
+// TestLogsAreJSON: everything run logs is JSON, as docs/operations.md says, and that
 // every room is open is said once, on stdout, not by each function.
 func TestLogsAreJSON(t *testing.T) {
 	t.Parallel()
@@ -489,20 +489,27 @@ func TestLogsAreJSON(t *testing.T) {
 	if n := strings.Count(in.stdout.String(), "is open to anyone"); n != 1 {
 		t.Errorf("stdout says %d times that every room is open, want once:\n%s", n, in.stdout)
 	}
+	if n := strings.Count(in.stdout.String(), localOwnerBanner); n != 1 {
+		t.Errorf("stdout says %d times %q (sign-in is off, access open), want once:\n%s", n, localOwnerBanner, in.stdout)
+	}
 }
 
 func TestLocalAuth(t *testing.T) {
 	t.Parallel()
+	// The local owner comes with sign-in off and every room open, and
+	// only then; LETAGENTS_LOCAL_OWNER=off keeps it away.
 	tests := []struct {
-		name     string
-		env      map[string]string
-		open     bool
-		contains string
+		name       string
+		env        map[string]string
+		open       bool
+		contains   string
+		localOwner bool
 	}{
-		{"no GitHub app", nil, true, "off (set GITHUB_CLIENT_ID"},
-		{"no GitHub app, repo rooms follow GitHub", map[string]string{"LETAGENTS_REPO_ACCESS": "github"}, false, "off (set GITHUB_CLIENT_ID"},
-		{"GitHub app", map[string]string{"GITHUB_CLIENT_ID": "id", "GITHUB_CLIENT_SECRET": "s"}, false, "GitHub, tokens sealed with the key file"},
-		{"GitHub app, rooms open", map[string]string{"GITHUB_CLIENT_ID": "id", "GITHUB_CLIENT_SECRET": "s", "LETAGENTS_REPO_ACCESS": "open"}, true, "GitHub"},
+		{"no GitHub app", nil, true, "off (set GITHUB_CLIENT_ID", true},
+		{"no GitHub app, no local owner", map[string]string{"LETAGENTS_LOCAL_OWNER": "off"}, true, "off (set GITHUB_CLIENT_ID", false},
+		{"no GitHub app, repo rooms follow GitHub", map[string]string{"LETAGENTS_REPO_ACCESS": "github"}, false, "off (set GITHUB_CLIENT_ID", false},
+		{"GitHub app", map[string]string{"GITHUB_CLIENT_ID": "id", "GITHUB_CLIENT_SECRET": "s"}, false, "GitHub, tokens sealed with the key file", false},
+		{"GitHub app, rooms open", map[string]string{"GITHUB_CLIENT_ID": "id", "GITHUB_CLIENT_SECRET": "s", "LETAGENTS_REPO_ACCESS": "open"}, true, "GitHub", false},
 	}
 	for _, tt := range tests {
 		getenv := func(k string) string { return tt.env[k] }
@@ -513,6 +520,9 @@ func TestLocalAuth(t *testing.T) {
 		got := localAuth(&cfg, getenv, "dir")
 		if cfg.RepoAccess == tt.open || !strings.Contains(got, tt.contains) || strings.Contains(got, "open to anyone") != tt.open {
 			t.Errorf("%s: localAuth = %q, repo access %v; want it to say %q and open %v", tt.name, got, cfg.RepoAccess, tt.contains, tt.open)
+		}
+		if cfg.LocalOwner != tt.localOwner {
+			t.Errorf("%s: local owner %v, want %v", tt.name, cfg.LocalOwner, tt.localOwner)
 		}
 	}
 }

@@ -50,7 +50,7 @@ func (b *bench) floorA(ctx context.Context, n int) (floor, sends, hot dist, err 
 	}
 	defer snd.Close(context.WithoutCancel(ctx))
 	ch := b.floorChannel(0)
-	if _, err := lst.Exec(ctx, `LISTEN `+pgx.Identifier{ch}.Sanitize()+`; LISTEN `+pgx.Identifier{b.svc.Store.Channel(room)}.Sanitize()); err != nil {
+	if _, err := lst.Exec(ctx, `LISTEN `+pgx.Identifier{ch}.Sanitize()+`; LISTEN `+pgx.Identifier{b.svc.Store.RoomChannel(room)}.Sanitize()); err != nil {
 		return nil, nil, nil, err
 	}
 

@@ -5,6 +5,7 @@
 //	go run ./localdev/bench           # full run, about 3 min on 2 cores
 //	go run ./localdev/bench -quick    # about 2 min
 //	go run ./localdev/bench -search=off   # without the search rows: 40 s, or 20 s quick
+//	go run ./localdev/bench -hook=only    # the hook process rows alone
 //
 // Floors: A, a bare INSERT+NOTIFY on pgx waking a bare LISTEN connection
 // (the least a send→wake can cost); B, a bare loopback HTTP round trip
@@ -27,6 +28,10 @@
 // data line being read), against floor F, k bare open streams written one
 // event at once; and the memory rows measure an open stream as they do a
 // parked long-poll.
+//
+// The hook rows (hook.go) time the hook process, `letagents hook`, from
+// exec to exit against the local runner and against a server that never
+// answers, against floor H, the exec of a Go program that does nothing.
 //
 // The search rows (search.go) build a corpus of a million messages
 // first, time searches over it and the search index's cost to a send.
@@ -77,6 +82,7 @@ type options struct {
 	cpuProfile string
 	streams    bool
 	search     string // on, off or only: the search rows (search.go)
+	hook       string // on, off or only: the hook process rows (hook.go)
 	scale      bool
 }
 
@@ -113,6 +119,7 @@ func main() {
 	flag.IntVar(&opt.senders, "senders", 8, "concurrent senders (and rooms) for the throughput rows")
 	flag.BoolVar(&streams, "streams", true, "also run every send→wake case with event streams (send→event), and measure a stream's memory")
 	flag.StringVar(&opt.search, "search", "on", "the search rows, which build a corpus of a million messages first (about a minute): on, off, or only them")
+	flag.StringVar(&opt.hook, "hook", "on", "the rows of the hook process (letagents hook, run against the local runner): on, off, or only them")
 	flag.StringVar(&opt.cpuProfile, "cpuprofile", "", "write a CPU profile of the largest one-room send→wake case to this file")
 	var (
 		sc   scaleOptions
@@ -130,9 +137,11 @@ func main() {
 	flag.DurationVar(&sc.maxP99, "max-p99", 100*time.Millisecond, "scale: the p99 send→wake the ramp stops beyond")
 	flag.IntVar(&sc.dbConns, "db-conns", 4, "scale: DB_MAX_CONNS of each poll server (the server has max_connections to share)")
 	flag.Parse()
-	if opt.search != "on" && opt.search != "off" && opt.search != "only" {
-		fmt.Fprintf(os.Stderr, "bench: -search %q: want on, off or only\n", opt.search)
-		os.Exit(2)
+	for name, v := range map[string]string{"search": opt.search, "hook": opt.hook} {
+		if v != "on" && v != "off" && v != "only" {
+			fmt.Fprintf(os.Stderr, "bench: -%s %q: want on, off or only\n", name, v)
+			os.Exit(2)
+		}
 	}
 	if opt.scale && opt.quick {
 		setDefault := func(name, v string) {
@@ -292,6 +301,7 @@ const (
 	secLatency
 	secThroughput
 	secRunner
+	secHook
 	secMemory
 	secSearch
 )
@@ -325,6 +335,18 @@ func (b *bench) run(ctx context.Context) error {
 	if b.opt.search == "only" {
 		if err := b.searchBench(ctx); err != nil {
 			return fmt.Errorf("search: %w", err)
+		}
+		b.print(time.Since(start))
+		return nil
+	}
+	if b.opt.hook == "only" {
+		base, _, stop, err := b.startRunner(ctx)
+		if err != nil {
+			return fmt.Errorf("local runner: %w", err)
+		}
+		defer stop()
+		if err := b.hookBench(ctx, base); err != nil {
+			return fmt.Errorf("hook: %w", err)
 		}
 		b.print(time.Since(start))
 		return nil

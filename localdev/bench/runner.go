@@ -138,6 +138,11 @@ func (b *bench) runner(ctx context.Context) error {
 			notes: fmt.Sprintf("ratio = runner / in process (one at a time there: %s p50 / %s p99); n=%d each, alternating, each after %s idle: what routing and the Lambda emulation add to one request",
 				ms(inProcess.single.pct(.5)), ms(inProcess.single.pct(.99)), len(viaRunner.single), idleGap)}
 	})
+	if b.opt.hook == "on" {
+		if err := b.hookBench(ctx, base); err != nil {
+			return fmt.Errorf("hook: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -68,8 +68,11 @@ func TestAccessibility(t *testing.T) {
 			b.screenshot("landing")
 
 			b.open(r.URL + "/in/" + roomPath(room))
+			// Three messages: the two sent, and the server's line that the
+			// task is accepted (the local owner, who added it, administers
+			// the room).
 			b.until("the room with its board", `document.getElementById("status").classList.contains("live") &&
-				document.querySelectorAll("#log .msg").length === 2 && document.querySelector("#board li")`)
+				document.querySelectorAll("#log .msg").length === 3 && document.querySelector("#board li")`)
 			axeCheck(b, "room")
 			b.screenshot("room")
 

@@ -88,7 +88,7 @@ const bigRoomWatch = `(() => {
 // TestBigRoom: a room of ten thousand messages opens on its latest page
 // quickly, loads the page before it on scrolling up, and scrolls without
 // long stalls. It asserts only bounds a loaded machine keeps; the figures
-// it logs are the ones in README.
+// it logs are the ones in docs/testing.md.
 //
 // Not parallel: its frames run only while its tab is in front, and a
 // parallel test's tab could take the front from it; a test that is not

@@ -66,3 +66,26 @@ func TestSignedInPageWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalOwnerPage: on a runner without a GitHub app the room page says
+// that everyone acts as the local owner, offers no sign-in or sign-out,
+// and, being the local owner, cancels a task on the board (an admin's
+// move), which nobody signed out could make.
+func TestLocalOwnerPage(t *testing.T) {
+	skipIfOptedOut(t)
+	t.Parallel()
+	r := startRunner(t)
+	const room = "github.com/acme/owned"
+	r.join(room)
+	r.api(http.MethodPost, "/rooms/"+roomPath(room)+"/tasks", map[string]any{"title": "Owned"}, http.StatusCreated)
+	b := openRoom(t, r, room)
+	b.until("the local owner notice", `document.getElementById("auth").textContent.includes("Sign-in is off: everyone here acts as the local owner.")`)
+	if n := eval[int](b, `document.querySelectorAll("#auth button").length`); n != 0 {
+		t.Errorf("the auth area shows %d buttons, want none (no sign-in, no sign-out)", n)
+	}
+	status := eval[string](b, `fetch("/rooms/`+roomPath(room)+`/tasks/task_1", {method: "PATCH", headers: {"Content-Type": "application/json"},
+		body: JSON.stringify({status: "cancelled"})}).then(r => r.json()).then(j => j.status || j.error)`)
+	if status != "cancelled" {
+		t.Errorf("the page's PATCH of task_1 to cancelled answered %q, want cancelled (the local owner administers the room)", status)
+	}
+}

@@ -25,30 +25,31 @@ const (
 	whyFocus     = "focus rooms (task-scoped child rooms) are out of scope (behaviour reference §11, peripheral), so their fields are not sent"
 	whyAttach    = "attachments are out of scope (behaviour reference §11, peripheral)"
 	whyRoomShape = "one room shape for every room answer: name and created_at are always there"
-	whyMessage   = "the message shape of SPEC.md and README: room_id on every message, thread_parent_id, thread_root_id and the thread summary"
+	whyMessage   = "the message shape of SPEC.md and docs/api.md: room_id on every message, thread_parent_id, thread_root_id and the thread summary"
 	whyTaskShape = "0.12.9 task extras (active_locks, stale_prompt_state, workflow_refs) are not in the Task JSON we follow (behaviour reference §2.6); active_leases always comes with a task"
-	whyLimits    = "size limits (README, Limits): the anchor takes any size up to its 100 kB body limit"
+	whyLimits    = "size limits (docs/limits.md): the anchor takes any size up to its 100 kB body limit"
 	whyLater     = "a route of the 0.12.11 behaviour (behaviour reference §2.6, §2.7, §2.9) that 0.12.9 does not have"
 	whyNoGitHub  = "without a GitHub app every sign-in route answers 503 saying so, where the anchor fails in a different way on each"
-	whyReserved  = "the sender letagents is reserved for the server's own lines, so nobody can forge a notice (README, Who may send as whom)"
+	whyReserved  = "the sender letagents is reserved for the server's own lines, so nobody can forge a notice (docs/api.md, Who may send as whom)"
 	whySquat     = "a name in the shape of an invite code is never opened as a named room: it would squat a code the service may issue later"
 	whyAfter011  = "a route or field that came after 0.11.1 (behaviour reference §2.4–2.7): ours follows the later version"
 	whyPages     = "the web pages are our own: the anchor's docs page is part of its later web app (behaviour reference §9, peripheral)"
 	whyThread    = "thread_parent_id (SPEC.md) makes a reply, read back with its reply_to quote; the anchor does not know the field and posts a top-level message"
 	whyBareID    = "a bare number is read as the message it numbers (after=2 is after msg_2); the anchor ignores such a cursor and reads from the start"
-	whyOwnerSend = "0.11.1's clients send with an owner token and no worker session: ours takes such a send (README, Who may send as whom), 0.12.9 asks for a session"
+	whyOwnerSend = "0.11.1's clients send with an owner token and no worker session: ours takes such a send (docs/api.md, Who may send as whom), 0.12.9 asks for a session"
 	whyRepoGate  = "a repo room's access is checked before its existence, so nobody anonymous learns whether a private repository's room exists: 401 with a device sign-in link, where the anchor answers 404"
-	whyTrusted   = "a task starts accepted when a signed-in room admin or browser session creates it (README, the board); the anchor trusts a created_by that has posted, which anyone can type"
+	whyTrusted   = "a task starts accepted when a signed-in room admin or browser session creates it (docs/api.md, the board); the anchor trusts a created_by that has posted, which anyone can type"
 	whyLeasePR   = "the work lease records the PR its holder sets with any change; the anchor records it only on a change that sets pr_url alone"
 	whyDoneLease = "marking a task done ends its leases, so nobody holds finished work; the anchor leaves them active"
 	whyCodename  = "codenames are fused from our own word list by the original's algorithm, so a generic name's codename is not the anchor's"
 	whyTook      = "the room holds what each side took of the sends above (deliberate refusals and acceptances): the anchor the 300-byte client_message_id and the sender letagents, ours the owner token's send"
 	whySession   = "repo_branch is a session field of the later behaviour (behaviour reference §2.6) that 0.12.9 does not send"
 	whyBadCode   = "a code that is not code-shaped is a bad request (400), not an unknown room"
-	whyAdmins    = "holding an invite code makes nobody an admin: the room's creator administers it (README, roles); the anchor makes every signed-in joiner an admin"
+	whyAdmins    = "holding an invite code makes nobody an admin: the room's creator administers it (docs/api.md, roles); the anchor makes every signed-in joiner an admin"
 	whyOwnRooms  = "GET /projects lists the rooms the account administers or worked in; the anchor lists every room to anyone signed in, private repositories included"
 	whyRedirect  = "a 301 carries no body; the anchor's Express adds a text one"
-	whySignIn    = "sign_in_configured is an added field (README, the room page): whether GitHub sign-in is set up here"
+	whySignIn    = "sign_in_configured is an added field (docs/page.md): whether GitHub sign-in is set up here"
+	whyReachedBy = "reached_by is an added field: how messages reach a worker, live or by its hooks, so that an agent whose only traffic is its hooks is present (docs/api.md, presence)"
 	whyRoster    = "a worker's participant entry also carries its session, presence and connected state, and lists presence before messages among its source flags"
 
 	// Against 0.11.1, each checked in both versions' sources.
@@ -59,7 +60,7 @@ const (
 	whyAuto012    = "0.12.9 takes an auto prompt with empty text, as ours does; 0.11.1 wants text"
 	whySessHdr012 = "agent sessions came after 0.11.1, which ignores their headers (its clients never send them); 0.12.9 refuses unknown ones with 401, as ours does"
 	whyTook011    = "the room holds what each side took of the sends above: 0.11.1 also took the blank, non-string and unknown-field sends that 0.12.9 and ours refuse"
-	whyOwnerSrc   = "an owner-token send is marked agent only under a label the account owns (README, Who may send as whom); 0.11.1 marks every owner-token send agent, 0.12.9 wants a worker session"
+	whyOwnerSrc   = "an owner-token send is marked agent only under a label the account owns (docs/api.md, Who may send as whom); 0.11.1 marks every owner-token send agent, 0.12.9 wants a worker session"
 	whyNoSess011  = "0.11.1 has no worker sessions, so the steps that need one ran only against ours: only our board has the worker's task (Third), and only ours took task_1 through claim and review to done"
 	whyPage011    = "the page of a room is served whoever asks and asks for sign-in itself when the room answers 401; 0.11.1 redirects to its landing page first (0.12.9 fails with a 500)"
 )
@@ -158,7 +159,10 @@ var knownDifferences = []deliberate{
 	{Case: "artifacts/*", Path: "status", Anchor: "404", Version: "0.11.*", Reason: whyAfter011},
 	{Case: "resolve/*", Path: "$.canonical_room_id", Anchor: absent, Version: "0.11.*", Reason: whyField012},
 	{Case: "sessions/participants*", Path: "$.participants[*].delivery_latency", Anchor: absent,
-		Reason: "delivery_latency is an added field: each agent's send→surfaced latency (README, Proof of delivery)"},
+		Reason: "delivery_latency is an added field: each agent's send→surfaced latency (docs/api.md, Proof of delivery)"},
+	{Case: "sessions/*", Path: "$.participants[*].reached_by", Anchor: absent, Reason: whyReachedBy},
+	{Case: "sessions/*", Path: "$.presence[*].reached_by", Anchor: absent, Reason: whyReachedBy},
+	{Case: "sessions/*", Path: "$.reached_by", Anchor: absent, Reason: whyReachedBy},
 	{Case: "resolve/repo room page anonymously", Path: "status", Anchor: "302", Ours: "200", Version: "0.11.*", Reason: whyPage011},
 	{Case: "resolve/repo room page anonymously", Path: "body", Anchor: "text", Ours: "html", Version: "0.11.*", Reason: whyPage011},
 	{Case: "resolve/repo room page anonymously", Path: "location", Anchor: "/?reason=repo_signin_required*", Version: "0.11.*", Reason: whyPage011},
@@ -189,7 +193,7 @@ var knownDifferences = []deliberate{
 	{Case: "tasks/*", Path: "*.assignee", Anchor: "null", Ours: `"{sess_a_label}"`, Version: "0.11.*", Reason: whyNoSess011},
 	{Case: "tasks/*", Path: "*.pr_url", Anchor: "null", Ours: `"https://*"`, Version: "0.11.*", Reason: whyNoSess011},
 
-	// Decided in the compatibility issue (README, Compatibility).
+	// Decided in the compatibility issue (docs/compatibility.md).
 	{Case: "rooms/join by malformed code", Path: "status", Anchor: "404", Ours: "400", Reason: whyBadCode},
 	{Case: "rooms/join invite room*", Path: "$.role", Anchor: `"admin"`, Ours: `"participant"`, Reason: whyAdmins},
 	{Case: "rooms/list rooms as A", Path: "$.projects[*]", Ours: absent, Reason: whyOwnRooms},
@@ -205,6 +209,7 @@ var knownDifferences = []deliberate{
 
 	// health: pages.
 	{Case: "health/docs page", Path: "status", Anchor: "200", Ours: "404", Reason: whyPages},
+	{Case: "health/health", Path: "$.version", Anchor: absent, Ours: `"*`, Reason: "the health check says the server's build, so that letagents doctor can name it"},
 }
 
 // reasonFor is the reason of the first entry of table that covers the

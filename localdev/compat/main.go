@@ -88,7 +88,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, errors.New("COMPAT_MCP_ONLY needs ANCHOR_DIR: the MCP scenarios run its dist/mcp/server.js")
 	}
 	if c.anchorDir == "" && c.anchorURL == "" {
-		return c, errors.New("set ANCHOR_DIR to a built original (see README: make compat), or ANCHOR_URL to one serving")
+		return c, errors.New("set ANCHOR_DIR to a built original (see docs/compatibility.md), or ANCHOR_URL to one serving")
 	}
 	if c.dbPrefix == "" {
 		c.dbPrefix = "compat"

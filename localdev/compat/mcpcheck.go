@@ -186,7 +186,7 @@ func (r *scenarioRun) spawn(i int) (*agent, error) {
 	token, agentName := r.target.tokens[i], "compat-"+name
 	if r.scenario.stale {
 		// Anonymous, it may not send under a name an account's agent holds
-		// on ours (README, Who may send as whom): the other scenarios
+		// on ours (docs/api.md, Who may send as whom): the other scenarios
 		// register compat-alpha and compat-beta.
 		token, agentName = "stale-"+auth.NewToken(), "stale-"+name
 	}

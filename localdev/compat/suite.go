@@ -174,7 +174,7 @@ func (t *target) prepare(r request) (path, body string, headers map[string]strin
 		}
 		headers["Cookie"] = "letagents_session=" + tok
 		// As the room page sends them: from the server's own origin, and
-		// JSON (ours refuses cookie-signed writes that are not, README,
+		// JSON (ours refuses cookie-signed writes that are not, docs/api.md,
 		// Cross-site requests).
 		headers["Origin"] = t.vars["base"]
 		headers["Content-Type"] = "application/json"

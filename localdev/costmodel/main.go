@@ -1,5 +1,5 @@
 // Command costmodel measures what agents really send and prices it on AWS
-// (make cost; README, "What it costs"):
+// (make cost; docs/cost.md):
 //
 //	go run ./localdev/costmodel                # 10 agents in one room, about 9 min
 //	go run ./localdev/costmodel -agents 20 -room 10

@@ -45,6 +45,15 @@ func (c *Client) Join(ctx context.Context, roomID string) (wire.Join, error) {
 	return joinOf(roomID, p), nil
 }
 
+// RoomInfo says a room and the caller's role in it without joining it
+// or creating it (GET /rooms/{id}/info): 404 for a room that does not
+// exist yet.
+func (c *Client) RoomInfo(ctx context.Context, roomID string) (wire.Join, error) {
+	var j wire.Join
+	err := c.inRoom(ctx, http.MethodGet, roomID, "/info", nil, nil, &j)
+	return j, err
+}
+
 // isInvite reports whether the server takes roomID for an invite code,
 // which it does after normalising (a lower-case code is one too).
 func isInvite(roomID string) bool {

@@ -16,8 +16,38 @@ func TestHealth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (wire.Health{Status: "ok", Service: "letagents-api"}); h != want {
-		t.Errorf("Health = %+v, want %+v", h, want)
+	if h.Status != "ok" || h.Service != "letagents-api" || h.Version == "" {
+		t.Errorf("Health = %+v, want status ok, service letagents-api and a version", h)
+	}
+}
+
+// RoomInfo reads a room without joining or creating it.
+func TestRoomInfo(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	c := e.client("")
+	ctx := testContext(t)
+	join(t, c, "github.com/o/info")
+	tests := []struct {
+		name, room string
+		wantStatus int // 0 for found
+	}{
+		{"joined before", "github.com/o/info", 0},
+		{"never joined", "github.com/o/nobody", 404},
+		{"unknown invite code", "ZZZZ-ZZZZ-ZZZZ", 404},
+	}
+	for _, tt := range tests {
+		j, err := c.RoomInfo(ctx, tt.room)
+		switch {
+		case tt.wantStatus == 0 && (err != nil || j.RoomID != tt.room || j.Role == "" || j.GitRoom == nil):
+			t.Errorf("%s: RoomInfo = %+v, %v; want the room, a role and its git_room", tt.name, j, err)
+		case tt.wantStatus != 0 && !apiclient.IsStatus(err, tt.wantStatus):
+			t.Errorf("%s: RoomInfo = %+v, %v; want status %d", tt.name, j, err, tt.wantStatus)
+		}
+	}
+	// Asking did not create the room.
+	if _, err := c.RoomInfo(ctx, "github.com/o/nobody"); !apiclient.IsStatus(err, 404) {
+		t.Errorf("RoomInfo after RoomInfo = %v; want 404 still", err)
 	}
 }
 

@@ -23,7 +23,7 @@ import (
 )
 
 // These tests drive the real Codex CLI (npm @openai/codex, 0.171.0;
-// .ci/ensure-codex installs it) through `codex app-server`, against a
+// .ci/ensure-agent-clients installs it; LETAGENTS_CLIENT_TESTS=off skips) through `codex app-server`, against a
 // fake model: the Responses API over SSE on loopback.
 
 // reply is one answer of the fake model.
@@ -140,9 +140,12 @@ type realEnv struct {
 
 func newRealEnv(t *testing.T, model *fakeModel) realEnv {
 	t.Helper()
+	if os.Getenv("LETAGENTS_CLIENT_TESTS") == "off" {
+		t.Skip("LETAGENTS_CLIENT_TESTS=off: the tests of the real agent clients are off")
+	}
 	codexBin, err := exec.LookPath("codex")
 	if err != nil {
-		t.Fatalf("the codex CLI is not on PATH (bash .ci/ensure-codex installs @openai/codex@0.171.0): %v", err)
+		t.Fatalf("the codex CLI is not on PATH (bash .ci/ensure-agent-clients installs @openai/codex@0.171.0; LETAGENTS_CLIENT_TESTS=off skips these tests): %v", err)
 	}
 	dir := t.TempDir()
 	home := filepath.Join(dir, "codex-home")

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -405,7 +406,8 @@ func savedToken(t *testing.T, path string) string {
 // and no agent session.
 type person struct {
 	t           *testing.T
-	base, token string
+	base, token string // token "": no Authorization (the local owner)
+	room        string // "" for boardRoom
 }
 
 // do calls a route of the board's room (path after /rooms/<room>), wants
@@ -423,9 +425,9 @@ func (p person) do(method, path string, body any, want int, out any) {
 	if len(text) > 600 {
 		text = text[:600] + "…"
 	}
-	p.t.Logf("ann (person, owner token, no session): %s %s %s → %d %s", method, path, in, status, text)
+	p.t.Logf("person (owner token %v, no session): %s %s %s → %d %s", p.token != "", method, path, in, status, text)
 	if status != want {
-		p.t.Fatalf("%s /rooms/%s%s %s answered %d, want %d:\n%s", method, boardRoom, path, in, status, want, raw)
+		p.t.Fatalf("%s /rooms/%s%s %s answered %d, want %d:\n%s", method, p.roomID(), path, in, status, want, raw)
 	}
 	if out != nil {
 		decode(p.t, method+" "+path, string(raw), out)
@@ -444,11 +446,13 @@ func (p person) request(method, path string, body any) ([]byte, int) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, p.base+"/rooms/"+boardRoom+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, p.base+"/rooms/"+p.roomID()+path, rd)
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+p.token)
+	if p.token != "" {
+		req.Header.Set("Authorization", "Bearer "+p.token)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -464,12 +468,14 @@ func (p person) request(method, path string, body any) ([]byte, int) {
 	return raw, resp.StatusCode
 }
 
+func (p person) roomID() string { return cmp.Or(p.room, boardRoom) }
+
 // participant finds a session in the room's roster.
 func (p person) participant(sessionID string) (wire.RoomParticipant, bool) {
 	p.t.Helper()
 	raw, status := p.request(http.MethodGet, "/participants", nil)
 	if status != http.StatusOK {
-		p.t.Fatalf("GET /rooms/%s/participants answered %d:\n%s", boardRoom, status, raw)
+		p.t.Fatalf("GET /rooms/%s/participants answered %d:\n%s", p.roomID(), status, raw)
 	}
 	var list wire.Participants
 	decode(p.t, "GET participants", string(raw), &list)
@@ -489,5 +495,5 @@ func (p person) awaitConnected(sessionID string) {
 		x, ok := p.participant(sessionID)
 		return ok && x.Connected
 	})
-	p.t.Logf("ann (person): the roster shows %s connected after %v", sessionID, time.Since(began).Round(time.Millisecond))
+	p.t.Logf("person: the roster shows %s connected after %v", sessionID, time.Since(began).Round(time.Millisecond))
 }

@@ -125,9 +125,10 @@ func (w *urlWatch) Write(p []byte) (int, error) {
 // runner is a localdev process serving the whole API.
 type runner struct {
 	URL    string
-	GitHub *githubtest.Server
-	// log is the runner's stderr: its request log among the rest.
-	log *testwait.Buffer
+	GitHub *githubtest.Server // nil for a runner without a GitHub app
+	// log is the runner's stderr: its request log among the rest; stdout
+	// its start banner.
+	log, stdout *testwait.Buffer
 }
 
 // requests are the statuses of the runner's logged requests of method
@@ -151,24 +152,37 @@ func (r *runner) requests(t *testing.T, method, path string) []int {
 	return statuses
 }
 
-// startRunner builds a fake GitHub and runs localdev against it on a
-// fresh migrated schema, on a free port, until the test ends; then it
-// stops it with SIGTERM, expecting a clean drain.
+// startRunner builds a fake GitHub and runs localdev against it
+// (runRunner).
 func startRunner(t *testing.T) *runner {
 	t.Helper()
 	gh := githubtest.New(t)
-	env := []string{
+	r := runRunner(t, "GITHUB_CLIENT_ID="+githubtest.ClientID, "GITHUB_CLIENT_SECRET="+githubtest.ClientSecret,
+		"GITHUB_OAUTH_URL="+gh.URL, "GITHUB_API_URL="+gh.URL)
+	r.GitHub = gh
+	return r
+}
+
+// startLocalRunner runs localdev as a new user does: no GitHub app, so
+// sign-in is off, every room open and the server acts for the local owner.
+func startLocalRunner(t *testing.T) *runner {
+	t.Helper()
+	return runRunner(t)
+}
+
+// runRunner runs localdev with extra environment on a fresh migrated
+// schema, on a free port, until the test ends; then it stops it with
+// SIGTERM, expecting a clean drain.
+func runRunner(t *testing.T, extra ...string) *runner {
+	t.Helper()
+	env := append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + t.TempDir(),
 		"DB_URL=" + pgtest.New(t).URL,
 		"PORT=0",
 		"LETAGENTS_LOCALDEV_DIR=" + t.TempDir(),
 		"LETAGENTS_JOIN_LIMIT=10000",
-		"GITHUB_CLIENT_ID=" + githubtest.ClientID,
-		"GITHUB_CLIENT_SECRET=" + githubtest.ClientSecret,
-		"GITHUB_OAUTH_URL=" + gh.URL,
-		"GITHUB_API_URL=" + gh.URL,
-	}
+	}, extra...)
 	stdout := &urlWatch{url: make(chan string, 1)}
 	stderr := &testwait.Buffer{}
 	cmd := exec.Command(bins.runner)
@@ -200,7 +214,7 @@ func startRunner(t *testing.T) *runner {
 	})
 	select {
 	case u := <-stdout.url:
-		return &runner{URL: u, GitHub: gh, log: stderr}
+		return &runner{URL: u, log: stderr, stdout: &stdout.Buffer}
 	case <-done:
 		t.Fatalf("localdev exited before listening: %v", waitErr)
 	case <-time.After(runnerStartTimeout):
@@ -215,6 +229,10 @@ type agentConfig struct {
 	Dir        string // working directory: decides the room it auto-joins
 	StatePath  string // LETAGENTS_STATE_PATH; "" for a fresh file of its own
 	InstanceID string // LETAGENTS_AGENT_INSTANCE_ID; "" for Name+"-instance"
+	// Env is a client's environment (recorded, mcp/identity/testdata/
+	// clients) added to the agent's; with it, no LETAGENTS_AGENT_INSTANCE_ID
+	// is set, so that the client's own variables key the agent.
+	Env []string
 }
 
 // agent is one letagents MCP server process, driven over stdio.
@@ -247,9 +265,12 @@ func startAgent(t *testing.T, apiURL string, cfg agentConfig) *agent {
 		"LETAGENTS_API_URL=" + apiURL,
 		"LETAGENTS_STATE_PATH=" + cfg.StatePath,
 		"LETAGENTS_AGENT_NAME=" + cfg.Name,
-		"LETAGENTS_AGENT_INSTANCE_ID=" + cfg.InstanceID,
 		"LETAGENTS_POLL_MAX_MS=" + strconv.Itoa(waitMillis),
 	}
+	if cfg.Env == nil {
+		env = append(env, "LETAGENTS_AGENT_INSTANCE_ID="+cfg.InstanceID)
+	}
+	env = append(env, cfg.Env...)
 	a := &agent{name: cfg.Name, stderr: &testwait.Buffer{}, notes: make(chan mcp.JSONRPCNotification, 100)}
 	c, err := client.NewStdioMCPClientWithOptions(bins.agent, env, nil,
 		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {

@@ -20,15 +20,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/letagents/letagents-go/mcp/apiclient"
 	"github.com/letagents/letagents-go/mcp/identity"
 	"github.com/letagents/letagents-go/mcp/state"
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -53,6 +52,13 @@ var events = []struct {
 	{[]string{"UserPromptSubmit", "BeforeAgent"}, onPrompt},
 	{[]string{"PostToolUse", "AfterTool"}, onTool},
 	{[]string{"Stop", "AfterAgent"}, onStop},
+}
+
+// IsEvent reports whether name is an event a run answers, by any of its
+// names (in any case, with or without '-' and '_').
+func IsEvent(name string) bool {
+	_, _, ok := lookup(name)
+	return ok
 }
 
 // lookup finds an event by any of its names: its kind and its name as
@@ -101,20 +107,26 @@ type Config struct {
 	StatePath string
 	// Getenv reads the runtime's environment (the runtime key).
 	Getenv func(string) string
+	// ClientProcess is identity.ProcessKey of the process that ran the
+	// hook (the runtime), "" when unknown: the key of a runtime whose MCP
+	// servers know no session id (Gemini CLI).
+	ClientProcess string
 	// Filter and Limit are the take's (letagents.UnreadFilter; 0 is
 	// the server's default).
 	Filter letagents.UnreadFilter
 	Limit  int
-	// Timeout bounds the request to the server.
-	Timeout    time.Duration
-	HTTPClient *http.Client
+	// Timeout bounds the whole run, from reading the input to the
+	// answer; default DefaultTimeout.
+	Timeout time.Duration
 	// Logger writes to stderr: stdout is the runtime's.
 	Logger *slog.Logger
 }
 
-// DefaultTimeout bounds a run's request: hooks hold the agent up while
-// they run, and the runtimes' own limits are 10 s here and up.
-const DefaultTimeout = 5 * time.Second
+// DefaultTimeout bounds a whole run. The runtime holds the agent's tool
+// call (or prompt) until the hook exits, so a slow or gone server must
+// cost it less than a second, the process's start included; messages a
+// run gives up on stay unread for the next one.
+const DefaultTimeout = 700 * time.Millisecond
 
 // ErrUnknownEvent is a run's only error: the event is none a run answers
 // (a configuration mistake, not a passing failure).
@@ -127,10 +139,9 @@ var ErrUnknownEvent = errors.New("unknown hook event")
 // to answer. Every failure but an unknown event is logged, not returned.
 func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout io.Writer) error {
 	log := cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
-	var in Input
-	if err := json.NewDecoder(io.LimitReader(stdin, maxInput)).Decode(&in); err != nil && !errors.Is(err, io.EOF) {
-		log.Warn("letagents hook: the input is not the hook JSON; going on without it", "error", err)
-	}
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(cfg.Timeout, DefaultTimeout))
+	defer cancel()
+	in := readInput(ctx, stdin, log)
 	k, name, ok := lookup(cmp.Or(event, in.HookEventName))
 	if !ok {
 		return fmt.Errorf("%w %q: want one of %s", ErrUnknownEvent, cmp.Or(event, in.HookEventName), strings.Join(EventNames(), ", "))
@@ -138,14 +149,12 @@ func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout 
 	if in.HookEventName != "" {
 		name = in.HookEventName // answer in the runtime's own spelling
 	}
-	ctx, cancel := context.WithTimeout(ctx, cmp.Or(cfg.Timeout, DefaultTimeout))
-	defer cancel()
 	st, err := state.Open(cfg.StatePath).Load()
 	if corrupt := (*state.CorruptError)(nil); err != nil && !errors.As(err, &corrupt) {
 		log.Warn("letagents hook: cannot read the state file", "path", cfg.StatePath, "error", err)
 		return nil
 	}
-	keys := runtimeKeys(cfg.Getenv, in.SessionID)
+	keys := identity.HookRuntimeKeys(cfg.Getenv, in.SessionID, cfg.ClientProcess)
 	sess, ok := pick(st, keys)
 	if !ok {
 		// A warning, not information: a hook that is set up wrong would
@@ -163,12 +172,11 @@ func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout 
 		token = st.Auth.Token
 	}
 	apiURL := cmp.Or(cfg.APIURL, sess.APIURL, cfg.DefaultAPIURL)
-	api := apiclient.New(apiclient.Config{APIURL: apiURL, Token: func() string { return token }, HTTPClient: cfg.HTTPClient,
-		UserAgent: "letagents-hook (go)"}).As(wire.SessionCredentials{AgentSessionID: sess.SessionID, AgentSessionToken: sess.SessionToken})
-	u, err := api.TakeUnread(ctx, sess.RoomID, wire.TakeUnread{Filter: string(cfg.Filter), Limit: cfg.Limit, OnlyIfAsked: k == onStop})
+	u, err := takeUnread(ctx, apiURL, token, sess, wire.TakeUnread{Filter: string(cfg.Filter), Limit: cfg.Limit, OnlyIfAsked: k == onStop})
 	if err != nil {
 		log.Warn("letagents hook: could not take the unread messages", "api", apiURL, "room", sess.RoomID, "session", sess.SessionID, "error", err)
-		if code := apiclient.Code(err); code == letagents.CodeAgentSessionEnded || code == letagents.CodeAgentSessionInvalid {
+		var serr *serverError
+		if errors.As(err, &serr) && (serr.Body.Code == letagents.CodeAgentSessionEnded || serr.Body.Code == letagents.CodeAgentSessionInvalid) {
 			forget(ctx, cfg.StatePath, sess.SessionID, log)
 		}
 		return nil
@@ -187,6 +195,84 @@ func Run(ctx context.Context, cfg Config, event string, stdin io.Reader, stdout 
 	return nil
 }
 
+// takeUnread takes the session's unread messages (POST
+// /rooms/{room}/messages/unread, with the owner's token when there is one
+// and the session's credentials), in one exchange with the server.
+func takeUnread(ctx context.Context, apiURL, token string, sess state.AgentSession, q wire.TakeUnread) (wire.Unread, error) {
+	var u wire.Unread
+	if strings.TrimSpace(sess.RoomID) == "" {
+		return u, errors.New("the saved session names no room")
+	}
+	path := "/rooms/" + rooms.PathOf(sess.RoomID) + "/messages/unread"
+	header := [][2]string{{"User-Agent", "letagents-hook (go)"},
+		{wire.SessionIDHeader, sess.SessionID}, {wire.SessionTokenHeader, sess.SessionToken}}
+	if token != "" {
+		header = append(header, [2]string{"Authorization", "Bearer " + token})
+	}
+	body, err := json.Marshal(q)
+	if err != nil {
+		return u, err
+	}
+	status, answer, err := post(ctx, strings.TrimRight(apiURL, "/")+path, header, body, nil)
+	if err != nil {
+		return u, fmt.Errorf("POST %s: %w", path, err)
+	}
+	if status < 200 || status > 299 {
+		serr := &serverError{Path: path, Status: status}
+		_ = json.Unmarshal(answer, &serr.Body) // a proxy's page is no JSON: the status says enough
+		return u, serr
+	}
+	if err := json.Unmarshal(answer, &u); err != nil {
+		return u, fmt.Errorf("POST %s: the answer is not the unread messages: %w", path, err)
+	}
+	return u, nil
+}
+
+// serverError is an answer of the server other than 2xx.
+type serverError struct {
+	Path   string
+	Status int
+	Body   wire.Error // zero when the answer was not JSON
+}
+
+func (e *serverError) Error() string {
+	msg := fmt.Sprintf("POST %s: %d", e.Path, e.Status)
+	if e.Body.Code != "" {
+		msg += " " + e.Body.Code
+	}
+	if text := cmp.Or(e.Body.Message, e.Body.Error); text != "" {
+		msg += ": " + text
+	}
+	return msg
+}
+
+// readInput reads the hook's JSON from stdin, giving up when ctx ends:
+// a runtime that leaves stdin open must not hold the run past its bound.
+func readInput(ctx context.Context, stdin io.Reader, log *slog.Logger) Input {
+	type result struct {
+		in  Input
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		if err := json.NewDecoder(io.LimitReader(stdin, maxInput)).Decode(&r.in); err != nil && !errors.Is(err, io.EOF) {
+			r.err = err
+		}
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			log.Warn("letagents hook: the input is not the hook JSON; going on without it", "error", r.err)
+		}
+		return r.in
+	case <-ctx.Done():
+		log.Warn("letagents hook: the input did not come in time; going on without it", "error", ctx.Err())
+		return Input{}
+	}
+}
+
 // specificOutput adds text to the agent's context (SessionStart,
 // UserPromptSubmit, PostToolUse and their Gemini CLI twins).
 type specificOutput struct {
@@ -203,22 +289,6 @@ type additionalContext struct {
 type blockOutput struct {
 	Decision string `json:"decision"`
 	Reason   string `json:"reason"`
-}
-
-// runtimeKeys are the keys the MCP server of this agent may have saved
-// its sessions under: the environment's (identity.EnvRuntimeKey), and the
-// runtime's session id as Claude Code's and Codex's are keyed.
-func runtimeKeys(getenv func(string) string, sessionID string) []string {
-	var keys []string
-	if getenv != nil {
-		if k, ok := identity.EnvRuntimeKey(getenv); ok {
-			keys = append(keys, k)
-		}
-	}
-	if sessionID != "" {
-		keys = append(keys, "claude:"+sessionID, "codex:"+sessionID)
-	}
-	return keys
 }
 
 // pick is the saved session a run speaks for: the newest of those saved

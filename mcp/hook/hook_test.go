@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/letagents/letagents-go/shared/service"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
+	"github.com/letagents/letagents-go/shared/testwait"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -318,6 +320,12 @@ func TestRunForgetsEndedSessions(t *testing.T) {
 			}
 		}, true},
 		{"server down", func(_ *testing.T, _ *env, cfg *hook.Config) { cfg.APIURL = down.URL }, false},
+		// The owner's credential is at fault, not the session (issue 21):
+		// the server answers TOKEN_INVALID or NOT_AUTHENTICATED.
+		{"an owner token the server does not know", func(t *testing.T, e *env, _ *hook.Config) {
+			setAuth(t, e, &state.Auth{Token: strings.Repeat("e", 64), Source: state.AuthSourceDeviceFlow})
+		}, false},
+		{"no owner token", func(t *testing.T, e *env, _ *hook.Config) { setAuth(t, e, nil) }, false},
 	}
 	for _, tt := range tests {
 		e := newEnv(t, "claude:alpha")
@@ -348,6 +356,17 @@ func TestRunForgetsEndedSessions(t *testing.T) {
 		if asked := strings.Count(logs.String(), "could not take the unread messages"); tt.wantForget && asked != 1 {
 			t.Errorf("%s: the server was asked %d times; want once, then the session forgotten (log %q)", tt.name, asked, logs.String())
 		}
+	}
+}
+
+// setAuth replaces the sign-in saved in e's state file.
+func setAuth(t *testing.T, e *env, a *state.Auth) {
+	t.Helper()
+	if err := state.Open(e.statePath).Update(context.Background(), func(st *state.State) error {
+		st.Auth = a
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -444,5 +463,77 @@ func TestContext(t *testing.T) {
 	if stop := hook.Context(sess, wire.Unread{RoomID: "r", Messages: u.Messages[:1]}, true); !strings.HasPrefix(stop, "[LetAgents] Before you stop") ||
 		!strings.Contains(stop, "1 unread message for") || !strings.HasSuffix(stop, "Answer the person before you stop.") {
 		t.Errorf("Context for stop = %q", stop)
+	}
+}
+
+// TestRunGivesUpOnAHangingServer: a server that takes the request and
+// never answers, or a runtime that never closes stdin, holds a run only to
+// its own bound (DefaultTimeout; what that adds to a tool call is
+// measured by make bench): it returns, delivers nothing, says why, and
+// keeps the session. The wait here is only testwait's generous bound.
+func TestRunGivesUpOnAHangingServer(t *testing.T) {
+	t.Parallel()
+	got := make(chan struct{}, 16)
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- struct{}{}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(func() {
+		close(release)
+		hang.Close()
+	})
+	statePath := filepath.Join(t.TempDir(), "state.json")
+	const id = "as_1"
+	err := state.Open(statePath).Update(context.Background(), func(st *state.State) error {
+		st.AgentSessions[id] = state.AgentSession{SessionID: id, SessionToken: "tok", RoomID: room, ActorLabel: "Builder",
+			RuntimeKey: "claude:sess-1", CreatedAt: letagents.FormatTime(time.Now()), APIURL: hang.URL}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	openStdin, _ := io.Pipe() // written by nobody, never closed
+	tests := []struct {
+		name        string
+		event       string
+		stdin       io.Reader
+		wantRequest bool // the server is asked (the input came in time)
+		wantLogs    []string
+	}{
+		{"server hangs", "", strings.NewReader(`{"session_id": "sess-1", "hook_event_name": "PostToolUse"}`), true,
+			[]string{"could not take the unread messages", "deadline exceeded"}},
+		{"stdin never closed", "PostToolUse", openStdin, false,
+			[]string{"the input did not come in time", "could not take the unread messages"}},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		logs := &testwait.Buffer{}
+		cfg := hook.Config{StatePath: statePath, Getenv: func(k string) string { return map[string]string{"CLAUDE_CODE_SESSION_ID": "sess-1"}[k] },
+			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+		done := make(chan error, 1)
+		go func() { done <- hook.Run(context.Background(), cfg, tt.event, tt.stdin, &out) }()
+		if tt.wantRequest {
+			testwait.Recv(t, "the hanging server to get the request ("+tt.name+")", got)
+		}
+		err := testwait.Recv(t, "the run to give up ("+tt.name+")", done)
+		if err != nil || out.Len() != 0 {
+			t.Errorf("%s: Run = %v, printed %q; want no error and nothing printed", tt.name, err, out.String())
+		}
+		for _, want := range tt.wantLogs {
+			if !strings.Contains(logs.String(), want) {
+				t.Errorf("%s: warned %q; want %q", tt.name, logs.String(), want)
+			}
+		}
+	}
+	st, err := state.Open(statePath).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.AgentSessions[id]; !ok {
+		t.Errorf("the session was forgotten; a server that does not answer has not ended it")
 	}
 }

@@ -19,6 +19,9 @@ import (
 type runtime struct {
 	// file is its project configuration, under the project directory.
 	file string
+	// localFile is its personal project configuration, kept out of the
+	// repository ("" when it has none).
+	localFile string
 	// events are its hook events a run answers, in order, with the
 	// matcher of tool events ("" for none).
 	events []runtimeEvent
@@ -26,24 +29,35 @@ type runtime struct {
 	timeout int
 	// named: the runtime's hook entries carry a name.
 	named bool
-	// note is printed after the file is written: what else to do.
+	// note is printed after the file is written: what else to do, with
+	// %[1]s the project's absolute path.
 	note string
 }
 
 type runtimeEvent struct{ name, matcher string }
 
 // hookSeconds is how long a runtime gives a hook: far more than a run
-// needs (DefaultTimeout), so a slow network fails the run, not the hook.
+// takes (DefaultTimeout bounds it), so the run ends itself, quietly,
+// before the runtime would report a failed hook.
 const hookSeconds = 10
 
 // Runtimes are the agent runtimes Install knows, by the name --agent
 // takes.
 var runtimes = map[string]runtime{
-	"claude": {file: filepath.Join(".claude", "settings.json"), timeout: hookSeconds, events: []runtimeEvent{
-		{"SessionStart", ""}, {"UserPromptSubmit", ""}, {"PostToolUse", "*"}, {"Stop", ""}}},
+	"claude": {file: filepath.Join(".claude", "settings.json"), localFile: filepath.Join(".claude", "settings.local.json"),
+		timeout: hookSeconds, events: []runtimeEvent{
+			{"SessionStart", ""}, {"UserPromptSubmit", ""}, {"PostToolUse", "*"}, {"Stop", ""}}},
+	// Codex (0.171) has hooks on by default ([features].hooks; the old
+	// codex_hooks is deprecated), but runs a project's hooks only in a
+	// trusted project and only those a person reviewed, and codex exec
+	// skips the others without a word.
 	"codex": {file: filepath.Join(".codex", "hooks.json"), timeout: hookSeconds, events: []runtimeEvent{
 		{"SessionStart", ""}, {"UserPromptSubmit", ""}, {"PostToolUse", ""}, {"Stop", ""}},
-		note: "Codex runs hooks only with them enabled: add `codex_hooks = true` under [features] in ~/.codex/config.toml (or .codex/config.toml)."},
+		note: "Codex runs these hooks only once you trust them, and skips them silently until then (codex exec too):\n" +
+			"  1. trust the project: start `codex` in %[1]s and accept, or add to ~/.codex/config.toml:\n" +
+			"       [projects.%[1]q]\n       trust_level = \"trusted\"\n" +
+			"  2. review and trust the hooks: in codex, run /hooks and trust the letagents hooks (again after each install that changes them).\n" +
+			"Hooks are on by default ([features] hooks = true); `codex_hooks` is deprecated and not needed."},
 	"gemini": {file: filepath.Join(".gemini", "settings.json"), timeout: hookSeconds * 1000, named: true, events: []runtimeEvent{
 		{"SessionStart", ""}, {"BeforeAgent", ""}, {"AfterTool", ".*"}, {"AfterAgent", ""}}},
 }
@@ -69,6 +83,10 @@ type InstallConfig struct {
 	Command string
 	// Filter, when set, is passed to every run (--filter).
 	Filter string
+	// Local writes the runtime's personal project configuration, which
+	// is not shared with the team (Claude Code's
+	// .claude/settings.local.json), instead of the shared one.
+	Local bool
 }
 
 // hookMark is how Install knows its own entries again: their command
@@ -97,24 +115,17 @@ func Install(cfg InstallConfig, out io.Writer) error {
 	if command == "" {
 		command = "letagents"
 	}
-	path := filepath.Join(cfg.Dir, rt.file)
-	settings := map[string]json.RawMessage{}
-	raw, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("read %s: %w", path, err)
-	case len(bytes.TrimSpace(raw)) > 0:
-		if err := json.Unmarshal(raw, &settings); err != nil {
-			return fmt.Errorf("%s is not a JSON object (%w); fix or move it, then install again", path, err)
+	file := rt.file
+	if cfg.Local {
+		if rt.localFile == "" {
+			return fmt.Errorf("--local: %s has no personal project configuration; its hooks go in %s", name, rt.file)
 		}
+		file = rt.localFile
 	}
-	// Only the events written are decoded: the rest stays as it is.
-	hooks := map[string]json.RawMessage{}
-	if h, ok := settings["hooks"]; ok {
-		if err := json.Unmarshal(h, &hooks); err != nil {
-			return fmt.Errorf("%s: \"hooks\" is not an object (%w)", path, err)
-		}
+	path := filepath.Join(cfg.Dir, file)
+	settings, hooks, err := readSettings(path)
+	if err != nil {
+		return err
 	}
 	var report []string
 	for _, ev := range rt.events {
@@ -161,10 +172,41 @@ func Install(cfg InstallConfig, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "letagents hook install: wrote %s (%s hooks):\n%s\n", path, name, strings.Join(report, "\n"))
+	if cfg.Local {
+		fmt.Fprintf(out, "%s is yours alone: keep it out of git (Claude Code git-ignores the settings.local.json it makes itself; "+
+			"add %s to .gitignore if git status shows it).\n", file, filepath.ToSlash(file))
+	}
 	if rt.note != "" {
-		fmt.Fprintln(out, rt.note)
+		abs, err := filepath.Abs(cfg.Dir)
+		if err != nil {
+			abs = cfg.Dir
+		}
+		fmt.Fprintf(out, rt.note+"\n", abs)
 	}
 	return nil
+}
+
+// readSettings reads a runtime's configuration file: the whole object
+// and its "hooks" object, each value left undecoded so that what Install
+// does not write stays as it is; both empty when there is no file.
+func readSettings(path string) (settings, hooks map[string]json.RawMessage, err error) {
+	settings, hooks = map[string]json.RawMessage{}, map[string]json.RawMessage{}
+	raw, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	case len(bytes.TrimSpace(raw)) > 0:
+		if err := json.Unmarshal(raw, &settings); err != nil {
+			return nil, nil, fmt.Errorf("%s is not a JSON object (%w); fix or move it, then install again", path, err)
+		}
+	}
+	if h, ok := settings["hooks"]; ok {
+		if err := json.Unmarshal(h, &hooks); err != nil {
+			return nil, nil, fmt.Errorf("%s: \"hooks\" is not an object (%w)", path, err)
+		}
+	}
+	return settings, hooks, nil
 }
 
 // withoutOurs is an event's groups without the entries of an earlier

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,7 +51,7 @@ func TestInstall(t *testing.T) {
 		note        string
 	}{
 		{"claude", ".claude/settings.json", []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}, 10, ""},
-		{"codex", ".codex/hooks.json", []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}, 10, "codex_hooks = true"},
+		{"codex", ".codex/hooks.json", []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}, 10, "run /hooks and trust the letagents hooks"},
 		{"gemini", ".gemini/settings.json", []string{"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent"}, 10000, ""},
 	}
 	for _, tt := range tests {
@@ -75,6 +77,10 @@ func TestInstall(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), tt.note) {
 			t.Errorf("%s: the report lacks %q:\n%s", tt.agent, tt.note, out.String())
+		}
+		if tt.agent == "codex" && (!strings.Contains(out.String(), "[projects."+strconv.Quote(dir)+"]\n       trust_level = \"trusted\"") ||
+			strings.Contains(out.String(), "codex_hooks = true")) {
+			t.Errorf("codex: the report does not name the project's trust_level, or still asks for the deprecated codex_hooks:\n%s", out.String())
 		}
 		// Again: nothing changes.
 		before, _ := os.ReadFile(path)
@@ -162,6 +168,7 @@ func TestInstallRefusals(t *testing.T) {
 		{"bad filter", hook.InstallConfig{Dir: t.TempDir(), Filter: "mentions"}, "--filter"},
 		{"not JSON", hook.InstallConfig{Dir: broken}, "is not a JSON object"},
 		{"hooks of another shape", hook.InstallConfig{Dir: badHooks}, "hooks.Stop is not a list"},
+		{"local for a runtime without", hook.InstallConfig{Agent: "gemini", Dir: t.TempDir(), Local: true}, "no personal project configuration"},
 	} {
 		if err := hook.Install(tt.cfg, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: Install = %v, want an error with %q", tt.name, err, tt.want)
@@ -169,5 +176,25 @@ func TestInstallRefusals(t *testing.T) {
 	}
 	if raw, _ := os.ReadFile(filepath.Join(broken, ".claude", "settings.json")); string(raw) != "{not json" {
 		t.Errorf("a file Install refused was changed: %q", raw)
+	}
+}
+
+// TestInstallLocal: --local writes Claude Code's personal file, which the
+// team does not share, and leaves the shared one alone.
+func TestInstallLocal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := hook.Install(hook.InstallConfig{Agent: "claude", Dir: dir, Local: true}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if cmds := commands(installed(t, filepath.Join(dir, ".claude", "settings.local.json")), "Stop"); !slices.Equal(cmds, []string{"letagents hook Stop"}) {
+		t.Errorf("settings.local.json Stop = %q", cmds)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".claude", "settings.json")); !os.IsNotExist(err) {
+		t.Errorf("the shared settings.json was written (stat: %v)", err)
+	}
+	if !strings.Contains(out.String(), "settings.local.json is yours alone") {
+		t.Errorf("the report does not say the file is personal:\n%s", out.String())
 	}
 }

@@ -3,7 +3,8 @@
 // remembered, or a codename derived from the runtime key), its owner and
 // IDE labels, and the actor label its messages are signed with. It reads
 // only what it is handed: the environment as a getenv function and facts
-// the caller gathered (account, git config, OS user, stored identity).
+// the caller gathered (account, git config, OS user, stored identity,
+// the client's process); ProcessKey alone looks at the process table.
 package identity
 
 import (
@@ -68,6 +69,11 @@ type Inputs struct {
 	// TakenNames are names the owner's other agents already use; a
 	// codename avoids them.
 	TakenNames []string
+	// ClientProcess is ProcessKey of the process that started this one
+	// (the agent client, for an MCP server), "" when unknown; it keys
+	// the identity of a client that runs one agent per process but gives
+	// its MCP servers no session id (Gemini CLI).
+	ClientProcess string
 }
 
 // Environment variables Resolve reads.
@@ -85,7 +91,11 @@ const (
 	// envClaudeSessIDOld is the name the original service reads; Claude
 	// Code itself does not set it, but a person may.
 	envClaudeSessIDOld = "CLAUDECODE_SESSION_ID"
-	envMCPSessionID    = "MCP_SESSION_ID"
+	// envGeminiSession is what Gemini CLI gives its hooks (not its MCP
+	// servers, which get only envGeminiCLI).
+	envGeminiSession = "GEMINI_SESSION_ID"
+	envGeminiCLI     = "GEMINI_CLI"
+	envMCPSessionID  = "MCP_SESSION_ID"
 )
 
 // runtimeKeySources are the environment variables that name the runtime,
@@ -96,8 +106,16 @@ var runtimeKeySources = []struct{ env, prefix string }{
 	{envAntigravity, "antigravity:"},
 	{envClaudeSessID, "claude:"},
 	{envClaudeSessIDOld, "claude:"},
+	{envGeminiSession, "gemini:"},
 	{envMCPSessionID, "mcp:"},
 }
+
+// onePerProcess are variables whose presence shows a client that starts
+// its own MCP servers and hooks and runs one agent per process, so that
+// the process is the agent (Gemini CLI sets GEMINI_CLI=1 for its MCP
+// servers). IDEs that serve many chats from one process must never be
+// here: their agents would share a key.
+var onePerProcess = []string{envGeminiCLI}
 
 // ideByEnv maps runtimes to the variables whose presence reveals them,
 // in order of preference.
@@ -107,7 +125,7 @@ var ideByEnv = []struct {
 }{
 	{"Codex", []string{envCodexThread, "CODEX_SHELL", "CODEX_CI", "CODEX_INTERNAL_ORIGINATOR_OVERRIDE"}},
 	{"Claude", []string{"CLAUDECODE", envClaudeSessID, envClaudeSessIDOld, "CLAUDE_CODE_ENTRYPOINT"}},
-	{"Gemini", []string{"GEMINI_CLI"}},
+	{"Gemini", []string{envGeminiCLI, envGeminiSession}},
 	{"Cursor", []string{"CURSOR_TRACE_ID", "CURSOR_AGENT"}},
 }
 
@@ -124,11 +142,15 @@ var ideByNamePrefix = []struct{ prefix, label string }{
 // Resolve works out this agent's identity. Each part takes the first
 // source that yields something:
 //
-//   - RuntimeKey: LETAGENTS_AGENT_INSTANCE_ID, "codex:"+CODEX_THREAD_ID,
+//   - RuntimeKey: LETAGENTS_AGENT_INSTANCE_ID, "codex:"+CODEX_THREAD_ID
+//     (set for Codex's shell commands, not its MCP servers or hooks),
 //     "antigravity:"+ANTIGRAVITY_THREAD_ID, "claude:"+CLAUDE_CODE_SESSION_ID
-//     (what Claude Code sets; then CLAUDECODE_SESSION_ID, the original's
-//     name), "mcp:"+MCP_SESSION_ID, else "instance:"+InstanceUUID (so a restart
-//     without any of these is a new agent).
+//     (what Claude Code sets for MCP servers and hooks alike; then
+//     CLAUDECODE_SESSION_ID, the original's name), "gemini:"+GEMINI_SESSION_ID
+//     (Gemini CLI's hooks), "mcp:"+MCP_SESSION_ID; else, for a client that
+//     runs one agent per process (GEMINI_CLI), ClientProcess; else
+//     "instance:"+InstanceUUID (so a restart without any of these is a new
+//     agent). See testdata/clients for what each client really sets.
 //   - IDELabel: LETAGENTS_AGENT_IDE or AGENT_IDE (cut to 40 bytes);
 //     "Codex", "Claude", "Gemini" or "Cursor" when that runtime's variables
 //     are set; the prefix of the explicit name (codex…, claude…, gemini…,
@@ -156,7 +178,7 @@ func Resolve(in Inputs) Identity {
 		return strings.TrimSpace(in.Getenv(k))
 	}
 
-	id := Identity{RuntimeKey: runtimeKey(env, in.InstanceUUID)}
+	id := Identity{RuntimeKey: runtimeKey(env, in.InstanceUUID, strings.TrimSpace(in.ClientProcess))}
 	stored := in.Stored
 	if stored != nil && stored.RuntimeKey != "" && stored.RuntimeKey != id.RuntimeKey {
 		stored = nil
@@ -192,8 +214,11 @@ func Renamed(id Identity, name string) (Identity, error) {
 // EnvRuntimeKey is the runtime key the environment names (see Resolve:
 // LETAGENTS_AGENT_INSTANCE_ID, CODEX_THREAD_ID, …), false when it names
 // none and an agent's key is its process's own. A hook process finds its
-// agent's saved session by it.
+// agent's saved session by it. A nil getenv is an empty environment.
 func EnvRuntimeKey(getenv func(string) string) (string, bool) {
+	if getenv == nil {
+		return "", false
+	}
 	for _, s := range runtimeKeySources {
 		if v := strings.TrimSpace(getenv(s.env)); v != "" {
 			return s.prefix + v, true
@@ -202,9 +227,16 @@ func EnvRuntimeKey(getenv func(string) string) (string, bool) {
 	return "", false
 }
 
-func runtimeKey(env func(string) string, instanceUUID string) string {
+func runtimeKey(env func(string) string, instanceUUID, clientProcess string) string {
 	if key, ok := EnvRuntimeKey(env); ok {
 		return key
+	}
+	if clientProcess != "" {
+		for _, e := range onePerProcess {
+			if env(e) != "" {
+				return clientProcess
+			}
+		}
 	}
 	if instanceUUID = strings.TrimSpace(instanceUUID); instanceUUID == "" {
 		instanceUUID = NewInstanceUUID()

@@ -35,6 +35,10 @@ func TestResolveRuntimeKey(t *testing.T) {
 		{"explicit instance wins", map[string]string{"LETAGENTS_AGENT_INSTANCE_ID": "mine", "CODEX_THREAD_ID": "x1"}, "mine"},
 		{"value trimmed", map[string]string{"CODEX_THREAD_ID": " x1\n"}, "codex:x1"},
 		{"codex env without thread id", map[string]string{"CODEX_SHELL": "1"}, "instance:u-1"},
+		{"gemini hook's session", map[string]string{"GEMINI_SESSION_ID": "g1"}, "gemini:g1"},
+		{"claude over gemini", map[string]string{"CLAUDE_CODE_SESSION_ID": "c1", "GEMINI_SESSION_ID": "g1"}, "claude:c1"},
+		{"gemini over mcp", map[string]string{"GEMINI_SESSION_ID": "g1", "MCP_SESSION_ID": "m1"}, "gemini:g1"},
+		{"gemini cli without a client process", map[string]string{"GEMINI_CLI": "1"}, "instance:u-1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -315,6 +319,9 @@ func TestResolveNilGetenv(t *testing.T) {
 	}
 	if got != want {
 		t.Errorf("Resolve(no env) = %+v; want %+v", got, want)
+	}
+	if key, ok := EnvRuntimeKey(nil); ok || key != "" {
+		t.Errorf("EnvRuntimeKey(nil) = %q, %v; want none", key, ok)
 	}
 }
 

@@ -20,11 +20,15 @@
 // agent runtime's hooks run (package hook): it reads the hook's JSON on
 // stdin and prints the room's unread messages for the runtime to put in
 // the agent's context. `letagents hook install [--agent claude|codex|gemini]
-// [--dir DIR] [--command CMD] [--filter F]` writes the hook configuration
-// into the project.
+// [--dir DIR] [--command CMD] [--filter F] [--local]` writes the hook
+// configuration into the project (--local: Claude Code's personal
+// .claude/settings.local.json).
+// `letagents doctor [--cwd DIR] [--json]` checks the set-up of a directory
+// (package doctor) and prints the fix of each failure.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -32,13 +36,18 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/letagents/letagents-go/mcp/cmdline"
+	"github.com/letagents/letagents-go/mcp/doctor"
 	"github.com/letagents/letagents-go/mcp/hook"
+	"github.com/letagents/letagents-go/mcp/letagents/internal/hookcmd"
 	"github.com/letagents/letagents-go/mcp/server"
-	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/mcp/state"
 )
 
 func main() {
@@ -63,7 +72,10 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	if len(args) > 0 && args[0] == "hook" {
 		return runHook(ctx, args[1:], getenv, stdin, stdout, stderr)
 	}
-	flags := newFlags("letagents [--cwd DIR]  (or: letagents hook --help)", stderr)
+	if len(args) > 0 && args[0] == "doctor" {
+		return runDoctor(ctx, args[1:], getenv, stdout, stderr)
+	}
+	flags := newFlags("letagents [--cwd DIR]  (or: letagents hook --help, letagents doctor --help)", stderr)
 	cwd := flags.String("cwd", getenv("LETAGENTS_CWD"), "the directory whose repository picks the room (default: the working directory)")
 	rest, err := parseFlags(flags, args)
 	if err != nil {
@@ -99,17 +111,18 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	return srv.Serve(ctx, stdin, stdout)
 }
 
-// runHook is `letagents hook …`: one hook event answered, or the hooks
-// installed. Only a mistake in its arguments fails it: a hook that cannot
-// reach the room prints nothing and exits 0, so the agent goes on.
+// runHook is `letagents hook …`: one hook event answered (hookcmd.Run;
+// in the built binary hookcmd's init answers it before main runs), or
+// the hooks installed.
 func runHook(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "install" {
-		flags := newFlags("letagents hook install [--agent "+strings.Join(hook.Agents(), "|")+"] [--dir DIR] [--command CMD] [--filter all|addressed]", stderr)
+		flags := newFlags("letagents hook install [--agent "+strings.Join(hook.Agents(), "|")+"] [--dir DIR] [--command CMD] [--filter all|addressed] [--local]", stderr)
 		var cfg hook.InstallConfig
 		flags.StringVar(&cfg.Agent, "agent", "claude", "the agent runtime: "+strings.Join(hook.Agents(), ", "))
 		flags.StringVar(&cfg.Dir, "dir", ".", "the project directory")
 		flags.StringVar(&cfg.Command, "command", "letagents", "how the runtime runs letagents")
 		flags.StringVar(&cfg.Filter, "filter", "", "all (default) or addressed: the messages the hooks bring")
+		flags.BoolVar(&cfg.Local, "local", false, "claude: write .claude/settings.local.json (yours alone) instead of .claude/settings.json (shared with the team)")
 		rest, err := parseFlags(flags, args[1:])
 		if err != nil {
 			return err
@@ -119,75 +132,70 @@ func runHook(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return hook.Install(cfg, stdout)
 	}
-	flags := newFlags("letagents hook [--filter all|addressed] [--limit N] [Event]\n"+
-		"       letagents hook install --help\n"+
-		"Event is one of "+strings.Join(hook.EventNames(), ", ")+" (else the input's hook_event_name).", stderr)
-	filter := flags.String("filter", "", "all (default) or addressed: @mentions of the agent and replies in its threads")
-	limit := flags.Int("limit", 0, "the most messages one run brings (default 10, at most 50)")
-	// A hook finds its session by its runtime key alone, never by the
-	// room of a directory; --cwd is still read so that hook commands
-	// written with it go on running.
-	flags.String("cwd", "", "ignored: a hook's session is the one saved under its agent's runtime key")
-	events, err := parseFlags(flags, args)
+	return hookcmd.Run(ctx, args, getenv, stdin, stdout, stderr)
+}
+
+// runDoctor is `letagents doctor`: the set-up of a directory checked,
+// one line per check with the fix of each failure; it fails when a
+// check does.
+func runDoctor(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	flags := newFlags("letagents doctor [--cwd DIR] [--json]\n"+
+		"Checks the server, the sign-in, the room of DIR, the agent sessions saved for it, and the hooks of every agent runtime installed.", stderr)
+	cwd := flags.String("cwd", getenv("LETAGENTS_CWD"), "the directory to check (default: the working directory)")
+	asJSON := flags.Bool("json", false, "print the report as JSON")
+	rest, err := parseFlags(flags, args)
 	if err != nil {
 		return err
 	}
-	if len(events) > 1 {
-		return fmt.Errorf("letagents hook: one event at most, got %q", events)
+	if len(rest) > 0 {
+		return fmt.Errorf("letagents doctor: unexpected argument %q", rest[0])
 	}
-	event := ""
-	if len(events) == 1 {
-		event = events[0]
+	dir := *cwd
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return fmt.Errorf("working directory: %w", err)
+		}
 	}
-	f, err := letagents.ParseUnreadFilter(*filter)
-	if err != nil {
-		return fmt.Errorf("--filter: %w", err)
+	if dir, err = filepath.Abs(dir); err != nil {
+		return fmt.Errorf("--cwd: %w", err)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("--cwd %s: not a directory", dir)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg, err := server.LoadConfig(getenv, "", logger)
+	cfg, err := server.LoadConfig(getenv, dir, logger)
 	if err != nil {
 		return err
 	}
-	// The API of the hook's own environment wins; without one, the
-	// session's saved API, which the MCP server's environment named.
-	apiURL := ""
-	if getenv("LETAGENTS_API_URL") != "" {
-		apiURL = cfg.APIURL
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
 	}
-	return hook.Run(ctx, hook.Config{APIURL: apiURL, DefaultAPIURL: server.DefaultAPIURL, Token: cfg.EnvToken, StatePath: cfg.StatePath, Getenv: getenv,
-		Filter: f, Limit: *limit, Logger: logger}, event, stdin, stdout)
+	homes := hook.Homes{Home: home, Claude: getenv("CLAUDE_CONFIG_DIR"), Codex: getenv("CODEX_HOME"), Gemini: cmp.Or(getenv("GEMINI_CLI_HOME"), home)}
+	if homes.Codex == "" && home != "" {
+		homes.Codex = filepath.Join(home, ".codex")
+	}
+	claudeState := filepath.Join(home, ".claude.json")
+	if homes.Claude != "" {
+		claudeState = filepath.Join(homes.Claude, ".claude.json")
+	}
+	// What a Codex worker's MCP server must be given too, when set here.
+	env := map[string]string{}
+	for _, k := range []string{"LETAGENTS_TOKEN", state.PathEnv} {
+		if v := getenv(k); v != "" {
+			env[k] = v
+		}
+	}
+	return doctor.Run(ctx, doctor.Config{Dir: dir, Version: server.Version, APIURL: getenv("LETAGENTS_API_URL"), DefaultAPIURL: server.DefaultAPIURL,
+		Token: cfg.EnvToken, StatePath: cfg.StatePath, Env: env, Homes: homes, ClaudeState: claudeState,
+		GeminiTrustedFolders: cmp.Or(getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH"), filepath.Join(homes.Gemini, ".gemini", "trustedFolders.json")),
+		GeminiTrustWorkspace: getenv("GEMINI_CLI_TRUST_WORKSPACE"), CodexBin: cmp.Or(cfg.CodexBin, "codex"), Environ: os.Environ(),
+		LookPath: exec.LookPath}, *asJSON, stdout)
 }
 
-// newFlags is a command's flag set: errors and usage (synopsis, then the
-// flags) go to stderr, as stdout may be an agent's protocol.
-func newFlags(synopsis string, stderr io.Writer) *flag.FlagSet {
-	flags := flag.NewFlagSet("letagents", flag.ContinueOnError)
-	flags.SetOutput(stderr)
-	flags.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s\n", synopsis)
-		flags.PrintDefaults()
-	}
-	return flags
-}
-
-// parseFlags parses args with flags anywhere among them, not only before
-// the first other argument as flag.FlagSet.Parse does, and returns the
-// others in order; a bare "--" makes the rest plain arguments. --help
-// and -h print the usage and give flag.ErrHelp, which run reads as a
-// success.
-func parseFlags(flags *flag.FlagSet, args []string) ([]string, error) {
-	var rest []string
-	for {
-		if err := flags.Parse(args); err != nil {
-			return nil, err
-		}
-		left := flags.Args()
-		if len(left) == 0 {
-			return rest, nil
-		}
-		if consumed := args[:len(args)-len(left)]; len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
-			return append(rest, left...), nil
-		}
-		rest, args = append(rest, left[0]), left[1:]
-	}
-}
+// newFlags and parseFlags read a command's arguments (package cmdline):
+// flags anywhere, usage on stderr, --help a success.
+var (
+	newFlags   = cmdline.NewFlags
+	parseFlags = cmdline.ParseFlags
+)

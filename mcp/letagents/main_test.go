@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/letagents/letagents-go/mcp/doctor"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
 
@@ -48,6 +50,12 @@ func TestRun(t *testing.T) {
 		{"hook install, unknown agent after the flag", []string{"hook", "install", "--dir", t.TempDir(), "--agent", "cursor"}, nil, "want one of"},
 		{"hook, bad API URL", []string{"hook", "--cwd", t.TempDir(), "Stop"}, map[string]string{"LETAGENTS_API_URL": "ftp://x"}, "LETAGENTS_API_URL"},
 		{"hook install, unknown agent", []string{"hook", "install", "--agent", "cursor", "--dir", t.TempDir()}, nil, "want one of"},
+		{"hook install --local last", []string{"hook", "install", "--dir", t.TempDir(), "--local"}, nil, ""},
+		{"hook install --local for gemini", []string{"hook", "install", "--local", "--agent", "gemini", "--dir", t.TempDir()}, nil, "--local"},
+		{"doctor, unexpected argument", []string{"doctor", "--cwd", t.TempDir(), "codex"}, nil, "unexpected argument"},
+		{"doctor, no such directory", []string{"doctor", "--json", "--cwd", filepath.Join(t.TempDir(), "missing")}, nil, "not a directory"},
+		{"doctor, bad flag", []string{"doctor", "--fix"}, nil, "flag provided but not defined"},
+		{"doctor, bad API URL", []string{"doctor", "--cwd", t.TempDir()}, map[string]string{"LETAGENTS_API_URL": "ftp://x"}, "LETAGENTS_API_URL"},
 	}
 	for _, tt := range tests {
 		vars := map[string]string{"LETAGENTS_STATE_PATH": state}
@@ -100,6 +108,8 @@ func TestRunHelp(t *testing.T) {
 		{"hook --help after the event", []string{"hook", "Stop", "--help"}, "usage: letagents hook [--filter"},
 		{"hook install --help", []string{"hook", "install", "--help"}, "usage: letagents hook install"},
 		{"hook install -h after a flag", []string{"hook", "install", "--agent", "codex", "-h"}, "usage: letagents hook install"},
+		{"doctor --help", []string{"doctor", "--help"}, "usage: letagents doctor [--cwd DIR] [--json]"},
+		{"doctor -h after a flag", []string{"doctor", "--json", "-h"}, "usage: letagents doctor [--cwd DIR] [--json]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +124,49 @@ func TestRunHelp(t *testing.T) {
 			}
 			if stdout.Len() != 0 {
 				t.Errorf("stdout = %q; want nothing", stdout.String())
+			}
+		})
+	}
+}
+
+// TestRunDoctor: letagents doctor prints one line per check (or the
+// report as JSON, with the flags anywhere), and fails when a check does.
+func TestRunDoctor(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	vars := map[string]string{"HOME": home, "LETAGENTS_STATE_PATH": filepath.Join(home, "state.json"), "LETAGENTS_API_URL": "http://127.0.0.1:1",
+		"LETAGENTS_CODEX_BIN": filepath.Join(home, "no-codex")}
+	tests := []struct {
+		name string
+		args []string
+		json bool
+	}{
+		{"lines", []string{"doctor", "--cwd", dir}, false},
+		{"json first", []string{"doctor", "--json", "--cwd", dir}, true},
+		{"json last", []string{"doctor", "--cwd", dir, "--json"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
+			defer cancel()
+			var stdout, stderr bytes.Buffer
+			err := run(ctx, tt.args, func(k string) string { return vars[k] }, strings.NewReader(""), &stdout, &stderr)
+			if !errors.Is(err, doctor.ErrFailed) {
+				t.Fatalf("run = %v; want the server check to fail (doctor.ErrFailed)", err)
+			}
+			if !tt.json {
+				if !strings.Contains(stdout.String(), "fail  server") || !strings.Contains(stdout.String(), "fix: start the server") {
+					t.Errorf("stdout = %q; want the failing server check and its fix", stdout.String())
+				}
+				return
+			}
+			var r doctor.Report
+			if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+				t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout.String())
+			}
+			if r.OK || r.Dir != dir || len(r.Checks) == 0 || r.Checks[0].Name != "server" || r.Checks[0].Status != doctor.Fail || r.Checks[0].Fix == "" {
+				t.Errorf("report = %+v; want the failing server check first, with its fix", r)
 			}
 		})
 	}

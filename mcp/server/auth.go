@@ -312,6 +312,8 @@ func (s *Server) onboardingStatus(ctx context.Context, a onboardingArgs) *mcp.Ca
 		source, authenticated = tokenFromEnv, true
 	case st.Auth != nil:
 		source, authenticated, account, expires = tokenFromState, true, st.Auth.Account, st.Auth.ExpiresAt
+	case s.localOwner(ctx):
+		source, authenticated = authLocalOwner, true
 	}
 	ignored := s.ignored.Load()
 	if ignored != nil && ignored.Source == source {

@@ -49,6 +49,14 @@ func (s *Server) whoAmI(ctx context.Context) identity.Identity {
 	return id
 }
 
+// localOwner asks the server whether it acts for the local owner (sign-in
+// off, every room open: the local runner), whose agents need no sign-in.
+// A server that does not answer is taken not to.
+func (s *Server) localOwner(ctx context.Context) bool {
+	sess, err := s.api.Session(ctx)
+	return err == nil && sess.LocalOwner
+}
+
 func (s *Server) forgetIdentity() {
 	s.mu.Lock()
 	s.identity = identity.Identity{}
@@ -60,12 +68,12 @@ func (s *Server) forgetIdentity() {
 // agent so its canonical key (owner login/name) is the server's.
 func (s *Server) resolveIdentity(ctx context.Context) identity.Identity {
 	st := s.load()
-	in := identity.Inputs{Getenv: s.cfg.Getenv, InstanceUUID: s.instance, OSUser: osUser(),
+	in := identity.Inputs{Getenv: s.cfg.Getenv, InstanceUUID: s.instance, ClientProcess: s.cfg.ClientProcess, OSUser: osUser(),
 		GitUserName: s.git(ctx, "config", "user.name"), GitUserEmail: s.git(ctx, "config", "user.email")}
 	if st.Auth != nil && st.Auth.Account != nil {
 		in.AccountLogin, in.AccountDisplayName = st.Auth.Account.Login, st.Auth.Account.DisplayName
 	}
-	signedIn := s.token() != ""
+	signedIn := s.token() != "" || s.localOwner(ctx)
 	if signedIn {
 		if me, err := s.api.MyAgents(ctx); err == nil {
 			in.AccountLogin, in.AccountDisplayName = me.Account.Login, me.Account.DisplayName

@@ -12,7 +12,7 @@ import (
 
 const module = "github.com/letagents/letagents-go/"
 
-// clientShared are the shared packages the MCP client may import (README,
+// clientShared are the shared packages the MCP client may import (docs/architecture.md,
 // "Dependency direction"): the wire shapes, the room-id rules, and the
 // pure domain packages whose limits and naming rules must be the
 // server's own. Nothing of the server side (api, store, auth, notify, db,

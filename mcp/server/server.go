@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
+	"os"
 	"os/exec"
 	"os/user"
 	"strings"
@@ -24,6 +24,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/mcp/apiurl"
 	"github.com/letagents/letagents-go/mcp/codex"
 	"github.com/letagents/letagents-go/mcp/gitctx"
 	"github.com/letagents/letagents-go/mcp/identity"
@@ -35,15 +36,16 @@ import (
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
-// Name and Version are what the server calls itself in the MCP handshake.
-const (
-	Name    = "letagents"
-	Version = "0.1.0"
-)
+// Name is what the server calls itself in the MCP handshake.
+const Name = "letagents"
+
+// Version is the version it gives there; make dist stamps the release's
+// (-ldflags -X), so it is a variable.
+var Version = "0.1.0"
 
 // DefaultAPIURL is where the API is when LETAGENTS_API_URL is unset: the
 // local runner's address.
-const DefaultAPIURL = "http://localhost:3001"
+const DefaultAPIURL = apiurl.Default
 
 // Config is what the server reads from its environment, once, at start.
 type Config struct {
@@ -68,6 +70,10 @@ type Config struct {
 	CodexClock codex.Clock
 	// Getenv reads the identity overrides (LETAGENTS_AGENT_NAME, …).
 	Getenv func(string) string
+	// ClientProcess is identity.ProcessKey of the process that started
+	// this one (LoadConfig sets it), "" for none: see
+	// identity.Inputs.ClientProcess.
+	ClientProcess string
 	// Logger writes to stderr: stdout carries the MCP protocol.
 	Logger *slog.Logger
 }
@@ -76,13 +82,14 @@ type Config struct {
 func LoadConfig(getenv func(string) string, dir string, logger *slog.Logger) (Config, error) {
 	cfg := Config{APIURL: strings.TrimRight(getenv("LETAGENTS_API_URL"), "/"), PollURL: strings.TrimRight(getenv("LETAGENTS_POLL_URL"), "/"),
 		EnvToken: strings.TrimSpace(getenv("LETAGENTS_TOKEN")), PollMax: letagents.DefaultPollMax, Dir: dir, Getenv: getenv, Logger: logger,
-		CodexBin: strings.TrimSpace(getenv("LETAGENTS_CODEX_BIN")), CodexServerURL: strings.TrimSpace(getenv("LETAGENTS_CODEX_SERVER_URL"))}
+		CodexBin: strings.TrimSpace(getenv("LETAGENTS_CODEX_BIN")), CodexServerURL: strings.TrimSpace(getenv("LETAGENTS_CODEX_SERVER_URL")),
+		ClientProcess: identity.ProcessKey(os.Getppid())}
 	if cfg.APIURL == "" {
 		cfg.APIURL = DefaultAPIURL
 	}
 	for name, v := range map[string]string{"LETAGENTS_API_URL": cfg.APIURL, "LETAGENTS_POLL_URL": cfg.PollURL} {
-		if u, err := url.Parse(v); v != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-			return cfg, fmt.Errorf("%s=%q: want an http(s) URL", name, v)
+		if err := apiurl.Check(v); v != "" && err != nil {
+			return cfg, fmt.Errorf("%s=%q: %w", name, v, err)
 		}
 	}
 	if v := getenv("LETAGENTS_POLL_MAX_MS"); v != "" {
@@ -122,8 +129,12 @@ type Server struct {
 	// visibility asks repository hosts whether a repository is public.
 	visibility visibility.Checker
 	// runtimeKey is this agent's stable key (see identity.Identity): its
-	// saved sessions are found by it.
-	runtimeKey string
+	// saved sessions are found by it. A Codex tool call may change it
+	// (learnRuntimeKey), hence atomic.
+	runtimeKey atomic.Pointer[string]
+	// envKeyed: the environment named the runtime key, which a tool
+	// call's _meta then does not change.
+	envKeyed bool
 
 	// ignored is what the server last said of the token this process
 	// sends, when it did not accept it (see tokenIgnored); nil otherwise.
@@ -168,7 +179,9 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, state: state.Open(cfg.StatePath), instance: identity.NewInstanceUUID(),
 		progressEvery: progressEvery, sessions: map[string]agentSession{}, conversations: map[string]identity.Identity{}}
 	s.life, s.endLife = context.WithCancel(context.Background())
-	s.runtimeKey = identity.Resolve(identity.Inputs{Getenv: cfg.Getenv, InstanceUUID: s.instance}).RuntimeKey
+	key := identity.Resolve(identity.Inputs{Getenv: cfg.Getenv, InstanceUUID: s.instance, ClientProcess: cfg.ClientProcess}).RuntimeKey
+	s.runtimeKey.Store(&key)
+	_, s.envKeyed = identity.EnvRuntimeKey(cfg.Getenv)
 	s.api = apiclient.New(apiclient.Config{APIURL: cfg.APIURL, PollURL: cfg.PollURL, Token: s.token, TokenIgnored: s.tokenIgnored})
 	codexRoom := codex.Room{Activity: s.api, Reasoning: s.codexReasoning(), Sessions: s.api}
 	s.codex = codex.NewManager(s.state, codex.Config{Bin: cfg.CodexBin, ServerURL: cfg.CodexServerURL, Room: codexRoom, Clock: cfg.CodexClock,
@@ -187,6 +200,7 @@ func New(cfg Config) (*Server, error) {
 	s.mcp = mcpserver.NewMCPServer(Name, Version, append(s.resourceOptions(),
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithToolHandlerMiddleware(v.middleware),
+		mcpserver.WithToolHandlerMiddleware(s.learnRuntimeKey),
 		mcpserver.WithRecovery(),
 		mcpserver.WithInstructions(instructions),
 	)...)
@@ -231,6 +245,9 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 const (
 	tokenFromEnv   = "env"         // LETAGENTS_TOKEN
 	tokenFromState = "local_state" // the device flow's, saved in the state file
+	// authLocalOwner is the auth source of an agent with no token on a
+	// server that acts for the local owner (wire.Session.LocalOwner).
+	authLocalOwner = "local_owner"
 )
 
 // tokenSource is where the token requests carry comes from (see token).
@@ -314,6 +331,25 @@ func (s *Server) git(ctx context.Context, args ...string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// key is this agent's runtime key, its sessions' key in the state file.
+func (s *Server) key() string { return *s.runtimeKey.Load() }
+
+// learnRuntimeKey takes the runtime key a tool call's _meta names
+// (Codex's threadId: its MCP servers get no session id in their
+// environment, its hooks one in their input), unless the environment
+// named one: sessions registered from then on are saved under it, where
+// the agent's hooks look for them.
+func (s *Server) learnRuntimeKey(next mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if m := req.Params.Meta; m != nil && !s.envKeyed {
+			if key, ok := identity.MetaRuntimeKey(m.AdditionalFields); ok && key != s.key() {
+				s.runtimeKey.Store(&key)
+			}
+		}
+		return next(ctx, req)
+	}
 }
 
 func osUser() string {

@@ -72,7 +72,7 @@ func (s *Server) sessionFor(id, room string) (*agentSession, *mcp.CallToolResult
 		a := agentSession{AgentSession: wire.AgentSession{SessionID: saved.SessionID, SessionToken: saved.SessionToken,
 			RoomID: saved.RoomID, SessionKind: saved.SessionKind, Runtime: saved.Runtime, ActorLabel: saved.ActorLabel,
 			AgentKey: saved.AgentKey, DisplayName: saved.DisplayName}, status: "idle"}
-		if saved.RuntimeKey == s.runtimeKey && match(a) {
+		if saved.RuntimeKey == s.key() && match(a) {
 			s.sessions[a.SessionID] = a
 			return s.checkRoom(a, room)
 		}
@@ -94,7 +94,7 @@ func (s *Server) checkRoom(a agentSession, room string) (*agentSession, *mcp.Cal
 func (s *Server) saveSession(ctx context.Context, a wire.AgentSession) state.AgentSession {
 	saved := state.AgentSession{SessionID: a.SessionID, SessionToken: a.SessionToken, RoomID: a.RoomID,
 		SessionKind: a.SessionKind, Runtime: a.Runtime, ActorLabel: a.ActorLabel, AgentKey: a.AgentKey,
-		DisplayName: a.DisplayName, RuntimeKey: s.runtimeKey, CreatedAt: a.CreatedAt, APIURL: s.cfg.APIURL}
+		DisplayName: a.DisplayName, RuntimeKey: s.key(), CreatedAt: a.CreatedAt, APIURL: s.cfg.APIURL}
 	s.update(ctx, func(st *state.State) error {
 		st.AgentSessions[a.SessionID] = saved
 		return nil
@@ -109,8 +109,9 @@ func (s *Server) forgetSessions(ctx context.Context) {
 	clear(s.sessions)
 	s.mu.Unlock()
 	s.update(ctx, func(st *state.State) error {
+		key := s.key()
 		for id, a := range st.AgentSessions {
-			if a.RuntimeKey == s.runtimeKey {
+			if a.RuntimeKey == key {
 				delete(st.AgentSessions, id)
 			}
 		}

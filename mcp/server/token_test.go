@@ -13,7 +13,7 @@ import (
 // TestStaleToken pins what an agent whose token the server does not know
 // gets: as the original client does against the original server, it
 // works in open rooms as anonymous, except that it may not send under its
-// label, which names its account (README, Who may send as whom); it is
+// label, which names its account (docs/api.md, Who may send as whom); it is
 // also told so, with a hint true
 // to where the token came from. An outdated LETAGENTS_TOKEN leaves the
 // saved sign-in alone and starts no device flow (it would not be used); a

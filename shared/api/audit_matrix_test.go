@@ -322,6 +322,12 @@ func TestAccessMatrix(t *testing.T) {
 			m.send(t, c, probes, func(p probe) bool { return p.endsSession })
 		}
 	})
+	// Sign-in is on: the callers with no credential were anonymous, never
+	// the local owner (issue 21), whose account no request may make.
+	var local int
+	if err := m.e.db.Pool.QueryRow(ctx, `SELECT count(*) FROM accounts WHERE provider = 'local'`).Scan(&local); err != nil || local != 0 {
+		t.Errorf("accounts of the local owner after the matrix: %d (%v); want none where sign-in is on", local, err)
+	}
 	t.Logf("%d requests in %v (seeding included)", m.sent.Load(), time.Since(start).Round(time.Millisecond))
 }
 

@@ -134,7 +134,7 @@ func (s *server) session(w http.ResponseWriter, r *http.Request, _ call) error {
 	j := wire.Session{SignInConfigured: s.Auth.SignInConfigured()}
 	if who.SignedIn() {
 		acct := toAccount(who.Account)
-		j.Authenticated, j.Account = true, &acct
+		j.Authenticated, j.Account, j.LocalOwner = true, &acct, who.Via == auth.ViaLocal
 	}
 	writeJSON(w, http.StatusOK, j)
 	return nil

@@ -134,6 +134,10 @@ func (e *env) callWith(ctx context.Context, t *testing.T, method, path, body str
 	for k, vs := range h {
 		req.Header[k] = vs
 	}
+	// A Host header is the request's Host (the client sends no other).
+	if host := req.Header.Get("Host"); host != "" {
+		req.Host = host
+	}
 	resp, err := noRedirects.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)

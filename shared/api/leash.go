@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/wire"
@@ -88,7 +87,7 @@ func (v *revocation) event() event {
 // not tell (the database or GitHub did not answer).
 func (l *leash) check(ctx context.Context) error {
 	was := identity(l.r)
-	who, err := l.s.Auth.Identify(ctx, auth.ReadCredential(l.r))
+	who, err := l.s.identify(ctx, l.r)
 	if err != nil {
 		return err
 	}

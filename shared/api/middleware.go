@@ -42,7 +42,7 @@ func (s *server) middleware(next http.Handler) http.Handler {
 		if s.cors(w, r) {
 			return
 		}
-		who, err := s.Auth.Identify(r.Context(), auth.ReadCredential(r))
+		who, err := s.identify(r.Context(), r)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -59,6 +59,44 @@ func (s *server) middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey, who)))
 	})
+}
+
+// identify works out who r comes from (auth.Service.Identify). The local
+// owner needs no credential, so a page of another site that makes the
+// person's browser send a request here would act as them. A request is
+// the local owner's only when sent to this machine by name (a loopback
+// Host, or the configured base URL's: a DNS-rebound name is neither) and
+// not by a browser from anywhere but this service's own pages (agents send
+// neither Origin nor Sec-Fetch-Site); any other stays anonymous, as it was
+// before the local owner.
+func (s *server) identify(ctx context.Context, r *http.Request) (auth.Identity, error) {
+	who, err := s.Auth.Identify(ctx, auth.ReadCredential(r))
+	if err != nil || who.Via != auth.ViaLocal {
+		return who, err
+	}
+	site := r.Header.Get("Sec-Fetch-Site")
+	browserElsewhere := r.Header.Get("Origin") != "" || (site != "" && site != "same-origin" && site != "none")
+	if s.localHost(r.Host) && (!browserElsewhere || s.ownPage(r)) {
+		return who, nil
+	}
+	return auth.Identity{Ignored: who.Ignored}, nil
+}
+
+// localHost reports whether a request's Host names this machine: a
+// loopback name or address, or the host of the configured base URL.
+func (s *server) localHost(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	host = strings.Trim(host, "[]")
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	if u, err := url.Parse(s.BaseURL); err == nil && s.BaseURL != "" && strings.EqualFold(u.Hostname(), host) {
+		return true
+	}
+	return strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost")
 }
 
 // cookieWrite refuses a write that only the browser session cookie signs

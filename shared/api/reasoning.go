@@ -52,8 +52,9 @@ func reasoningEvent(roomID string, c letagents.ReasoningChange) (name string, da
 
 // reasoningWrite decodes a reasoning write's body (none reads as {}) and
 // finds the worker session that signs it. As in 0.12.9, an owner token
-// must come with a worker session's credentials, whose actor then writes;
-// other callers (a browser, nobody) write as the body says and their
+// must come with a worker session's credentials, whose actor then writes,
+// and so must the local owner's writes that bring any; other callers (a
+// browser, nobody) write as the body says and their
 // credentials, if any, are not read.
 func (s *server) reasoningWrite(w http.ResponseWriter, r *http.Request, c call) (letagents.ReasoningFields, *letagents.AgentSession, error) {
 	f := letagents.ReasoningFields{}
@@ -62,10 +63,13 @@ func (s *server) reasoningWrite(w http.ResponseWriter, r *http.Request, c call) 
 			return nil, nil, err
 		}
 	}
-	if identity(r).Via != auth.ViaOwnerToken {
+	creds := wire.SessionCredentials{AgentSessionID: f.Text("agent_session_id"), AgentSessionToken: f.Text("agent_session_token")}
+	// The local owner is the person at the page as much as their agents:
+	// only its writes that bring a session are an agent's.
+	who := identity(r)
+	if who.Via != auth.ViaOwnerToken && (who.Via != auth.ViaLocal || creds == (wire.SessionCredentials{})) {
 		return f, nil, nil
 	}
-	creds := wire.SessionCredentials{AgentSessionID: f.Text("agent_session_id"), AgentSessionToken: f.Text("agent_session_token")}
 	sess, err := s.requireWorker(r, c.room, creds)
 	if err != nil {
 		return nil, nil, err

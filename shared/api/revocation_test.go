@@ -18,7 +18,7 @@ const (
 	secretRepo     = "acme/secret"
 	acmeSecretRoom = "github.com/acme/secret"
 	acmeSecretMsgs = "/rooms/" + acmeSecretRoom + "/messages"
-	accessTTL      = 30 * time.Minute // what README states GitHub's "yes" is cached for
+	accessTTL      = 30 * time.Minute // what docs/configuration.md states GitHub's "yes" is cached for
 	pastTheTTL     = accessTTL + time.Minute
 )
 

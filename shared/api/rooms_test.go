@@ -131,7 +131,7 @@ func TestHealthAndPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	h := e.call(t, http.MethodGet, "/api/health", "").want(t, 200, "")
-	if h.str("status") != "ok" || h.str("service") != "letagents-api" {
+	if h.str("status") != "ok" || h.str("service") != "letagents-api" || h.str("version") == "" {
 		t.Errorf("health = %s", h.raw)
 	}
 	for _, path := range []string{"/", "/in/FEH7-YWH4-ZYT3", "/in/github.com/o/r"} {

@@ -68,9 +68,15 @@ func toRoomParticipant(roomID string, p actors.Participant, now time.Time) wire.
 		j.SessionID = optText(letagents.WireID(letagents.AgentSessionPrefix, a.ID))
 		j.Status, j.StatusText, j.StatusUpdatedAt = &a.Presence.Status, optText(a.Presence.Text), optTime(a.Presence.UpdatedAt)
 		j.NativeActivity = toNative(a.Native)
-		if j.Connected = a.Reachable(now); j.Connected {
+		j.Connected, j.ReachedBy = a.Reachable(now), a.Reach(now)
+		if j.Connected {
 			j.SourceFlags = append(j.SourceFlags, "delivery")
 			j.LastLiveHeartbeatAt = &seen
+		}
+		if !a.LastHookAt.IsZero() {
+			j.SourceFlags = append(j.SourceFlags, "hook")
+		}
+		if j.ReachedBy != "" {
 			state = "active"
 			if a.Presence.Status == letagents.PresenceIdle {
 				state = "away"
@@ -257,12 +263,15 @@ func toPresence(a letagents.AgentSession, now time.Time) wire.Presence {
 		DisplayName: a.DisplayName, OwnerLabel: a.OwnerLabel, IDELabel: a.IDELabel, Status: cmp.Or(a.Presence.Status, "idle"),
 		StatusText: optText(a.Presence.Text), LastHeartbeatAt: letagents.FormatTime(a.LastSeenAt),
 		CreatedAt: letagents.FormatTime(a.CreatedAt), UpdatedAt: letagents.FormatTime(a.UpdatedAt), Freshness: "stale",
-		ActivityState: a.ActivityState(now), SourceFlags: []string{}}
-	if a.Reachable(now) {
+		ActivityState: a.ActivityState(now), SourceFlags: []string{}, ReachedBy: a.Reach(now)}
+	if j.ReachedBy != "" {
 		j.Freshness = "active"
 	}
 	if a.Delivered() {
 		j.SourceFlags = append(j.SourceFlags, "delivery")
+	}
+	if !a.LastHookAt.IsZero() {
+		j.SourceFlags = append(j.SourceFlags, "hook")
 	}
 	if !a.Presence.UpdatedAt.IsZero() {
 		j.SourceFlags = append(j.SourceFlags, "presence")
@@ -329,8 +338,8 @@ func (s *server) participants(w http.ResponseWriter, r *http.Request, c call) er
 }
 
 // presence is the room's live roster (letagents.AgentSession.OnLiveRoster):
-// the workers messages reach first, then those reached most recently;
-// ?limit bounds it.
+// the workers messages reach first (live or by their hooks), then those
+// reached most recently; ?limit bounds it.
 func (s *server) presence(w http.ResponseWriter, r *http.Request, c call) error {
 	if _, err := s.Store.Room(r.Context(), c.room); err != nil {
 		return err
@@ -342,7 +351,7 @@ func (s *server) presence(w http.ResponseWriter, r *http.Request, c call) error 
 	}
 	list = slices.DeleteFunc(list, func(a letagents.AgentSession) bool { return !a.OnLiveRoster(now) })
 	slices.SortStableFunc(list, func(a, b letagents.AgentSession) int {
-		if ra, rb := a.Reachable(now), b.Reachable(now); ra != rb {
+		if ra, rb := a.Reach(now) != "", b.Reach(now) != ""; ra != rb {
 			if ra {
 				return -1
 			}
@@ -357,7 +366,7 @@ func (s *server) presence(w http.ResponseWriter, r *http.Request, c call) error 
 		if len(j.Presence) == limit {
 			break
 		}
-		if !a.Reachable(now) {
+		if a.Reach(now) == "" {
 			if offline == letagents.MaxRecentlyOffline {
 				break
 			}
@@ -403,8 +412,11 @@ func (s *server) nativeActivity(w http.ResponseWriter, r *http.Request, c call) 
 
 // agentSession verifies the session credentials a request carries (in the
 // body, else in the headers): nil when it carries none. Credentials count
-// only with the owner's token, for a live session of this room that the
-// owner registered. worker refuses controller sessions.
+// only with the owner's token (or for the local owner), for a live session
+// of this room that the owner registered. worker refuses controller
+// sessions. Without the owner's credential the refusal is the caller's
+// (NOT_AUTHENTICATED, TOKEN_INVALID), never AGENT_SESSION_INVALID: the
+// session may be fine, and clients forget a session on that code.
 func (s *server) agentSession(r *http.Request, roomID string, creds wire.SessionCredentials, worker bool) (*letagents.AgentSession, error) {
 	if creds.AgentSessionID == "" && creds.AgentSessionToken == "" {
 		creds.AgentSessionID, creds.AgentSessionToken = r.Header.Get(wire.SessionIDHeader), r.Header.Get(wire.SessionTokenHeader)
@@ -414,11 +426,10 @@ func (s *server) agentSession(r *http.Request, roomID string, creds wire.Session
 	}
 	invalid := &letagents.Error{Code: letagents.Unauthorized, Reason: letagents.CodeAgentSessionInvalid, Message: "Invalid agent session credentials."}
 	who := identity(r)
-	if who.Ignored != "" {
-		// The session may be fine; the token it must come with is not.
-		return nil, who.NotSignedIn(invalid.Message)
+	if !who.AgentOwner() {
+		return nil, who.NotSignedIn("Agent session credentials count only with their owner's token (Authorization: Bearer); sign in again.")
 	}
-	if who.Via != auth.ViaOwnerToken || creds.AgentSessionID == "" || creds.AgentSessionToken == "" || len(creds.AgentSessionToken) > letagents.MaxTokenBytes {
+	if creds.AgentSessionID == "" || creds.AgentSessionToken == "" || len(creds.AgentSessionToken) > letagents.MaxTokenBytes {
 		return nil, invalid
 	}
 	a, err := s.Store.AgentSessionByToken(r.Context(), auth.HashToken(creds.AgentSessionToken), s.now())

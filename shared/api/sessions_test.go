@@ -79,7 +79,8 @@ func TestAgentSessions(t *testing.T) {
 	bad := e.as(t, ann, http.MethodPost, "/rooms/team/messages", `{"sender": "x", "text": "hi", "agent_session_id": "as_1", "agent_session_token": "`+strings.Repeat("0", 64)+`"}`)
 	bad.want(t, 401, "Invalid agent session credentials")
 	e.as(t, bob, http.MethodPost, "/rooms/team/messages", `{"sender": "x", "text": "hi", `+s.creds()+`}`).want(t, 401, "Invalid agent session credentials")
-	e.call(t, http.MethodPost, "/rooms/team/messages", `{"sender": "x", "text": "hi", `+s.creds()+`}`).want(t, 401, "Invalid agent session credentials")
+	// Without the owner's token the caller is at fault, not the session.
+	e.call(t, http.MethodPost, "/rooms/team/messages", `{"sender": "x", "text": "hi", `+s.creds()+`}`).want(t, 401, "count only with their owner's token")
 	e.as(t, ann, http.MethodPost, "/rooms/elsewhere/join", "").want(t, 200, "")
 	e.as(t, ann, http.MethodPost, "/rooms/elsewhere/messages", `{"sender": "x", "text": "hi", `+s.creds()+`}`).want(t, 403, "another room")
 }
@@ -373,4 +374,94 @@ func TestNativeActivityShown(t *testing.T) {
 	if got, _ := native("presence", "presence").(map[string]any); got["status"] != "blocked" || got["text"] != nil {
 		t.Errorf("after a blocked report: native_activity = %v, want blocked with no text", got)
 	}
+}
+
+// TestRosterReachedBy: a worker whose only traffic is its hooks (POST
+// …/messages/unread) is on the live roster, reached "by hook", as one with
+// a parked wait is "live"; one that did neither is not on it. Hook reach
+// lapses HookGrace after the last run, and the worker then stays listed
+// as recently offline, as a polling one does.
+func TestRosterReachedBy(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("gus")
+	gus := e.signIn(t, "gus")
+	live := e.register(t, gus, "crew", "waiter", `{"actor_key": "gus/waiter", "display_name": "Waiter"}`)
+	hooked := e.register(t, gus, "crew", "hooker", `{"actor_key": "gus/hooker", "display_name": "Hooker"}`)
+	silent := e.register(t, gus, "crew", "mute", `{"actor_key": "gus/mute", "display_name": "Mute"}`)
+
+	done := make(chan reply, 1)
+	go func() {
+		done <- e.callWith(context.Background(), t, http.MethodGet, "/rooms/crew/messages/poll?after=msg_0&timeout=120000", "", live.headers())
+	}()
+	type entry struct{ reachedBy, activity, freshness string }
+	presence := func() map[string]map[string]any {
+		t.Helper()
+		r := e.as(t, gus, http.MethodGet, "/rooms/crew/presence", "").want(t, 200, "")
+		out := map[string]map[string]any{}
+		list, _ := r.obj["presence"].([]any)
+		for _, p := range list {
+			p := p.(map[string]any)
+			out[p["agent_session_id"].(string)] = p
+		}
+		return out
+	}
+	participants := func() map[string]map[string]any {
+		t.Helper()
+		r := e.as(t, gus, http.MethodGet, "/rooms/crew/participants", "").want(t, 200, "")
+		out := map[string]map[string]any{}
+		list, _ := r.obj["participants"].([]any)
+		for _, p := range list {
+			if p := p.(map[string]any); p["session_id"] != nil {
+				out[p["session_id"].(string)] = p
+			}
+		}
+		return out
+	}
+	testwait.Until(t, "the parked poll to show as live", func() bool { return presence()[live.id]["reached_by"] == "live" })
+	e.as(t, gus, http.MethodPost, "/rooms/crew/messages/unread", `{`+hooked.creds()+`}`).want(t, 200, "")
+
+	check := func(when string, want map[string]*entry) {
+		t.Helper()
+		pr, pa := presence(), participants()
+		for _, s := range []session{live, hooked, silent} {
+			w := want[s.id]
+			p, on := pr[s.id]
+			switch {
+			case w == nil && on:
+				t.Errorf("%s: %s is on the roster: %v; want it left out", when, s.label, p)
+			case w == nil:
+			case !on:
+				t.Errorf("%s: %s is not on the roster; want %+v", when, s.label, *w)
+			default:
+				got := entry{reachedBy: fmt.Sprint(p["reached_by"]), activity: fmt.Sprint(p["activity_state"]), freshness: fmt.Sprint(p["freshness"])}
+				if got != *w {
+					t.Errorf("%s: %s on the roster = %+v; want %+v (%v)", when, s.label, got, *w, p)
+				}
+				if pp := pa[s.id]; fmt.Sprint(pp["reached_by"]) != w.reachedBy || fmt.Sprint(pp["activity_state"]) != w.activity {
+					t.Errorf("%s: %s among the participants = reached_by %v, activity %v; want %s, %s", when, s.label,
+						pp["reached_by"], pp["activity_state"], w.reachedBy, w.activity)
+				}
+			}
+		}
+	}
+	const none = "<nil>" // reached_by left out
+	check("a parked wait and a hook run", map[string]*entry{
+		live.id:   {"live", "away", "active"},
+		hooked.id: {"hook", "away", "active"},
+	})
+	if flags := fmt.Sprint(presence()[hooked.id]["source_flags"]); !strings.Contains(flags, "hook") || strings.Contains(flags, "delivery") {
+		t.Errorf("the hook-only worker's source_flags = %s; want hook and no delivery", flags)
+	}
+	e.send(t, "crew", "someone", "wake")
+	if r := testwait.Recv(t, "the woken poll", done); r.status != 200 {
+		t.Fatalf("poll = %d %s", r.status, r.raw)
+	}
+	e.clock.Advance(letagents.HookGrace + time.Second)
+	check("past the grace of both", map[string]*entry{
+		live.id:   {none, "offline", "stale"},
+		hooked.id: {none, "offline", "stale"},
+	})
+	e.clock.Advance(letagents.RecentlyOffline)
+	check("past recently offline", nil)
 }

@@ -97,7 +97,7 @@ type messageFeed struct {
 	sess   *letagents.AgentSession // the agent whose delivery connection this is, or nil
 }
 
-func (f *messageFeed) channel() string { return f.s.Store.Channel(f.room) }
+func (f *messageFeed) channel() string { return f.s.Store.RoomChannel(f.room) }
 
 // start is after, or the newest message when after is -1 or past it, as a
 // long-poll's cursor past the end is.
@@ -161,7 +161,7 @@ type reasoningFeed struct {
 	room string
 }
 
-func (f *reasoningFeed) channel() string { return f.s.Store.Channel(f.room) }
+func (f *reasoningFeed) channel() string { return f.s.Store.RoomChannel(f.room) }
 
 func (f *reasoningFeed) start(ctx context.Context) (int64, error) {
 	page, err := f.s.Store.ReasoningChanges(ctx, f.room, math.MaxInt64, 1)

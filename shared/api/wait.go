@@ -33,7 +33,7 @@ func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQue
 
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	sub, subErr := s.Hub.SubscribeAll(waitCtx, append(l.channels(), s.Store.Channel(id))...)
+	sub, subErr := s.Hub.SubscribeAll(waitCtx, append(l.channels(), s.Store.RoomChannel(id))...)
 	var bell <-chan struct{}
 	if subErr == nil {
 		defer sub.Close()

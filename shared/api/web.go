@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"net/http"
+	"runtime/debug"
 	"sync"
 
 	"github.com/letagents/letagents-go/shared/markdown"
@@ -27,9 +28,39 @@ var roomHTML = sync.OnceValues(func() ([]byte, error) {
 })
 
 func (s *server) health(w http.ResponseWriter, r *http.Request, _ call) error {
-	writeJSON(w, http.StatusOK, wire.Health{Status: "ok", Service: "letagents-api"})
+	writeJSON(w, http.StatusOK, wire.Health{Status: "ok", Service: "letagents-api", Version: buildVersion()})
 	return nil
 }
+
+// buildVersion is the build the health check reports, so that
+// `letagents doctor` can say which server answers: the module's version
+// when built from a tagged module, else the commit (with -modified for an
+// uncommitted tree), else "devel".
+var buildVersion = sync.OnceValue(func() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, modified := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value[:min(len(s.Value), 12)]
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	switch {
+	case rev == "":
+		return "devel"
+	case modified:
+		return rev + "-modified"
+	}
+	return rev
+})
 
 func (s *server) landingPage(w http.ResponseWriter, r *http.Request, _ call) error {
 	body, err := webFS.ReadFile("web/index.html")

@@ -3,6 +3,7 @@ package api_test
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 )
@@ -168,5 +169,21 @@ func TestRoomPageStatic(t *testing.T) {
 		if !tt.ok {
 			t.Errorf("room page: want it %s (%s)", tt.what, tt.because)
 		}
+	}
+}
+
+// TestLandingPageSaysHowToInstall: the page that shows the MCP
+// configuration ("command": "letagents") says how to get that command, in
+// one go install of this module's mcp/letagents.
+func TestLandingPageSaysHowToInstall(t *testing.T) {
+	t.Parallel()
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	module, _, _ := strings.Cut(strings.TrimPrefix(string(mod), "module "), "\n")
+	want := "go install " + module + "/mcp/letagents@latest"
+	if page := newEnv(t, nil).call(t, http.MethodGet, "/", "").want(t, 200, "").raw; !strings.Contains(page, want) {
+		t.Errorf("the landing page does not say %q", want)
 	}
 }

@@ -244,11 +244,16 @@ func (s *Service) githubToken(ctx context.Context, accountID int64) (string, err
 // Role works out who's role in room once the gate let them in, recording
 // what joining means: the first signed-in joiner of a named room becomes
 // its admin, and GitHub's admins of a repository who join become admins
-// of its rooms. Those last stay admins only while GitHub says so: their
+// of its rooms; the local owner administers every room. GitHub's admins
+// stay admins only while GitHub says so: their
 // admin bit is read at every look, as repository access is (cached for
 // the same period, allowedTTL), and the rights end when it is gone. An
 // admin granted in the room itself stays one.
 func (s *Service) Role(ctx context.Context, who Identity, room letagents.Room, a Access, join bool) (letagents.Role, error) {
+	if who.Via == ViaLocal {
+		// The one person this server acts for owns every room on it.
+		return letagents.RoleAdmin, nil
+	}
 	if !who.SignedIn() {
 		if a.Repo != "" || room.Kind == letagents.RoomRepo || room.Kind == letagents.RoomBranch {
 			return letagents.RoleAnonymous, nil

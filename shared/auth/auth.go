@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/github"
@@ -52,6 +53,13 @@ type Config struct {
 	// collaborators); false opens every room to anyone, for development
 	// without GitHub (LETAGENTS_REPO_ACCESS=open).
 	RepoAccess bool
+	// LocalOwner makes every caller that no credential signs in act as the
+	// local owner (letagents.LocalOwner), who administers every room. It
+	// takes effect only where nobody can sign in and every room is open
+	// (RepoAccess false): with sign-in on, it is ignored, so that no
+	// deployment grants it by accident (service.Config refuses the
+	// combination before it gets here).
+	LocalOwner bool
 	// JoinLimit, InviteRoomLimit and SendLimit are room joins, invite
 	// rooms created and messages sent per minute per client address
 	// (defaults DefaultJoinLimit, DefaultInviteRoomLimit, DefaultSendLimit).
@@ -65,6 +73,10 @@ type Config struct {
 type Service struct {
 	cfg   Config
 	store *store.Store
+
+	// local is the local owner's account once read (LocalOwner mode).
+	localMu sync.Mutex
+	local   letagents.Account
 }
 
 // New returns a Service on st.
@@ -96,6 +108,9 @@ type Via string
 const (
 	ViaSession    Via = "session"     // browser cookie
 	ViaOwnerToken Via = "owner_token" // Authorization: Bearer (agents)
+	// ViaLocal: no credential, on a server acting for the local owner
+	// (Config.LocalOwner); the person at the page and their agents alike.
+	ViaLocal Via = "local"
 )
 
 // Identity is who a request comes from; the zero Identity is anonymous.
@@ -113,6 +128,11 @@ type Identity struct {
 
 // SignedIn reports whether the identity is an account.
 func (i Identity) SignedIn() bool { return i.Account.ID != 0 }
+
+// AgentOwner reports whether the identity may act through its agents'
+// sessions: an owner token, or the local owner. A browser session may not:
+// session credentials ride with the owner's token.
+func (i Identity) AgentOwner() bool { return i.Via == ViaOwnerToken || i.Via == ViaLocal }
 
 // Source is the message source a write by this identity carries:
 // browser for a session, agent for an owner token, "" when anonymous.
@@ -132,7 +152,21 @@ func (i Identity) Source() string {
 // outdated token still reads and writes the rooms open to anyone. A
 // session cookie wins over a bearer token, which is then not looked up.
 // An unusable bearer is noted in Ignored, a stale cookie in StaleSession.
+// On a server acting for the local owner (LocalOwner), whoever no
+// credential signs in is the local owner.
 func (s *Service) Identify(ctx context.Context, c Credential) (Identity, error) {
+	who, err := s.identify(ctx, c)
+	if err != nil || who.SignedIn() || !s.LocalOwner() {
+		return who, err
+	}
+	if who.Account, err = s.localOwner(ctx); err != nil {
+		return Identity{}, err
+	}
+	who.Via = ViaLocal
+	return who, nil
+}
+
+func (s *Service) identify(ctx context.Context, c Credential) (Identity, error) {
 	who := Identity{Ignored: c.Ignored}
 	if c.Session != "" {
 		acct, id, err := s.store.AccountBySession(ctx, HashToken(c.Session), s.cfg.Now())
@@ -167,6 +201,28 @@ func (s *Service) SignOut(ctx context.Context, who Identity) error {
 		return nil
 	}
 	return s.store.DeleteSession(ctx, who.CredentialID)
+}
+
+// LocalOwner reports whether this server acts for the local owner: asked
+// to (Config.LocalOwner), with nobody able to sign in and every room open.
+func (s *Service) LocalOwner() bool {
+	return s.cfg.LocalOwner && !s.cfg.RepoAccess && !s.SignInConfigured()
+}
+
+// localOwner is the local owner's account, read (or made) once: after
+// that, a request costs no query for it.
+func (s *Service) localOwner(ctx context.Context) (letagents.Account, error) {
+	s.localMu.Lock()
+	defer s.localMu.Unlock()
+	if s.local.ID != 0 {
+		return s.local, nil
+	}
+	a, err := s.store.LocalOwner(ctx, s.cfg.Now())
+	if err != nil {
+		return a, err
+	}
+	s.local = a
+	return a, nil
 }
 
 // SignInConfigured reports whether people can sign in with GitHub here.

@@ -89,25 +89,45 @@ func Detected(getenv func(string) string) bool { return getenv("AWS_LAMBDA_RUNTI
 // reports the failed start to the caller (API Gateway answers 502), and
 // the line is in the function's log.
 func Main(group api.Group) {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := Run(ctx, os.Getenv, group); err != nil {
-		log.Fatal(err)
-	}
+	mainOf(func(ctx context.Context, getenv func(string) string) error { return Run(ctx, getenv, group) })
 }
 
 // Run is Main with its inputs explicit.
 func Run(ctx context.Context, getenv func(string) string, group api.Group) error {
+	return start(ctx, getenv, string(group), func(ctx context.Context, cfg service.Config) (any, func(), error) {
+		svc, err := service.Open(ctx, cfg, group)
+		if err != nil {
+			return nil, nil, err
+		}
+		return Handler(svc.Handler, cfg.GatewayHold), svc.Close, nil
+	})
+}
+
+// mainOf is every function's main: run under a context that SIGTERM (the
+// runtime shutting the instance down) or an interrupt cancels, the
+// process's environment as its input, and its error as the last log line.
+func mainOf(run func(ctx context.Context, getenv func(string) string) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Getenv); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// start configures the function named name from getenv, lets open build
+// its handler once per instance, and hands that to the Lambda runtime,
+// which calls closeFn when it shuts the instance down. Errors name the
+// function and what failed.
+func start(ctx context.Context, getenv func(string) string, name string,
+	open func(context.Context, service.Config) (handler any, closeFn func(), err error)) error {
 	cfg, err := service.LoadConfig(getenv)
 	if err != nil {
-		return fmt.Errorf("start %s function: configuration: %w", group, err)
+		return fmt.Errorf("start %s function: configuration: %w", name, err)
 	}
-	svc, err := service.Open(ctx, cfg, group)
+	handler, closeFn, err := open(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("start %s function: %w", group, err)
+		return fmt.Errorf("start %s function: %w", name, err)
 	}
-	lambda.StartWithOptions(Handler(svc.Handler, cfg.GatewayHold),
-		lambda.WithContext(ctx),
-		lambda.WithEnableSIGTERM(svc.Close))
+	lambda.StartWithOptions(handler, lambda.WithContext(ctx), lambda.WithEnableSIGTERM(closeFn))
 	return nil
 }

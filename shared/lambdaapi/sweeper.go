@@ -2,15 +2,9 @@ package lambdaapi
 
 import (
 	"context"
-	"fmt"
-	"log"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/letagents/letagents-go/shared/liveness"
 	"github.com/letagents/letagents-go/shared/service"
@@ -31,30 +25,17 @@ func SweepHandler(sw *liveness.Sweeper, now func() time.Time) SweepHandlerFunc {
 	}
 }
 
-// MainSweeper is the whole main of the liveness function: configure from
-// the environment, open the pool once per instance, and hand the sweep
-// handler to the Lambda runtime.
-func MainSweeper() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := RunSweeper(ctx, os.Getenv); err != nil {
-		log.Fatal(err)
-	}
-}
+// MainSweeper is the whole main of the liveness function: Main's, with
+// the sweep handler in place of an API group's.
+func MainSweeper() { mainOf(RunSweeper) }
 
 // RunSweeper is MainSweeper with its inputs explicit.
 func RunSweeper(ctx context.Context, getenv func(string) string) error {
-	cfg, err := service.LoadConfig(getenv)
-	if err != nil {
-		return fmt.Errorf("start liveness function: configuration: %w", err)
-	}
-	pool, err := service.OpenPool(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("start liveness function: %w", err)
-	}
-	sw := service.NewSweeper(cfg, pool, service.NewLogger(cfg))
-	lambda.StartWithOptions(SweepHandler(sw, time.Now),
-		lambda.WithContext(ctx),
-		lambda.WithEnableSIGTERM(pool.Close))
-	return nil
+	return start(ctx, getenv, "liveness", func(ctx context.Context, cfg service.Config) (any, func(), error) {
+		pool, err := service.OpenPool(ctx, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		return SweepHandler(service.NewSweeper(cfg, pool, service.NewLogger(cfg)), time.Now), pool.Close, nil
+	})
 }

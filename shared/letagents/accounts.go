@@ -10,10 +10,11 @@ import (
 	"unicode"
 )
 
-// Account is a person, known by their GitHub identity.
+// Account is a person, known by their GitHub identity, or the local owner
+// (LocalOwner).
 type Account struct {
 	ID             int64
-	Provider       string // "github"
+	Provider       string // "github", or ProviderLocal
 	ProviderUserID string // GitHub's numeric user id, as text
 	Login          string
 	DisplayName    string // GitHub's name, else the login
@@ -22,19 +23,37 @@ type Account struct {
 	UpdatedAt      time.Time
 }
 
+// The local owner is the one account a server with sign-in off and every
+// room open acts for (when configured to: LETAGENTS_LOCAL_OWNER), so that
+// on a laptop the board, agent sessions and hooks work as for a signed-in
+// account. No sign-in makes or reaches it: GitHub accounts have provider
+// "github".
+const (
+	ProviderLocal         = "local"
+	LocalOwnerLogin       = "local"
+	LocalOwnerDisplayName = "Local owner"
+)
+
+// LocalOwner is the local owner's account as it is stored (without its id
+// and times).
+func LocalOwner() Account {
+	return Account{Provider: ProviderLocal, ProviderUserID: LocalOwnerLogin, Login: LocalOwnerLogin, DisplayName: LocalOwnerDisplayName}
+}
+
 // Agent is a named agent of an account, as the agents directory keeps it.
 // CanonicalKey is "<owner login>/<name>", the key agent sessions and task
-// leases name an agent by.
+// leases name an agent by. Its db tags name the columns the store reads it
+// from (by name).
 type Agent struct {
-	ID             int64
-	CanonicalKey   string
-	Name           string
-	DisplayName    string
-	OwnerAccountID int64
-	OwnerLogin     string
-	OwnerLabel     string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	ID             int64     `db:"id"`
+	CanonicalKey   string    `db:"canonical_key"`
+	Name           string    `db:"name"`
+	DisplayName    string    `db:"display_name"`
+	OwnerAccountID int64     `db:"owner_account_id"`
+	OwnerLogin     string    `db:"owner_login"`
+	OwnerLabel     string    `db:"owner_label"`
+	CreatedAt      time.Time `db:"created_at"`
+	UpdatedAt      time.Time `db:"updated_at"`
 }
 
 // Machine-readable codes of the errors about who the caller is, sent as the

@@ -30,22 +30,23 @@ const (
 )
 
 // Artifact is a Git workflow object a room works on: an issue, a branch, a
-// pull or merge request, a review, a check run, a merge.
+// pull or merge request, a review, a check run, a merge. Its db tags name
+// the columns the store reads it from (by name).
 type Artifact struct {
-	RoomID      string
-	IdentityKey string
-	Provider    string
-	Kind        string
-	ID          string // the provider's id, "" for none
-	Number      int64  // 0 for none
-	Title       string
-	URL         string
-	Ref         string
-	State       string
-	Source      string // manual, task_workflow_artifact or github_event
-	FirstSeenAt time.Time
-	UpdatedAt   time.Time
-	TaskIDs     []string // linked tasks, "task_N", sorted
+	RoomID      string    `db:"room_id"`
+	IdentityKey string    `db:"identity_key"`
+	Provider    string    `db:"provider"`
+	Kind        string    `db:"kind"`
+	ID          string    `db:"artifact_id"`     // the provider's id, "" for none
+	Number      int64     `db:"artifact_number"` // 0 for none
+	Title       string    `db:"title"`
+	URL         string    `db:"url"`
+	Ref         string    `db:"ref"`
+	State       string    `db:"state"`
+	Source      string    `db:"source"` // manual, task_workflow_artifact or github_event
+	FirstSeenAt time.Time `db:"first_seen_at"`
+	UpdatedAt   time.Time `db:"updated_at"`
+	TaskIDs     []string  `db:"task_ids"` // linked tasks, "task_N", sorted
 }
 
 // NormalizeArtifact checks an artifact before it is stored, fills its

@@ -90,29 +90,29 @@ type BoardSettings struct {
 }
 
 // BoardIntent is an agent's request for leave to take one exact board
-// action.
+// action. Its db tags name the columns the store reads it from (by name).
 type BoardIntent struct {
-	ID          int64
-	RoomID      string
-	Action      string // one of IntentActions
-	Payload     []byte // canonical JSON, exactly what PayloadHash hashed
-	PayloadHash string
-	Status      string // one of IntentStatuses
+	ID          int64  `db:"id"`
+	RoomID      string `db:"room_id"`
+	Action      string `db:"action"`  // one of IntentActions
+	Payload     []byte `db:"payload"` // canonical JSON, exactly what PayloadHash hashed
+	PayloadHash string `db:"payload_hash"`
+	Status      string `db:"status"` // one of IntentStatuses
 	// The agent that proposed it; ProposerSessionID is 0 once the session
 	// row is gone.
-	ProposerSessionID  int64
-	ProposerActorLabel string
-	ProposerAgentKey   string
-	Reason             string
-	DecidedBy          string // the deciding admin's login, "" while undecided
-	DecidedAt          time.Time
-	UsedAt             time.Time
-	ExpiresAt          time.Time
-	CreatedAt          time.Time
+	ProposerSessionID  int64     `db:"proposer_session_id"`
+	ProposerActorLabel string    `db:"proposer_actor_label"`
+	ProposerAgentKey   string    `db:"proposer_agent_key"`
+	Reason             string    `db:"reason"`
+	DecidedBy          string    `db:"decided_by"` // the deciding admin's login, "" while undecided
+	DecidedAt          time.Time `db:"-"`
+	UsedAt             time.Time `db:"-"`
+	ExpiresAt          time.Time `db:"expires_at"`
+	CreatedAt          time.Time `db:"created_at"`
 	// ApprovalTokenHash is the hash of the one-time approval token, nil
 	// until approved: the store checks a presented token against it, and
 	// no answer carries it.
-	ApprovalTokenHash []byte
+	ApprovalTokenHash []byte `db:"approval_token_hash"`
 }
 
 // The payloads of board intents, built exactly as the LetAgents 0.12.11

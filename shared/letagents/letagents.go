@@ -13,7 +13,7 @@ import (
 )
 
 // Limits on what a client may send or ask for. They are part of the public
-// contract: README lists them and tests pin them.
+// contract: docs/limits.md lists them and tests pin them.
 const (
 	// MaxTextBytes is the largest message text accepted (413 above it): a
 	// log or a diff fits. It is at least every text the original's 1 MB
@@ -87,14 +87,15 @@ const (
 	RoomBranch RoomKind = "branch" // a branch Git Room, child of its repo room
 )
 
-// Room is a chat timeline that agents and humans share.
+// Room is a chat timeline that agents and humans share. Its db tags name
+// the columns the store reads it from (by name).
 type Room struct {
-	ID          string
-	Kind        RoomKind
-	DisplayName string
-	ParentID    string // the repo room of a branch room, else ""
-	LastSeq     int64  // number of the newest message, 0 when empty
-	CreatedAt   time.Time
+	ID          string    `db:"id"`
+	Kind        RoomKind  `db:"kind"`
+	DisplayName string    `db:"display_name"`
+	ParentID    string    `db:"parent_room_id"` // the repo room of a branch room, else ""
+	LastSeq     int64     `db:"last_seq"`       // number of the newest message, 0 when empty
+	CreatedAt   time.Time `db:"created_at"`
 }
 
 // Bounds of a room's display name, in characters, as a rename sets it.

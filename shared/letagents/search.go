@@ -16,7 +16,7 @@ import (
 // two terms takes either. Words match whole, ignoring case, with no
 // stemming: "deploy" does not find "deploys".
 
-// Limits of a search. They are part of the public contract: README lists
+// Limits of a search. They are part of the public contract: docs/limits.md lists
 // them and tests pin them.
 const (
 	// MaxSearchQueryBytes bounds a query (q): far beyond any real search.

@@ -84,6 +84,9 @@ type AgentSession struct {
 	LastNativeActivityAt time.Time
 	Native               NativeActivity // the latest native activity reported
 	OpenConnections      int            // unexpired delivery connections
+	// LastHookAt is when its runtime's hooks (letagents hook) last took
+	// its unread messages; zero when never.
+	LastHookAt time.Time
 }
 
 // NativeActivity is what a worker's runtime reports it is doing outside
@@ -108,7 +111,7 @@ type Presence struct {
 // Live reports whether the session has not ended.
 func (s AgentSession) Live() bool { return s.EndedAt.IsZero() }
 
-// Liveness windows (see README): a parked long-poll holds a delivery
+// Liveness windows (see docs/api.md): a parked long-poll holds a delivery
 // connection, renewed every DeliveryHeartbeat, which lapses DeliveryLease
 // after its last renewal; after a poll ends the agent stays reachable for
 // ReconnectGrace, the time it takes to issue the next one.
@@ -127,6 +130,30 @@ func (s AgentSession) Reachable(now time.Time) bool {
 	return s.OpenConnections > 0 || (!s.LastDisconnectedAt.IsZero() && now.Sub(s.LastDisconnectedAt) < ReconnectGrace)
 }
 
+// HookGrace is how long after its hooks last ran a worker with no
+// delivery connection counts as reached by them: hooks run at every
+// prompt and tool call, so an agent at work runs them far more often.
+const HookGrace = 5 * time.Minute
+
+// How messages reach a session's agent now (AgentSession.Reach).
+const (
+	ReachLive = "live" // a delivery connection: a parked wait or an open stream
+	ReachHook = "hook" // its runtime's hooks, which ran within HookGrace
+)
+
+// Reach is how messages reach the session's agent now: ReachLive while it
+// is Reachable, else ReachHook when its hooks ran within HookGrace, else
+// "" (they do not).
+func (s AgentSession) Reach(now time.Time) string {
+	switch {
+	case s.Reachable(now):
+		return ReachLive
+	case s.Live() && !s.LastHookAt.IsZero() && now.Sub(s.LastHookAt) < HookGrace:
+		return ReachHook
+	}
+	return ""
+}
+
 // Delivered reports whether messages ever reached the session through a
 // delivery connection (a poll or stream with its credentials).
 func (s AgentSession) Delivered() bool {
@@ -134,11 +161,11 @@ func (s AgentSession) Delivered() bool {
 }
 
 // ActivityState is the session's activity as the original's roster shows
-// it: offline unless messages reach it now, away when it says it is
-// idle (or never said), else active.
+// it: offline unless messages reach it now (by either Reach), away when
+// it says it is idle (or never said), else active.
 func (s AgentSession) ActivityState(now time.Time) string {
 	switch {
-	case !s.Reachable(now):
+	case s.Reach(now) == "":
 		return "offline"
 	case s.Presence.Status == "" || s.Presence.Status == "idle":
 		return "away"
@@ -147,8 +174,9 @@ func (s AgentSession) ActivityState(now time.Time) string {
 }
 
 // OnLiveRoster reports whether a worker belongs on the live roster: messages
-// reach it now, or did within RecentlyOffline (MaxRecentlyOffline of those
-// at most, which the lister enforces).
+// reach it now (by either Reach), or did within RecentlyOffline
+// (MaxRecentlyOffline of those at most, which the lister enforces).
 func (s AgentSession) OnLiveRoster(now time.Time) bool {
-	return s.Kind == SessionWorker && (s.Reachable(now) || s.Delivered() && now.Sub(s.LastSeenAt) <= RecentlyOffline)
+	return s.Kind == SessionWorker && (s.Reach(now) != "" ||
+		(s.Delivered() || !s.LastHookAt.IsZero()) && now.Sub(s.LastSeenAt) <= RecentlyOffline)
 }

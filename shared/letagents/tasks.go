@@ -130,23 +130,24 @@ const TaskPrefix = "task_"
 const LeasePrefix = "tl_"
 
 // Task is one item of a room's board. Empty strings are nulls on the wire.
+// Its db tags name the columns the store reads it from (by name).
 type Task struct {
-	RoomID             string
-	Seq                int64
-	Title              string
-	Description        string
-	Status             TaskStatus
-	Assignee           string // the holder's actor label
-	AssigneeAgentKey   string
-	CreatedBy          string
-	CreatedByAccountID int64
-	CreatedBySessionID int64
-	SourceMessageID    string // "msg_N"
-	PRURL              string
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
+	RoomID             string     `db:"room_id"`
+	Seq                int64      `db:"seq"`
+	Title              string     `db:"title"`
+	Description        string     `db:"description"`
+	Status             TaskStatus `db:"status"`
+	Assignee           string     `db:"assignee"` // the holder's actor label
+	AssigneeAgentKey   string     `db:"assignee_agent_key"`
+	CreatedBy          string     `db:"created_by"`
+	CreatedByAccountID int64      `db:"created_by_account_id"`
+	CreatedBySessionID int64      `db:"created_by_session_id"`
+	SourceMessageID    string     `db:"source_message_id"` // "msg_N"
+	PRURL              string     `db:"pr_url"`
+	CreatedAt          time.Time  `db:"created_at"`
+	UpdatedAt          time.Time  `db:"updated_at"`
 	// ActiveLeases are the task's active leases, work lease first.
-	ActiveLeases []Lease
+	ActiveLeases []Lease `db:"-"`
 }
 
 // ID is the task's wire id, "task_N".
@@ -163,26 +164,27 @@ func (t Task) WorkLease() (Lease, bool) {
 }
 
 // Lease is an agent's hold on a task: to work on it, or to review it.
+// Its db tags name the columns the store reads it from (by name).
 type Lease struct {
-	ID              string
-	RoomID          string
-	TaskSeq         int64
-	Kind            string // work or review
-	Status          string // active, released, revoked or expired
-	AgentKey        string
-	InstanceID      string // "" when the holder named none
-	SessionID       int64  // the agent session that holds it, 0 once that is gone
-	ActorLabel      string
-	BranchRef       string
-	PRURL           string
-	OutputIntent    string
-	ExpiresAt       time.Time     // zero: never
-	TTL             time.Duration // zero: never expires
-	LastHeartbeatAt time.Time
-	RevokedReason   string
-	CreatedBy       string
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
+	ID              string        `db:"id"`
+	RoomID          string        `db:"room_id"`
+	TaskSeq         int64         `db:"task_seq"`
+	Kind            string        `db:"kind"`   // work or review
+	Status          string        `db:"status"` // active, released, revoked or expired
+	AgentKey        string        `db:"agent_key"`
+	InstanceID      string        `db:"agent_instance_id"` // "" when the holder named none
+	SessionID       int64         `db:"agent_session_id"`  // the agent session that holds it, 0 once that is gone
+	ActorLabel      string        `db:"actor_label"`
+	BranchRef       string        `db:"branch_ref"`
+	PRURL           string        `db:"pr_url"`
+	OutputIntent    string        `db:"output_intent"`
+	ExpiresAt       time.Time     `db:"-"` // zero: never
+	TTL             time.Duration `db:"-"` // zero: never expires
+	LastHeartbeatAt time.Time     `db:"last_heartbeat_at"`
+	RevokedReason   string        `db:"revoked_reason"`
+	CreatedBy       string        `db:"created_by"`
+	CreatedAt       time.Time     `db:"created_at"`
+	UpdatedAt       time.Time     `db:"updated_at"`
 }
 
 // TaskPage is one page of a room's board, by task number.

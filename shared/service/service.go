@@ -102,6 +102,13 @@ type Config struct {
 	// the default); "open" lets anyone into every room, for development
 	// without GitHub.
 	RepoAccess bool
+	// LocalOwner makes the server act for one local owner: whoever no
+	// credential signs in acts as that account, which administers every
+	// room (LETAGENTS_LOCAL_OWNER=on; default off). Only for a server on
+	// this machine with sign-in off and every room open: it is refused
+	// with GitHub sign-in configured or LETAGENTS_REPO_ACCESS=github.
+	// The local runner turns it on itself when sign-in is off.
+	LocalOwner bool
 	// JoinLimit, InviteRoomLimit and SendLimit are the room joins, invite
 	// rooms created and messages sent a client address may make per
 	// minute, as bursts of that many and that rate sustained
@@ -143,7 +150,7 @@ var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NA
 	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
 	"LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
 	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_IDLE_TIMEOUT_MS",
-	"LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS"}
+	"LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS", "LETAGENTS_LOCAL_OWNER"}
 
 // LocalVariables are the Variables a deployment leaves unset: their
 // defaults suit AWS (PORT, the GitHub URLs, the repo access policy, the
@@ -203,6 +210,13 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		cfg.RepoAccess = false
 	default:
 		return cfg, fmt.Errorf("LETAGENTS_REPO_ACCESS=%q: want github or open", v)
+	}
+	switch v := getenv("LETAGENTS_LOCAL_OWNER"); v {
+	case "", "off":
+	case "on":
+		cfg.LocalOwner = true
+	default:
+		return cfg, fmt.Errorf("LETAGENTS_LOCAL_OWNER=%q: want on or off", v)
 	}
 	for name, limit := range map[string]*int{"LETAGENTS_JOIN_LIMIT": &cfg.JoinLimit,
 		"LETAGENTS_INVITE_ROOM_LIMIT": &cfg.InviteRoomLimit, "LETAGENTS_SEND_LIMIT": &cfg.SendLimit,
@@ -510,6 +524,9 @@ type authParts struct {
 // GITHUB_SECRET_ARN is set) and builds the token sealer (KMS or key file).
 func newAuth(ctx context.Context, cfg Config, logger *slog.Logger) (authParts, error) {
 	var p authParts
+	if err := cfg.checkLocalOwner(); err != nil {
+		return p, err
+	}
 	gh := cfg.GitHub
 	var awsCfg aws.Config
 	if cfg.GitHubSecretARN != "" || cfg.KMSKeyID != "" {
@@ -540,6 +557,21 @@ func newAuth(ctx context.Context, cfg Config, logger *slog.Logger) (authParts, e
 		logger.Warn("GitHub sign-in is configured but no token key is: set LETAGENTS_KMS_KEY_ID or LETAGENTS_TOKEN_KEY_FILE")
 	}
 	return p, nil
+}
+
+// checkLocalOwner refuses the local owner where anyone can sign in or a
+// room is closed: there it would let whoever reaches the server act as an
+// account, and administer every room.
+func (c Config) checkLocalOwner() error {
+	switch {
+	case !c.LocalOwner:
+		return nil
+	case c.GitHub.ClientID != "" || c.GitHub.ClientSecret != "" || c.GitHubSecretARN != "":
+		return errors.New("LETAGENTS_LOCAL_OWNER=on is for a server with sign-in off: unset GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET and GITHUB_SECRET_ARN, or turn it off")
+	case c.RepoAccess:
+		return errors.New("LETAGENTS_LOCAL_OWNER=on needs every room open (LETAGENTS_REPO_ACCESS=open), or turn it off")
+	}
+	return nil
 }
 
 func loadAWS(ctx context.Context) (aws.Config, error) {
@@ -583,7 +615,7 @@ func assemble(ctx context.Context, cfg Config, logger *slog.Logger, pool *pgxpoo
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{Config: cfg, Logger: logger, Pool: pool, Store: store.New(pool),
 		draining: make(chan struct{}), stop: stop, hubDone: make(chan struct{})}
-	s.Auth = auth.New(s.Store, auth.Config{GitHub: parts.github, Sealer: parts.sealer, RepoAccess: cfg.RepoAccess,
+	s.Auth = auth.New(s.Store, auth.Config{GitHub: parts.github, Sealer: parts.sealer, RepoAccess: cfg.RepoAccess, LocalOwner: cfg.LocalOwner,
 		JoinLimit: cfg.JoinLimit, InviteRoomLimit: cfg.InviteRoomLimit, SendLimit: cfg.SendLimit, Now: cfg.Now, Logger: logger})
 	if len(groups) == 0 || slices.Contains(groups, api.GroupPoll) {
 		s.Hub = notify.New(listener, notify.Options{Logger: logger})

@@ -103,6 +103,23 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (letagents.Account, int64
 	return acct, credID, nil
 }
 
+// LocalOwner returns the local owner's account (letagents.LocalOwner),
+// creating it the first time. Concurrent first calls meet on the
+// (provider, provider_user_id) key and get the same row.
+func (s *Store) LocalOwner(ctx context.Context, now time.Time) (letagents.Account, error) {
+	a := letagents.LocalOwner()
+	acct, err := scanAccount(s.queryRow(ctx, `
+		INSERT INTO accounts AS a (provider, provider_user_id, login, display_name, created_at, updated_at, login_key, name_key)
+		VALUES ($1, $2, $3, $4, $5, $5, $6, $7)
+		ON CONFLICT (provider, provider_user_id) DO UPDATE SET provider = EXCLUDED.provider
+		RETURNING `+accountColumns,
+		a.Provider, a.ProviderUserID, a.Login, a.DisplayName, now, letagents.NameKey(a.Login), letagents.NameKey(a.DisplayName)))
+	if err != nil {
+		return acct, fmt.Errorf("local owner account: %w", err)
+	}
+	return acct, nil
+}
+
 // AccountBySession returns the account of a live browser session and the
 // session's id; Unauthorized when there is none (expired sessions are
 // deleted on the way).

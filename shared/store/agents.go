@@ -5,30 +5,28 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
+// agentColumns reads an agents row as letagents.Agent's db tags name its
+// fields.
 const agentColumns = `id, canonical_key, name, display_name, owner_account_id, owner_login, owner_label, created_at, updated_at`
-
-func scanAgent(row pgx.Row, extra ...any) (letagents.Agent, error) {
-	var a letagents.Agent
-	dest := append([]any{&a.ID, &a.CanonicalKey, &a.Name, &a.DisplayName, &a.OwnerAccountID, &a.OwnerLogin, &a.OwnerLabel, &a.CreatedAt, &a.UpdatedAt}, extra...)
-	return a, row.Scan(dest...)
-}
 
 // UpsertAgent registers an agent of an account, or updates the labels of
 // the one with the same name; created says which.
 func (s *Store) UpsertAgent(ctx context.Context, a letagents.Agent, now time.Time) (agent letagents.Agent, created bool, err error) {
-	agent, err = scanAgent(s.pool.QueryRow(ctx, `
+	row, err := queryOne[struct {
+		letagents.Agent
+		Created bool `db:"created"`
+	}](ctx, s.pool, `
 		INSERT INTO agents AS g (owner_account_id, name, canonical_key, display_name, owner_login, owner_label, created_at, updated_at, display_key)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)
 		ON CONFLICT (owner_account_id, name) DO UPDATE
 		SET display_name = EXCLUDED.display_name, owner_label = EXCLUDED.owner_label, updated_at = EXCLUDED.updated_at,
 		    display_key = EXCLUDED.display_key
-		RETURNING `+agentColumns+`, (xmax = 0)`,
-		a.OwnerAccountID, a.Name, a.CanonicalKey, a.DisplayName, a.OwnerLogin, a.OwnerLabel, now, letagents.NameKey(a.DisplayName)), &created)
+		RETURNING `+agentColumns+`, (xmax = 0) AS created`,
+		a.OwnerAccountID, a.Name, a.CanonicalKey, a.DisplayName, a.OwnerLogin, a.OwnerLabel, now, letagents.NameKey(a.DisplayName))
+	agent, created = row.Agent, row.Created
 	switch {
 	case pgCode(err) == uniqueViolation:
 		// The canonical key is taken by another account: a GitHub login
@@ -43,11 +41,8 @@ func (s *Store) UpsertAgent(ctx context.Context, a letagents.Agent, now time.Tim
 // AgentsOf lists an account's agents by name.
 func (s *Store) AgentsOf(ctx context.Context, accountID int64) ([]letagents.Agent, error) {
 	return retried(ctx, s, func() ([]letagents.Agent, error) {
-		rows, err := s.pool.Query(ctx, `SELECT `+agentColumns+` FROM agents WHERE owner_account_id = $1 ORDER BY name`, accountID)
-		if err != nil {
-			return nil, fmt.Errorf("list agents: %w", err)
-		}
-		out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Agent, error) { return scanAgent(row) })
+		out, err := queryAll[letagents.Agent](ctx, s.pool, `SELECT `+agentColumns+` FROM agents WHERE owner_account_id = $1 ORDER BY name`,
+			accountID)
 		if err != nil {
 			return nil, fmt.Errorf("list agents: %w", err)
 		}

@@ -10,16 +10,13 @@ import (
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
-const artifactColumns = `a.room_id, a.identity_key, a.provider, a.kind, coalesce(a.artifact_id, ''), coalesce(a.artifact_number, 0),
-	coalesce(a.title, ''), coalesce(a.url, ''), coalesce(a.ref, ''), coalesce(a.state, ''), a.source, a.first_seen_at, a.updated_at,
-	array(SELECT t.task_id FROM room_artifact_tasks t WHERE t.room_id = a.room_id AND t.identity_key = a.identity_key ORDER BY t.task_id)`
-
-func scanArtifact(row pgx.Row) (letagents.Artifact, error) {
-	var a letagents.Artifact
-	err := row.Scan(&a.RoomID, &a.IdentityKey, &a.Provider, &a.Kind, &a.ID, &a.Number, &a.Title, &a.URL, &a.Ref, &a.State,
-		&a.Source, &a.FirstSeenAt, &a.UpdatedAt, &a.TaskIDs)
-	return a, err
-}
+// artifactColumns reads a room_artifacts row aliased a, with its linked
+// tasks, as letagents.Artifact's db tags name its fields.
+const artifactColumns = `a.room_id, a.identity_key, a.provider, a.kind, coalesce(a.artifact_id, '') AS artifact_id,
+	coalesce(a.artifact_number, 0) AS artifact_number, coalesce(a.title, '') AS title, coalesce(a.url, '') AS url,
+	coalesce(a.ref, '') AS ref, coalesce(a.state, '') AS state, a.source, a.first_seen_at, a.updated_at,
+	array(SELECT t.task_id FROM room_artifact_tasks t WHERE t.room_id = a.room_id AND t.identity_key = a.identity_key ORDER BY t.task_id)
+		AS task_ids`
 
 // PublishArtifact records an artifact (normalised by
 // letagents.NormalizeArtifact) and links its tasks. Publishing an
@@ -64,8 +61,8 @@ func (s *Store) PublishArtifact(ctx context.Context, a letagents.Artifact, by in
 				return fmt.Errorf("publish artifact: link tasks: %w", err)
 			}
 		}
-		out, err = scanArtifact(tx.QueryRow(ctx, `SELECT `+artifactColumns+` FROM room_artifacts a WHERE a.room_id = $1 AND a.identity_key = $2`,
-			a.RoomID, a.IdentityKey))
+		out, err = queryOne[letagents.Artifact](ctx, tx,
+			`SELECT `+artifactColumns+` FROM room_artifacts a WHERE a.room_id = $1 AND a.identity_key = $2`, a.RoomID, a.IdentityKey)
 		if err != nil {
 			return fmt.Errorf("publish artifact: read back: %w", err)
 		}
@@ -88,15 +85,11 @@ func (s *Store) Artifacts(ctx context.Context, roomID, taskID string, limit int)
 		if !exists {
 			return nil, letagents.RoomNotFound()
 		}
-		rows, err := s.pool.Query(ctx, `
+		out, err := queryAll[letagents.Artifact](ctx, s.pool, `
 			SELECT `+artifactColumns+` FROM room_artifacts a
 			WHERE a.room_id = $1 AND ($2 = '' OR EXISTS (
 				SELECT 1 FROM room_artifact_tasks t WHERE t.room_id = a.room_id AND t.identity_key = a.identity_key AND t.task_id = $2))
 			ORDER BY a.kind, a.identity_key LIMIT $3`, roomID, taskID, limit)
-		if err != nil {
-			return nil, fmt.Errorf("list artifacts: %w", err)
-		}
-		out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Artifact, error) { return scanArtifact(row) })
 		if err != nil {
 			return nil, fmt.Errorf("list artifacts: %w", err)
 		}

@@ -45,6 +45,18 @@ type UnreadQuery struct {
 	OnlyIfAsked bool
 }
 
+// unreadRow scans a message TakeUnread may take, with the room's last
+// number, whether any message it considered asks the agent something,
+// and how this one addresses it (null when the row holds no message).
+type unreadRow struct {
+	LastSeq  int64 `db:"last_seq"`
+	AnyAsked bool  `db:"any_asked"`
+	messageRow
+	Mentioned *bool `db:"mentioned"`
+	InThread  *bool `db:"in_thread"`
+	Asked     *bool `db:"asked"`
+}
+
 // TakeUnread hands a session its unread messages and marks them surfaced
 // through a hook, atomically: the messages after its delivery cursor
 // (within the room's newest letagents.UnreadScan) that it did not send
@@ -72,7 +84,7 @@ func (s *Store) TakeUnread(ctx context.Context, sessionID int64, roomID string, 
 		// replies in a thread the agent wrote in before it; asked when a
 		// person (no agent, not the server) addressed it so, or gave it as
 		// the agents' instruction.
-		rows, err := tx.Query(ctx, `
+		rows, err := queryAll[unreadRow](ctx, tx, `
 			WITH r AS (SELECT last_seq FROM rooms WHERE id = $2),
 			c AS (
 				SELECT m.*, coalesce(m.mentions @> ARRAY[$1::bigint], false) AS mentioned,
@@ -87,7 +99,8 @@ func (s *Store) TakeUnread(ctx context.Context, sessionID int64, roomID string, 
 				SELECT *, (source IS NULL OR source = 'browser') AND (mentioned OR in_thread OR agent_prompt_kind IS NOT DISTINCT FROM 'inline') AS asked
 				FROM c WHERE $4 = 'all' OR mentioned OR in_thread
 			)
-			SELECT r.last_seq, (SELECT coalesce(bool_or(asked), false) FROM a), `+messageSelect+`, m.mentioned, m.in_thread, m.asked
+			SELECT r.last_seq, (SELECT coalesce(bool_or(asked), false) FROM a) AS any_asked, `+messageSelect+`,
+				m.mentioned, m.in_thread, m.asked
 			FROM r LEFT JOIN LATERAL (SELECT * FROM a ORDER BY seq LIMIT $5 + 1) m ON true `+messageJoins+`
 			ORDER BY m.seq`,
 			sessionID, roomID, u.Cursor, string(q.Filter), q.Limit, letagents.UnreadScan)
@@ -95,30 +108,20 @@ func (s *Store) TakeUnread(ctx context.Context, sessionID int64, roomID string, 
 			return fmt.Errorf("take unread messages: %w", err)
 		}
 		var lastSeq int64
-		for rows.Next() {
-			var row messageRow
-			var mentioned, inThread, asked *bool
-			dest := append([]any{&lastSeq, &u.Asked}, row.dest()...)
-			if err := rows.Scan(append(dest, &mentioned, &inThread, &asked)...); err != nil {
-				rows.Close()
-				return fmt.Errorf("take unread messages: %w", err)
-			}
-			m, ok := row.message(roomID)
+		for _, row := range rows {
+			lastSeq, u.Asked = row.LastSeq, row.AnyAsked
+			m, ok := row.message()
 			if !ok {
 				continue
 			}
-			um := letagents.UnreadMessage{Message: m, Asked: *asked}
+			um := letagents.UnreadMessage{Message: m, Asked: *row.Asked}
 			switch {
-			case *mentioned:
+			case *row.Mentioned:
 				um.Addressed = letagents.AddressedMention
-			case *inThread:
+			case *row.InThread:
 				um.Addressed = letagents.AddressedThread
 			}
 			u.Messages = append(u.Messages, um)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("take unread messages: %w", err)
 		}
 		if q.OnlyIfAsked && !u.Asked {
 			u.Messages = nil
@@ -173,7 +176,7 @@ func (s *Store) Receipts(ctx context.Context, roomID string, seqs []int64, now t
 	}
 	err := s.retry(ctx, func() error {
 		clear(out)
-		rows, err := s.pool.Query(ctx, `
+		rows, err := queryAll[receiptRow](ctx, s.pool, `
 			SELECT m.seq, m.created_at, x.seen, x.id, x.display_name, x.actor_label, x.at, x.via
 			FROM messages m
 			LEFT JOIN LATERAL (
@@ -192,33 +195,37 @@ func (s *Store) Receipts(ctx context.Context, roomID string, seqs []int64, now t
 		if err != nil {
 			return fmt.Errorf("read receipts: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var seq int64
-			var sent time.Time
-			var seen *bool
-			var id *int64
-			var name, label, via *string
-			var at *time.Time
-			if err := rows.Scan(&seq, &sent, &seen, &id, &name, &label, &at, &via); err != nil {
-				return fmt.Errorf("read receipts: %w", err)
-			}
-			r := out[seq]
-			r.SentAt = sent
-			if id != nil {
-				ref := letagents.AgentRef{SessionID: *id, DisplayName: *name, ActorLabel: *label}
-				if *seen {
-					r.SeenBy = append(r.SeenBy, letagents.Delivery{AgentRef: ref, Seq: seq, SurfacedAt: *at, Via: letagents.Via(*via),
-						Latency: at.Sub(sent)})
+		for _, row := range rows {
+			r := out[row.Seq]
+			r.SentAt = row.CreatedAt
+			if row.ID != nil {
+				ref := letagents.AgentRef{SessionID: *row.ID, DisplayName: *row.DisplayName, ActorLabel: *row.ActorLabel}
+				if *row.Seen {
+					r.SeenBy = append(r.SeenBy, letagents.Delivery{AgentRef: ref, Seq: row.Seq, SurfacedAt: *row.At,
+						Via: letagents.Via(*row.Via), Latency: row.At.Sub(row.CreatedAt)})
 				} else {
 					r.UnreadBy = append(r.UnreadBy, ref)
 				}
 			}
-			out[seq] = r
+			out[row.Seq] = r
 		}
-		return rows.Err()
+		return nil
 	})
 	return out, err
+}
+
+// receiptRow scans a message's receipt line: a session it was surfaced
+// to (seen) or a live worker that has not surfaced it; all of x null when
+// it has neither.
+type receiptRow struct {
+	Seq         int64      `db:"seq"`
+	CreatedAt   time.Time  `db:"created_at"`
+	Seen        *bool      `db:"seen"`
+	ID          *int64     `db:"id"`
+	DisplayName *string    `db:"display_name"`
+	ActorLabel  *string    `db:"actor_label"`
+	At          *time.Time `db:"at"`
+	Via         *string    `db:"via"`
 }
 
 // DeliveryLatencies summarises, per session of sessionIDs, the latency
@@ -232,10 +239,15 @@ func (s *Store) DeliveryLatencies(ctx context.Context, sessionIDs []int64, since
 	}
 	err := s.retry(ctx, func() error {
 		clear(out)
-		rows, err := s.pool.Query(ctx, `
+		rows, err := queryAll[struct {
+			SessionID int64   `db:"session_id"`
+			Count     int     `db:"count"`
+			P50       float64 `db:"p50"`
+			P99       float64 `db:"p99"`
+		}](ctx, s.pool, `
 			SELECT d.session_id, count(*),
-				percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM d.surfaced_at - m.created_at)),
-				percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM d.surfaced_at - m.created_at))
+				percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM d.surfaced_at - m.created_at)) AS p50,
+				percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM d.surfaced_at - m.created_at)) AS p99
 			FROM message_deliveries d
 			JOIN agent_sessions s ON s.id = d.session_id
 			JOIN messages m ON m.room_id = d.room_id AND m.seq = d.seq
@@ -244,18 +256,10 @@ func (s *Store) DeliveryLatencies(ctx context.Context, sessionIDs []int64, since
 		if err != nil {
 			return fmt.Errorf("read delivery latencies: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			var l letagents.Latency
-			var p50, p99 float64
-			if err := rows.Scan(&id, &l.Count, &p50, &p99); err != nil {
-				return fmt.Errorf("read delivery latencies: %w", err)
-			}
-			l.P50, l.P99 = seconds(p50), seconds(p99)
-			out[id] = l
+		for _, r := range rows {
+			out[r.SessionID] = letagents.Latency{Count: r.Count, P50: seconds(r.P50), P99: seconds(r.P99)}
 		}
-		return rows.Err()
+		return nil
 	})
 	return out, err
 }

@@ -51,20 +51,30 @@ type BoardIntentUse struct {
 	SessionID   int64 // the acting session, recorded as the user
 }
 
-const intentColumns = `id, room_id, action, payload, payload_hash, status, proposer_session_id, proposer_actor_label,
-	proposer_agent_key, reason, decided_by, decided_at, used_at, expires_at, created_at, approval_token_hash`
+// intentColumns reads a board_intents row as intentRow names it.
+const intentColumns = `id, room_id, action, payload, payload_hash, status, coalesce(proposer_session_id, 0) AS proposer_session_id,
+	proposer_actor_label, proposer_agent_key, reason, coalesce(decided_by, '') AS decided_by, decided_at, used_at, expires_at,
+	created_at, approval_token_hash`
 
-func scanIntent(row pgx.Row) (letagents.BoardIntent, error) {
-	var i letagents.BoardIntent
-	var payload string
-	var session *int64
-	var decidedBy *string
-	var decidedAt, usedAt *time.Time
-	err := row.Scan(&i.ID, &i.RoomID, &i.Action, &payload, &i.PayloadHash, &i.Status, &session, &i.ProposerActorLabel,
-		&i.ProposerAgentKey, &i.Reason, &decidedBy, &decidedAt, &usedAt, &i.ExpiresAt, &i.CreatedAt, &i.ApprovalTokenHash)
-	i.Payload, i.ProposerSessionID, i.DecidedBy = []byte(payload), deref(session), deref(decidedBy)
-	i.DecidedAt, i.UsedAt = deref(decidedAt), deref(usedAt)
-	return i, err
+// intentRow scans intentColumns: an intent by its db tags, and its two
+// times that are null until they happen.
+type intentRow struct {
+	letagents.BoardIntent
+	DecidedAtOrNever *time.Time `db:"decided_at"`
+	UsedAtOrNever    *time.Time `db:"used_at"`
+}
+
+func (r intentRow) intent() letagents.BoardIntent {
+	i := r.BoardIntent
+	i.DecidedAt, i.UsedAt = deref(r.DecidedAtOrNever), deref(r.UsedAtOrNever)
+	return i
+}
+
+// queryIntent runs sql on q and scans its one row, intentColumns, as an
+// intent; pgx.ErrNoRows when there is none.
+func queryIntent(ctx context.Context, q querier, sql string, args ...any) (letagents.BoardIntent, error) {
+	r, err := queryOne[intentRow](ctx, q, sql, args...)
+	return r.intent(), err
 }
 
 func intentRef(id int64) string { return letagents.WireID(letagents.IntentPrefix, id) }
@@ -77,10 +87,14 @@ func ttlSQL(ttlParam string) string {
 // BoardSettings reads a room's board settings, the defaults when it has
 // none of its own; NotFound when the room does not exist.
 func (s *Store) BoardSettings(ctx context.Context, roomID string) (letagents.BoardSettings, error) {
-	b, err := scanSettings(roomID, s.queryRow(ctx, `
-		SELECT r.kind, coalesce(b.manager_mode, $2), coalesce(b.intent_ttl_seconds, $3), b.require_worker_sessions
-		FROM rooms r LEFT JOIN board_settings b ON b.room_id = r.id WHERE r.id = $1`,
-		roomID, letagents.ManagerOptional, int64(letagents.DefaultIntentTTL/time.Second)))
+	row, err := retried(ctx, s, func() (settingsRow, error) {
+		return queryOne[settingsRow](ctx, s.pool, `
+			SELECT r.kind, coalesce(b.manager_mode, $2) AS manager_mode, coalesce(b.intent_ttl_seconds, $3) AS intent_ttl_seconds,
+				b.require_worker_sessions
+			FROM rooms r LEFT JOIN board_settings b ON b.room_id = r.id WHERE r.id = $1`,
+			roomID, letagents.ManagerOptional, int64(letagents.DefaultIntentTTL/time.Second))
+	})
+	b := row.settings(roomID)
 	switch {
 	case isNoRows(err):
 		return b, letagents.RoomNotFound()
@@ -90,22 +104,22 @@ func (s *Store) BoardSettings(ctx context.Context, roomID string) (letagents.Boa
 	return b, nil
 }
 
-// scanSettings reads a room's kind, manager mode, intent TTL in seconds
-// and require_worker_sessions (NULL for the kind's default).
-func scanSettings(roomID string, row pgx.Row) (letagents.BoardSettings, error) {
-	b := letagents.BoardSettings{RoomID: roomID}
-	var kind letagents.RoomKind
-	var secs int64
-	var require *bool
-	if err := row.Scan(&kind, &b.ManagerMode, &secs, &require); err != nil {
-		return b, err
+// settingsRow scans a room's kind beside its board settings, whose
+// require_worker_sessions is null for the kind's default.
+type settingsRow struct {
+	Kind                  letagents.RoomKind `db:"kind"`
+	ManagerMode           string             `db:"manager_mode"`
+	IntentTTLSeconds      int64              `db:"intent_ttl_seconds"`
+	RequireWorkerSessions *bool              `db:"require_worker_sessions"`
+}
+
+func (r settingsRow) settings(roomID string) letagents.BoardSettings {
+	b := letagents.BoardSettings{RoomID: roomID, ManagerMode: r.ManagerMode, IntentTTL: time.Duration(r.IntentTTLSeconds) * time.Second,
+		RequireWorkerSessions: letagents.DefaultRequireWorkerSessions(r.Kind)}
+	if r.RequireWorkerSessions != nil {
+		b.RequireWorkerSessions = *r.RequireWorkerSessions
 	}
-	b.IntentTTL = time.Duration(secs) * time.Second
-	b.RequireWorkerSessions = letagents.DefaultRequireWorkerSessions(kind)
-	if require != nil {
-		b.RequireWorkerSessions = *require
-	}
-	return b, nil
+	return b
 }
 
 // SetBoardSettings changes a room's board settings as c says. NotFound
@@ -118,7 +132,7 @@ func (s *Store) SetBoardSettings(ctx context.Context, roomID string, c BoardSett
 	if c.IntentTTL > 0 {
 		ttlArg = int64(c.IntentTTL / time.Second)
 	}
-	b, err := scanSettings(roomID, s.pool.QueryRow(ctx, `
+	row, err := queryOne[settingsRow](ctx, s.pool, `
 		WITH saved AS (
 			INSERT INTO board_settings AS b (room_id, manager_mode, intent_ttl_seconds, require_worker_sessions, updated_at)
 			VALUES ($1, coalesce($2::text, $6), coalesce($3::integer, $7), $4, $5)
@@ -130,7 +144,8 @@ func (s *Store) SetBoardSettings(ctx context.Context, roomID string, c BoardSett
 			RETURNING room_id, manager_mode, intent_ttl_seconds, require_worker_sessions
 		)
 		SELECT r.kind, saved.manager_mode, saved.intent_ttl_seconds, saved.require_worker_sessions FROM saved JOIN rooms r ON r.id = saved.room_id`,
-		roomID, modeArg, ttlArg, c.RequireWorkerSessions, now, letagents.ManagerOptional, int64(letagents.DefaultIntentTTL/time.Second)))
+		roomID, modeArg, ttlArg, c.RequireWorkerSessions, now, letagents.ManagerOptional, int64(letagents.DefaultIntentTTL/time.Second))
+	b := row.settings(roomID)
 	switch {
 	case pgCode(err) == foreignKeyViolation:
 		return b, letagents.RoomNotFound()
@@ -166,9 +181,9 @@ func (s *Store) createBoardIntent(ctx context.Context, n NewBoardIntent, now tim
 			return fmt.Errorf("create board intent: expire: %w", err)
 		}
 		pendingTwin := func() (letagents.BoardIntent, error) {
-			return scanIntent(tx.QueryRow(ctx, `SELECT `+intentColumns+` FROM board_intents
+			return queryIntent(ctx, tx, `SELECT `+intentColumns+` FROM board_intents
 				WHERE room_id = $1 AND action = $2 AND payload_hash = $3 AND proposer_agent_key = $4 AND status = 'pending'`,
-				n.RoomID, n.Action, n.PayloadHash, n.ProposerAgentKey))
+				n.RoomID, n.Action, n.PayloadHash, n.ProposerAgentKey)
 		}
 		// Look first, so that asking again does not spend an id; the insert's
 		// ON CONFLICT settles a race between two first askers.
@@ -183,14 +198,14 @@ func (s *Store) createBoardIntent(ctx context.Context, n NewBoardIntent, now tim
 		if n.ProposerSessionID != 0 {
 			session = n.ProposerSessionID
 		}
-		i, err = scanIntent(tx.QueryRow(ctx, `
+		i, err = queryIntent(ctx, tx, `
 			INSERT INTO board_intents (room_id, action, payload, payload_hash, proposer_session_id, proposer_actor_label,
 				proposer_agent_key, reason, expires_at, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::timestamptz + `+ttlSQL("$10")+` * interval '1 second', $9)
 			ON CONFLICT (room_id, action, payload_hash, proposer_agent_key) WHERE status = 'pending' DO NOTHING
 			RETURNING `+intentColumns,
 			n.RoomID, n.Action, string(n.Payload), n.PayloadHash, session, n.ProposerActorLabel, n.ProposerAgentKey, n.Reason, now,
-			int64(letagents.DefaultIntentTTL/time.Second)))
+			int64(letagents.DefaultIntentTTL/time.Second))
 		created = err == nil
 		switch {
 		case pgCode(err) == foreignKeyViolation:
@@ -219,7 +234,7 @@ func (s *Store) BoardIntent(ctx context.Context, roomID string, id int64, now ti
 			WHERE id = $1 AND room_id = $2 AND status IN ('pending', 'approved') AND expires_at <= $3`, id, roomID, now); err != nil {
 			return letagents.BoardIntent{}, fmt.Errorf("read board intent: expire: %w", err)
 		}
-		i, err := scanIntent(s.pool.QueryRow(ctx, `SELECT `+intentColumns+` FROM board_intents WHERE id = $1 AND room_id = $2`, id, roomID))
+		i, err := queryIntent(ctx, s.pool, `SELECT `+intentColumns+` FROM board_intents WHERE id = $1 AND room_id = $2`, id, roomID)
 		switch {
 		case isNoRows(err):
 			return i, letagents.Errorf(letagents.NotFound, "Board intent not found")
@@ -238,14 +253,14 @@ func (s *Store) BoardIntents(ctx context.Context, roomID, status string, limit i
 			WHERE room_id = $1 AND status IN ('pending', 'approved') AND expires_at <= $2`, roomID, now); err != nil {
 			return nil, fmt.Errorf("list board intents: expire: %w", err)
 		}
-		rows, err := s.pool.Query(ctx, `SELECT `+intentColumns+` FROM board_intents
+		rows, err := queryAll[intentRow](ctx, s.pool, `SELECT `+intentColumns+` FROM board_intents
 			WHERE room_id = $1 AND ($2 = '' OR status = $2) ORDER BY id DESC LIMIT $3`, roomID, status, limit)
 		if err != nil {
 			return nil, fmt.Errorf("list board intents: %w", err)
 		}
-		out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.BoardIntent, error) { return scanIntent(row) })
-		if err != nil {
-			return nil, fmt.Errorf("list board intents: %w", err)
+		out := make([]letagents.BoardIntent, len(rows))
+		for i, r := range rows {
+			out[i] = r.intent()
 		}
 		return out, nil
 	})
@@ -261,11 +276,11 @@ func (s *Store) DecideBoardIntent(ctx context.Context, roomID string, id int64, 
 	if d.Approve {
 		status, token = letagents.IntentApproved, d.TokenHash
 	}
-	i, err := scanIntent(s.pool.QueryRow(ctx, `
+	i, err := queryIntent(ctx, s.pool, `
 		UPDATE board_intents SET status = $3, decided_by = $4, decided_at = $6, approval_token_hash = $5,
 			expires_at = CASE WHEN $3 = 'approved' THEN $6::timestamptz + `+ttlSQL("$7")+` * interval '1 second' ELSE expires_at END
 		WHERE room_id = $1 AND id = $2 AND status = 'pending' AND expires_at > $6
-		RETURNING `+intentColumns, roomID, id, status, d.DecidedBy, token, now, int64(letagents.DefaultIntentTTL/time.Second)))
+		RETURNING `+intentColumns, roomID, id, status, d.DecidedBy, token, now, int64(letagents.DefaultIntentTTL/time.Second))
 	switch {
 	case err == nil:
 		return i, nil
@@ -295,11 +310,11 @@ func (s *Store) UseBoardIntent(ctx context.Context, roomID string, id int64, u B
 	if u.SessionID != 0 {
 		session = u.SessionID
 	}
-	i, err := scanIntent(s.pool.QueryRow(ctx, `
+	i, err := queryIntent(ctx, s.pool, `
 		UPDATE board_intents SET status = 'used', used_at = $8, used_by_session_id = $7
 		WHERE room_id = $1 AND id = $2 AND status = 'approved' AND expires_at > $8
 			AND approval_token_hash = $3 AND action = $4 AND payload_hash = $5 AND proposer_agent_key = $6
-		RETURNING `+intentColumns, roomID, id, u.TokenHash, u.Action, u.PayloadHash, u.AgentKey, session, now))
+		RETURNING `+intentColumns, roomID, id, u.TokenHash, u.Action, u.PayloadHash, u.AgentKey, session, now)
 	switch {
 	case err == nil:
 		return i, nil

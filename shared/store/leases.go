@@ -13,19 +13,33 @@ import (
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
-const leaseColumns = `l.id, l.room_id, l.task_seq, l.kind, l.status, l.agent_key, coalesce(l.agent_instance_id, ''),
-	coalesce(l.agent_session_id, 0), l.actor_label, coalesce(l.branch_ref, ''), coalesce(l.pr_url, ''), coalesce(l.output_intent, ''),
-	l.expires_at, coalesce(l.ttl_seconds, 0), l.last_heartbeat_at, coalesce(l.revoked_reason, ''), l.created_by, l.created_at, l.updated_at`
+// leaseColumns reads a task_leases row aliased l as leaseRow names it.
+const leaseColumns = `l.id, l.room_id, l.task_seq, l.kind, l.status, l.agent_key,
+	coalesce(l.agent_instance_id, '') AS agent_instance_id, coalesce(l.agent_session_id, 0) AS agent_session_id, l.actor_label,
+	coalesce(l.branch_ref, '') AS branch_ref, coalesce(l.pr_url, '') AS pr_url, coalesce(l.output_intent, '') AS output_intent,
+	l.expires_at, coalesce(l.ttl_seconds, 0) AS ttl_seconds, l.last_heartbeat_at, coalesce(l.revoked_reason, '') AS revoked_reason,
+	l.created_by, l.created_at, l.updated_at`
 
-func scanLease(row pgx.Row) (letagents.Lease, error) {
-	var l letagents.Lease
-	var expires *time.Time
-	var ttl int64
-	err := row.Scan(&l.ID, &l.RoomID, &l.TaskSeq, &l.Kind, &l.Status, &l.AgentKey, &l.InstanceID, &l.SessionID, &l.ActorLabel,
-		&l.BranchRef, &l.PRURL, &l.OutputIntent, &expires, &ttl, &l.LastHeartbeatAt, &l.RevokedReason, &l.CreatedBy,
-		&l.CreatedAt, &l.UpdatedAt)
-	l.ExpiresAt, l.TTL = deref(expires), time.Duration(ttl)*time.Second
-	return l, err
+// leaseRow scans leaseColumns: a lease by its db tags, and the two
+// columns whose Go form differs (a null expiry, the time to live in
+// seconds).
+type leaseRow struct {
+	letagents.Lease
+	ExpiresAtOrNever *time.Time `db:"expires_at"`
+	TTLSeconds       int64      `db:"ttl_seconds"`
+}
+
+func (r leaseRow) lease() letagents.Lease {
+	l := r.Lease
+	l.ExpiresAt, l.TTL = deref(r.ExpiresAtOrNever), time.Duration(r.TTLSeconds)*time.Second
+	return l
+}
+
+// queryLease runs sql on q and scans its one row, leaseColumns, as a
+// lease; pgx.ErrNoRows when there is none.
+func queryLease(ctx context.Context, q querier, sql string, args ...any) (letagents.Lease, error) {
+	r, err := queryOne[leaseRow](ctx, q, sql, args...)
+	return r.lease(), err
 }
 
 // activeLeasesSQL reads the effectively active leases of some tasks as of
@@ -37,7 +51,8 @@ const activeLeasesSQL = `SELECT ` + leaseColumns + ` FROM task_leases l
 	WHERE l.room_id = $1 AND l.task_seq = ANY($2) AND l.status = 'active' AND (l.expires_at IS NULL OR l.expires_at > $3)
 	ORDER BY l.task_seq, l.kind = 'review', l.created_at, l.id`
 
-// withLeases fills in the active leases of tasks of one room.
+// withLeases sets the active leases of tasks of one room (an empty list
+// for none).
 func withLeases(ctx context.Context, q querier, tasks []letagents.Task, now time.Time) error {
 	if len(tasks) == 0 {
 		return nil
@@ -46,18 +61,15 @@ func withLeases(ctx context.Context, q querier, tasks []letagents.Task, now time
 	at := make(map[int64]int, len(tasks))
 	for i, t := range tasks {
 		seqs[i], at[t.Seq] = t.Seq, i
+		tasks[i].ActiveLeases = []letagents.Lease{}
 	}
-	rows, err := q.Query(ctx, activeLeasesSQL, tasks[0].RoomID, seqs, now)
-	if err != nil {
-		return fmt.Errorf("read leases: %w", err)
-	}
-	leases, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Lease, error) { return scanLease(row) })
+	leases, err := queryAll[leaseRow](ctx, q, activeLeasesSQL, tasks[0].RoomID, seqs, now)
 	if err != nil {
 		return fmt.Errorf("read leases: %w", err)
 	}
 	for _, l := range leases {
 		t := &tasks[at[l.TaskSeq]]
-		t.ActiveLeases = append(t.ActiveLeases, l)
+		t.ActiveLeases = append(t.ActiveLeases, l.lease())
 	}
 	return nil
 }
@@ -85,13 +97,13 @@ func insertLease(ctx context.Context, tx pgx.Tx, l letagents.Lease, now time.Tim
 	if l.TTL > 0 {
 		expires, ttl = now.Add(l.TTL), int64(l.TTL/time.Second)
 	}
-	out, err := scanLease(tx.QueryRow(ctx, `
+	out, err := queryLease(ctx, tx, `
 		INSERT INTO task_leases AS l (id, room_id, task_seq, kind, status, agent_key, agent_instance_id, agent_session_id, actor_label,
 			branch_ref, pr_url, output_intent, expires_at, ttl_seconds, last_heartbeat_at, created_by, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $16, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $14, $14)
 		RETURNING `+leaseColumns,
 		randomID(letagents.LeasePrefix), l.RoomID, l.TaskSeq, l.Kind, l.AgentKey, nullString(l.InstanceID), nullInt(l.SessionID), l.ActorLabel,
-		nullString(l.BranchRef), nullString(l.PRURL), nullString(l.OutputIntent), expires, ttl, now, l.CreatedBy, letagents.LeaseActive))
+		nullString(l.BranchRef), nullString(l.PRURL), nullString(l.OutputIntent), expires, ttl, now, l.CreatedBy, letagents.LeaseActive)
 	switch {
 	case pgCode(err) == uniqueViolation && l.Kind == letagents.LeaseWork:
 		return out, letagents.Coordination(letagents.CodeWrongActor, "%s was just claimed by another agent", letagents.TaskID(l.TaskSeq))
@@ -106,9 +118,9 @@ func insertLease(ctx context.Context, tx pgx.Tx, l letagents.Lease, now time.Tim
 // endLease ends an active lease as e says: released, or revoked with a
 // reason.
 func endLease(ctx context.Context, tx pgx.Tx, e letagents.LeaseEnd, now time.Time) (letagents.Lease, error) {
-	l, err := scanLease(tx.QueryRow(ctx, `
+	l, err := queryLease(ctx, tx, `
 		UPDATE task_leases l SET status = $2, revoked_reason = $3, updated_at = $4
-		WHERE l.id = $1 RETURNING `+leaseColumns, e.Lease.ID, e.How, nullString(e.Reason), now))
+		WHERE l.id = $1 RETURNING `+leaseColumns, e.Lease.ID, e.How, nullString(e.Reason), now)
 	if err != nil {
 		return l, fmt.Errorf("end lease: %w", err)
 	}
@@ -151,10 +163,10 @@ func (s *Store) ClaimTask(ctx context.Context, roomID string, seq int64, c Claim
 		if t, lease, err = s.claim(ctx, tx, roomID, seq, c, letagents.ClaimWork, now); err != nil {
 			return err
 		}
-		t, err = scanTask(tx.QueryRow(ctx, `
+		t, err = queryTask(ctx, tx, `
 			UPDATE tasks t SET status = 'assigned', assignee = $3, assignee_agent_key = $4, pr_url = $5, updated_at = $6
 			WHERE t.room_id = $1 AND t.seq = $2 RETURNING `+taskColumns,
-			roomID, seq, c.Actor.Label, nullString(c.Actor.AgentKey), nullString(lease.PRURL), now))
+			roomID, seq, c.Actor.Label, nullString(c.Actor.AgentKey), nullString(lease.PRURL), now)
 		if err != nil {
 			return fmt.Errorf("claim task: %w", err)
 		}
@@ -269,9 +281,9 @@ func (s *Store) HandoffWorkLease(ctx context.Context, roomID string, seq int64, 
 		if err != nil {
 			return err
 		}
-		t, err = scanTask(tx.QueryRow(ctx, `
+		t, err = queryTask(ctx, tx, `
 			UPDATE tasks t SET status = 'assigned', assignee = $3, assignee_agent_key = $4, updated_at = $5
-			WHERE t.room_id = $1 AND t.seq = $2 RETURNING `+taskColumns, roomID, seq, target.ActorLabel, target.AgentKey, now))
+			WHERE t.room_id = $1 AND t.seq = $2 RETURNING `+taskColumns, roomID, seq, target.ActorLabel, target.AgentKey, now)
 		if err != nil {
 			return fmt.Errorf("hand off lease: %w", err)
 		}

@@ -37,54 +37,89 @@ func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (msg le
 // messageByClientID reads the message of a room sent with a client id,
 // as a send answers it.
 func (s *Store) messageByClientID(ctx context.Context, roomID, clientID string) (letagents.Message, error) {
-	var row messageRow
-	err := s.queryRow(ctx, `SELECT `+messageSelect+` FROM messages m `+messageJoins+`
-		WHERE m.room_id = $1 AND m.client_message_id = $2`, roomID, clientID).Scan(row.dest()...)
+	row, err := retried(ctx, s, func() (messageRow, error) {
+		return queryOne[messageRow](ctx, s.pool, `SELECT `+messageSelect+` FROM messages m `+messageJoins+`
+			WHERE m.room_id = $1 AND m.client_message_id = $2`, roomID, clientID)
+	})
 	if err != nil {
 		// Not even no rows is expected: the id's unique index just refused a
 		// second message, and messages are never deleted.
 		return letagents.Message{RoomID: roomID}, fmt.Errorf("read message of client_message_id %q: %w", clientID, err)
 	}
-	m, _ := row.message(roomID)
+	m, _ := row.message()
 	return m, nil
-}
-
-// quoteRow scans the columns of a reply's parent as a quote: sender,
-// text cut to QuoteMaxChars, whether it was cut, source, created_at; all
-// null when the message is no reply.
-type quoteRow struct {
-	sender, text, source *string
-	truncated            *bool
-	at                   *time.Time
-}
-
-func (q *quoteRow) dest() []any { return []any{&q.sender, &q.text, &q.truncated, &q.source, &q.at} }
-
-// quote is the scanned parent, message parentSeq; nil when there was none.
-func (q *quoteRow) quote(parentSeq int64) *letagents.Quote {
-	if q.sender == nil {
-		return nil
-	}
-	return &letagents.Quote{Seq: parentSeq, Sender: *q.sender, Text: *q.text, Truncated: *q.truncated,
-		Source: deref(q.source), CreatedAt: *q.at}
 }
 
 // quoteMax is letagents.QuoteMaxChars as SQL reads it.
 var quoteMax = strconv.Itoa(letagents.QuoteMaxChars)
 
+// messageColumns reads the columns of a messages row aliased m, as
+// messageColumnsRow names them: the one list every read of messages
+// (the timeline, unread, search) starts from.
+const messageColumns = `m.room_id, m.seq, m.sender, m.text, m.source, m.agent_prompt_kind, m.thread_parent_seq, m.thread_root_seq, m.created_at`
+
+// messageColumnsRow scans messageColumns; every column may be null, as
+// when m comes from a LEFT JOIN that found no message.
+type messageColumnsRow struct {
+	RoomID          *string    `db:"room_id"`
+	Seq             *int64     `db:"seq"`
+	Sender          *string    `db:"sender"`
+	Text            *string    `db:"text"`
+	Source          *string    `db:"source"`
+	PromptKind      *string    `db:"agent_prompt_kind"`
+	ThreadParentSeq *int64     `db:"thread_parent_seq"`
+	ThreadRootSeq   *int64     `db:"thread_root_seq"`
+	CreatedAt       *time.Time `db:"created_at"`
+}
+
+// message is the scanned message, without what is read beside it; false
+// when the row held none.
+func (r *messageColumnsRow) message() (letagents.Message, bool) {
+	if r.Seq == nil {
+		return letagents.Message{}, false
+	}
+	return letagents.Message{RoomID: *r.RoomID, Seq: *r.Seq, Sender: *r.Sender, Text: *r.Text, CreatedAt: *r.CreatedAt,
+		Source: deref(r.Source), PromptKind: letagents.PromptKind(deref(r.PromptKind)), ThreadParentSeq: deref(r.ThreadParentSeq),
+		ThreadRootSeq: deref(r.ThreadRootSeq)}, true
+}
+
+// quoteColumns reads a reply's parent aliased p as a quote, as quoteRow
+// names them.
+var quoteColumns = `p.sender AS quote_sender, left(p.text, ` + quoteMax + `) AS quote_text,
+	length(p.text) > ` + quoteMax + ` AS quote_truncated, p.source AS quote_source, p.created_at AS quote_created_at`
+
+// quoteRow scans the quote of a reply's parent: its text cut to
+// QuoteMaxChars, and whether it was cut; all null when the message is no
+// reply.
+type quoteRow struct {
+	QuoteSender    *string    `db:"quote_sender"`
+	QuoteText      *string    `db:"quote_text"`
+	QuoteTruncated *bool      `db:"quote_truncated"`
+	QuoteSource    *string    `db:"quote_source"`
+	QuoteCreatedAt *time.Time `db:"quote_created_at"`
+}
+
+// quote is the scanned parent, message parentSeq; nil when there was none.
+func (q *quoteRow) quote(parentSeq int64) *letagents.Quote {
+	if q.QuoteSender == nil {
+		return nil
+	}
+	return &letagents.Quote{Seq: parentSeq, Sender: *q.QuoteSender, Text: *q.QuoteText, Truncated: *q.QuoteTruncated,
+		Source: deref(q.QuoteSource), CreatedAt: *q.QuoteCreatedAt}
+}
+
 // messageSelect reads a message aliased m (a messages row) with what its
 // readers see beside it, from the relations messageJoins adds after the
 // FROM item m: the quote of its parent, the summary of its thread, and
 // the sessions it mentions. messageRow scans it.
-var messageSelect = `m.seq, m.sender, m.text, m.source, m.agent_prompt_kind, m.thread_parent_seq, m.thread_root_seq, m.created_at,
-	p.sender, left(p.text, ` + quoteMax + `), length(p.text) > ` + quoteMax + `, p.source, p.created_at,
-	t.reply_count, t.latest_reply_seq, t.latest_reply_at, mn.ids, mn.names, mn.labels`
+var messageSelect = messageColumns + `, ` + quoteColumns + `,
+	t.reply_count, t.latest_reply_seq, t.latest_reply_at, mn.mention_ids, mn.mention_names, mn.mention_labels`
 
 const messageJoins = `
 	LEFT JOIN messages p ON p.room_id = m.room_id AND p.seq = m.thread_parent_seq
 	LEFT JOIN message_threads t ON t.room_id = m.room_id AND t.root_seq = m.seq
-	LEFT JOIN LATERAL (SELECT array_agg(ms.id ORDER BY ms.id) AS ids, array_agg(ms.display_name ORDER BY ms.id) AS names,
-		array_agg(ms.actor_label ORDER BY ms.id) AS labels
+	LEFT JOIN LATERAL (SELECT array_agg(ms.id ORDER BY ms.id) AS mention_ids, array_agg(ms.display_name ORDER BY ms.id) AS mention_names,
+		array_agg(ms.actor_label ORDER BY ms.id) AS mention_labels
 		FROM agent_sessions ms WHERE ms.id = ANY(m.mentions)) mn ON true`
 
 // mentionNameSQL is letagents.MentionName of a session's display_name,
@@ -95,37 +130,26 @@ const mentionNameSQL = `rtrim(lower(regexp_replace(display_name, '[^A-Za-z0-9._-
 // "@[label]" mention's key is compared with it (in lower case).
 func collapsedSQL(col string) string { return `regexp_replace(btrim(` + col + `), '\s+', ' ', 'g')` }
 
-// messageRow scans messageSelect; every column may be null, as when m
-// comes from a LEFT JOIN that found no message.
+// messageRow scans messageSelect.
 type messageRow struct {
-	seq, parent, root    *int64
-	sender, text, source *string
-	kind                 *string
-	createdAt            *time.Time
-	quoted               quoteRow
-	replies              *int
-	latest               *int64
-	latestAt             *time.Time
-	mentions             mentionsRow
+	messageColumnsRow
+	quoteRow
+	ReplyCount     *int       `db:"reply_count"`
+	LatestReplySeq *int64     `db:"latest_reply_seq"`
+	LatestReplyAt  *time.Time `db:"latest_reply_at"`
+	mentionsRow
 }
 
-func (r *messageRow) dest() []any {
-	d := append([]any{&r.seq, &r.sender, &r.text, &r.source, &r.kind, &r.parent, &r.root, &r.createdAt}, r.quoted.dest()...)
-	return append(append(d, &r.replies, &r.latest, &r.latestAt), r.mentions.dest()...)
-}
-
-// message is the scanned message of room roomID; false when the row held
-// none.
-func (r *messageRow) message(roomID string) (letagents.Message, bool) {
-	if r.seq == nil {
-		return letagents.Message{}, false
+// message is the scanned message; false when the row held none.
+func (r *messageRow) message() (letagents.Message, bool) {
+	m, ok := r.messageColumnsRow.message()
+	if !ok {
+		return m, false
 	}
-	m := letagents.Message{RoomID: roomID, Seq: *r.seq, Sender: *r.sender, Text: *r.text, CreatedAt: *r.createdAt,
-		Source: deref(r.source), PromptKind: letagents.PromptKind(deref(r.kind)), ThreadParentSeq: deref(r.parent), ThreadRootSeq: deref(r.root),
-		Mentions: r.mentions.refs()}
-	m.ReplyTo = r.quoted.quote(m.ThreadParentSeq)
-	if r.replies != nil {
-		m.Thread = &letagents.ThreadSummary{ReplyCount: *r.replies, LatestReplySeq: *r.latest, LatestReplyAt: *r.latestAt}
+	m.Mentions = r.refs()
+	m.ReplyTo = r.quote(m.ThreadParentSeq)
+	if r.ReplyCount != nil {
+		m.Thread = &letagents.ThreadSummary{ReplyCount: *r.ReplyCount, LatestReplySeq: *r.LatestReplySeq, LatestReplyAt: *r.LatestReplyAt}
 	}
 	return m, true
 }
@@ -133,19 +157,18 @@ func (r *messageRow) message(roomID string) (letagents.Message, bool) {
 // mentionsRow scans the sessions a message mentions as three parallel
 // arrays (ids, display names, actor labels), null for none.
 type mentionsRow struct {
-	ids           []int64
-	names, labels []string
+	MentionIDs    []int64  `db:"mention_ids"`
+	MentionNames  []string `db:"mention_names"`
+	MentionLabels []string `db:"mention_labels"`
 }
 
-func (r *mentionsRow) dest() []any { return []any{&r.ids, &r.names, &r.labels} }
-
 func (r *mentionsRow) refs() []letagents.AgentRef {
-	if len(r.ids) == 0 || len(r.names) != len(r.ids) || len(r.labels) != len(r.ids) {
+	if len(r.MentionIDs) == 0 || len(r.MentionNames) != len(r.MentionIDs) || len(r.MentionLabels) != len(r.MentionIDs) {
 		return nil
 	}
-	out := make([]letagents.AgentRef, len(r.ids))
-	for i, id := range r.ids {
-		out[i] = letagents.AgentRef{SessionID: id, DisplayName: r.names[i], ActorLabel: r.labels[i]}
+	out := make([]letagents.AgentRef, len(r.MentionIDs))
+	for i, id := range r.MentionIDs {
+		out[i] = letagents.AgentRef{SessionID: id, DisplayName: r.MentionNames[i], ActorLabel: r.MentionLabels[i]}
 	}
 	return out
 }
@@ -167,11 +190,6 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 	if m.ThreadParentSeq > 0 {
 		parent = m.ThreadParentSeq
 	}
-	out := letagents.Message{RoomID: m.RoomID, Sender: m.Sender, Text: m.Text, Source: m.Source, PromptKind: m.PromptKind,
-		ThreadParentSeq: m.ThreadParentSeq}
-	var root *int64
-	var quoted quoteRow
-	var mentioned mentionsRow
 	var keys []string // nil (null) when the text mentions nobody
 	if k := letagents.ParseMentions(m.Text); len(k) > 0 {
 		keys = k
@@ -179,8 +197,9 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 	// A prompt-only parent is no parent: with no root found, the thread
 	// shape check refuses the reply. The mentions are resolved to the
 	// room's live sessions here, once: a name taken later by another
-	// agent does not move them.
-	err := q.QueryRow(ctx, `
+	// agent does not move them. The NOTIFY is in the insert's RETURNING:
+	// a data-modifying WITH runs to the end whatever the query reads.
+	row, err := queryOne[sentRow](ctx, q, `
 		WITH next AS (
 			UPDATE rooms SET last_seq = last_seq + 1 WHERE id = $1 RETURNING id, last_seq
 		), mentioned AS (
@@ -199,26 +218,25 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 			SELECT id, last_seq, $2, $3, $4, $5, (SELECT root FROM parent), date_trunc('milliseconds', clock_timestamp()), $7, $8, $9,
 				(SELECT array_agg(id) FROM mentioned)
 			FROM next
-			RETURNING seq, thread_root_seq, created_at
+			RETURNING seq, thread_root_seq, created_at, pg_notify($6, seq::text)
 		), thread AS (
 			INSERT INTO message_threads AS t (room_id, root_seq, reply_count, latest_reply_seq, latest_reply_at)
 			SELECT $1, thread_root_seq, 1, seq, created_at FROM ins WHERE thread_root_seq IS NOT NULL
 			ON CONFLICT (room_id, root_seq) DO UPDATE
 			SET reply_count = t.reply_count + 1, latest_reply_seq = EXCLUDED.latest_reply_seq, latest_reply_at = EXCLUDED.latest_reply_at
 		)
-		SELECT i.seq, i.thread_root_seq, i.created_at, pg_notify($6, i.seq::text),
-			p.sender, p.text, p.truncated, p.source, p.created_at,
-			(SELECT array_agg(id) FROM mentioned), (SELECT array_agg(display_name) FROM mentioned),
-			(SELECT array_agg(actor_label) FROM mentioned)
+		SELECT i.seq, i.thread_root_seq, i.created_at,
+			p.sender AS quote_sender, p.text AS quote_text, p.truncated AS quote_truncated, p.source AS quote_source,
+			p.created_at AS quote_created_at,
+			(SELECT array_agg(id) FROM mentioned) AS mention_ids, (SELECT array_agg(display_name) FROM mentioned) AS mention_names,
+			(SELECT array_agg(actor_label) FROM mentioned) AS mention_labels
 		FROM ins i LEFT JOIN parent p ON true`,
-		m.RoomID, m.Sender, m.Text, source, parent, s.Channel(m.RoomID), nullInt(m.PublisherSessionID), nullString(m.ClientMessageID),
+		m.RoomID, m.Sender, m.Text, source, parent, s.RoomChannel(m.RoomID), nullInt(m.PublisherSessionID), nullString(m.ClientMessageID),
 		kind, letagents.QuoteMaxChars, keys,
-	).Scan(append(append([]any{&out.Seq, &root, &out.CreatedAt, nil}, quoted.dest()...), mentioned.dest()...)...)
-	if root != nil {
-		out.ThreadRootSeq = *root
-	}
-	out.ReplyTo = quoted.quote(m.ThreadParentSeq)
-	out.Mentions = mentioned.refs()
+	)
+	out := letagents.Message{RoomID: m.RoomID, Seq: row.Seq, Sender: m.Sender, Text: m.Text, Source: m.Source, PromptKind: m.PromptKind,
+		ThreadParentSeq: m.ThreadParentSeq, ThreadRootSeq: deref(row.ThreadRootSeq), CreatedAt: row.CreatedAt,
+		ReplyTo: row.quote(m.ThreadParentSeq), Mentions: row.refs()}
 	switch {
 	case isNoRows(err):
 		return out, letagents.RoomNotFound()
@@ -230,6 +248,15 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 		return out, fmt.Errorf("send message: %w", err)
 	}
 	return out, nil
+}
+
+// sentRow scans what a send learns of the message it added.
+type sentRow struct {
+	Seq           int64     `db:"seq"`
+	ThreadRootSeq *int64    `db:"thread_root_seq"`
+	CreatedAt     time.Time `db:"created_at"`
+	quoteRow
+	mentionsRow
 }
 
 // BeforeLatest as MessageQuery.Before asks for the newest page.
@@ -265,7 +292,10 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 			inner = `SELECT * FROM messages WHERE room_id = r.id AND seq < $2 AND ($4 OR ` + visible + `) ORDER BY seq DESC LIMIT $3 + 1`
 			bound = q.Before
 		}
-		rows, err := s.pool.Query(ctx, `
+		rows, err := queryAll[struct {
+			LastSeq int64 `db:"last_seq"`
+			messageRow
+		}](ctx, s.pool, `
 			SELECT r.last_seq, `+messageSelect+`
 			FROM rooms r
 			LEFT JOIN LATERAL (`+inner+`) m ON true `+messageJoins+`
@@ -274,20 +304,12 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 		if err != nil {
 			return page, fmt.Errorf("read messages: %w", err)
 		}
-		defer rows.Close()
-		found := false
-		for rows.Next() {
-			found = true
-			var row messageRow
-			if err := rows.Scan(append([]any{&page.LastSeq}, row.dest()...)...); err != nil {
-				return page, fmt.Errorf("read messages: %w", err)
-			}
-			if m, ok := row.message(roomID); ok { // else the room exists and the page is empty
+		found := len(rows) > 0
+		for _, row := range rows {
+			page.LastSeq = row.LastSeq
+			if m, ok := row.message(); ok { // else the room exists and the page is empty
 				page.Messages = append(page.Messages, m)
 			}
-		}
-		if err := rows.Err(); err != nil {
-			return page, fmt.Errorf("read messages: %w", err)
 		}
 		if !found {
 			return page, letagents.RoomNotFound()

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
@@ -50,68 +48,86 @@ const (
 	reasoningUpdateColumns = `id, room_id, session_id, actor_label, status, summary, milestone, payload, change_seq, created_at`
 )
 
-// prefixed qualifies each of columns with alias.
-func prefixed(alias, columns string) string {
+// aliased reads columns (a list as reasoningSessionColumns is) from the
+// relation alias, each named as plus its own name, so that a session's
+// columns and its update's can share a row.
+func aliased(alias, as, columns string) string {
 	cols := strings.Split(columns, ",")
 	for i, c := range cols {
-		cols[i] = alias + "." + strings.TrimSpace(c)
+		c = strings.TrimSpace(c)
+		cols[i] = alias + "." + c + " AS " + as + c
 	}
 	return strings.Join(cols, ", ")
 }
 
-// sessionDest is where a session's columns scan to. Every column is a
-// pointer so that a row of nulls (a LEFT JOIN of nothing) scans too;
-// session reports ok false then.
-type sessionDest struct {
-	id, room, task, anchor, actor, agent, status, summary *string
-	payload                                               *letagents.ReasoningSnapshot
-	seq, owner                                            *int64
-	created, updated, closed                              *time.Time
+// sessionSelect and updateSelect read a session aliased alias and an
+// update as reasoningSessionRow and reasoningUpdateRow name them.
+func sessionSelect(alias string) string { return aliased(alias, "rs_", reasoningSessionColumns) }
+func updateSelect(alias string) string  { return aliased(alias, "ru_", reasoningUpdateColumns) }
+
+// reasoningSessionRow scans sessionSelect. Every column is a pointer so
+// that a row of nulls (a LEFT JOIN of nothing) scans too; session reports
+// ok false then.
+type reasoningSessionRow struct {
+	ID              *string                      `db:"rs_id"`
+	RoomID          *string                      `db:"rs_room_id"`
+	TaskID          *string                      `db:"rs_task_id"`
+	AnchorMessageID *string                      `db:"rs_anchor_message_id"`
+	ActorLabel      *string                      `db:"rs_actor_label"`
+	AgentKey        *string                      `db:"rs_agent_key"`
+	Status          *string                      `db:"rs_status"`
+	Summary         *string                      `db:"rs_summary"`
+	LatestPayload   *letagents.ReasoningSnapshot `db:"rs_latest_payload"`
+	ChangeSeq       *int64                       `db:"rs_change_seq"`
+	CreatedAt       *time.Time                   `db:"rs_created_at"`
+	UpdatedAt       *time.Time                   `db:"rs_updated_at"`
+	ClosedAt        *time.Time                   `db:"rs_closed_at"`
+	OwnerAccountID  *int64                       `db:"rs_owner_account_id"`
 }
 
-func (d *sessionDest) dest() []any {
-	return []any{&d.id, &d.room, &d.task, &d.anchor, &d.actor, &d.agent, &d.status, &d.summary, &d.payload, &d.seq,
-		&d.created, &d.updated, &d.closed, &d.owner}
-}
-
-func (d *sessionDest) session() (letagents.ReasoningSession, bool) {
-	if d.id == nil {
+func (d *reasoningSessionRow) session() (letagents.ReasoningSession, bool) {
+	if d.ID == nil {
 		return letagents.ReasoningSession{}, false
 	}
-	return letagents.ReasoningSession{ID: *d.id, RoomID: *d.room, TaskID: deref(d.task), AnchorMessageID: deref(d.anchor),
-		ActorLabel: *d.actor, AgentKey: deref(d.agent), Status: deref(d.status), Summary: *d.summary, LatestPayload: *d.payload,
-		ChangeSeq: *d.seq, CreatedAt: *d.created, UpdatedAt: *d.updated, ClosedAt: deref(d.closed), OwnerAccountID: deref(d.owner)}, true
+	return letagents.ReasoningSession{ID: *d.ID, RoomID: *d.RoomID, TaskID: deref(d.TaskID), AnchorMessageID: deref(d.AnchorMessageID),
+		ActorLabel: *d.ActorLabel, AgentKey: deref(d.AgentKey), Status: deref(d.Status), Summary: *d.Summary,
+		LatestPayload: *d.LatestPayload, ChangeSeq: *d.ChangeSeq, CreatedAt: *d.CreatedAt, UpdatedAt: *d.UpdatedAt,
+		ClosedAt: deref(d.ClosedAt), OwnerAccountID: deref(d.OwnerAccountID)}, true
 }
 
-// updateDest is where an update's columns scan to, as sessionDest's do;
+// reasoningUpdateRow scans updateSelect, as reasoningSessionRow does;
 // update is nil for a row of nulls.
-type updateDest struct {
-	id, room, session, actor, status, summary, milestone *string
-	payload                                              *letagents.ReasoningSnapshot
-	seq                                                  *int64
-	created                                              *time.Time
+type reasoningUpdateRow struct {
+	ID         *string                      `db:"ru_id"`
+	RoomID     *string                      `db:"ru_room_id"`
+	SessionID  *string                      `db:"ru_session_id"`
+	ActorLabel *string                      `db:"ru_actor_label"`
+	Status     *string                      `db:"ru_status"`
+	Summary    *string                      `db:"ru_summary"`
+	Milestone  *string                      `db:"ru_milestone"`
+	Payload    *letagents.ReasoningSnapshot `db:"ru_payload"`
+	ChangeSeq  *int64                       `db:"ru_change_seq"`
+	CreatedAt  *time.Time                   `db:"ru_created_at"`
 }
 
-func (d *updateDest) dest() []any {
-	return []any{&d.id, &d.room, &d.session, &d.actor, &d.status, &d.summary, &d.milestone, &d.payload, &d.seq, &d.created}
-}
-
-func (d *updateDest) update() *letagents.ReasoningUpdate {
-	if d.id == nil {
+func (d *reasoningUpdateRow) update() *letagents.ReasoningUpdate {
+	if d.ID == nil {
 		return nil
 	}
-	return &letagents.ReasoningUpdate{ID: *d.id, RoomID: *d.room, SessionID: *d.session, ActorLabel: *d.actor, Status: deref(d.status),
-		Summary: *d.summary, Milestone: deref(d.milestone), Payload: *d.payload, ChangeSeq: *d.seq, CreatedAt: *d.created}
+	return &letagents.ReasoningUpdate{ID: *d.ID, RoomID: *d.RoomID, SessionID: *d.SessionID, ActorLabel: *d.ActorLabel,
+		Status: deref(d.Status), Summary: *d.Summary, Milestone: deref(d.Milestone), Payload: *d.Payload, ChangeSeq: *d.ChangeSeq,
+		CreatedAt: *d.CreatedAt}
 }
 
-// scanChange reads a session's columns followed by an update's, and any
-// extra columns after them.
-func scanChange(row pgx.Row, extra ...any) (letagents.ReasoningChange, error) {
-	var s sessionDest
-	var u updateDest
-	err := row.Scan(append(append(s.dest(), u.dest()...), extra...)...)
-	session, _ := s.session()
-	return letagents.ReasoningChange{Session: session, Update: u.update()}, err
+// reasoningChangeRow scans a session's columns beside an update's.
+type reasoningChangeRow struct {
+	reasoningSessionRow
+	reasoningUpdateRow
+}
+
+func (r *reasoningChangeRow) change() letagents.ReasoningChange {
+	session, _ := r.session()
+	return letagents.ReasoningChange{Session: session, Update: r.update()}
 }
 
 // CreateReasoningSession opens a session in a room with its first
@@ -119,7 +135,7 @@ func scanChange(row pgx.Row, extra ...any) (letagents.ReasoningChange, error) {
 // not exist.
 func (s *Store) CreateReasoningSession(ctx context.Context, n NewReasoningSession, now time.Time) (letagents.ReasoningChange, error) {
 	snap := n.Snapshot
-	c, err := scanChange(s.pool.QueryRow(ctx, `
+	row, err := queryOne[reasoningChangeRow](ctx, s.pool, `
 		WITH next AS (
 			UPDATE rooms SET last_reasoning_seq = last_reasoning_seq + 1 WHERE id = $1 RETURNING last_reasoning_seq AS seq
 		), session AS (
@@ -129,13 +145,14 @@ func (s *Store) CreateReasoningSession(ctx context.Context, n NewReasoningSessio
 		), upd AS (
 			INSERT INTO reasoning_updates (`+reasoningUpdateColumns+`)
 			SELECT $11, room_id, id, actor_label, status, summary, $12, latest_payload, change_seq, created_at FROM session
-			RETURNING `+reasoningUpdateColumns+`
+			RETURNING `+reasoningUpdateColumns+`, pg_notify($13, $14)
 		)
-		SELECT `+prefixed("s", reasoningSessionColumns)+`, `+prefixed("u", reasoningUpdateColumns)+`, pg_notify($13, $14)
+		SELECT `+sessionSelect("s")+`, `+updateSelect("u")+`
 		FROM session s, upd u`,
 		n.RoomID, randomID(letagents.ReasoningSessionPrefix), nullString(n.TaskID), nullString(n.AnchorMessageID), n.ActorLabel,
 		nullString(n.AgentKey), snap.Status.Value, snap.Summary, snap, now, randomID(letagents.ReasoningUpdatePrefix),
-		snap.Milestone.Value, s.Channel(n.RoomID), reasoningBell, nullInt(n.OwnerAccountID)), nil)
+		snap.Milestone.Value, s.RoomChannel(n.RoomID), reasoningBell, nullInt(n.OwnerAccountID))
+	c := row.change()
 	switch {
 	case isNoRows(err):
 		return c, letagents.RoomNotFound()
@@ -153,7 +170,7 @@ func (s *Store) CreateReasoningSession(ctx context.Context, n NewReasoningSessio
 // the room or the session does not exist.
 func (s *Store) AddReasoningUpdate(ctx context.Context, roomID, sessionID, actorLabel string, snap letagents.ReasoningSnapshot,
 	now time.Time) (letagents.ReasoningChange, error) {
-	c, err := scanChange(s.pool.QueryRow(ctx, `
+	row, err := queryOne[reasoningChangeRow](ctx, s.pool, `
 		WITH next AS (
 			UPDATE rooms SET last_reasoning_seq = last_reasoning_seq + 1
 			WHERE id = $1 AND EXISTS (SELECT FROM reasoning_sessions WHERE room_id = $1 AND id = $2)
@@ -162,16 +179,17 @@ func (s *Store) AddReasoningUpdate(ctx context.Context, roomID, sessionID, actor
 			UPDATE reasoning_sessions r SET status = CASE WHEN $3 THEN $4 ELSE r.status END, summary = $5,
 				latest_payload = r.latest_payload || $6, updated_at = $7, change_seq = next.seq
 			FROM next WHERE r.room_id = $1 AND r.id = $2
-			RETURNING `+prefixed("r", reasoningSessionColumns)+`
+			RETURNING r.*
 		), upd AS (
 			INSERT INTO reasoning_updates (`+reasoningUpdateColumns+`)
 			SELECT $8, room_id, id, coalesce($9, actor_label), status, summary, $10, $6, change_seq, updated_at FROM session
-			RETURNING `+reasoningUpdateColumns+`
+			RETURNING `+reasoningUpdateColumns+`, pg_notify($11, $12)
 		)
-		SELECT `+prefixed("s", reasoningSessionColumns)+`, `+prefixed("u", reasoningUpdateColumns)+`, pg_notify($11, $12)
+		SELECT `+sessionSelect("s")+`, `+updateSelect("u")+`
 		FROM session s, upd u`,
 		roomID, sessionID, snap.Status.Set, snap.Status.Value, snap.Summary, snap, now, randomID(letagents.ReasoningUpdatePrefix),
-		nullString(actorLabel), snap.Milestone.Value, s.Channel(roomID), reasoningBell), nil)
+		nullString(actorLabel), snap.Milestone.Value, s.RoomChannel(roomID), reasoningBell)
+	c := row.change()
 	switch {
 	case isNoRows(err):
 		return c, s.reasoningNotFound(ctx, roomID)
@@ -185,8 +203,7 @@ func (s *Store) AddReasoningUpdate(ctx context.Context, roomID, sessionID, actor
 // time. NotFound when the room or the session does not exist.
 func (s *Store) ChangeReasoningSession(ctx context.Context, roomID, sessionID string, ch letagents.ReasoningSessionChange,
 	now time.Time) (letagents.ReasoningChange, error) {
-	var sd sessionDest
-	err := s.pool.QueryRow(ctx, `
+	row, err := queryOne[reasoningSessionRow](ctx, s.pool, `
 		WITH next AS (
 			UPDATE rooms SET last_reasoning_seq = last_reasoning_seq + 1
 			WHERE id = $1 AND EXISTS (SELECT FROM reasoning_sessions WHERE room_id = $1 AND id = $2)
@@ -198,13 +215,12 @@ func (s *Store) ChangeReasoningSession(ctx context.Context, roomID, sessionID st
 				closed_at = CASE WHEN $7 THEN $8 ELSE r.closed_at END,
 				updated_at = $9, change_seq = next.seq
 			FROM next WHERE r.room_id = $1 AND r.id = $2
-			RETURNING `+prefixed("r", reasoningSessionColumns)+`
+			RETURNING r.*, pg_notify($10, $11)
 		)
-		SELECT `+reasoningSessionColumns+`, pg_notify($10, $11) FROM session`,
+		SELECT `+sessionSelect("s")+` FROM session s`,
 		roomID, sessionID, ch.TaskID.Set, ch.TaskID.Value, ch.AnchorMessageID.Set, ch.AnchorMessageID.Value,
-		ch.ClosedAt.Set, ch.ClosedAt.Value, now, s.Channel(roomID), reasoningBell,
-	).Scan(append(sd.dest(), nil)...)
-	session, _ := sd.session() // a change of the session alone appends no update
+		ch.ClosedAt.Set, ch.ClosedAt.Value, now, s.RoomChannel(roomID), reasoningBell)
+	session, _ := row.session() // a change of the session alone appends no update
 	c := letagents.ReasoningChange{Session: session}
 	switch {
 	case isNoRows(err):
@@ -228,20 +244,19 @@ func (s *Store) reasoningNotFound(ctx context.Context, roomID string) error {
 // recently updated first. NotFound when the room does not exist.
 func (s *Store) ReasoningSessions(ctx context.Context, roomID string, q ReasoningQuery) ([]letagents.ReasoningSession, error) {
 	list, err := retried(ctx, s, func() ([]letagents.ReasoningSession, error) {
-		rows, err := s.pool.Query(ctx, `
-			SELECT `+reasoningSessionColumns+` FROM reasoning_sessions
-			WHERE room_id = $1 AND (NOT $2 OR closed_at IS NULL) AND ($3 = '' OR actor_label = $3) AND ($4 = '' OR task_id = $4)
-			ORDER BY updated_at DESC, created_at DESC, change_seq DESC LIMIT $5`,
+		rows, err := queryAll[reasoningSessionRow](ctx, s.pool, `
+			SELECT `+sessionSelect("s")+` FROM reasoning_sessions s
+			WHERE s.room_id = $1 AND (NOT $2 OR s.closed_at IS NULL) AND ($3 = '' OR s.actor_label = $3) AND ($4 = '' OR s.task_id = $4)
+			ORDER BY s.updated_at DESC, s.created_at DESC, s.change_seq DESC LIMIT $5`,
 			roomID, q.OpenOnly, q.ActorLabel, q.TaskID, q.Limit)
 		if err != nil {
 			return nil, err
 		}
-		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.ReasoningSession, error) {
-			var d sessionDest
-			err := row.Scan(d.dest()...)
-			session, _ := d.session()
-			return session, err
-		})
+		list := make([]letagents.ReasoningSession, len(rows))
+		for i := range rows {
+			list[i], _ = rows[i].session()
+		}
+		return list, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list reasoning sessions: %w", err)
@@ -258,10 +273,11 @@ func (s *Store) ReasoningSessions(ctx context.Context, roomID string, q Reasonin
 // ReasoningSession reads one session of a room. NotFound when the room or
 // the session does not exist.
 func (s *Store) ReasoningSession(ctx context.Context, roomID, id string) (letagents.ReasoningSession, error) {
-	var d sessionDest
-	err := s.queryRow(ctx, `SELECT `+reasoningSessionColumns+` FROM reasoning_sessions WHERE room_id = $1 AND id = $2`,
-		roomID, id).Scan(d.dest()...)
-	session, _ := d.session()
+	row, err := retried(ctx, s, func() (reasoningSessionRow, error) {
+		return queryOne[reasoningSessionRow](ctx, s.pool, `SELECT `+sessionSelect("s")+` FROM reasoning_sessions s
+			WHERE s.room_id = $1 AND s.id = $2`, roomID, id)
+	})
+	session, _ := row.session()
 	switch {
 	case isNoRows(err):
 		return session, s.reasoningNotFound(ctx, roomID)
@@ -276,20 +292,17 @@ func (s *Store) ReasoningSession(ctx context.Context, roomID, id string) (letage
 // out).
 func (s *Store) ReasoningUpdates(ctx context.Context, roomID, sessionID string, limit int) ([]letagents.ReasoningUpdate, error) {
 	list, err := retried(ctx, s, func() ([]letagents.ReasoningUpdate, error) {
-		rows, err := s.pool.Query(ctx, `
-			SELECT `+reasoningUpdateColumns+` FROM reasoning_updates WHERE room_id = $1 AND session_id = $2
-			ORDER BY created_at, change_seq LIMIT $3`, roomID, sessionID, limit)
+		rows, err := queryAll[reasoningUpdateRow](ctx, s.pool, `
+			SELECT `+updateSelect("u")+` FROM reasoning_updates u WHERE u.room_id = $1 AND u.session_id = $2
+			ORDER BY u.created_at, u.change_seq LIMIT $3`, roomID, sessionID, limit)
 		if err != nil {
 			return nil, err
 		}
-		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.ReasoningUpdate, error) {
-			var d updateDest
-			err := row.Scan(d.dest()...)
-			if err != nil {
-				return letagents.ReasoningUpdate{}, err
-			}
-			return *d.update(), nil
-		})
+		list := make([]letagents.ReasoningUpdate, len(rows))
+		for i := range rows {
+			list[i] = *rows[i].update()
+		}
+		return list, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read reasoning updates: %w", err)
@@ -316,8 +329,11 @@ func (s *Store) ReasoningChanges(ctx context.Context, roomID string, after int64
 	}
 	return retried(ctx, s, func() (letagents.ReasoningChangePage, error) {
 		var page letagents.ReasoningChangePage
-		rows, err := s.pool.Query(ctx, `
-			SELECT r.last_reasoning_seq, `+prefixed("s", reasoningSessionColumns)+`, `+prefixed("u", reasoningUpdateColumns)+`
+		rows, err := queryAll[struct {
+			Head int64 `db:"last_reasoning_seq"`
+			reasoningChangeRow
+		}](ctx, s.pool, `
+			SELECT r.last_reasoning_seq, `+sessionSelect("s")+`, `+updateSelect("u")+`
 			FROM rooms r
 			LEFT JOIN LATERAL (
 				SELECT * FROM reasoning_sessions WHERE room_id = r.id AND change_seq > $2 ORDER BY change_seq LIMIT $3
@@ -328,22 +344,13 @@ func (s *Store) ReasoningChanges(ctx context.Context, roomID string, after int64
 		if err != nil {
 			return page, fmt.Errorf("read reasoning changes: %w", err)
 		}
-		defer rows.Close()
-		found := false
-		for rows.Next() {
-			found = true
-			var sd sessionDest
-			var ud updateDest
-			if err := rows.Scan(append(append([]any{&page.Head}, sd.dest()...), ud.dest()...)...); err != nil {
-				return page, fmt.Errorf("read reasoning changes: %w", err)
-			}
+		found := len(rows) > 0
+		for _, row := range rows {
+			page.Head = row.Head
 			// A room with no change after the cursor is one row of nulls.
-			if session, ok := sd.session(); ok {
-				page.Changes = append(page.Changes, letagents.ReasoningChange{Session: session, Update: ud.update()})
+			if row.reasoningSessionRow.ID != nil {
+				page.Changes = append(page.Changes, row.change())
 			}
-		}
-		if err := rows.Err(); err != nil {
-			return page, fmt.Errorf("read reasoning changes: %w", err)
 		}
 		if !found {
 			return page, letagents.RoomNotFound()

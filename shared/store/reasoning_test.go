@@ -352,7 +352,7 @@ func TestReasoningWritesRingTheRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.Channel("bell")}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.RoomChannel("bell")}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
 	ring := func(what string) {
@@ -360,7 +360,7 @@ func TestReasoningWritesRingTheRoom(t *testing.T) {
 		wctx, cancel := context.WithTimeout(ctx, testwait.Bound)
 		defer cancel()
 		n, err := conn.Conn().WaitForNotification(wctx)
-		if err != nil || n.Channel != s.Channel("bell") || n.Payload != "reasoning" {
+		if err != nil || n.Channel != s.RoomChannel("bell") || n.Payload != "reasoning" {
 			t.Fatalf("%s: notification %+v, %v", what, n, err)
 		}
 	}

@@ -12,13 +12,9 @@ import (
 	"github.com/letagents/letagents-go/shared/rooms"
 )
 
-const roomColumns = `id, kind, display_name, coalesce(parent_room_id, ''), last_seq, created_at`
-
-func scanRoom(row pgx.Row) (letagents.Room, error) {
-	var r letagents.Room
-	err := row.Scan(&r.ID, &r.Kind, &r.DisplayName, &r.ParentID, &r.LastSeq, &r.CreatedAt)
-	return r, err
-}
+// roomColumns reads a rooms row as letagents.Room's db tags name its
+// fields.
+const roomColumns = `id, kind, display_name, coalesce(parent_room_id, '') AS parent_room_id, last_seq, created_at`
 
 // CreateInviteRoom creates an ad-hoc room named by a fresh invite code.
 // A signed-in creator (creatorID > 0) becomes its admin in the same
@@ -27,9 +23,8 @@ func (s *Store) CreateInviteRoom(ctx context.Context, creatorID int64) (letagent
 	var r letagents.Room
 	err := s.withTx(ctx, func(tx pgx.Tx) (err error) {
 		r, err = insertInviteRoom(ctx, tx, func(code string) (letagents.Room, error) {
-			return scanRoom(tx.QueryRow(ctx,
-				`INSERT INTO rooms (id, kind, display_name) VALUES ($1, $2, $3) RETURNING `+roomColumns,
-				code, letagents.RoomInvite, rooms.DisplayName(code)))
+			return queryOne[letagents.Room](ctx, tx, `INSERT INTO rooms (id, kind, display_name) VALUES ($1, $2, $3) RETURNING `+roomColumns,
+				code, letagents.RoomInvite, rooms.DisplayName(code))
 		})
 		if err != nil {
 			return fmt.Errorf("create invite room: %w", err)
@@ -52,7 +47,7 @@ func (s *Store) CreateInviteRoom(ctx context.Context, creatorID int64) (letagent
 func (s *Store) RotateInviteCode(ctx context.Context, id string) (letagents.Room, error) {
 	var r letagents.Room
 	err := s.withTx(ctx, func(tx pgx.Tx) (err error) {
-		r, err = scanRoom(tx.QueryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE id = $1 FOR UPDATE`, id))
+		r, err = queryOne[letagents.Room](ctx, tx, `SELECT `+roomColumns+` FROM rooms WHERE id = $1 FOR UPDATE`, id)
 		switch {
 		case isNoRows(err):
 			return letagents.RoomNotFound()
@@ -62,7 +57,7 @@ func (s *Store) RotateInviteCode(ctx context.Context, id string) (letagents.Room
 			return letagents.Errorf(letagents.Invalid, "Only invite rooms have a code to rotate")
 		}
 		r, err = insertInviteRoom(ctx, tx, func(code string) (letagents.Room, error) {
-			return scanRoom(tx.QueryRow(ctx, `UPDATE rooms SET id = $2 WHERE id = $1 RETURNING `+roomColumns, id, code))
+			return queryOne[letagents.Room](ctx, tx, `UPDATE rooms SET id = $2 WHERE id = $1 RETURNING `+roomColumns, id, code)
 		})
 		if err != nil {
 			return fmt.Errorf("rotate invite code: %w", err)
@@ -101,7 +96,9 @@ func insertInviteRoom(ctx context.Context, tx pgx.Tx, write func(code string) (l
 
 // Room returns the room with a canonical id.
 func (s *Store) Room(ctx context.Context, id string) (letagents.Room, error) {
-	r, err := scanRoom(s.queryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE id = $1`, id))
+	r, err := retried(ctx, s, func() (letagents.Room, error) {
+		return queryOne[letagents.Room](ctx, s.pool, `SELECT `+roomColumns+` FROM rooms WHERE id = $1`, id)
+	})
 	if isNoRows(err) {
 		return r, letagents.RoomNotFound()
 	}
@@ -137,9 +134,9 @@ func inviteOrNamed(ctx context.Context, q querier, id string) (r letagents.Room,
 	if !rooms.MayBeNamed(id) {
 		name = code
 	}
-	r, err = scanRoom(q.QueryRow(ctx, `
+	r, err = queryOne[letagents.Room](ctx, q, `
 		SELECT `+roomColumns+` FROM rooms WHERE (id = $1 AND kind = $3) OR id = $2
-		ORDER BY kind = $3 DESC LIMIT 1`, code, name, letagents.RoomInvite))
+		ORDER BY kind = $3 DESC LIMIT 1`, code, name, letagents.RoomInvite)
 	switch {
 	case isNoRows(err):
 		return letagents.Room{ID: name}, false, nil
@@ -189,17 +186,16 @@ func ensureRoom(ctx context.Context, tx pgx.Tx, id string, kind letagents.RoomKi
 	if parent != "" {
 		parentArg = parent
 	}
-	r, err := scanRoom(tx.QueryRow(ctx,
-		`INSERT INTO rooms (id, kind, display_name, parent_room_id) VALUES ($1, $2, $3, $4)
+	r, err := queryOne[letagents.Room](ctx, tx, `INSERT INTO rooms (id, kind, display_name, parent_room_id) VALUES ($1, $2, $3, $4)
 		 ON CONFLICT (id) DO NOTHING RETURNING `+roomColumns,
-		id, kind, rooms.DisplayName(id), parentArg))
+		id, kind, rooms.DisplayName(id), parentArg)
 	if err == nil {
 		return r, true, nil
 	}
 	if !isNoRows(err) {
 		return r, false, fmt.Errorf("ensure room %s: %w", id, err)
 	}
-	r, err = scanRoom(tx.QueryRow(ctx, `SELECT `+roomColumns+` FROM rooms WHERE id = $1`, id))
+	r, err = queryOne[letagents.Room](ctx, tx, `SELECT `+roomColumns+` FROM rooms WHERE id = $1`, id)
 	if err != nil {
 		return r, false, fmt.Errorf("ensure room %s: read: %w", id, err)
 	}
@@ -208,7 +204,7 @@ func ensureRoom(ctx context.Context, tx pgx.Tx, id string, kind letagents.RoomKi
 
 // RenameRoom sets a room's display name.
 func (s *Store) RenameRoom(ctx context.Context, id, displayName string) (letagents.Room, error) {
-	r, err := scanRoom(s.pool.QueryRow(ctx, `UPDATE rooms SET display_name = $2 WHERE id = $1 RETURNING `+roomColumns, id, displayName))
+	r, err := queryOne[letagents.Room](ctx, s.pool, `UPDATE rooms SET display_name = $2 WHERE id = $1 RETURNING `+roomColumns, id, displayName)
 	switch {
 	case isNoRows(err):
 		return r, letagents.RoomNotFound()
@@ -223,16 +219,12 @@ func (s *Store) RenameRoom(ctx context.Context, id, displayName string) (letagen
 // and those its agents have had sessions in.
 func (s *Store) RoomsOf(ctx context.Context, accountID int64) ([]letagents.Room, error) {
 	return retried(ctx, s, func() ([]letagents.Room, error) {
-		rows, err := s.pool.Query(ctx, `
+		out, err := queryAll[letagents.Room](ctx, s.pool, `
 			SELECT `+roomColumns+` FROM rooms
 			WHERE kind <> $2 AND id IN (
 				SELECT room_id FROM room_admins WHERE account_id = $1
 				UNION SELECT room_id FROM agent_sessions WHERE owner_account_id = $1)
 			ORDER BY created_at, id`, accountID, letagents.RoomInvite)
-		if err != nil {
-			return nil, fmt.Errorf("list rooms of account: %w", err)
-		}
-		out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Room, error) { return scanRoom(row) })
 		if err != nil {
 			return nil, fmt.Errorf("list rooms of account: %w", err)
 		}

@@ -37,7 +37,7 @@ const searchFacts = `
 // here), so it highlights what the index matched.
 const searchSQL = `
 	WITH hits AS (
-		SELECT m.room_id, m.seq, m.sender, m.text, m.source, m.thread_parent_seq, m.thread_root_seq, m.created_at,
+		SELECT ` + messageColumns + `,
 			ts_rank_cd(m.search_vector, websearch_to_tsquery('simple', $1), 1) AS rank
 		FROM %s m
 		WHERE m.room_id = ANY ($2::text[])
@@ -53,8 +53,9 @@ const searchSQL = `
 		ORDER BY rank DESC, m.created_at DESC, m.room_id DESC, m.seq DESC
 		LIMIT $8::integer
 	)
-	SELECT room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at, rank,
+	SELECT *,
 		translate(ts_headline('simple', message_search_text(text), websearch_to_tsquery('simple', $1), $9::text), E'\uE000\uE001', '<>')
+			AS snippet
 	FROM hits
 	ORDER BY rank DESC, created_at DESC, room_id DESC, seq DESC`
 
@@ -136,32 +137,30 @@ func (s *Store) Search(ctx context.Context, rooms []string, q letagents.SearchQu
 		if byRooms {
 			sql = searchByRooms
 		}
-		rows, err := s.pool.Query(ctx, sql, args...)
+		rows, err := queryAll[searchRow](ctx, s.pool, sql, args...)
 		if err != nil {
 			return page, fmt.Errorf("search messages: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var h letagents.SearchHit
-			m := &h.Message
-			var source *string
-			var parent, root *int64
-			var snippet string
-			if err := rows.Scan(&m.RoomID, &m.Seq, &m.Sender, &m.Text, &source, &parent, &root, &m.CreatedAt, &h.Rank, &snippet); err != nil {
-				return page, fmt.Errorf("search messages: %w", err)
-			}
-			m.Source, m.ThreadParentSeq, m.ThreadRootSeq = deref(source), deref(parent), deref(root)
-			h.Snippet = marks.split(snippet)
-			page.Hits = append(page.Hits, h)
-		}
-		if err := rows.Err(); err != nil {
-			return page, fmt.Errorf("search messages: %w", err)
+		for _, row := range rows {
+			m, _ := row.message()
+			// A hit has always gone out without its prompt kind: kept so,
+			// as a search answer is wire output.
+			m.PromptKind = ""
+			page.Hits = append(page.Hits, letagents.SearchHit{Message: m, Rank: row.Rank, Snippet: marks.split(row.Snippet)})
 		}
 		if len(page.Hits) > q.Limit {
 			page.Hits, page.HasMore = page.Hits[:q.Limit], true
 		}
 		return page, nil
 	})
+}
+
+// searchRow scans a row of searchSQL: a message as messageColumns reads
+// it, its rank, and its snippet with highlightMarks in it.
+type searchRow struct {
+	messageColumnsRow
+	Rank    float32 `db:"rank"`
+	Snippet string  `db:"snippet"`
 }
 
 // searchByRooms says whether a search of rooms that hold held messages

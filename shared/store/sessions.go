@@ -16,20 +16,20 @@ import (
 func sessionColumns(nowParam string) string {
 	return `s.id, s.room_id, s.session_kind, s.runtime, s.agent_key, s.agent_instance_id, s.owner_account_id, s.display_name,
 		s.owner_label, s.ide_label, s.actor_label, s.repo_branch, s.created_at, s.updated_at, s.last_seen_at, s.ended_at,
-		s.presence_status, s.presence_text, s.presence_at, s.last_disconnected_at, s.last_native_activity_at,
+		s.presence_status, s.presence_text, s.presence_at, s.last_disconnected_at, s.last_native_activity_at, s.unread_checked_at,
 		s.native_status, s.native_method, s.native_text,
 		(SELECT count(*) FROM delivery_connections c WHERE c.agent_session_id = s.id AND c.expires_at > ` + nowParam + `)`
 }
 
 func scanSession(row pgx.Row) (letagents.AgentSession, error) {
 	var a letagents.AgentSession
-	var ended, presenceAt, disconnected, native *time.Time
+	var ended, presenceAt, disconnected, native, hook *time.Time
 	err := row.Scan(&a.ID, &a.RoomID, &a.Kind, &a.Runtime, &a.AgentKey, &a.InstanceID, &a.OwnerAccountID, &a.DisplayName,
 		&a.OwnerLabel, &a.IDELabel, &a.ActorLabel, &a.RepoBranch, &a.CreatedAt, &a.UpdatedAt, &a.LastSeenAt, &ended,
-		&a.Presence.Status, &a.Presence.Text, &presenceAt, &disconnected, &native,
+		&a.Presence.Status, &a.Presence.Text, &presenceAt, &disconnected, &native, &hook,
 		&a.Native.Status, &a.Native.Method, &a.Native.Text, &a.OpenConnections)
 	a.EndedAt, a.Presence.UpdatedAt = deref(ended), deref(presenceAt)
-	a.LastDisconnectedAt, a.LastNativeActivityAt = deref(disconnected), deref(native)
+	a.LastDisconnectedAt, a.LastNativeActivityAt, a.LastHookAt = deref(disconnected), deref(native), deref(hook)
 	a.Native.At = a.LastNativeActivityAt
 	return a, err
 }

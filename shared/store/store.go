@@ -35,10 +35,11 @@ func New(pool *pgxpool.Pool) *Store {
 	return &Store{pool: pool, schema: db.Schema(pool)}
 }
 
-// Channel returns the NOTIFY channel rung when a message is added to room.
-// Channel names are identifiers of at most 63 bytes while room ids are free
-// text, so the name is a hash; listeners must quote it like any identifier.
-func (s *Store) Channel(roomID string) string { return s.channel("room_", roomID) }
+// RoomChannel returns the room's doorbell: the NOTIFY channel rung when a
+// message is added to room and when its reasoning changes. Channel names
+// are identifiers of at most 63 bytes while room ids are free text, so the
+// name is a hash; listeners must quote it like any identifier.
+func (s *Store) RoomChannel(roomID string) string { return s.channel("room_", roomID) }
 
 // TaskChannel returns the NOTIFY channel rung when a task of room, or one
 // of its leases, changes (see TaskChanges).
@@ -183,4 +184,25 @@ type retryRow struct {
 
 func (r retryRow) Scan(dest ...any) error {
 	return r.s.retry(r.ctx, func() error { return r.s.pool.QueryRow(r.ctx, r.sql, r.args...).Scan(dest...) })
+}
+
+// queryOne runs sql on q and scans its one row into a T by name
+// (pgx.RowToStructByName: every column is a field's db tag, every field
+// a column); pgx.ErrNoRows when there is none.
+func queryOne[T any](ctx context.Context, q querier, sql string, args ...any) (T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return pgx.CollectOneRow(rows, pgx.RowToStructByName[T])
+}
+
+// queryAll is queryOne for every row, in order; none is no error.
+func queryAll[T any](ctx context.Context, q querier, sql string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByName[T])
 }

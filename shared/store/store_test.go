@@ -14,7 +14,7 @@ import (
 	"github.com/letagents/letagents-go/shared/store"
 )
 
-func newStore(t *testing.T) *store.Store {
+func newStore(t testing.TB) *store.Store {
 	t.Helper()
 	return store.New(pgtest.New(t).Pool)
 }
@@ -352,13 +352,13 @@ func TestSendMessageValidation(t *testing.T) {
 func TestChannelNamespacing(t *testing.T) {
 	t.Parallel()
 	a, b := newStore(t), newStore(t)
-	if a.Channel("room") == b.Channel("room") {
+	if a.RoomChannel("room") == b.RoomChannel("room") {
 		t.Error("two schemas share a NOTIFY channel for the same room id")
 	}
-	if a.Channel("room") == a.Channel("room2") {
+	if a.RoomChannel("room") == a.RoomChannel("room2") {
 		t.Error("two rooms share a channel")
 	}
-	if n := len(a.Channel(string(make([]byte, 600)))); n > 63 {
+	if n := len(a.RoomChannel(string(make([]byte, 600)))); n > 63 {
 		t.Errorf("channel name is %d bytes, PostgreSQL allows 63", n)
 	}
 }

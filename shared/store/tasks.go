@@ -24,21 +24,19 @@ import (
 // Actor is who acts on the board (letagents.Actor).
 type Actor = letagents.Actor
 
-const taskColumns = `t.room_id, t.seq, t.title, coalesce(t.description, ''), t.status, coalesce(t.assignee, ''),
-	coalesce(t.assignee_agent_key, ''), t.created_by, coalesce(t.created_by_account_id, 0), coalesce(t.created_by_session_id, 0),
-	coalesce(t.source_message_id, ''), coalesce(t.pr_url, ''), t.created_at, t.updated_at`
+// taskColumns reads a tasks row aliased t as letagents.Task's db tags
+// name its fields.
+const taskColumns = `t.room_id, t.seq, t.title, coalesce(t.description, '') AS description, t.status,
+	coalesce(t.assignee, '') AS assignee, coalesce(t.assignee_agent_key, '') AS assignee_agent_key, t.created_by,
+	coalesce(t.created_by_account_id, 0) AS created_by_account_id, coalesce(t.created_by_session_id, 0) AS created_by_session_id,
+	coalesce(t.source_message_id, '') AS source_message_id, coalesce(t.pr_url, '') AS pr_url, t.created_at, t.updated_at`
 
-func scanTask(row pgx.Row) (letagents.Task, error) {
-	var t letagents.Task
-	err := row.Scan(taskDest(&t)...)
-	return t, err
-}
-
-// taskDest is where the taskColumns of a row go, for t.
-func taskDest(t *letagents.Task) []any {
+// queryTask runs sql on q and scans its one row, taskColumns, as a task
+// with no active leases yet; pgx.ErrNoRows when there is none.
+func queryTask(ctx context.Context, q querier, sql string, args ...any) (letagents.Task, error) {
+	t, err := queryOne[letagents.Task](ctx, q, sql, args...)
 	t.ActiveLeases = []letagents.Lease{}
-	return []any{&t.RoomID, &t.Seq, &t.Title, &t.Description, &t.Status, &t.Assignee, &t.AssigneeAgentKey, &t.CreatedBy,
-		&t.CreatedByAccountID, &t.CreatedBySessionID, &t.SourceMessageID, &t.PRURL, &t.CreatedAt, &t.UpdatedAt}
+	return t, err
 }
 
 // NewTask is a task to add to a room's board.
@@ -84,7 +82,7 @@ func (s *Store) CreateTask(ctx context.Context, n NewTask, now time.Time) (letag
 	}
 	var t letagents.Task
 	err := s.withTx(ctx, func(tx pgx.Tx) (err error) {
-		t, err = scanTask(tx.QueryRow(ctx, `
+		t, err = queryTask(ctx, tx, `
 			WITH next AS (
 				UPDATE rooms SET last_task_seq = last_task_seq + 1 WHERE id = $1 RETURNING id, last_task_seq
 			)
@@ -93,7 +91,7 @@ func (s *Store) CreateTask(ctx context.Context, n NewTask, now time.Time) (letag
 			SELECT id, last_task_seq, $2, $3, $4, $5, $6, $7, $8, $9, $9 FROM next
 			RETURNING `+taskColumns,
 			n.RoomID, strings.TrimSpace(n.Title), nullString(strings.TrimSpace(n.Description)), status, n.CreatedBy,
-			nullInt(n.CreatedByAccountID), nullInt(n.CreatedBySessionID), nullString(n.SourceMessageID), now))
+			nullInt(n.CreatedByAccountID), nullInt(n.CreatedBySessionID), nullString(n.SourceMessageID), now)
 		switch {
 		case isNoRows(err):
 			return letagents.RoomNotFound()
@@ -129,14 +127,10 @@ func (s *Store) Tasks(ctx context.Context, roomID string, q TaskQuery, now time.
 		if err := s.expireOverdue(ctx, roomID, 0, now); err != nil {
 			return page, err
 		}
-		rows, err := s.pool.Query(ctx, `
+		tasks, err := queryAll[letagents.Task](ctx, s.pool, `
 			SELECT `+taskColumns+` FROM tasks t
 			WHERE t.room_id = $1 AND t.seq > $2 AND ($3 = '' OR t.status = $3) AND (NOT $4 OR t.status NOT IN ('done', 'cancelled'))
 			ORDER BY t.seq LIMIT $5`, roomID, q.After, string(q.Status), q.Open, q.Limit+1)
-		if err != nil {
-			return page, fmt.Errorf("list tasks: %w", err)
-		}
-		tasks, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Task, error) { return scanTask(row) })
 		if err != nil {
 			return page, fmt.Errorf("list tasks: %w", err)
 		}
@@ -164,7 +158,7 @@ func (s *Store) Task(ctx context.Context, roomID string, seq int64, now time.Tim
 		if err := s.expireOverdue(ctx, roomID, seq, now); err != nil {
 			return letagents.Task{}, err
 		}
-		t, err := scanTask(s.pool.QueryRow(ctx, `SELECT `+taskColumns+` FROM tasks t WHERE t.room_id = $1 AND t.seq = $2`, roomID, seq))
+		t, err := queryTask(ctx, s.pool, `SELECT `+taskColumns+` FROM tasks t WHERE t.room_id = $1 AND t.seq = $2`, roomID, seq)
 		switch {
 		case isNoRows(err):
 			return t, s.taskNotFound(ctx, s.pool, roomID)
@@ -225,12 +219,12 @@ func (s *Store) UpdateTask(ctx context.Context, roomID string, seq int64, c Task
 // writeTaskUpdate writes what DecideTaskUpdate decided for the locked
 // task t and returns the task as it now is.
 func (s *Store) writeTaskUpdate(ctx context.Context, tx pgx.Tx, t letagents.Task, u letagents.TaskUpdate, now time.Time) (letagents.Task, error) {
-	t, err := scanTask(tx.QueryRow(ctx, `
+	t, err := queryTask(ctx, tx, `
 		UPDATE tasks t SET status = $3, pr_url = $4, updated_at = $5,
 			assignee = CASE WHEN $6 THEN NULL ELSE assignee END,
 			assignee_agent_key = CASE WHEN $6 THEN NULL ELSE assignee_agent_key END
 		WHERE t.room_id = $1 AND t.seq = $2 RETURNING `+taskColumns,
-		t.RoomID, t.Seq, u.Status, nullString(u.PRURL), now, u.ClearAssignee))
+		t.RoomID, t.Seq, u.Status, nullString(u.PRURL), now, u.ClearAssignee)
 	if err != nil {
 		return t, err
 	}
@@ -264,7 +258,7 @@ func (s *Store) writeTaskUpdate(ctx context.Context, tx pgx.Tx, t letagents.Task
 // (putting the task back to accepted when its work lease was among them)
 // and reads its active leases.
 func (s *Store) lockTask(ctx context.Context, tx pgx.Tx, roomID string, seq int64, now time.Time) (letagents.Task, error) {
-	t, err := scanTask(tx.QueryRow(ctx, `SELECT `+taskColumns+` FROM tasks t WHERE t.room_id = $1 AND t.seq = $2 FOR UPDATE`, roomID, seq))
+	t, err := queryTask(ctx, tx, `SELECT `+taskColumns+` FROM tasks t WHERE t.room_id = $1 AND t.seq = $2 FOR UPDATE`, roomID, seq)
 	switch {
 	case isNoRows(err):
 		return t, s.taskNotFound(ctx, tx, roomID)
@@ -327,9 +321,9 @@ func (s *Store) expireTask(ctx context.Context, tx pgx.Tx, t letagents.Task, now
 
 // freeTask puts a task back to accepted with no assignee.
 func freeTask(ctx context.Context, tx pgx.Tx, t letagents.Task, now time.Time) (letagents.Task, error) {
-	return scanTask(tx.QueryRow(ctx, `
+	return queryTask(ctx, tx, `
 		UPDATE tasks t SET status = 'accepted', assignee = NULL, assignee_agent_key = NULL, updated_at = $3
-		WHERE t.room_id = $1 AND t.seq = $2 RETURNING `+taskColumns, t.RoomID, t.Seq, now))
+		WHERE t.room_id = $1 AND t.seq = $2 RETURNING `+taskColumns, t.RoomID, t.Seq, now)
 }
 
 // expireOverdue runs the lazy expiry for a room's tasks (seq 0) or one
@@ -416,22 +410,18 @@ func (s *Store) LastTaskChange(ctx context.Context, roomID string) (int64, error
 func (s *Store) TaskChanges(ctx context.Context, roomID string, after int64, limit int, now time.Time) (letagents.TaskChanges, error) {
 	return retried(ctx, s, func() (letagents.TaskChanges, error) {
 		out := letagents.TaskChanges{Last: after}
-		rows, err := s.pool.Query(ctx, `
+		rows, err := queryAll[struct {
+			letagents.Task
+			ChangeSeq int64 `db:"change_seq"`
+		}](ctx, s.pool, `
 			SELECT `+taskColumns+`, t.change_seq FROM tasks t
 			WHERE t.room_id = $1 AND t.change_seq > $2 ORDER BY t.change_seq LIMIT $3`, roomID, after, limit+1)
 		if err != nil {
 			return out, fmt.Errorf("read task changes: %w", err)
 		}
-		var changes []int64
-		tasks, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.Task, error) {
-			var t letagents.Task
-			var change int64
-			err := row.Scan(append(taskDest(&t), &change)...)
-			changes = append(changes, change)
-			return t, err
-		})
-		if err != nil {
-			return out, fmt.Errorf("read task changes: %w", err)
+		tasks := make([]letagents.Task, len(rows))
+		for i, r := range rows {
+			tasks[i] = r.Task
 		}
 		if len(tasks) > limit {
 			tasks, out.HasMore = tasks[:limit], true
@@ -442,7 +432,7 @@ func (s *Store) TaskChanges(ctx context.Context, roomID string, after int64, lim
 		if err := withLeases(ctx, s.pool, tasks, now); err != nil {
 			return out, fmt.Errorf("read task changes: %w", err)
 		}
-		out.Tasks, out.Last = tasks, changes[len(tasks)-1]
+		out.Tasks, out.Last = tasks, rows[len(tasks)-1].ChangeSeq
 		return out, nil
 	})
 }

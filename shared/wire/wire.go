@@ -272,7 +272,7 @@ type RoomParticipant struct {
 	LastRoomActivityAt  *string  `json:"last_room_activity_at"`
 	LastLiveHeartbeatAt *string  `json:"last_live_heartbeat_at"`
 	ActivityState       *string  `json:"activity_state"` // agents: active, away or offline; null for people
-	SourceFlags         []string `json:"source_flags"`   // of delivery, presence, messages
+	SourceFlags         []string `json:"source_flags"`   // of delivery, hook, presence, messages
 	CreatedAt           string   `json:"created_at"`
 	UpdatedAt           string   `json:"updated_at"`
 	SessionID           *string  `json:"session_id"`
@@ -288,6 +288,11 @@ type RoomParticipant struct {
 	// NativeActivity is what the agent's runtime last reported doing
 	// outside the room (a live Codex worker's turn); omitted until any.
 	NativeActivity *NativeState `json:"native_activity,omitempty"`
+	// ReachedBy is how messages reach an agent now: "live" (a parked
+	// wait or an open stream: Connected), "hook" (its runtime's hooks
+	// took its unread messages within the last few minutes); left out
+	// when neither, and for people. Not in the original.
+	ReachedBy string `json:"reached_by,omitempty"`
 }
 
 // DeliveryLatency summarises how soon messages reach an agent: over Count
@@ -324,6 +329,9 @@ type Presence struct {
 	SourceFlags     []string `json:"source_flags"`
 	// NativeActivity is nil until the runtime reported any.
 	NativeActivity *NativeState `json:"native_activity"`
+	// ReachedBy is how messages reach the worker now: "live" or "hook"
+	// (as RoomParticipant's); left out when neither. Not in the original.
+	ReachedBy string `json:"reached_by,omitempty"`
 }
 
 // PresenceList is GET /rooms/{room}/presence: the live roster.
@@ -561,6 +569,9 @@ type Session struct {
 	Authenticated    bool     `json:"authenticated"`
 	Account          *Account `json:"account,omitempty"`
 	SignInConfigured bool     `json:"sign_in_configured"`
+	// LocalOwner: sign-in is off here and every caller without a
+	// credential acts as the local owner, Account (auth.ViaLocal).
+	LocalOwner bool `json:"local_owner,omitempty"`
 }
 
 // Success is an answer with nothing else to say.
@@ -598,10 +609,12 @@ type MyAgents struct {
 	Agents []Agent `json:"agents"`
 }
 
-// Health is GET /api/health.
+// Health is GET /api/health. Version is this service's build (added
+// here; the original answers only status and service).
 type Health struct {
 	Status  string `json:"status"`
 	Service string `json:"service"`
+	Version string `json:"version,omitempty"`
 }
 
 // ArtifactFields are what a publisher says of an artifact.

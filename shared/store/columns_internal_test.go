@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/pgtest"
+)
+
+// describedRow is a row that has only the columns of a prepared
+// statement: enough for pgx to map them to a struct's fields by name.
+type describedRow struct{ fields []pgconn.FieldDescription }
+
+func (r describedRow) FieldDescriptions() []pgconn.FieldDescription { return r.fields }
+func (r describedRow) Scan(...any) error                            { return nil }
+func (r describedRow) Values() ([]any, error)                       { return nil, nil }
+func (r describedRow) RawValues() [][]byte                          { return nil }
+
+// byName maps a row's columns to a T as every read does.
+func byName[T any](row pgx.CollectableRow) error {
+	_, err := pgx.RowToStructByName[T](row)
+	return err
+}
+
+// TestColumnListsMatchRows holds every entity's column list to the struct
+// that scans it: each list is prepared on a real schema, and pgx must
+// find a field for each column and a column for each field. A column
+// added to a list but not to its struct (or the reverse, or a column
+// renamed on one side) fails here, not in the first read that meets it.
+func TestColumnListsMatchRows(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := pgtest.New(t).Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	tests := []struct {
+		name string
+		sql  string
+		scan func(pgx.CollectableRow) error
+	}{
+		{"message columns", `SELECT ` + messageColumns + ` FROM messages m`, byName[messageColumnsRow]},
+		{"message with quote, thread and mentions", `SELECT ` + messageSelect + ` FROM messages m ` + messageJoins, byName[messageRow]},
+		{"search by index", searchByIndex, byName[searchRow]},
+		{"search by rooms", searchByRooms, byName[searchRow]},
+		{"task", `SELECT ` + taskColumns + ` FROM tasks t`, byName[letagents.Task]},
+		{"lease", activeLeasesSQL, byName[leaseRow]},
+		{"reasoning session", `SELECT ` + sessionSelect("s") + ` FROM reasoning_sessions s`, byName[reasoningSessionRow]},
+		{"reasoning update", `SELECT ` + updateSelect("u") + ` FROM reasoning_updates u`, byName[reasoningUpdateRow]},
+		{"room", `SELECT ` + roomColumns + ` FROM rooms`, byName[letagents.Room]},
+		{"board intent", `SELECT ` + intentColumns + ` FROM board_intents`, byName[intentRow]},
+		{"agent", `SELECT ` + agentColumns + ` FROM agents`, byName[letagents.Agent]},
+		{"artifact", `SELECT ` + artifactColumns + ` FROM room_artifacts a`, byName[letagents.Artifact]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sd, err := conn.Conn().Prepare(ctx, "", tt.sql)
+			if err != nil {
+				t.Fatalf("prepare %s: %v", tt.name, err)
+			}
+			if err := tt.scan(describedRow{sd.Fields}); err != nil {
+				names := make([]string, len(sd.Fields))
+				for i, f := range sd.Fields {
+					names[i] = f.Name
+				}
+				t.Errorf("columns (%s) do not match the struct: %v", strings.Join(names, ", "), err)
+			}
+		})
+	}
+}
