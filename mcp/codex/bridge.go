@@ -273,15 +273,8 @@ func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) 
 	// nothing falls between; an item seen both ways is posted once.
 	s.backfill(b.ctx, c)
 	// A turn that ended before the subscription sends no turn/completed.
-	if read, err := readThread(b.ctx, c, live); err == nil && read.Turn != nil {
-		if st := read.Turn.status(); st == "completed" || st == "failed" || st == "interrupted" {
-			msg := ""
-			if read.Turn.Error != nil {
-				msg = read.Turn.Error.Message
-			}
-			s.end(b.ctx, turnOutcome(st, msg))
-			return
-		}
+	if s.turnEnded(b.ctx, c) {
+		return
 	}
 	s.flush(b.ctx)
 	tick := b.clock.After(tickEvery)
@@ -306,7 +299,9 @@ func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) 
 			due = nil
 			s.flush(b.ctx)
 		case <-tick:
-			if !s.tick(b.ctx) {
+			// The turn's end is also read, in case its notification was
+			// missed (seen with the real app-server under load).
+			if !s.tick(b.ctx) || s.turnEnded(b.ctx, c) {
 				return
 			}
 			tick = b.clock.After(tickEvery)
@@ -475,6 +470,25 @@ func (s *streamer) backfill(ctx context.Context, c *Conn) {
 		}
 		cursor = page.NextCursor
 	}
+}
+
+// turnEnded reads whether the session's turn has ended and, if so, tells
+// the room how.
+func (s *streamer) turnEnded(ctx context.Context, c *Conn) bool {
+	read, err := readThread(ctx, c, s.live)
+	if err != nil || read.Turn == nil {
+		return false
+	}
+	st := read.Turn.status()
+	if st != "completed" && st != "failed" && st != "interrupted" {
+		return false
+	}
+	msg := s.lastErr
+	if read.Turn.Error != nil && read.Turn.Error.Message != "" {
+		msg = read.Turn.Error.Message
+	}
+	s.end(ctx, turnOutcome(st, msg))
+	return true
 }
 
 // backfillRead is backfill for an app-server that does not list items:

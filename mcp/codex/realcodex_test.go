@@ -335,7 +335,8 @@ func TestRealCodex(t *testing.T) {
 			t.Fatal(err)
 		}
 		testwait.Until(t, "the model's second request", func() bool { return model.count() >= 2 })
-		if err := syscall.Kill(sess.ServerPID, syscall.SIGKILL); err != nil {
+		// Its process group: npm's codex is a launcher with the server as its child.
+		if err := syscall.Kill(-sess.ServerPID, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		end := e.ending(t, sess.SessionID)
