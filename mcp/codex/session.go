@@ -794,6 +794,11 @@ func readThreadTurns(ctx context.Context, c *Conn, sess state.CodexLiveSession, 
 			out.Turn, out.Items = t, t.Items
 		}
 	}
+	// Rebuilt from the rollout, a turn still running reads as
+	// interrupted (seen with 0.171): while the thread is active, it runs.
+	if out.Turn != nil && statusName(out.Status) == "active" {
+		out.Turn.Status, out.Turn.Error = json.RawMessage(`"inProgress"`), nil
+	}
 	return out, nil
 }
 
