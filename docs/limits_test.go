@@ -25,6 +25,7 @@ var documentedLimits = []struct {
 	{"MaxBodyBytes", "request body", fmt.Sprint(letagents.MaxBodyBytes)},
 	{"MaxSenderBytes", "sender, and every agent label", fmt.Sprint(letagents.MaxSenderBytes)},
 	{"MaxTaskTitleBytes", "task title", fmt.Sprint(letagents.MaxTaskTitleBytes)},
+	{"MaxNativeText", "native activity text", fmt.Sprint(letagents.MaxNativeText)},
 	{"MaxTaskDescriptionBytes", "task description", fmt.Sprint(letagents.MaxTaskDescriptionBytes)},
 	{"MaxClientMessageIDBytes", "`client_message_id`", fmt.Sprint(letagents.MaxClientMessageIDBytes)},
 	{"MaxPRURLBytes", "`pr_url`", fmt.Sprint(letagents.MaxPRURLBytes)},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -97,7 +98,11 @@ func spawn(bin, serverURL string) (*server, error) {
 	cmd := exec.Command(bin, "app-server", "--listen", serverURL)
 	detach(cmd)
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s app-server (set LETAGENTS_CODEX_BIN to the codex binary): %w", bin, err)
+		kind := FailServer
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			kind = FailMissing
+		}
+		return nil, &StartError{Kind: kind, Reason: fmt.Sprintf("start %s app-server (set LETAGENTS_CODEX_BIN to the codex binary): %v", bin, err), Err: err}
 	}
 	s := &server{pid: cmd.Process.Pid, exited: make(chan struct{})}
 	go func() {
@@ -120,11 +125,11 @@ func (m *Manager) awaitReady(ctx context.Context, s *server, serverURL string) e
 		}
 		select {
 		case <-s.exited:
-			return fmt.Errorf("%w: it exited (%v) before listening on %s", errNotReady, s.err, serverURL)
+			return &StartError{Kind: FailServer, Reason: fmt.Sprintf("%v: it exited (%v) before listening on %s", errNotReady, s.err, serverURL), Err: errNotReady}
 		default:
 		}
 		if !m.clock.Now().Before(deadline) {
-			return fmt.Errorf("%w within %v at %s", errNotReady, serverWait, serverURL)
+			return &StartError{Kind: FailServer, Reason: fmt.Sprintf("%v within %v at %s", errNotReady, serverWait, serverURL), Err: errNotReady}
 		}
 		select {
 		case <-m.clock.After(serverPoll):

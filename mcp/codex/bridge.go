@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,10 +22,17 @@ const (
 	bindEvery    = time.Second
 	bindAttempts = 30
 	// postGap is the least time between two reasoning posts, and between
-	// two native-activity reports unless one is a heartbeat.
+	// two native-activity reports: what comes sooner waits its turn.
 	postGap = 750 * time.Millisecond
-	// repeatWindow is how long the same reasoning post is not repeated.
+	// repeatWindow is how long a summary posted is not posted again
+	// (Codex repeats its summaries when it retries a model stream).
 	repeatWindow = 30 * time.Second
+	// lostGrace is how long a bridge whose app-server connection dropped
+	// leaves the ending to the starter that spawned the server (it knows
+	// the exit status) before telling the room itself.
+	lostGrace = 10 * time.Second
+	// itemsPage is the page size of thread/items/list.
+	itemsPage = 100
 	// tickEvery is how often a stream checks its session and its quiet.
 	tickEvery = 2 * time.Second
 	// heartbeatAfter is the quiet after which a stream reports native
@@ -63,6 +71,9 @@ type Reasoning interface {
 	OpenReasoning(ctx context.Context, roomID string, p ReasoningPost) (string, error)
 	// AddReasoning adds p to the reasoning session id.
 	AddReasoning(ctx context.Context, roomID, id string, p ReasoningPost) error
+	// CloseReasoning closes the reasoning session id, as the worker whose
+	// credentials creds are.
+	CloseReasoning(ctx context.Context, roomID, id string, creds wire.SessionCredentials) error
 }
 
 // ReasoningPost is one reasoning post, made as the worker's session.
@@ -81,8 +92,11 @@ type BridgeConfig struct {
 	Activity Activity
 	// Reasoning is nil to post no reasoning, only native activity.
 	Reasoning Reasoning
-	Clock     Clock // nil: the system clock
-	Logger    *slog.Logger
+	// Sessions is nil to leave a worker's agent session open when its
+	// live session ends.
+	Sessions Sessions
+	Clock    Clock // nil: the system clock
+	Logger   *slog.Logger
 }
 
 // Bridges streams live sessions' progress into their rooms. A Codex
@@ -171,7 +185,7 @@ func (b *Bridges) claim(agent state.AgentSession) (state.CodexLiveSession, bool)
 	bound := false
 	err := b.cfg.State.Update(b.ctx, func(st *state.State) error {
 		l, ok := st.CodexLiveSessions[st.CurrentCodexLiveSessions[agent.RoomID]]
-		if !ok || (l.Status != StatusStarting && l.Status != StatusRunning) || pickWorker(l, st.AgentSessions) != agent.SessionID {
+		if !ok || l.EndedAt != "" || (l.Status != StatusStarting && l.Status != StatusRunning) || pickWorker(l, st.AgentSessions) != agent.SessionID {
 			return nil
 		}
 		l.AgentSessionID = agent.SessionID
@@ -218,8 +232,14 @@ func codexWorker(a state.AgentSession) bool {
 	return kind && a.SessionToken != "" && strings.Contains(strings.ToLower(a.Runtime), "codex")
 }
 
-// stream runs one live session's stream until its app-server connection
-// ends, the session ends, or Close.
+// ender is how this Bridges tells a room a session ended.
+func (b *Bridges) ender() ender {
+	return ender{room: Room{Activity: b.cfg.Activity, Reasoning: b.cfg.Reasoning, Sessions: b.cfg.Sessions}, state: b.cfg.State, clock: b.clock, log: b.log}
+}
+
+// stream runs one live session's stream until the session ends (then it
+// tells the room how, unless the starter did), its app-server
+// connection ends, or Close.
 func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) {
 	b.mu.Lock()
 	if b.streams[live.SessionID] {
@@ -234,9 +254,13 @@ func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) 
 		b.mu.Unlock()
 	}()
 
+	s := newStreamer(b, live, agent)
 	c, err := dial(b.ctx, live.ServerURL)
 	if err != nil {
 		b.log.Info("codex bridge could not reach the app-server", "session", live.SessionID, "error", err)
+		if b.ctx.Err() == nil {
+			s.lost(b.ctx)
+		}
 		return
 	}
 	defer c.Close()
@@ -244,17 +268,40 @@ func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) 
 	if err := call(b.ctx, c, "thread/resume", map[string]any{"threadId": live.ThreadID, "excludeTurns": true}, nil); err != nil {
 		b.log.Debug("codex bridge could not subscribe to the thread", "session", live.SessionID, "error", err)
 	}
-	s := newStreamer(b, live, agent)
+	// What the worker thought before it registered (joining, registering)
+	// is in the turn's items: read them after subscribing, so that
+	// nothing falls between; an item seen both ways is posted once.
+	s.backfill(b.ctx, c)
+	// A turn that ended before the subscription sends no turn/completed.
+	if s.turnEnded(b.ctx, c) {
+		return
+	}
+	s.flush(b.ctx)
 	tick := b.clock.After(tickEvery)
+	var due <-chan time.Time
 	for {
+		if due == nil {
+			if d, ok := s.due(); ok {
+				due = b.clock.After(d)
+			}
+		}
 		select {
 		case n, ok := <-c.Notifications():
 			if !ok {
+				s.lost(b.ctx)
 				return
 			}
-			s.handle(b.ctx, n)
+			if o, ended := s.handle(b.ctx, n); ended {
+				s.end(b.ctx, o)
+				return
+			}
+		case <-due:
+			due = nil
+			s.flush(b.ctx)
 		case <-tick:
-			if !s.tick(b.ctx) {
+			// The turn's end is also read, in case its notification was
+			// missed (seen with the real app-server under load).
+			if !s.tick(b.ctx) || s.turnEnded(b.ctx, c) {
 				return
 			}
 			tick = b.clock.After(tickEvery)
@@ -273,19 +320,24 @@ type streamer struct {
 
 	// Reasoning posts.
 	reasoningID string                    // the open reasoning session, "" for none yet
-	parts       map[string]map[int]string // summary parts by item, by index
-	pending     *ReasoningPost            // waiting for postGap to pass
+	parts       map[string]map[int]string // summary parts being written, by item, by index
+	queued      map[string]int            // how many parts of an item are queued
+	pending     []ReasoningPost           // queued, oldest first, waiting for postGap
 	lastPost    time.Time
-	lastSig     string // summary and status of the last post
+	recent      map[string]time.Time // summaries posted, when
 
 	// Native activity.
 	seq        int64
 	lastNative time.Time
+	nextMethod string // a report waiting for postGap, "" for none
 	status     string // the worker's status as last heard
+	text       string // what the worker does, as last heard: the roster shows it
+	lastErr    string // the last error Codex reported on the thread
 }
 
 func newStreamer(b *Bridges, live state.CodexLiveSession, agent state.AgentSession) *streamer {
-	return &streamer{b: b, live: live, agent: agent, since: b.clock.Now(), parts: map[string]map[int]string{}, status: working}
+	return &streamer{b: b, live: live, agent: agent, since: b.clock.Now(), parts: map[string]map[int]string{}, queued: map[string]int{},
+		recent: map[string]time.Time{}, status: working}
 }
 
 // notice is the part of a notification's params the bridge reads.
@@ -296,35 +348,50 @@ type notice struct {
 	SummaryIndex int             `json:"summaryIndex"`
 	Delta        string          `json:"delta"`
 	Status       json.RawMessage `json:"status"`
+	WillRetry    bool            `json:"willRetry"`
+	Error        *turnError      `json:"error"`
 	Thread       struct {
 		ID string `json:"id"`
 	} `json:"thread"`
 	Turn struct {
-		Status string `json:"status"`
+		ID     string     `json:"id"`
+		Status string     `json:"status"`
+		Error  *turnError `json:"error"`
 	} `json:"turn"`
-	Item struct {
-		ID      string   `json:"id"`
-		Type    string   `json:"type"`
-		Summary []string `json:"summary"`
-	} `json:"item"`
+	Item reasoningItem `json:"item"`
+}
+
+// reasoningItem is the part of a thread item the bridge reads: a
+// reasoning item's summary, never its content (the raw reasoning), a
+// command's command line, a tool call's tool.
+type reasoningItem struct {
+	ID      string   `json:"id"`
+	Type    string   `json:"type"`
+	Summary []string `json:"summary"`
+	Command string   `json:"command"`
+	Tool    string   `json:"tool"`
 }
 
 // handle takes one notification of the app-server. Only the session's
 // thread counts. Raw reasoning (item/reasoning/textDelta, a reasoning
-// item's content) is never read.
-func (s *streamer) handle(ctx context.Context, n Notification) {
+// item's content) is never read. It answers how the session ended when
+// its turn did.
+func (s *streamer) handle(ctx context.Context, n Notification) (outcome, bool) {
 	var p notice
 	if json.Unmarshal(n.Params, &p) != nil {
-		return
+		return outcome{}, false
 	}
 	thread := p.ThreadID
 	if thread == "" {
 		thread = p.Thread.ID
 	}
 	if thread != s.live.ThreadID {
-		return
+		return outcome{}, false
 	}
 	s.status = statusOf(n.Method, p)
+	if text := describe(n.Method, p); text != "" {
+		s.text = text
+	}
 	switch n.Method {
 	case "item/reasoning/summaryTextDelta":
 		if s.parts[p.ItemID] == nil {
@@ -332,30 +399,132 @@ func (s *streamer) handle(ctx context.Context, n Notification) {
 		}
 		s.parts[p.ItemID][p.SummaryIndex] += p.Delta
 	case "item/reasoning/summaryPartAdded":
-		// A new part begins: the one before it is complete.
-		if text := s.parts[p.ItemID][p.SummaryIndex-1]; p.SummaryIndex > 0 && text != "" {
-			s.queue(text)
+		// A new part begins: those before it are complete.
+		for i := s.queued[p.ItemID]; i < p.SummaryIndex; i++ {
+			s.queue(s.parts[p.ItemID][i])
 		}
+		s.queued[p.ItemID] = max(s.queued[p.ItemID], p.SummaryIndex)
 	case "item/completed":
 		if p.Item.Type == "reasoning" {
-			if k := len(p.Item.Summary); k > 0 {
-				s.queue(p.Item.Summary[k-1])
+			s.queueItem(p.Item)
+		}
+	case "error":
+		if p.Error != nil && p.Error.Message != "" {
+			s.lastErr = p.Error.Message
+		}
+	case "turn/completed":
+		if s.live.TurnID == "" || p.Turn.ID == "" || p.Turn.ID == s.live.TurnID {
+			msg := s.lastErr
+			if p.Turn.Error != nil && p.Turn.Error.Message != "" {
+				msg = p.Turn.Error.Message
 			}
-			delete(s.parts, p.Item.ID)
+			return turnOutcome(p.Turn.Status, msg), true
 		}
 	}
 	s.flush(ctx)
-	s.report(ctx, n.Method, false)
+	s.report(ctx, n.Method)
+	return outcome{}, false
 }
 
-// tick checks the session is still live, sends a held reasoning post
-// whose time has come, and a heartbeat after heartbeatAfter of quiet.
-// It answers false when the stream should end.
+// queueItem queues the parts of a completed reasoning item not queued yet.
+func (s *streamer) queueItem(it reasoningItem) {
+	for _, part := range it.Summary[min(s.queued[it.ID], len(it.Summary)):] {
+		s.queue(part)
+	}
+	s.queued[it.ID] = max(s.queued[it.ID], len(it.Summary))
+	delete(s.parts, it.ID)
+}
+
+// backfill queues the summaries of the turn's reasoning items that
+// completed before the stream began, reading thread/items/list page by
+// page.
+func (s *streamer) backfill(ctx context.Context, c *Conn) {
+	cursor := ""
+	for {
+		params := map[string]any{"threadId": s.live.ThreadID, "turnId": s.live.TurnID, "limit": itemsPage}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		var page struct {
+			Data []struct {
+				Item reasoningItem `json:"item"`
+			} `json:"data"`
+			NextCursor string `json:"nextCursor"`
+		}
+		err := call(ctx, c, "thread/items/list", params, &page)
+		if unsupported(err) {
+			s.backfillRead(ctx, c)
+			return
+		}
+		if err != nil {
+			s.b.log.Debug("codex bridge could not read the turn's earlier items", "session", s.live.SessionID, "error", err)
+			return
+		}
+		for _, e := range page.Data {
+			if e.Item.Type == "reasoning" {
+				s.queueItem(e.Item)
+			}
+		}
+		if page.NextCursor == "" || page.NextCursor == cursor || len(page.Data) == 0 {
+			return
+		}
+		cursor = page.NextCursor
+	}
+}
+
+// turnEnded reads whether the session's turn has ended and, if so, tells
+// the room how.
+func (s *streamer) turnEnded(ctx context.Context, c *Conn) bool {
+	read, err := readThread(ctx, c, s.live)
+	if err != nil || read.Turn == nil {
+		return false
+	}
+	st := read.Turn.status()
+	if st != "completed" && st != "failed" && st != "interrupted" {
+		return false
+	}
+	msg := s.lastErr
+	if read.Turn.Error != nil && read.Turn.Error.Message != "" {
+		msg = read.Turn.Error.Message
+	}
+	s.end(ctx, turnOutcome(st, msg))
+	return true
+}
+
+// backfillRead is backfill for an app-server that does not list items:
+// the turn as thread/read includes it.
+func (s *streamer) backfillRead(ctx context.Context, c *Conn) {
+	read, err := readThreadTurns(ctx, c, s.live, threadRead{})
+	if err != nil {
+		s.b.log.Debug("codex bridge could not read the turn's earlier items", "session", s.live.SessionID, "error", err)
+		return
+	}
+	for _, raw := range read.Items {
+		var it reasoningItem
+		if json.Unmarshal(raw, &it) == nil && it.Type == "reasoning" {
+			s.queueItem(it)
+		}
+	}
+}
+
+// tick checks the session is still live, sends what waits, and a
+// heartbeat after heartbeatAfter of quiet. It answers false when the
+// stream should end: the session ended elsewhere (a stop) — then the
+// room is told, unless the starter told it.
 func (s *streamer) tick(ctx context.Context) bool {
 	st, err := s.b.cfg.State.Load()
 	if err == nil {
 		live, ok := st.CodexLiveSessions[s.live.SessionID]
-		if !ok || terminal(live.Status) {
+		switch {
+		case !ok || live.EndedAt != "":
+			return false
+		case terminal(live.Status):
+			o := stoppedOutcome
+			if live.Status == StatusFailed {
+				o = outcome{presence: blocked, reason: "Codex worker is blocked: " + live.LastError, status: StatusFailed, lastError: live.LastError,
+					method: "turn/completed"}
+			}
+			s.end(ctx, o)
 			return false
 		}
 	}
@@ -365,45 +534,124 @@ func (s *streamer) tick(ctx context.Context) bool {
 		quiet = s.since
 	}
 	if s.b.clock.Now().Sub(quiet) >= heartbeatAfter {
-		s.report(ctx, HeartbeatMethod, true)
+		s.report(ctx, HeartbeatMethod)
 	}
 	return true
 }
 
-// queue holds a reasoning summary for the next post.
+// lost is the end of the app-server connection. A server the starter
+// spawned is the starter's to report (it knows how the process ended);
+// after lostGrace, or at once for a server it did not spawn, the bridge
+// tells the room itself.
+func (s *streamer) lost(ctx context.Context) {
+	if s.live.LaunchedServer {
+		select {
+		case <-s.b.clock.After(lostGrace):
+		case <-ctx.Done():
+		}
+	}
+	s.end(ctx, exitOutcome(nil))
+}
+
+// end tells the room the session ended with o, with every summary still
+// held, unless someone told it already.
+func (s *streamer) end(ctx context.Context, o outcome) {
+	e := s.b.ender()
+	live, agent, ok, err := e.claim(context.WithoutCancel(ctx), s.live.SessionID, o)
+	if err != nil || !ok {
+		return
+	}
+	if agent.SessionID != s.agent.SessionID {
+		agent = s.agent
+	}
+	var held []string
+	for _, p := range s.pending {
+		if !s.repeated(p.Summary, s.b.clock.Now()) {
+			held = append(held, p.Summary)
+		}
+	}
+	s.pending = nil
+	e.finish(ctx, live, agent, s.reasoningID, held, s.seq+1, o)
+}
+
+// queue holds a reasoning summary for a coming post.
 func (s *streamer) queue(summary string) {
 	summary = strings.TrimSpace(summary)
 	if summary == "" {
 		return
 	}
-	if utf8.RuneCountInString(summary) > maxSummary {
-		summary = string([]rune(summary)[:maxSummary-1]) + "…"
-	}
-	s.pending = &ReasoningPost{Summary: summary, Status: s.status}
+	s.text = line("thinking: " + summary)
+	s.pending = append(s.pending, ReasoningPost{Summary: clip(summary), Status: s.status})
 }
 
-// flush posts the held reasoning summary, unless the last post was less
-// than postGap ago (it waits) or was the same less than repeatWindow ago
-// (it is dropped). The first post opens the reasoning session; a failed
-// update opens a new one.
-func (s *streamer) flush(ctx context.Context) {
-	r := s.b.cfg.Reasoning
-	if s.pending == nil || r == nil {
-		return
-	}
+// due is how long until what waits may go, ok false when nothing waits.
+func (s *streamer) due() (time.Duration, bool) {
 	now := s.b.clock.Now()
-	if !s.lastPost.IsZero() && now.Sub(s.lastPost) < postGap {
+	var d time.Duration
+	waits := false
+	if len(s.pending) > 0 && s.b.cfg.Reasoning != nil {
+		d, waits = max(postGap-now.Sub(s.lastPost), 0), true
+	}
+	if s.nextMethod != "" {
+		n := max(postGap-now.Sub(s.lastNative), 0)
+		if !waits || n < d {
+			d = n
+		}
+		waits = true
+	}
+	return d, waits
+}
+
+// repeated reports whether summary was posted within repeatWindow of
+// now, forgetting what is older.
+func (s *streamer) repeated(summary string, now time.Time) bool {
+	for sum, at := range s.recent {
+		if now.Sub(at) >= repeatWindow {
+			delete(s.recent, sum)
+		}
+	}
+	_, ok := s.recent[summary]
+	return ok
+}
+
+// flush sends what waits once postGap has passed since the last post of
+// its kind: the held summaries as one post (those posted within
+// repeatWindow left out; as many as fit in maxSummary, the rest at the
+// next chance) and the latest native activity held. The first reasoning
+// post opens the reasoning session; a failed update opens a new one.
+func (s *streamer) flush(ctx context.Context) {
+	now := s.b.clock.Now()
+	if s.nextMethod != "" && now.Sub(s.lastNative) >= postGap {
+		s.report(ctx, s.nextMethod)
+	}
+	r := s.b.cfg.Reasoning
+	if len(s.pending) == 0 || r == nil || (!s.lastPost.IsZero() && now.Sub(s.lastPost) < postGap) {
 		return
 	}
-	p := *s.pending
-	s.pending = nil
-	sig := p.Status + "\x00" + p.Summary
-	if sig == s.lastSig && now.Sub(s.lastPost) < repeatWindow {
+	var parts []string
+	status, size, took := "", 0, 0
+	for _, p := range s.pending {
+		n := utf8.RuneCountInString(p.Summary)
+		if len(parts) > 0 && size+2+n > maxSummary {
+			break
+		}
+		took++
+		if s.repeated(p.Summary, now) || slices.Contains(parts, p.Summary) {
+			continue
+		}
+		parts, size, status = append(parts, p.Summary), size+2+n, p.Status
+	}
+	s.pending = s.pending[took:]
+	if len(parts) == 0 {
 		return
 	}
-	s.lastPost, s.lastSig = now, sig
-	p.SessionCredentials = wire.SessionCredentials{AgentSessionID: s.agent.SessionID, AgentSessionToken: s.agent.SessionToken}
-	p.ActorLabel, p.AgentKey = s.agent.ActorLabel, s.agent.AgentKey
+	for _, part := range parts {
+		s.recent[part] = now
+	}
+	s.lastPost = now
+	p := ReasoningPost{Summary: strings.Join(parts, "\n\n"), Status: status,
+		SessionCredentials: wire.SessionCredentials{AgentSessionID: s.agent.SessionID, AgentSessionToken: s.agent.SessionToken},
+		ActorLabel:         s.agent.ActorLabel, AgentKey: s.agent.AgentKey}
 	ctx, cancel := context.WithTimeout(ctx, postTimeout)
 	defer cancel()
 	if s.reasoningID != "" {
@@ -421,25 +669,33 @@ func (s *streamer) flush(ctx context.Context) {
 		return
 	}
 	s.reasoningID = id
+	// Whoever ends the session closes it: the starter too.
+	if err := s.b.cfg.State.Update(ctx, func(st *state.State) error {
+		if l, ok := st.CodexLiveSessions[s.live.SessionID]; ok {
+			l.ReasoningSessionID = id
+			st.CodexLiveSessions[l.SessionID] = l
+		}
+		return nil
+	}); err != nil {
+		s.b.log.Debug("codex bridge: could not save the reasoning session", "session", s.live.SessionID, "error", err)
+	}
 }
 
-// report sends native activity: at most one per postGap, except a
-// heartbeat (force), each with the next sequence number.
-func (s *streamer) report(ctx context.Context, method string, force bool) {
+// report sends native activity with the next sequence number, or holds
+// it (the latest wins) until postGap has passed since the last report.
+func (s *streamer) report(ctx context.Context, method string) {
 	now := s.b.clock.Now()
-	if !force && !s.lastNative.IsZero() && now.Sub(s.lastNative) < postGap {
+	if !s.lastNative.IsZero() && now.Sub(s.lastNative) < postGap {
+		s.nextMethod = method
 		return
 	}
+	s.nextMethod = ""
 	s.lastNative = now
 	s.seq++
-	status := s.status
-	if force && status != idle {
-		status = working
-	}
 	ctx, cancel := context.WithTimeout(ctx, postTimeout)
 	defer cancel()
 	err := s.b.cfg.Activity.ReportNativeActivity(ctx, s.live.RoomID, wire.NativeActivity{
-		ObservedAt: now.UTC().Format(time.RFC3339Nano), Sequence: s.seq, Method: method, Status: status,
+		ObservedAt: now.UTC().Format(time.RFC3339Nano), Sequence: s.seq, Method: method, Status: s.status, Text: s.text,
 		SessionCredentials: wire.SessionCredentials{AgentSessionID: s.agent.SessionID, AgentSessionToken: s.agent.SessionToken},
 	})
 	if err != nil {
@@ -448,11 +704,14 @@ func (s *streamer) report(ctx context.Context, method string, force bool) {
 }
 
 // statusOf is what a notification says of the worker: blocked by an
-// error or a failed turn, idle once its turn or thread is done, else
-// working.
+// error it will not retry or a failed turn, idle once its turn or thread
+// is done, else working.
 func statusOf(method string, p notice) string {
 	switch method {
 	case "error":
+		if p.WillRetry {
+			return working
+		}
 		return blocked
 	case "turn/completed":
 		if p.Turn.Status == "failed" {
@@ -468,4 +727,49 @@ func statusOf(method string, p notice) string {
 		}
 	}
 	return working
+}
+
+// maxLine bounds the line native activity carries, in characters.
+const maxLine = 160
+
+// describe is the line a notification gives of what the worker does, ""
+// when it tells nothing new.
+func describe(method string, p notice) string {
+	switch method {
+	case "item/started":
+		switch p.Item.Type {
+		case "commandExecution":
+			return line("running " + p.Item.Command)
+		case "mcpToolCall":
+			return line("calling " + p.Item.Tool)
+		case "fileChange":
+			return "editing files"
+		case "webSearch":
+			return "searching the web"
+		case "agentMessage":
+			return "writing"
+		case "reasoning":
+			return "thinking"
+		}
+	case "error":
+		if p.Error != nil && p.Error.Message != "" {
+			retry := ""
+			if p.WillRetry {
+				retry = " (retrying)"
+			}
+			return line("model error" + retry + ": " + p.Error.Message)
+		}
+	case "turn/started":
+		return "working"
+	}
+	return ""
+}
+
+// line is text made one line of at most maxLine characters.
+func line(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > maxLine {
+		return string(r[:maxLine-1]) + "…"
+	}
+	return text
 }

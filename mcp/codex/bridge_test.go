@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +26,26 @@ type fakeRoom struct {
 	opened, added         []ReasoningPost
 	addedTo               []string
 	posts                 []ReasoningPost // opened and added, in order
+	closed                []string        // reasoning sessions closed
+	ended                 []string        // agent sessions ended
 	failAdd, failActivity bool
+}
+
+func (f *fakeRoom) CloseReasoning(_ context.Context, roomID, id string, creds wire.SessionCredentials) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if creds.AgentSessionID == "" {
+		return errors.New("no credentials")
+	}
+	f.closed = append(f.closed, id)
+	return nil
+}
+
+func (f *fakeRoom) DisconnectSession(_ context.Context, roomID string, creds wire.SessionCredentials) (wire.Disconnected, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ended = append(f.ended, creds.AgentSessionID)
+	return wire.Disconnected{}, nil
 }
 
 func (f *fakeRoom) ReportNativeActivity(_ context.Context, roomID string, a wire.NativeActivity) error {
@@ -86,17 +106,21 @@ func bridgeEnv(t *testing.T, serverURL string, withWorker bool) (*Bridges, *fake
 		saveAgent(t, f, worker, clk.Now())
 	}
 	room := &fakeRoom{}
-	b := NewBridges(BridgeConfig{State: f, Activity: room, Reasoning: room, Clock: clk})
+	b := NewBridges(BridgeConfig{State: f, Activity: room, Reasoning: room, Sessions: room, Clock: clk})
 	t.Cleanup(b.Close)
 	return b, room, clk, f, live
 }
 
+// saveLive saves live as its room's current session; t nil panics on
+// failure.
 func saveLive(t *testing.T, f *state.File, live state.CodexLiveSession) {
-	t.Helper()
 	if err := f.Update(context.Background(), func(st *state.State) error {
 		st.CodexLiveSessions[live.SessionID], st.CurrentCodexLiveSessions[live.RoomID] = live, live.SessionID
 		return nil
 	}); err != nil {
+		if t == nil {
+			panic(err)
+		}
 		t.Fatal(err)
 	}
 }
@@ -131,8 +155,10 @@ func reasoningDone(id string, summary ...string) Notification {
 }
 
 // TestReasoningPosts: summaries go out as a reasoning session and then its
-// updates, at most one per 750 ms (a held one goes at the next chance),
-// the same one not again within 30 s, and raw reasoning never.
+// updates, at most one post per 750 ms; what comes sooner is queued and
+// goes merged at the next chance (nothing is lost); a summary posted in
+// the last 30 s is not posted again, whatever came between; raw
+// reasoning never goes.
 func TestReasoningPosts(t *testing.T) {
 	t.Parallel()
 	b, room, clk, _, live := bridgeEnv(t, "ws://127.0.0.1:1", true)
@@ -141,6 +167,7 @@ func TestReasoningPosts(t *testing.T) {
 	delta := func(text string, index int) Notification {
 		return note("item/reasoning/summaryTextDelta", map[string]any{"itemId": "r1", "summaryIndex": index, "delta": text})
 	}
+	handle := func(n Notification) { s.handle(ctx, n) }
 	type step struct {
 		what           string
 		advance        time.Duration
@@ -151,29 +178,36 @@ func TestReasoningPosts(t *testing.T) {
 	}
 	steps := []step{
 		{what: "a summary part still being written", do: func() {
-			s.handle(ctx, delta("**Reading** ", 0))
-			s.handle(ctx, delta("the board", 0))
-			s.handle(ctx, note("item/reasoning/textDelta", map[string]any{"itemId": "r1", "delta": "secret raw chain of thought"}))
+			handle(delta("**Reading** ", 0))
+			handle(delta("the board", 0))
+			handle(note("item/reasoning/textDelta", map[string]any{"itemId": "r1", "delta": "secret raw chain of thought"}))
 		}},
 		{what: "the next part begins: the first opens the session", do: func() {
-			s.handle(ctx, note("item/reasoning/summaryPartAdded", map[string]any{"itemId": "r1", "summaryIndex": 1}))
+			handle(note("item/reasoning/summaryPartAdded", map[string]any{"itemId": "r1", "summaryIndex": 1}))
 		}, opened: 1, lastSummary: "**Reading** the board"},
-		{what: "the item ends 100 ms later: held", advance: 100 * time.Millisecond, do: func() {
-			s.handle(ctx, reasoningDone("r1", "**Reading** the board", "**Planning** the fix"))
+		{what: "the item ends 100 ms later: queued", advance: 100 * time.Millisecond, do: func() {
+			handle(reasoningDone("r1", "**Reading** the board", "**Planning** the fix"))
 		}, opened: 1},
-		{what: "650 ms later: still within 750 ms of the last post", advance: 649 * time.Millisecond, do: func() { s.tick(ctx) }, opened: 1},
-		{what: "750 ms after the last post: the held one goes", advance: time.Millisecond, do: func() { s.tick(ctx) },
-			opened: 1, added: 1, lastSummary: "**Planning** the fix"},
+		{what: "another item 100 ms later: queued too", advance: 100 * time.Millisecond, do: func() {
+			handle(reasoningDone("r2", "**Testing**"))
+		}, opened: 1},
+		{what: "749 ms after the last post: still waiting", advance: 549 * time.Millisecond, do: func() { s.flush(ctx) }, opened: 1},
+		{what: "750 ms after the last post: both go, merged", advance: time.Millisecond, do: func() { s.flush(ctx) },
+			opened: 1, added: 1, lastSummary: "**Planning** the fix\n\n**Testing**"},
 		{what: "the same again a second later: dropped", advance: time.Second, do: func() {
-			s.handle(ctx, reasoningDone("r2", "**Planning** the fix"))
-			s.tick(ctx)
+			handle(reasoningDone("r3", "**Planning** the fix"))
+			s.flush(ctx)
 		}, opened: 1, added: 1},
-		{what: "the same 30 s after it was posted: posted", advance: 29 * time.Second, do: func() {
-			s.handle(ctx, reasoningDone("r3", "**Planning** the fix"))
-		}, opened: 1, added: 2, lastSummary: "**Planning** the fix"},
+		{what: "an older one 20 s later, others between: dropped", advance: 20 * time.Second, do: func() {
+			handle(reasoningDone("r4", "**Reading** the board"))
+			s.flush(ctx)
+		}, opened: 1, added: 1},
+		{what: "30 s after it was posted: posted", advance: 9 * time.Second, do: func() {
+			handle(reasoningDone("r5", "**Reading** the board"))
+		}, opened: 1, added: 2, lastSummary: "**Reading** the board"},
 		{what: "an update fails: a new session opens", advance: time.Second, failAddFromNow: true, do: func() {
-			s.handle(ctx, reasoningDone("r4", "**Testing**"))
-		}, opened: 2, added: 3, lastSummary: "**Testing**"},
+			handle(reasoningDone("r6", "**Fixing**"))
+		}, opened: 2, added: 3, lastSummary: "**Fixing**"},
 	}
 	for _, st := range steps {
 		clk.Advance(st.advance)
@@ -213,12 +247,50 @@ func TestReasoningPosts(t *testing.T) {
 	}
 }
 
+// TestTenFastSteps: ten steps of two summary parts each, 50 ms apart,
+// reach the room whole, in order, in posts at least 750 ms apart.
+func TestTenFastSteps(t *testing.T) {
+	t.Parallel()
+	b, room, clk, _, live := bridgeEnv(t, "ws://127.0.0.1:1", true)
+	s := newStreamer(b, live, worker)
+	ctx := context.Background()
+	var want []string
+	for i := range 10 {
+		clk.Advance(50 * time.Millisecond)
+		parts := []string{fmt.Sprintf("**Step %d**", i), fmt.Sprintf("Running check %d", i)}
+		want = append(want, parts...)
+		s.handle(ctx, reasoningDone(fmt.Sprintf("r%d", i), parts...))
+		s.handle(ctx, note("item/completed", map[string]any{"item": map[string]any{"type": "commandExecution", "id": fmt.Sprintf("c%d", i)}}))
+	}
+	for range 10 {
+		if _, ok := s.due(); !ok {
+			break
+		}
+		clk.Advance(postGap)
+		s.flush(ctx)
+	}
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	var got []string
+	for _, p := range room.posts {
+		got = append(got, strings.Split(p.Summary, "\n\n")...)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("posted parts %q, want %q", got, want)
+	}
+	if len(room.posts) > 3 {
+		t.Errorf("%d posts, want the parts merged into few", len(room.posts))
+	}
+}
+
 // TestNativeActivity: the worker's events are reported with an increasing
-// sequence, at most one per 750 ms, with a heartbeat after 15 s of quiet;
-// failures are only logged, and another thread's events do not count.
+// sequence, at most one per 750 ms; one that comes sooner goes late (the
+// latest wins), with a heartbeat after 15 s of quiet that keeps the
+// status; failures are only logged; another thread's events do not
+// count.
 func TestNativeActivity(t *testing.T) {
 	t.Parallel()
-	b, room, clk, f, live := bridgeEnv(t, "ws://127.0.0.1:1", true)
+	b, room, clk, _, live := bridgeEnv(t, "ws://127.0.0.1:1", true)
 	s := newStreamer(b, live, worker)
 	ctx := context.Background()
 	type want struct {
@@ -227,49 +299,35 @@ func TestNativeActivity(t *testing.T) {
 		method string
 		status string
 	}
+	handle := func(n Notification) { s.handle(ctx, n) }
 	steps := []struct {
 		what    string
 		advance time.Duration
-		do      func() bool // false when the stream should end
+		do      func()
 		want    want
-		ends    bool
 	}{
-		{"another thread's event", 0, func() bool {
-			s.handle(ctx, note("item/started", map[string]any{"threadId": "other"}))
-			return true
-		}, want{n: 0}, false},
-		{"the first event", 0, func() bool { s.handle(ctx, note("item/started", nil)); return true },
-			want{1, 1, "item/started", working}, false},
-		{"100 ms later", 100 * time.Millisecond, func() bool { s.handle(ctx, note("item/completed", nil)); return true },
-			want{1, 1, "item/started", working}, false},
-		{"750 ms after the first", 650 * time.Millisecond, func() bool {
-			s.handle(ctx, note("turn/completed", map[string]any{"turn": map[string]any{"status": "completed"}}))
-			return true
-		},
-			want{2, 2, "turn/completed", idle}, false},
-		{"quiet for 14.9 s", 14900 * time.Millisecond, func() bool { return s.tick(ctx) }, want{2, 2, "turn/completed", idle}, false},
-		{"quiet for 15 s: a heartbeat", 100 * time.Millisecond, func() bool { return s.tick(ctx) }, want{3, 3, HeartbeatMethod, idle}, false},
-		{"an error, the API refusing", time.Second, func() bool {
+		{"another thread's event", 0, func() { handle(note("item/started", map[string]any{"threadId": "other"})) }, want{n: 0}},
+		{"the first event", 0, func() { handle(note("item/started", nil)) }, want{1, 1, "item/started", working}},
+		{"100 ms later: held", 100 * time.Millisecond, func() { handle(note("item/completed", nil)) }, want{1, 1, "item/started", working}},
+		{"an error to be retried: the latest held", 100 * time.Millisecond, func() {
+			handle(note("error", map[string]any{"error": map[string]any{"message": "Reconnecting... 1/5"}, "willRetry": true}))
+		}, want{1, 1, "item/started", working}},
+		{"749 ms after the first: still held", 549 * time.Millisecond, func() { s.flush(ctx) }, want{1, 1, "item/started", working}},
+		{"750 ms after the first: it goes", time.Millisecond, func() { s.flush(ctx) }, want{2, 2, "error", working}},
+		{"an error not retried, the API refusing", time.Second, func() {
 			room.mu.Lock()
 			room.failActivity = true
 			room.mu.Unlock()
-			s.handle(ctx, note("error", map[string]any{"error": map[string]any{"message": "Reconnecting... 2/5"}, "willRetry": true}))
-			return true
-		}, want{4, 4, "error", blocked}, false},
-		{"the next event still goes", time.Second, func() bool { s.handle(ctx, note("item/started", nil)); return true },
-			want{5, 5, "item/started", working}, false},
-		{"the session stopped", time.Second, func() bool {
-			live.Status = StatusInterrupted
-			saveLive(t, f, live)
-			return s.tick(ctx)
-		}, want{5, 5, "item/started", working}, true},
+			handle(note("error", map[string]any{"error": map[string]any{"message": "stream failed"}, "willRetry": false}))
+		}, want{3, 3, "error", blocked}},
+		{"quiet for 14.9 s", 14900 * time.Millisecond, func() { s.tick(ctx) }, want{3, 3, "error", blocked}},
+		{"quiet for 15 s: a heartbeat, still blocked", 100 * time.Millisecond, func() { s.tick(ctx) }, want{4, 4, HeartbeatMethod, blocked}},
+		{"the next event still goes", time.Second, func() { handle(note("item/started", nil)) }, want{5, 5, "item/started", working}},
 	}
 	reported := 0
 	for _, st := range steps {
 		clk.Advance(st.advance)
-		if goOn := st.do(); goOn == st.ends {
-			t.Fatalf("%s: tick answered %v, want %v", st.what, goOn, !st.ends)
-		}
+		st.do()
 		n, _, _ := room.counts()
 		if n != st.want.n {
 			t.Fatalf("%s: %d reports, want %d", st.what, n, st.want.n)
@@ -289,9 +347,104 @@ func TestNativeActivity(t *testing.T) {
 	}
 }
 
+// TestEndings: however the session ends, the stream tells the room once:
+// the summaries still queued, one final update saying idle or blocked and
+// why, the reasoning session closed, a last native activity, and the
+// worker's agent session ended; the state file keeps the final status
+// and error.
+func TestEndings(t *testing.T) {
+	t.Parallel()
+	turnEnd := func(status string, errMsg string) Notification {
+		turn := map[string]any{"id": codextest.TurnID, "status": status}
+		if errMsg != "" {
+			turn["error"] = map[string]any{"message": errMsg}
+		}
+		return note("turn/completed", map[string]any{"turn": turn})
+	}
+	tests := []struct {
+		name       string
+		end        func(s *streamer, f *state.File, live state.CodexLiveSession)
+		presence   string
+		reason     string
+		status     string
+		lastError  string
+		otherTurns bool
+	}{
+		{"turn completed", func(s *streamer, _ *state.File, _ state.CodexLiveSession) {
+			o, ended := s.handle(context.Background(), turnEnd("completed", ""))
+			if ended {
+				s.end(context.Background(), o)
+			}
+		}, idle, "finished its turn", StatusCompleted, "", false},
+		{"model error mid-turn, right after a post", func(s *streamer, _ *state.File, _ state.CodexLiveSession) {
+			ctx := context.Background()
+			s.handle(ctx, note("error", map[string]any{"error": map[string]any{"message": "unexpected status 500 Internal Server Error"}, "willRetry": false}))
+			o, ended := s.handle(ctx, turnEnd("failed", ""))
+			if ended {
+				s.end(ctx, o)
+			}
+		}, blocked, "unexpected status 500 Internal Server Error", StatusFailed, "unexpected status 500 Internal Server Error", false},
+		{"turn interrupted", func(s *streamer, _ *state.File, _ state.CodexLiveSession) {
+			o, ended := s.handle(context.Background(), turnEnd("interrupted", ""))
+			if ended {
+				s.end(context.Background(), o)
+			}
+		}, idle, "stopped", StatusInterrupted, "", false},
+		{"stopped from outside", func(s *streamer, f *state.File, live state.CodexLiveSession) {
+			live.Status = StatusInterrupted
+			saveLive(nil, f, live)
+			if s.tick(context.Background()) {
+				panic("the stream goes on after a stop")
+			}
+		}, idle, "stop_local_codex_session", StatusInterrupted, "", false},
+		{"app-server connection lost", func(s *streamer, _ *state.File, _ state.CodexLiveSession) {
+			s.lost(context.Background())
+		}, blocked, "app-server went away", StatusFailed, "the codex app-server went away", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b, room, clk, f, live := bridgeEnv(t, "ws://127.0.0.1:1", true)
+			s := newStreamer(b, live, worker)
+			ctx := context.Background()
+			s.handle(ctx, reasoningDone("r1", "**Working**"))
+			clk.Advance(100 * time.Millisecond)
+			s.handle(ctx, reasoningDone("r2", "**Still queued**"))
+			tc.end(s, f, live)
+
+			room.mu.Lock()
+			defer room.mu.Unlock()
+			final := room.posts[len(room.posts)-1]
+			if len(room.posts) != 2 || final.Status != tc.presence || !strings.Contains(final.Summary, tc.reason) ||
+				!strings.HasPrefix(final.Summary, "**Still queued**") {
+				t.Errorf("posts %+v; want the queued summary and a final %s one saying %q", room.posts, tc.presence, tc.reason)
+			}
+			if !slices.Equal(room.closed, []string{"rs_1"}) || !slices.Equal(room.ended, []string{worker.SessionID}) {
+				t.Errorf("closed %v, ended %v; want rs_1 closed and the worker's session ended", room.closed, room.ended)
+			}
+			if a := room.activity[len(room.activity)-1]; a.Status != tc.presence {
+				t.Errorf("last native activity %+v, want %s", a, tc.presence)
+			}
+			sv := saved(t, f, live.SessionID)
+			if sv.EndedAt == "" || sv.Status != tc.status || sv.LastError != tc.lastError {
+				t.Errorf("saved %s %q ended %q; want %s %q, ended", sv.Status, sv.LastError, sv.EndedAt, tc.status, tc.lastError)
+			}
+			// Told once: another ending (the starter's) posts nothing.
+			n := len(room.posts)
+			room.mu.Unlock()
+			s.end(ctx, exitOutcome(nil))
+			room.mu.Lock()
+			if len(room.posts) != n || len(room.ended) != 1 {
+				t.Errorf("a second ending posted again")
+			}
+		})
+	}
+}
+
 // TestBridgeStreams: a registering Codex worker binds to its room's live
-// session, follows its thread on the app-server, reports what happens
-// there, beats after 15 s of quiet, and stops when the server goes away.
+// session, follows its thread on the app-server, posts what it thought
+// before it registered, reports what happens there, beats after 15 s of
+// quiet, and, when the turn fails, tells the room and ends.
 func TestBridgeStreams(t *testing.T) {
 	t.Parallel()
 	fake := codextest.New(t, codextest.Options{})
@@ -301,28 +454,51 @@ func TestBridgeStreams(t *testing.T) {
 	if err := json.Unmarshal(waitCall(t, fake, "thread/resume").Params, &resume); err != nil || resume["threadId"] != codextest.ThreadID {
 		t.Fatalf("thread/resume params = %v, %v", resume, err)
 	}
-	st, _ := f.Load()
-	if got := st.CodexLiveSessions["live-1"].AgentSessionID; got != worker.SessionID {
-		t.Errorf("bound to %q, want %s", got, worker.SessionID)
+	testwait.Until(t, "the summary from before registration to be posted", func() bool {
+		room.mu.Lock()
+		defer room.mu.Unlock()
+		return len(room.opened) == 1 && room.opened[0].Summary == "**Joining**"
+	})
+	testwait.Until(t, "the reasoning session to be saved", func() bool { return saved(t, f, "live-1").ReasoningSessionID == "rs_1" })
+	if got := saved(t, f, "live-1"); got.AgentSessionID != worker.SessionID {
+		t.Errorf("bound to %q, want %s", got.AgentSessionID, worker.SessionID)
 	}
 	testwait.Until(t, "the fake to hear the bridge follow its thread", func() bool { return fake.Followers() == 1 })
 	fake.Notify("item/reasoning/summaryTextDelta", map[string]any{"threadId": codextest.ThreadID, "itemId": "r1", "summaryIndex": 0, "delta": "**Looking**"})
 	fake.Notify("item/completed", map[string]any{"threadId": codextest.ThreadID,
 		"item": map[string]any{"type": "reasoning", "id": "r1", "summary": []string{"**Looking**"}, "content": []string{"raw"}}})
-	testwait.Until(t, "the reasoning to be posted", func() bool { _, opened, _ := room.counts(); return opened == 1 })
-	if a := room.lastActivity(); a.Sequence != 1 || a.Method != "item/reasoning/summaryTextDelta" {
-		t.Errorf("first report = %+v", a)
-	}
+	// Within 750 ms of the first post: it waits on the clock, then goes.
+	testwait.Until(t, "the first native activity", func() bool { n, _, _ := room.counts(); return n > 0 })
+	advanceWhenWaiting(t, clk, postGap)
+	testwait.Until(t, "the queued reasoning to be posted", func() bool { _, _, added := room.counts(); return added == 1 })
 	for range heartbeatAfter/tickEvery + 1 {
 		advanceWhenWaiting(t, clk, tickEvery)
 	}
 	testwait.Until(t, "a heartbeat", func() bool { return room.lastActivity().Method == HeartbeatMethod })
-	fake.Close()
+	fake.Notify("turn/completed", map[string]any{"threadId": codextest.ThreadID,
+		"turn": map[string]any{"id": codextest.TurnID, "status": "failed", "error": map[string]any{"message": "model overloaded"}}})
 	testwait.Until(t, "the stream to end", func() bool {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		return len(b.streams) == 0
 	})
+	if sv := saved(t, f, "live-1"); sv.Status != StatusFailed || sv.LastError != "model overloaded" || sv.EndedAt == "" {
+		t.Errorf("saved %+v, want failed with the turn's error, ended", sv)
+	}
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	if final := room.posts[len(room.posts)-1]; final.Status != blocked || !strings.Contains(final.Summary, "model overloaded") ||
+		len(room.closed) != 1 || len(room.ended) != 1 {
+		t.Errorf("final post %+v, closed %v, ended %v", final, room.closed, room.ended)
+	}
+	// No heartbeat after the end: nothing hears the clock any more.
+	n := len(room.activity)
+	room.mu.Unlock()
+	clk.Advance(2 * heartbeatAfter)
+	room.mu.Lock()
+	if len(room.activity) != n {
+		t.Errorf("activity after the end")
+	}
 }
 
 // TestBindRetries: a worker that registers before its live session is
@@ -412,5 +588,40 @@ func TestPickWorker(t *testing.T) {
 		if got := pickWorker(l, agents); got != tc.want {
 			t.Errorf("%s: pickWorker = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestActivityText: native activity carries a line saying what the worker
+// does, which the roster shows: the command it runs, the tool it calls,
+// the summary it thought last, a model error; never raw reasoning.
+func TestActivityText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		n    Notification
+		want string
+	}{
+		{"a command", note("item/started", map[string]any{"item": map[string]any{"type": "commandExecution", "id": "c1",
+			"command": "go test\n  ./..."}}), "running go test ./..."},
+		{"a tool call", note("item/started", map[string]any{"item": map[string]any{"type": "mcpToolCall", "id": "t1", "tool": "wait_for_messages"}}),
+			"calling wait_for_messages"},
+		{"a summary", reasoningDone("r1", "**Checking** the board"), "thinking: **Checking** the board"},
+		{"raw reasoning tells nothing", note("item/reasoning/textDelta", map[string]any{"itemId": "r1", "delta": "secret"}), "working"},
+		{"a model error", note("error", map[string]any{"error": map[string]any{"message": "overloaded"}, "willRetry": true}),
+			"model error (retrying): overloaded"},
+		{"a long command", note("item/started", map[string]any{"item": map[string]any{"type": "commandExecution", "id": "c2",
+			"command": strings.Repeat("x", 300)}}), "running " + strings.Repeat("x", maxLine-len("running ")-1) + "…"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b, room, _, _, live := bridgeEnv(t, "ws://127.0.0.1:1", true)
+			s := newStreamer(b, live, worker)
+			s.text = "working"
+			s.handle(context.Background(), tc.n)
+			if got := room.lastActivity().Text; got != tc.want {
+				t.Errorf("text = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -35,11 +35,19 @@ const (
 	TokenPrefix = "LOCAL_CODEX_ROOM_"
 )
 
-// Startup observation: a started worker is watched this long, every
-// startupPoll, and the start fails if it dies or its turn ends meanwhile.
+// Startup: a start waits up to registerWait for its worker to register
+// in the room, looking every startupPoll, and fails if the worker dies
+// or its turn ends meanwhile.
 const (
-	startupObservation = 8 * time.Second
-	startupPoll        = 500 * time.Millisecond
+	registerWait = 90 * time.Second
+	startupPoll  = 500 * time.Millisecond
+	// endWait bounds how long a stop, or the clean-up of an ended turn,
+	// waits for the worker's bridge to tell the room before it tells it
+	// itself and ends the app-server; looking every endPoll.
+	endWait = 15 * time.Second
+	endPoll = 100 * time.Millisecond
+	// turnsPage is the page size of thread/turns/list.
+	turnsPage = 20
 )
 
 // ErrNoSession is the error when no live session matches.
@@ -52,6 +60,9 @@ type Config struct {
 	// ServerURL is the app-server to use (LETAGENTS_CODEX_SERVER_URL);
 	// when "", a new one is spawned on a free loopback port.
 	ServerURL string
+	// Room is where the starter tells a room that a session ended when
+	// the worker's bridge cannot (a stop, a dead app-server).
+	Room Room
 	// Clock is nil for the system clock.
 	Clock  Clock
 	Logger *slog.Logger
@@ -68,6 +79,13 @@ type Manager struct {
 
 	mu      sync.Mutex
 	spawned map[int]*server // app-servers this process started, by pid, kept after they end
+	closing bool            // Close has begun: a server that exits now was ended with this process
+	watches sync.WaitGroup  // the goroutines waiting for spawned servers to exit
+
+	// saved, when set (by tests), is told of each new session once it is
+	// saved: where a test's worker registers, as a real worker does while
+	// the start watches.
+	saved func(state.CodexLiveSession)
 }
 
 // NewManager returns a Manager keeping its sessions in f.
@@ -87,8 +105,11 @@ func NewManager(f *state.File, cfg Config) *Manager {
 
 // Close ends the app-servers this process spawned, and with them their
 // workers: a live session lasts as long as the MCP server that started it.
+// It returns once the rooms have been told.
 func (m *Manager) Close() {
+	defer m.watches.Wait()
 	m.mu.Lock()
+	m.closing = true
 	pids := make([]int, 0, len(m.spawned))
 	for pid := range m.spawned {
 		pids = append(pids, pid)
@@ -162,7 +183,9 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (sess state.CodexLiv
 		}
 		m.mu.Lock()
 		m.spawned[s.pid] = s
+		m.watches.Add(1)
 		m.mu.Unlock()
+		go m.watch(s)
 		sess.ServerPID, sess.LaunchedServer = s.pid, true
 		if err := m.awaitReady(ctx, s, serverURL); err != nil {
 			m.end(s.pid)
@@ -184,6 +207,9 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (sess state.CodexLiv
 		return nil
 	}); err != nil {
 		return sess, false, fmt.Errorf("save the live session: %w", err)
+	}
+	if m.saved != nil {
+		m.saved(sess)
 	}
 	sess, err = m.observe(ctx, sess)
 	return sess, false, err
@@ -228,50 +254,92 @@ func (m *Manager) startTurn(ctx context.Context, sess *state.CodexLiveSession) e
 	return nil
 }
 
-// observe watches a started session for startupObservation: it fails the
-// session if its server goes away, its status cannot be read, or its turn
-// ends, and answers the session as last inspected otherwise.
+// observe watches a started session on one app-server connection until
+// its worker has registered in the room (the start succeeds), or its
+// server goes away, its turn ends or registerWait passes (the start
+// fails, saying why, and the worker is stopped).
 func (m *Manager) observe(ctx context.Context, sess state.CodexLiveSession) (state.CodexLiveSession, error) {
-	deadline := m.clock.Now().Add(startupObservation)
+	// A server that cannot be dialled is inspected as gone.
+	c, err := dial(ctx, sess.ServerURL)
+	if err == nil {
+		defer c.Close()
+	}
+	deadline := m.clock.Now().Add(registerWait)
 	for {
-		left := deadline.Sub(m.clock.Now())
-		if left <= 0 {
-			return sess, nil
-		}
-		select {
-		case <-m.clock.After(min(left, startupPoll)):
-		case <-ctx.Done():
-			return sess, fmt.Errorf("watch the worker's start: %w", ctx.Err())
-		}
-		st, err := m.inspect(ctx, sess)
+		st, err := m.inspectOn(ctx, c, sess)
 		if err != nil {
 			return sess, err
 		}
 		sess = st.Session
-		reason := ""
+		var fail *StartError
 		switch {
 		case !st.ServerReachable:
-			reason = "app-server became unreachable during startup"
-		case sess.Status == StatusUnknown:
-			reason = "worker status became unknown during startup"
+			fail = &StartError{Kind: FailServer, Reason: "the codex app-server went away during startup"}
 			if sess.LastError != "" {
-				reason += " (" + sess.LastError + ")"
+				fail.Reason += " (" + sess.LastError + ")"
 			}
+		case sess.Status == StatusUnknown:
+			fail = &StartError{Kind: FailServer, Reason: "worker status became unknown during startup (" + sess.LastError + ")"}
 		case sess.Status == StatusCompleted:
-			reason = "turn completed before entering the room polling loop"
+			fail = &StartError{Kind: FailRegistration, Reason: "turn completed before the worker registered in the room"}
+		case sess.Status == StatusFailed:
+			fail = &StartError{Kind: failureKind(st.TurnError), Reason: "turn failed: " + sess.LastError}
 		case terminal(sess.Status):
-			reason = "turn entered " + sess.Status
-		}
-		if reason != "" {
-			failed, uerr := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
-				s.Status, s.LastError = StatusFailed, reason
-			})
-			if uerr == nil {
-				sess = failed
+			fail = &StartError{Kind: FailServer, Reason: "turn " + sess.Status + " during startup"}
+		case sess.AgentSessionID != "":
+			// A worker in the room is running, whatever Codex has written yet.
+			if sess.Status == StatusStarting {
+				if upd, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
+					if s.Status == StatusStarting {
+						s.Status = StatusRunning
+					}
+				}); err == nil {
+					sess = upd
+				}
 			}
-			return sess, fmt.Errorf("codex worker exited during startup: %s", reason)
+			return sess, nil
+		case !m.clock.Now().Before(deadline):
+			fail = &StartError{Kind: FailRegistration, Reason: "the worker did not register in the room within " + registerWait.String() +
+				": " + whyUnregistered(st.RecentItems)}
+		}
+		if fail != nil {
+			return m.failStart(ctx, sess, fail)
+		}
+		select {
+		case <-m.clock.After(min(deadline.Sub(m.clock.Now()), startupPoll)):
+		case <-ctx.Done():
+			return sess, fmt.Errorf("watch the worker's start: %w", ctx.Err())
 		}
 	}
+}
+
+// failStart marks a session whose start failed, stops its worker, and
+// answers the failure.
+func (m *Manager) failStart(ctx context.Context, sess state.CodexLiveSession, fail *StartError) (state.CodexLiveSession, error) {
+	if c, err := dial(ctx, sess.ServerURL); err == nil {
+		_ = call(ctx, c, "turn/interrupt", map[string]string{"threadId": sess.ThreadID, "turnId": sess.TurnID}, nil)
+		c.Close()
+	}
+	failed, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
+		s.Status, s.LastError = StatusFailed, fail.Reason
+	})
+	if err == nil {
+		sess = failed
+	}
+	m.endOwned(ctx, sess)
+	return sess, fail
+}
+
+// whyUnregistered is what the worker's turn says of why it did not
+// register: the error its register_agent_session (or join) call got, or
+// that it made none.
+func whyUnregistered(items []map[string]any) string {
+	for i := len(items) - 1; i >= 0; i-- {
+		if items[i]["type"] == "mcpToolCall" && items[i]["error"] != nil && items[i]["error"] != "" {
+			return fmt.Sprintf("its %v call failed: %v", items[i]["tool"], items[i]["error"])
+		}
+	}
+	return "it made no successful register_agent_session call (does its LetAgents MCP server get LETAGENTS_TOKEN and LETAGENTS_API_URL in its env?)"
 }
 
 // Status is what an inspection found.
@@ -280,6 +348,7 @@ type Status struct {
 	ServerReachable bool
 	ThreadStatus    json.RawMessage // as the app-server gave it; nil when unread
 	TurnStatus      json.RawMessage
+	TurnError       *turnError       // a failed turn's error
 	RecentItems     []map[string]any // the turn's last items, reasoning left out
 }
 
@@ -293,48 +362,96 @@ func (m *Manager) Inspect(ctx context.Context, id, roomID string) (Status, error
 	if !ok {
 		return Status{}, ErrNoSession
 	}
-	return m.inspect(ctx, sess)
+	st, err := m.inspect(ctx, sess)
+	if err == nil && terminal(st.Session.Status) {
+		m.endOwned(ctx, st.Session)
+	}
+	return st, err
 }
 
+// inspect is inspectOn over a connection of its own.
 func (m *Manager) inspect(ctx context.Context, sess state.CodexLiveSession) (Status, error) {
 	if !ready(ctx, m.http, sess.ServerURL) {
-		upd, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) { s.Status = derive(s.Status, false, "", "") })
-		if err != nil {
-			return Status{}, err
-		}
-		m.endOwned(upd)
-		return Status{Session: upd}, nil
+		return m.inspectOn(ctx, nil, sess)
 	}
-	read, err := m.readThread(ctx, sess)
+	c, err := dial(ctx, sess.ServerURL)
 	if err != nil {
-		upd, uerr := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) { s.Status, s.LastError = StatusUnknown, err.Error() })
+		// It answers its probe but will not talk: the worker's state is
+		// unknown, and why is the error.
+		upd, uerr := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
+			if !terminal(s.Status) {
+				s.Status, s.LastError = StatusUnknown, err.Error()
+			}
+		})
 		if uerr != nil {
 			return Status{}, uerr
 		}
-		m.endOwned(upd)
 		return Status{Session: upd, ServerReachable: true}, nil
 	}
-	turn := read.turn(sess.TurnID)
-	var turnStatus json.RawMessage
-	var items []map[string]any
-	if turn != nil {
-		turnStatus, items = turn.Status, recentItems(turn.Items)
+	defer c.Close()
+	return m.inspectOn(ctx, c, sess)
+}
+
+// inspectOn reads a session's thread over c (nil or closed: the server is
+// unreachable) and saves the status it derives. A final status stays.
+func (m *Manager) inspectOn(ctx context.Context, c *Conn, sess state.CodexLiveSession) (Status, error) {
+	if c == nil || c.Err() != nil {
+		exit := m.exitOf(sess)
+		upd, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
+			if terminal(s.Status) {
+				return
+			}
+			if exit != "" {
+				s.Status, s.LastError = StatusFailed, exit
+				return
+			}
+			s.Status, s.LastError = StatusUnknown, "the codex app-server at "+s.ServerURL+" does not answer"
+		})
+		if err != nil {
+			return Status{}, err
+		}
+		return Status{Session: upd}, nil
+	}
+	read, err := readThread(ctx, c, sess)
+	if err != nil {
+		upd, uerr := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
+			if !terminal(s.Status) {
+				s.Status, s.LastError = StatusUnknown, err.Error()
+			}
+		})
+		if uerr != nil {
+			return Status{}, uerr
+		}
+		return Status{Session: upd, ServerReachable: true}, nil
 	}
 	upd, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
-		s.Status, s.LastError = derive(s.Status, true, statusName(read.Thread.Status), turn.status()), ""
+		prev := s.Status
+		s.Status = derive(s.Status, true, statusName(read.Status), read.Turn.status())
+		switch {
+		case terminal(prev):
+		case s.Status == StatusFailed && read.Turn != nil && read.Turn.Error != nil:
+			s.LastError = read.Turn.Error.Message
+		case s.Status == StatusFailed:
+			s.LastError = "the codex thread is in status " + statusName(read.Status)
+		default:
+			s.LastError = ""
+		}
 	})
 	if err != nil {
 		return Status{}, err
 	}
-	if terminal(upd.Status) {
-		m.endOwned(upd)
+	out := Status{Session: upd, ServerReachable: true, ThreadStatus: read.Status, RecentItems: recentItems(read.Items)}
+	if read.Turn != nil {
+		out.TurnStatus, out.TurnError = read.Turn.Status, read.Turn.Error
 	}
-	return Status{Session: upd, ServerReachable: true, ThreadStatus: read.Thread.Status, TurnStatus: turnStatus, RecentItems: items}, nil
+	return out, nil
 }
 
-// Stop interrupts a live session's turn (when its server is up), marks it
-// interrupted and ends its app-server if this machine spawned it. It
-// finds the session as Inspect does.
+// Stop interrupts a live session's turn (when its server is up) and
+// marks it interrupted (a final status stays); once the room has been
+// told (by the worker's bridge, which hears the turn end, else by the
+// starter after endWait) it ends the app-server if this machine spawned
+// it. It finds the session as Inspect does.
 func (m *Manager) Stop(ctx context.Context, id, roomID string) (state.CodexLiveSession, error) {
 	sess, ok := m.find(m.load(), id, roomID)
 	if !ok {
@@ -351,6 +468,9 @@ func (m *Manager) Stop(ctx context.Context, id, roomID string) (state.CodexLiveS
 		}
 	}
 	upd, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
+		if terminal(s.Status) {
+			return
+		}
 		s.Status, s.LastError = StatusInterrupted, ""
 		if !reachable {
 			s.LastError = "server unreachable at stop time"
@@ -359,8 +479,108 @@ func (m *Manager) Stop(ctx context.Context, id, roomID string) (state.CodexLiveS
 	if err != nil {
 		return sess, err
 	}
-	m.endOwned(upd)
-	return upd, nil
+	return m.endOwned(ctx, upd), nil
+}
+
+// endOwned ends a session whose worker is done: it waits up to endWait
+// for the room to have been told (the worker's bridge does it when it
+// hears the turn end), tells it itself if no one began to, and ends the
+// app-server if this machine spawned it. It answers the session as saved then.
+func (m *Manager) endOwned(ctx context.Context, s state.CodexLiveSession) state.CodexLiveSession {
+	if s.AgentSessionID != "" {
+		// Real time, not the package's clock: this waits for another
+		// process's posts to the API, however slow, not for a timing.
+		deadline := time.Now().Add(endWait)
+		for s.ToldAt == "" && time.Now().Before(deadline) && ctx.Err() == nil {
+			select {
+			case <-time.After(endPoll):
+			case <-ctx.Done():
+			}
+			if cur, ok := m.load().CodexLiveSessions[s.SessionID]; ok {
+				s = cur
+			}
+		}
+	}
+	if s.EndedAt == "" {
+		m.tell(ctx, s.SessionID, outcomeOf(s))
+		if cur, ok := m.load().CodexLiveSessions[s.SessionID]; ok {
+			s = cur
+		}
+	}
+	if s.LaunchedServer && s.ServerPID > 0 {
+		m.end(s.ServerPID)
+	}
+	return s
+}
+
+// tell tells the room the session id ended with o, unless it was told.
+func (m *Manager) tell(ctx context.Context, id string, o outcome) {
+	e := ender{room: m.cfg.Room, state: m.state, clock: m.clock, log: m.log}
+	live, agent, ok, err := e.claim(context.WithoutCancel(ctx), id, o)
+	if err != nil {
+		m.log.Warn("could not record the end of the codex live session", "session", id, "error", err)
+		return
+	}
+	if ok && m.cfg.Room.Activity != nil {
+		e.finish(ctx, live, agent, "", nil, 1<<40, o)
+	}
+}
+
+// watch waits for a spawned app-server to exit and tells the rooms of
+// its sessions that were not told: an app-server that dies takes its
+// worker and the worker's bridge with it.
+func (m *Manager) watch(s *server) {
+	defer m.watches.Done()
+	<-s.exited
+	m.mu.Lock()
+	closing := m.closing
+	m.mu.Unlock()
+	for _, live := range m.load().CodexLiveSessions {
+		if !live.LaunchedServer || live.ServerPID != s.pid || live.EndedAt != "" {
+			continue
+		}
+		o := exitOutcome(s.err)
+		switch {
+		case terminal(live.Status):
+			o = outcomeOf(live)
+		case closing:
+			o = starterGoneOutcome
+		}
+		m.tell(context.Background(), live.SessionID, o)
+	}
+}
+
+// exitOf is how the app-server of sess exited, when this process spawned
+// it and it did; "" otherwise.
+func (m *Manager) exitOf(sess state.CodexLiveSession) string {
+	if !sess.LaunchedServer {
+		return ""
+	}
+	m.mu.Lock()
+	s, ok := m.spawned[sess.ServerPID]
+	m.mu.Unlock()
+	if !ok {
+		return ""
+	}
+	select {
+	case <-s.exited:
+		return exitOutcome(s.err).lastError
+	default:
+		return ""
+	}
+}
+
+// outcomeOf is the outcome a session's saved status says.
+func outcomeOf(s state.CodexLiveSession) outcome {
+	switch s.Status {
+	case StatusCompleted:
+		return turnOutcome("completed", "")
+	case StatusFailed:
+		return turnOutcome("failed", s.LastError)
+	case StatusInterrupted:
+		return stoppedOutcome
+	}
+	return exitOutcome(nil)
 }
 
 // Current is roomID's current live session ("" for the most recently
@@ -423,13 +643,6 @@ func (m *Manager) update(ctx context.Context, id string, fn func(*state.CodexLiv
 	return out, nil
 }
 
-// endOwned ends a session's app-server if this machine spawned it.
-func (m *Manager) endOwned(s state.CodexLiveSession) {
-	if s.LaunchedServer && s.ServerPID > 0 {
-		m.end(s.ServerPID)
-	}
-}
-
 // end ends a spawned app-server. One this process spawned is ended only
 // while it runs: once it has exited, its pid may be another process's.
 func (m *Manager) end(pid int) {
@@ -457,6 +670,8 @@ func terminal(status string) bool {
 // status and the turn's (either "" when unread).
 func derive(prev string, reachable bool, thread, turn string) string {
 	switch {
+	case terminal(prev):
+		return prev
 	case thread == "systemError" || thread == "error" || turn == "failed":
 		return StatusFailed
 	case turn == "completed":
@@ -466,9 +681,6 @@ func derive(prev string, reachable bool, thread, turn string) string {
 	case turn == "inProgress" || thread == "active":
 		return StatusRunning
 	case !reachable:
-		if prev == StatusCompleted || prev == StatusInterrupted {
-			return prev
-		}
 		return StatusUnknown
 	}
 	return prev
@@ -477,50 +689,149 @@ func derive(prev string, reachable bool, thread, turn string) string {
 // stamp is how the state file writes times.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// readThread reads the session's thread with its turns. A thread whose
-// first turn is not yet written reads as empty.
-func (m *Manager) readThread(ctx context.Context, sess state.CodexLiveSession) (threadRead, error) {
-	var read threadRead
-	c, err := dial(ctx, sess.ServerURL)
-	if err != nil {
-		return read, err
-	}
-	defer c.Close()
-	err = call(ctx, c, "thread/read", map[string]any{"threadId": sess.ThreadID, "includeTurns": true}, &read)
-	if err != nil && strings.Contains(err.Error(), "not materialized yet") {
-		return threadRead{}, nil
-	}
-	return read, err
-}
-
-// threadRead is the answer to thread/read.
+// threadRead is what an inspection reads of a thread: its status, the
+// session's turn (nil before it is written) and that turn's last items.
 type threadRead struct {
-	Thread struct {
-		Status json.RawMessage `json:"status"`
-		Turns  []turnRead      `json:"turns"`
-	} `json:"thread"`
+	Status json.RawMessage
+	Turn   *turnRead
+	Items  []json.RawMessage
 }
 
-// turn is the turn with id, else the latest one, else nil.
-func (r threadRead) turn(id string) *turnRead {
-	turns := r.Thread.Turns
-	for i := range turns {
-		if turns[i].ID == id {
-			return &turns[i]
+// readThread reads the session's thread status (thread/read), finds its
+// turn (thread/turns/list, newest first, page by page) and reads the
+// turn's last items (thread/items/list). A thread whose first turn is
+// not yet written reads as empty.
+func readThread(ctx context.Context, c *Conn, sess state.CodexLiveSession) (threadRead, error) {
+	var out threadRead
+	var thread struct {
+		Thread struct {
+			Status json.RawMessage `json:"status"`
+		} `json:"thread"`
+	}
+	err := call(ctx, c, "thread/read", map[string]any{"threadId": sess.ThreadID}, &thread)
+	if notWritten(err) {
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	out.Status = thread.Thread.Status
+	cursor := ""
+	for out.Turn == nil {
+		params := map[string]any{"threadId": sess.ThreadID, "limit": turnsPage, "itemsView": "notLoaded"}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		var page struct {
+			Data       []turnRead `json:"data"`
+			NextCursor string     `json:"nextCursor"`
+		}
+		err = call(ctx, c, "thread/turns/list", params, &page)
+		if unsupported(err) {
+			return readThreadTurns(ctx, c, sess, out)
+		}
+		if notWritten(err) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		for i := range page.Data {
+			if page.Data[i].ID == sess.TurnID {
+				out.Turn = &page.Data[i]
+			}
+		}
+		if page.NextCursor == "" || page.NextCursor == cursor || len(page.Data) == 0 {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	if out.Turn == nil {
+		return out, nil
+	}
+	var items struct {
+		Data []struct {
+			Item json.RawMessage `json:"item"`
+		} `json:"data"`
+	}
+	err = call(ctx, c, "thread/items/list", map[string]any{"threadId": sess.ThreadID, "turnId": sess.TurnID,
+		"sortDirection": "desc", "limit": recentCount}, &items)
+	if unsupported(err) {
+		return readThreadTurns(ctx, c, sess, out)
+	}
+	if err != nil {
+		return out, err
+	}
+	for i := len(items.Data) - 1; i >= 0; i-- {
+		out.Items = append(out.Items, items.Data[i].Item)
+	}
+	return out, nil
+}
+
+// readThreadTurns reads the session's turn and its items the way Codex
+// deprecated (thread/read with includeTurns), for an app-server that
+// does not serve thread/turns/list or thread/items/list for the thread:
+// 0.171 answers "list_turns is not supported yet" for a thread it runs.
+func readThreadTurns(ctx context.Context, c *Conn, sess state.CodexLiveSession, out threadRead) (threadRead, error) {
+	var read struct {
+		Thread struct {
+			Status json.RawMessage `json:"status"`
+			Turns  []turnRead      `json:"turns"`
+		} `json:"thread"`
+	}
+	err := call(ctx, c, "thread/read", map[string]any{"threadId": sess.ThreadID, "includeTurns": true}, &read)
+	if notWritten(err) || unsupported(err) {
+		// A running turn 0.171 will not list: the thread's status is
+		// what there is; the bridge reports the turn's end.
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	out.Status = read.Thread.Status
+	for i := range read.Thread.Turns {
+		if t := &read.Thread.Turns[i]; t.ID == sess.TurnID {
+			out.Turn, out.Items = t, t.Items
 		}
 	}
-	if len(turns) == 0 {
-		return nil
+	// Rebuilt from the rollout, a turn still running reads as
+	// interrupted (seen with 0.171): while the thread is active, it runs.
+	if out.Turn != nil && statusName(out.Status) == "active" {
+		out.Turn.Status, out.Turn.Error = json.RawMessage(`"inProgress"`), nil
 	}
-	return &turns[len(turns)-1]
+	return out, nil
 }
 
+// notWritten reports whether err says the thread's history is not on
+// disk yet (early in its first turn): the thread then reads as empty.
+func notWritten(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "not materialized yet") || strings.Contains(err.Error(), "is empty"))
+}
+
+// unsupported reports whether err is the app-server's answer to a method
+// it does not serve (JSON-RPC "method not found").
+func unsupported(err error) bool {
+	var rpc *RPCError
+	return errors.As(err, &rpc) && rpc.Code == -32601
+}
+
+// turnRead is the part of a turn an inspection reads.
 type turnRead struct {
 	ID     string          `json:"id"`
 	Status json.RawMessage `json:"status"`
-	// Items are decoded one by one (recentItems): an item of a shape this
-	// package does not know must not make the whole read fail.
+	Error  *turnError      `json:"error"`
+	// Items are read only by readThreadTurns, and decoded one by one
+	// (recentItems): an item of a shape this package does not know must
+	// not make the whole read fail.
 	Items []json.RawMessage `json:"items"`
+}
+
+// turnError is a failed turn's error, as Codex reports it.
+type turnError struct {
+	Message string `json:"message"`
+	// Info is Codex's kind of error: a name such as "unauthorized", or an
+	// object naming it.
+	Info json.RawMessage `json:"codexErrorInfo"`
 }
 
 // status is the turn's status name; "" for no turn.
@@ -561,10 +872,14 @@ type itemRead struct {
 	Content json.RawMessage `json:"content"`
 }
 
-// recentItems describes a turn's last six items: the text of messages,
-// only the kind of everything else (reasoning above all).
+// recentCount is how many of a turn's last items an inspection shows.
+const recentCount = 6
+
+// recentItems describes a turn's last items: the text of messages, the
+// tool and error of MCP tool calls, only the kind of everything else
+// (reasoning above all).
 func recentItems(items []json.RawMessage) []map[string]any {
-	items = items[max(len(items)-6, 0):]
+	items = items[max(len(items)-recentCount, 0):]
 	out := make([]map[string]any, 0, len(items))
 	for _, raw := range items {
 		var it itemRead
@@ -577,6 +892,28 @@ func recentItems(items []json.RawMessage) []map[string]any {
 			it = itemRead{Type: kind.Type}
 		}
 		switch it.Type {
+		case "mcpToolCall":
+			var call struct {
+				Tool  string `json:"tool"`
+				Error *struct {
+					Message string `json:"message"`
+				} `json:"error"`
+				Result *struct {
+					IsError bool `json:"isError"`
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"result"`
+			}
+			_ = json.Unmarshal(raw, &call) // an unknown shape shows only the kind
+			entry := map[string]any{"type": it.Type, "tool": call.Tool}
+			switch {
+			case call.Error != nil:
+				entry["error"] = call.Error.Message
+			case call.Result != nil && call.Result.IsError && len(call.Result.Content) > 0:
+				entry["error"] = call.Result.Content[0].Text
+			}
+			out = append(out, entry)
 		case "agentMessage":
 			out = append(out, map[string]any{"type": it.Type, "phase": it.Phase, "text": it.Text})
 		case "userMessage":

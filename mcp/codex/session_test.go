@@ -23,12 +23,45 @@ import (
 // newManager is a Manager on a fresh state file and a test clock.
 func newManager(t *testing.T, cfg Config) (*Manager, *state.File, *testclock.Clock) {
 	t.Helper()
-	clk := testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
-	f := state.Open(filepath.Join(t.TempDir(), "mcp-state.json"))
-	cfg.Clock = clk
-	m := NewManager(f, cfg)
-	t.Cleanup(m.Close)
-	return m, f, clk
+	e := newEnv(t, cfg)
+	return e.m, e.f, e.clk
+}
+
+// env is a starter's Manager and, on the same state file and clock, the
+// Bridges of its worker's MCP server, both posting to one fake room.
+type env struct {
+	m    *Manager
+	b    *Bridges
+	f    *state.File
+	clk  *testclock.Clock
+	room *fakeRoom
+}
+
+func newEnv(t *testing.T, cfg Config) env {
+	t.Helper()
+	e := env{clk: testclock.New(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)), f: state.Open(filepath.Join(t.TempDir(), "mcp-state.json")),
+		room: &fakeRoom{}}
+	cfg.Clock = e.clk
+	cfg.Room = Room{Activity: e.room, Reasoning: e.room, Sessions: e.room}
+	e.m = NewManager(e.f, cfg)
+	e.b = NewBridges(BridgeConfig{State: e.f, Activity: e.room, Reasoning: e.room, Sessions: e.room, Clock: e.clk})
+	t.Cleanup(e.b.Close)
+	t.Cleanup(e.m.Close)
+	return e
+}
+
+// registerWorker makes the next start's worker register, as its MCP
+// server does, once its live session is saved: its agent session is
+// saved and its bridge told.
+func registerWorker(t *testing.T, m *Manager, b *Bridges) {
+	t.Helper()
+	m.saved = func(live state.CodexLiveSession) {
+		m.saved = nil
+		started, _ := time.Parse(time.RFC3339Nano, live.StartedAt)
+		a := worker
+		a.SessionID = "as_" + live.SessionID
+		b.Registered(saveAgent(t, m.state, a, started))
+	}
 }
 
 func startInput(t *testing.T, serverURL string) StartInput {
@@ -42,8 +75,27 @@ type started struct {
 	err    error
 }
 
-// start runs m.Start, driving the clock through its waits.
+// start runs m.Start, driving the clock through its waits, with a worker
+// that registers.
 func start(t *testing.T, m *Manager, clk *testclock.Clock, in StartInput, ready func() bool) started {
+	t.Helper()
+	registerWorker(t, m, workerBridges(t, m))
+	defer func() { m.saved = nil }()
+	return startAlone(t, m, clk, in, ready)
+}
+
+// workerBridges is the Bridges of the worker's MCP server on m's state
+// file and clock.
+func workerBridges(t *testing.T, m *Manager) *Bridges {
+	t.Helper()
+	b := NewBridges(BridgeConfig{State: m.state, Activity: &fakeRoom{}, Clock: m.clock})
+	t.Cleanup(b.Close)
+	return b
+}
+
+// startAlone runs m.Start, driving the clock through its waits, with no
+// worker registering.
+func startAlone(t *testing.T, m *Manager, clk *testclock.Clock, in StartInput, ready func() bool) started {
 	t.Helper()
 	return drive(t, clk, ready, func() started {
 		s, reused, err := m.Start(context.Background(), in)
@@ -80,20 +132,19 @@ func saved(t *testing.T, f *state.File, id string) state.CodexLiveSession {
 }
 
 // TestStartHandshake: a start speaks the app-server's protocol as the
-// original did, saves the session, and watches it for the observation
-// time before answering.
+// original did, saves the session, and answers once its worker has
+// registered, bound to it.
 func TestStartHandshake(t *testing.T) {
 	t.Parallel()
 	fake := codextest.New(t, codextest.Options{})
 	m, f, clk := newManager(t, Config{})
-	t0 := clk.Now()
 	in := startInput(t, fake.URL)
 	got := start(t, m, clk, in, nil)
 	if got.err != nil || got.reused {
 		t.Fatalf("Start = %+v", got)
 	}
-	if elapsed := clk.Now().Sub(t0); elapsed < startupObservation {
-		t.Errorf("Start answered after %v of observation, want %v", elapsed, startupObservation)
+	if got.sess.AgentSessionID != "as_"+got.sess.SessionID {
+		t.Errorf("Start answered with worker %q, want the registered one", got.sess.AgentSessionID)
 	}
 	if m := fake.Methods(); len(m) < 4 || !slices.Equal(m[:4], []string{"initialize", "initialized", "thread/start", "turn/start"}) {
 		t.Fatalf("app-server got %v, want initialize, initialized, thread/start, turn/start first", m)
@@ -153,8 +204,8 @@ func TestStartHandshake(t *testing.T) {
 func TestStartReuse(t *testing.T) {
 	t.Parallel()
 	fake := codextest.New(t, codextest.Options{})
-	m, _, clk := newManager(t, Config{ServerURL: fake.URL})
-	in := startInput(t, "")
+	m, _, clk := newManager(t, Config{})
+	in := startInput(t, fake.URL)
 	first := start(t, m, clk, in, nil)
 	if first.err != nil {
 		t.Fatal(first.err)
@@ -169,6 +220,8 @@ func TestStartReuse(t *testing.T) {
 		{"another branch", func(in *StartInput) { in.Branch = "feature" }, false},
 	}
 	for _, tc := range tests {
+		// The next worker registers later than the one before.
+		clk.Advance(time.Minute)
 		again := in
 		tc.change(&again)
 		got := start(t, m, clk, again, nil)
@@ -195,17 +248,21 @@ func TestStartFailures(t *testing.T) {
 		want      string
 		savedFail bool
 	}{
-		{"server dies after the turn starts", codextest.Options{DieAfterTurn: true}, "app-server became unreachable during startup", true},
-		{"turn ends before the loop", codextest.Options{TurnStatus: "completed"}, "turn completed before entering the room polling loop", true},
-		{"turn fails", codextest.Options{TurnStatus: "failed"}, "turn entered failed", true},
+		{"server dies after the turn starts", codextest.Options{DieAfterTurn: true}, "app-server went away during startup", true},
+		{"turn ends before the loop", codextest.Options{TurnStatus: "completed"}, "turn completed before the worker registered", true},
+		{"turn fails", codextest.Options{TurnStatus: "failed", TurnError: "unexpected status 500: model overloaded"},
+			"turn failed: unexpected status 500: model overloaded", true},
 		{"no WebSocket", codextest.Options{RefuseWebSocket: true}, "connect to codex app-server", false},
+		{"the worker never registers", codextest.Options{Items: []map[string]any{{"type": "mcpToolCall", "id": "i1", "tool": "register_agent_session",
+			"result": map[string]any{"isError": true, "content": []map[string]any{{"type": "text", "text": "Sign in first: no token"}}}}}},
+			"did not register in the room within 1m30s: its register_agent_session call failed: Sign in first: no token", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			fake := codextest.New(t, tc.opts)
 			m, f, clk := newManager(t, Config{})
-			got := start(t, m, clk, startInput(t, fake.URL), nil)
+			got := startAlone(t, m, clk, startInput(t, fake.URL), nil)
 			if got.err == nil || !strings.Contains(got.err.Error(), tc.want) {
 				t.Fatalf("Start = %v, want an error saying %q", got.err, tc.want)
 			}
@@ -216,7 +273,7 @@ func TestStartFailures(t *testing.T) {
 				}
 				return
 			}
-			if s := saved(t, f, got.sess.SessionID); s.Status != StatusFailed || !strings.Contains(tc.want, s.LastError) {
+			if s := saved(t, f, got.sess.SessionID); s.Status != StatusFailed || !strings.Contains(s.LastError, strings.TrimPrefix(tc.want, "turn failed: ")) {
 				t.Errorf("saved %s / %q, want failed / %q", s.Status, s.LastError, tc.want)
 			}
 		})
@@ -243,9 +300,9 @@ func TestStartSpawns(t *testing.T) {
 	if srv == nil {
 		t.Fatal("spawned server not tracked")
 	}
-	stopped, err := m.Stop(context.Background(), "", testRoom)
-	if err != nil || stopped.Status != StatusInterrupted || stopped.LastError != "" {
-		t.Fatalf("Stop = %+v, %v", stopped, err)
+	stopped := stop(t, m, clk, "", testRoom)
+	if stopped.err != nil || stopped.sess.Status != StatusInterrupted || stopped.sess.LastError != "" {
+		t.Fatalf("Stop = %+v", stopped)
 	}
 	testwait.Recv(t, "the spawned app-server to end", srv.exited)
 	if sv := saved(t, f, s.SessionID); sv.Status != StatusInterrupted {
@@ -290,7 +347,7 @@ func TestSpawnFailures(t *testing.T) {
 					return false
 				}
 			}
-			got := start(t, m, clk, startInput(t, freeURL(t)), exited)
+			got := startAlone(t, m, clk, startInput(t, freeURL(t)), exited)
 			if got.err == nil || !strings.Contains(got.err.Error(), tc.want) {
 				t.Fatalf("Start = %v, want an error saying %q", got.err, tc.want)
 			}
@@ -329,8 +386,11 @@ func TestInspect(t *testing.T) {
 		{"running", codextest.Options{}, false, StatusStarting, StatusRunning, true, ""},
 		{"completed", codextest.Options{TurnStatus: "completed"}, false, StatusRunning, StatusCompleted, true, ""},
 		{"handshake refused", codextest.Options{RefuseWebSocket: true}, false, StatusRunning, StatusUnknown, true, "connect to codex app-server"},
-		{"server gone", codextest.Options{}, true, StatusRunning, StatusUnknown, false, ""},
+		{"server gone", codextest.Options{}, true, StatusRunning, StatusUnknown, false, "does not answer"},
 		{"server gone after completing", codextest.Options{}, true, StatusCompleted, StatusCompleted, false, ""},
+		{"failed stays failed", codextest.Options{}, false, StatusFailed, StatusFailed, true, ""},
+		{"a failed turn's error", codextest.Options{TurnStatus: "failed", TurnError: "stream disconnected"}, false, StatusRunning, StatusFailed, true,
+			"stream disconnected"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -348,7 +408,7 @@ func TestInspect(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			got, err := m.Inspect(context.Background(), "", testRoom)
+			got, err := m.inspect(context.Background(), sess)
 			if err != nil || got.Session.Status != tc.want || got.ServerReachable != tc.reachable ||
 				!strings.Contains(got.Session.LastError, tc.lastError) || (tc.lastError == "") != (got.Session.LastError == "") {
 				t.Fatalf("Inspect = %s reachable %v error %q, %v; want %s reachable %v error %q", got.Session.Status, got.ServerReachable,
@@ -360,7 +420,7 @@ func TestInspect(t *testing.T) {
 			if tc.want == StatusRunning {
 				items, _ := json.Marshal(got.RecentItems)
 				if len(got.RecentItems) != 4 || !strings.Contains(string(items), "Joined the room.") || strings.Contains(string(items), "raw reasoning") ||
-					strings.Contains(string(items), "Joining") || !strings.Contains(string(items), `{"type":"mcpToolCall"}`) {
+					strings.Contains(string(items), "Joining") || !strings.Contains(string(items), `{"tool":"","type":"mcpToolCall"}`) {
 					t.Errorf("recent items = %s, want the messages and only the kind of the reasoning", items)
 				}
 				if statusName(got.TurnStatus) != "inProgress" || statusName(got.ThreadStatus) != "active" {
@@ -384,18 +444,24 @@ func TestStop(t *testing.T) {
 	t.Parallel()
 	for _, down := range []bool{false, true} {
 		fake := codextest.New(t, codextest.Options{})
-		m, _, clk := newManager(t, Config{})
+		m, f, clk := newManager(t, Config{})
 		got := start(t, m, clk, startInput(t, fake.URL), nil)
 		if got.err != nil {
 			t.Fatal(got.err)
 		}
+		wantStatus, wantErr := StatusInterrupted, ""
 		if down {
+			// The worker's bridge tells the room the server went away: the
+			// failure stays, the stop does not make it a stop.
 			fake.Close()
+			testwait.Until(t, "the bridge to tell the room the server went away", func() bool { return saved(t, f, got.sess.SessionID).EndedAt != "" })
+			wantStatus, wantErr = StatusFailed, "the codex app-server went away"
 		}
-		stopped, err := m.Stop(context.Background(), got.sess.SessionID, "")
-		wantErr := map[bool]string{false: "", true: "server unreachable at stop time"}[down]
-		if err != nil || stopped.Status != StatusInterrupted || stopped.LastError != wantErr {
-			t.Errorf("server down %v: Stop = %s %q, %v; want interrupted %q", down, stopped.Status, stopped.LastError, err, wantErr)
+		got2 := stop(t, m, clk, got.sess.SessionID, "")
+		stopped, err := got2.sess, got2.err
+		if err != nil || stopped.Status != wantStatus || stopped.LastError != wantErr || stopped.EndedAt == "" {
+			t.Errorf("server down %v: Stop = %s %q ended %q, %v; want %s %q, ended", down, stopped.Status, stopped.LastError,
+				stopped.EndedAt, err, wantStatus, wantErr)
 		}
 		if !down {
 			var p map[string]string
@@ -405,6 +471,15 @@ func TestStop(t *testing.T) {
 			}
 		}
 	}
+}
+
+// stop runs m.Stop, driving the clock through its waits.
+func stop(t *testing.T, m *Manager, clk *testclock.Clock, id, roomID string) started {
+	t.Helper()
+	return drive(t, clk, nil, func() started {
+		s, err := m.Stop(context.Background(), id, roomID)
+		return started{sess: s, err: err}
+	})
 }
 
 func TestDerive(t *testing.T) {
@@ -424,6 +499,8 @@ func TestDerive(t *testing.T) {
 		{StatusRunning, false, "", "", StatusUnknown},
 		{StatusInterrupted, false, "", "", StatusInterrupted},
 		{StatusRunning, true, "", "failed", StatusFailed},
+		{StatusFailed, true, "active", "inProgress", StatusFailed},
+		{StatusCompleted, false, "", "", StatusCompleted},
 	}
 	for _, tc := range tests {
 		if got := derive(tc.prev, tc.reachable, tc.thread, tc.turn); got != tc.want {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -77,6 +78,12 @@ func (r reasoningPoster) AddReasoning(ctx context.Context, room, id string, p co
 	return err
 }
 
+func (r reasoningPoster) CloseReasoning(ctx context.Context, room, id string, creds wire.SessionCredentials) error {
+	now := time.Now().UTC().Format(time.RFC3339)
+	_, err := r.api.ChangeReasoningSession(ctx, room, id, wire.ChangeReasoningSession{ClosedAt: &now, SessionCredentials: creds})
+	return err
+}
+
 // liveSessionJSON is a live session as tools show it: without its token.
 type liveSessionJSON struct {
 	SessionID       string  `json:"session_id"`
@@ -97,6 +104,7 @@ type liveSessionJSON struct {
 	Status          string  `json:"status"`
 	LastError       *string `json:"last_error"`
 	AgentSessionID  *string `json:"agent_session_id"`
+	EndedAt         *string `json:"ended_at"`
 	StartedAt       string  `json:"started_at"`
 	UpdatedAt       string  `json:"updated_at"`
 }
@@ -111,7 +119,7 @@ func liveSession(l state.CodexLiveSession) *liveSessionJSON {
 	out := &liveSessionJSON{SessionID: l.SessionID, RoomID: l.RoomID, RoomCode: str(l.RoomCode), RoomDisplayName: str(l.RoomDisplayName),
 		JoinedVia: l.JoinedVia, Cwd: l.Cwd, Branch: str(l.Branch), StopPhrase: l.StopPhrase, MaxMinutes: l.MaxMinutes,
 		DeadlineUTC: str(l.DeadlineUTC), ThreadID: l.ThreadID, TurnID: l.TurnID, ServerURL: l.ServerURL, LaunchedServer: l.LaunchedServer,
-		Status: l.Status, LastError: str(l.LastError), AgentSessionID: str(l.AgentSessionID), StartedAt: l.StartedAt, UpdatedAt: l.UpdatedAt}
+		Status: l.Status, LastError: str(l.LastError), AgentSessionID: str(l.AgentSessionID), EndedAt: str(l.EndedAt), StartedAt: l.StartedAt, UpdatedAt: l.UpdatedAt}
 	if l.ServerPID > 0 {
 		out.ServerPID = &l.ServerPID
 	}
@@ -147,8 +155,7 @@ func (s *Server) startLive(ctx context.Context, j joinAnswer, dir string, in cod
 	in.Branch = s.detect(ctx, abs).CurrentBranch
 	sess, reused, err := s.codex.Start(ctx, in)
 	if err != nil {
-		return liveFields{}, fail(err.Error(), "A live session needs the codex CLI, signed in (codex login): install @openai/codex or set "+
-			"LETAGENTS_CODEX_BIN to it, or point LETAGENTS_CODEX_SERVER_URL at a running codex app-server.")
+		return liveFields{}, fail(err.Error(), codex.Hint(err))
 	}
 	started := !reused
 	return liveFields{LocalCodexSession: liveSession(sess), LocalCodexSessionStarted: &started, LocalCodexSessionReused: &reused}, nil

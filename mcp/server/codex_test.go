@@ -3,9 +3,12 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/letagents/letagents-go/mcp/codex/codextest"
 	"github.com/letagents/letagents-go/shared/testclock"
@@ -17,6 +20,30 @@ import (
 func (a *agent) callDriving(t *testing.T, clk *testclock.Clock, name string, args map[string]any) answer {
 	t.Helper()
 	return testclock.Drive(t, clk, 250*time.Millisecond, nil, func() answer { return a.call(t, name, args) })
+}
+
+// workerRegisters has a (standing in for the worker's MCP server)
+// register a Codex worker session once the fake's turn has started, as a
+// live start's worker does; it delivers the answer's text.
+func workerRegisters(a *agent, fake *codextest.Server) <-chan string {
+	registered := make(chan string, 1)
+	go func() {
+		for deadline := time.Now().Add(testwait.Bound); len(fake.Calls("turn/start")) == 0; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				registered <- "no turn/start"
+				return
+			}
+		}
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = "register_agent_session", map[string]any{"runtime": "codex"}
+		res, err := a.client.CallTool(context.Background(), req)
+		if err != nil || res.IsError || len(res.Content) != 1 {
+			registered <- fmt.Sprintf("register_agent_session: %v %+v", err, res)
+			return
+		}
+		registered <- res.Content[0].(mcp.TextContent).Text
+	}()
+	return registered
 }
 
 func (r answer) obj2(key string) map[string]any { m, _ := r.obj[key].(map[string]any); return m }
@@ -36,7 +63,16 @@ func TestLiveCodexSession(t *testing.T) {
 		func(c *Config) { c.CodexClock = clk })
 	a.signIn(t, b, "ann")
 
+	// The worker (here the same server) registers once its turn has
+	// started, as a real worker does; the start answers once it has.
+	registered := workerRegisters(a, fake)
 	j := a.callDriving(t, clk, "join_room", map[string]any{"name": "github.com/acme/app", "session_mode": "live"}).ok(t)
+	var reg struct {
+		AgentSessionID string `json:"agent_session_id"`
+	}
+	if text := testwait.Recv(t, "the worker's registration", registered); json.Unmarshal([]byte(text), &reg) != nil || reg.AgentSessionID == "" {
+		t.Fatalf("worker registration = %s", text)
+	}
 	live := j.obj2("local_codex_session")
 	if j.str("session_mode") != "live" || j.str("room_id") != "github.com/acme/app" || j.obj["local_codex_session_started"] != true ||
 		j.obj["local_codex_session_reused"] != false || live["status"] != "running" || live["thread_id"] != codextest.ThreadID ||
@@ -66,36 +102,46 @@ func TestLiveCodexSession(t *testing.T) {
 		t.Errorf("get_current_room = %s", cur.raw)
 	}
 
-	// The worker (here the same server) registers: the bridge binds and
-	// reports what happens on its thread.
-	reg := a.call(t, "register_agent_session", map[string]any{"runtime": "codex"}).ok(t)
+	// The bridge reports what happens on the worker's thread.
 	testwait.Until(t, "the bridge to follow the thread", func() bool { return fake.Followers() > 0 })
 	fake.Notify("item/started", map[string]any{"threadId": codextest.ThreadID, "turnId": codextest.TurnID, "item": map[string]any{"type": "commandExecution"}})
 	testwait.Until(t, "the API to record native activity", func() bool {
 		var seen bool
 		err := b.db.Pool.QueryRow(context.Background(),
-			`SELECT last_native_activity_at IS NOT NULL FROM agent_sessions WHERE 'as_' || id = $1`, reg.str("agent_session_id")).Scan(&seen)
+			`SELECT last_native_activity_at IS NOT NULL FROM agent_sessions WHERE 'as_' || id = $1`, reg.AgentSessionID).Scan(&seen)
 		return err == nil && seen
 	})
 	// A reasoning summary becomes the worker's reasoning session in the
 	// room, signed by its worker session; the raw reasoning never leaves.
 	fake.Notify("item/completed", map[string]any{"threadId": codextest.ThreadID, "turnId": codextest.TurnID,
 		"item": map[string]any{"type": "reasoning", "id": "r1", "summary": []string{"Checking the build"}, "content": []string{"raw, never posted"}}})
+	// Posts are 750 ms apart: whether the summary waits or not, a second
+	// on lets it go.
+	clk.Advance(time.Second)
 	testwait.Until(t, "the API to record the reasoning summary", func() bool {
 		var signed bool
 		err := b.db.Pool.QueryRow(context.Background(), `SELECT r.actor_label = a.actor_label FROM reasoning_sessions r
 			JOIN agent_sessions a ON 'as_' || a.id = $1
 			WHERE r.room_id = 'github.com/acme/app' AND r.summary = 'Checking the build' AND r.latest_payload::text NOT LIKE '%raw, never posted%'`,
-			reg.str("agent_session_id")).Scan(&signed)
+			reg.AgentSessionID).Scan(&signed)
 		return err == nil && signed
 	})
-	if st := a.call(t, "status_local_codex_session", map[string]any{"session_id": id}).ok(t); st.obj2("session")["agent_session_id"] != reg.str("agent_session_id") {
-		t.Errorf("status after the worker registered = %s, want it bound", st.raw)
+	if live["agent_session_id"] != reg.AgentSessionID {
+		t.Errorf("live start answered worker %v, want the registered %s", live["agent_session_id"], reg.AgentSessionID)
 	}
 
-	stop := a.call(t, "stop_local_codex_session", nil).ok(t)
-	if stop.obj2("session")["status"] != "interrupted" || len(fake.Calls("turn/interrupt")) != 1 {
+	// The stop ends it all: the turn is interrupted, the reasoning
+	// session closed, and the worker's agent session ended, so the room
+	// does not wait for it to come back.
+	stop := a.callDriving(t, clk, "stop_local_codex_session", nil).ok(t)
+	if stop.obj2("session")["status"] != "interrupted" || stop.obj2("session")["ended_at"] == nil || len(fake.Calls("turn/interrupt")) != 1 {
 		t.Errorf("stop = %s; interrupts %d", stop.raw, len(fake.Calls("turn/interrupt")))
+	}
+	var ended, closed bool
+	if err := b.db.Pool.QueryRow(context.Background(), `SELECT a.ended_at IS NOT NULL, bool_and(r.closed_at IS NOT NULL) FROM agent_sessions a
+		JOIN reasoning_sessions r ON r.room_id = a.room_id WHERE 'as_' || a.id = $1 GROUP BY a.ended_at`, reg.AgentSessionID).Scan(&ended, &closed); err != nil ||
+		!ended || !closed {
+		t.Errorf("after the stop: agent session ended %v, reasoning closed %v (%v)", ended, closed, err)
 	}
 }
 
@@ -110,7 +156,7 @@ func TestLiveCodexFailures(t *testing.T) {
 	a.call(t, "stop_local_codex_session", map[string]any{"session_id": "nope"}).failed(t, "No local Codex live session found.")
 	a.callDriving(t, clk, "start_local_codex_session", map[string]any{"room": "named-room"}).failed(t, "LETAGENTS_CODEX_BIN")
 	a.callDriving(t, clk, "start_local_codex_session", map[string]any{"room": "named-room", "server_url": ended.URL}).
-		failed(t, "turn completed before entering the room polling loop")
+		failed(t, "turn completed before the worker registered in the room")
 	a.call(t, "start_local_codex_session", map[string]any{"room": "named-room", "server_url": "http://x"}).failed(t, "want ws://host:port")
 	a.call(t, "start_local_codex_session", map[string]any{"room": "named-room", "cwd": "/nonexistent/dir"}).failed(t, "not a directory")
 	if _, err := LoadConfig(func(k string) string {

@@ -183,9 +183,11 @@ func New(cfg Config) (*Server, error) {
 	s.runtimeKey.Store(&key)
 	_, s.envKeyed = identity.EnvRuntimeKey(cfg.Getenv)
 	s.api = apiclient.New(apiclient.Config{APIURL: cfg.APIURL, PollURL: cfg.PollURL, Token: s.token, TokenIgnored: s.tokenIgnored})
-	s.codex = codex.NewManager(s.state, codex.Config{Bin: cfg.CodexBin, ServerURL: cfg.CodexServerURL, Clock: cfg.CodexClock, Logger: cfg.Logger})
-	s.bridges = codex.NewBridges(codex.BridgeConfig{State: s.state, Activity: s.api, Reasoning: s.codexReasoning(), Clock: cfg.CodexClock,
+	codexRoom := codex.Room{Activity: s.api, Reasoning: s.codexReasoning(), Sessions: s.api}
+	s.codex = codex.NewManager(s.state, codex.Config{Bin: cfg.CodexBin, ServerURL: cfg.CodexServerURL, Room: codexRoom, Clock: cfg.CodexClock,
 		Logger: cfg.Logger})
+	s.bridges = codex.NewBridges(codex.BridgeConfig{State: s.state, Activity: codexRoom.Activity, Reasoning: codexRoom.Reasoning,
+		Sessions: codexRoom.Sessions, Clock: cfg.CodexClock, Logger: cfg.Logger})
 	tools := s.tools()
 	list := make([]mcp.Tool, len(tools))
 	for i, t := range tools {

@@ -146,13 +146,23 @@ func TestInviteRooms(t *testing.T) {
 	fake := codextest.New(t, codextest.Options{})
 	clk := testclock.New(time.Now())
 	d := newAgentWith(t, b, "", map[string]string{"LETAGENTS_CODEX_SERVER_URL": fake.URL}, func(c *Config) { c.CodexClock = clk })
-	live := d.callDriving(t, clk, "join_project", map[string]any{"code": code, "session_mode": "live"}).ok(t)
+	registered := workerRegisters(d, fake)
+	live := d.callDriving(t, clk, "join_project", map[string]any{"code": code, "session_mode": "live"})
+	reg := testwait.Recv(t, "the worker's registration", registered)
 	var turn struct {
 		Input []struct{ Text string } `json:"input"`
 	}
-	if err := json.Unmarshal(fake.Calls("turn/start")[0].Params, &turn); err != nil || live.obj2("local_codex_session")["room_code"] != code ||
+	if err := json.Unmarshal(fake.Calls("turn/start")[0].Params, &turn); err != nil ||
 		!strings.Contains(turn.Input[0].Text, `join_code with {"code":"`+code+`","session_mode":"current"}`) {
-		t.Errorf("live join by code = %s; prompt %+v, %v", live.raw, turn, err)
+		t.Errorf("live join by code: prompt %+v, %v", turn, err)
+	}
+	// The start answers once the worker is in the room: with no one
+	// signed in here, a worker that cannot register fails it, saying so.
+	switch registeredOK := strings.Contains(reg, `"agent_session_id"`); {
+	case registeredOK && (live.isError || live.obj2("local_codex_session")["room_code"] != code):
+		t.Errorf("live join by code = %s after the worker registered", live.raw)
+	case !registeredOK && (!live.isError || !strings.Contains(live.str("error"), "did not register in the room")):
+		t.Errorf("live join by code = %s; the worker could not register (%s)", live.raw, reg)
 	}
 }
 

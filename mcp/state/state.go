@@ -91,8 +91,17 @@ type CodexLiveSession struct {
 	// AgentSessionID is the worker's agent session, once it registered
 	// and the bridge bound to it.
 	AgentSessionID string `json:"agent_session_id,omitempty"`
-	StartedAt      string `json:"started_at"`
-	UpdatedAt      string `json:"updated_at"`
+	// ReasoningSessionID is the room's reasoning session the bridge
+	// streams into, so that whoever ends the session can close it.
+	ReasoningSessionID string `json:"reasoning_session_id,omitempty"`
+	// EndedAt is set by whoever told the room the session ended (the
+	// worker's bridge or the starter): the room is told once.
+	EndedAt string `json:"ended_at,omitempty"`
+	// ToldAt is when the room had been told of the end: a stop ends the
+	// app-server (and the bridge in it) only then.
+	ToldAt    string `json:"told_at,omitempty"`
+	StartedAt string `json:"started_at"`
+	UpdatedAt string `json:"updated_at"`
 }
 
 // AgentSession is a registered agent session and its credentials. A

@@ -37,7 +37,16 @@ func toParticipant(a letagents.AgentSession, now time.Time) wire.Participant {
 	return wire.Participant{SessionID: letagents.WireID(letagents.AgentSessionPrefix, a.ID), ActorLabel: a.ActorLabel,
 		DisplayName: a.DisplayName, AgentKey: a.AgentKey, OwnerLabel: a.OwnerLabel, IDELabel: a.IDELabel, SessionKind: a.Kind,
 		Runtime: a.Runtime, Status: a.Presence.Status, StatusText: optText(a.Presence.Text), StatusUpdatedAt: optTime(a.Presence.UpdatedAt),
-		Connected: a.Reachable(now), LastSeenAt: letagents.FormatTime(a.LastSeenAt)}
+		Connected: a.Reachable(now), LastSeenAt: letagents.FormatTime(a.LastSeenAt), NativeActivity: toNative(a.Native)}
+}
+
+// toNative is a session's latest native activity as the roster shows it;
+// nil when its runtime reported none.
+func toNative(n letagents.NativeActivity) *wire.NativeState {
+	if n.At.IsZero() {
+		return nil
+	}
+	return &wire.NativeState{Status: n.Status, Method: n.Method, Text: optText(n.Text), ObservedAt: letagents.FormatTime(n.At)}
 }
 
 // toRoomParticipant is p as the participants list shows it. An agent's
@@ -58,6 +67,7 @@ func toRoomParticipant(roomID string, p actors.Participant, now time.Time) wire.
 		j.AgentKey, j.SessionKind, j.Runtime = &a.AgentKey, &a.Kind, &a.Runtime
 		j.SessionID = optText(letagents.WireID(letagents.AgentSessionPrefix, a.ID))
 		j.Status, j.StatusText, j.StatusUpdatedAt = &a.Presence.Status, optText(a.Presence.Text), optTime(a.Presence.UpdatedAt)
+		j.NativeActivity = toNative(a.Native)
 		j.Connected, j.ReachedBy = a.Reachable(now), a.Reach(now)
 		if j.Connected {
 			j.SourceFlags = append(j.SourceFlags, "delivery")
@@ -266,6 +276,7 @@ func toPresence(a letagents.AgentSession, now time.Time) wire.Presence {
 	if !a.Presence.UpdatedAt.IsZero() {
 		j.SourceFlags = append(j.SourceFlags, "presence")
 	}
+	j.NativeActivity = toNative(a.Native)
 	return j
 }
 
@@ -387,7 +398,11 @@ func (s *server) nativeActivity(w http.ResponseWriter, r *http.Request, c call) 
 		at.Before(now.Add(-10*time.Minute)) || at.After(now.Add(5*time.Second)) {
 		return letagents.Errorf(letagents.Invalid, "observed_at (within the last 10 minutes), positive integer sequence, and native method are required.")
 	}
-	if err := s.Store.RecordNativeActivity(r.Context(), a.ID, at); err != nil {
+	if len(req.Text) > letagents.MaxNativeText {
+		return letagents.Errorf(letagents.Invalid, "text is at most %d bytes.", letagents.MaxNativeText)
+	}
+	native := letagents.NativeActivity{At: at, Status: cmp.Or(req.Status, "working"), Method: req.Method, Text: strings.TrimSpace(req.Text)}
+	if err := s.Store.RecordNativeActivity(r.Context(), a.ID, native); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"room_id": c.room, "axis": "execution_activity", "agent_session_id": letagents.WireID(letagents.AgentSessionPrefix, a.ID),

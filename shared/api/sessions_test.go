@@ -311,6 +311,71 @@ func TestLivePresence(t *testing.T) {
 	}
 }
 
+// TestNativeActivityShown: what a worker's runtime reports (status, method,
+// text) is kept, the latest report winning, and shown in the roster and
+// the presence list; not before any report, and not beyond its bounds.
+func TestNativeActivityShown(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	e.gh.AddUser("dana")
+	dana := e.signIn(t, "dana")
+	s := e.register(t, dana, "lab", "runner", `{"actor_key": "dana/runner", "display_name": "Runner", "runtime": "codex"}`)
+	native := func(list, key string) any {
+		t.Helper()
+		r := e.as(t, dana, http.MethodGet, "/rooms/lab/"+list, "").want(t, 200, "")
+		entries, _ := r.obj[key].([]any)
+		for _, p := range entries {
+			if p := p.(map[string]any); p["session_id"] == s.id || p["agent_session_id"] == s.id {
+				return p["native_activity"]
+			}
+		}
+		t.Fatalf("%s = %s, want the worker %s", list, r.raw, s.id)
+		return nil
+	}
+	report := func(at time.Time, seq int, method, status, text string) reply {
+		t.Helper()
+		body := fmt.Sprintf(`{"observed_at": %q, "sequence": %d, "method": %q, "status": %q, "text": %q, %s}`,
+			at.UTC().Format(time.RFC3339Nano), seq, method, status, text, s.creds())
+		return e.as(t, dana, http.MethodPost, "/rooms/lab/agent-sessions/"+s.id+"/native-activity", body)
+	}
+	if got := native("participants", "participants"); got != nil {
+		t.Errorf("before any report: native_activity = %v, want none", got)
+	}
+	// On the live roster (GET presence) while a poll of it is parked.
+	done := make(chan reply, 1)
+	go func() {
+		done <- e.callWith(context.Background(), t, http.MethodGet, "/rooms/lab/messages/poll?after=msg_0&timeout=120000", "", s.headers())
+	}()
+	t.Cleanup(func() {
+		e.send(t, "lab", "someone", "wake")
+		testwait.Recv(t, "the woken poll", done)
+	})
+	testwait.Until(t, "the worker on the live roster", func() bool {
+		r := e.as(t, dana, http.MethodGet, "/rooms/lab/presence", "").want(t, 200, "")
+		return strings.Contains(r.raw, s.id)
+	})
+	if got := native("presence", "presence"); got != nil {
+		t.Errorf("before any report: native_activity = %v, want null", got)
+	}
+	now := e.clock.Now()
+	report(now, 1, "item/started", "working", "running go test ./...").want(t, 200, "")
+	report(now.Add(-time.Second), 2, "turn/completed", "idle", "older, arriving late").want(t, 200, "")
+	report(now, 3, "x", "working", strings.Repeat("x", letagents.MaxNativeText+1)).want(t, 400, "text is at most")
+	want := map[string]any{"status": "working", "method": "item/started", "text": "running go test ./...",
+		"observed_at": letagents.FormatTime(now)}
+	for _, list := range []struct{ path, key string }{{"presence", "presence"}, {"participants", "participants"}} {
+		got, _ := native(list.path, list.key).(map[string]any)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: native_activity = %v, want %v", list.path, got, want)
+		}
+	}
+	e.clock.Advance(time.Second)
+	report(e.clock.Now(), 4, "turn/completed", "blocked", "").want(t, 200, "")
+	if got, _ := native("presence", "presence").(map[string]any); got["status"] != "blocked" || got["text"] != nil {
+		t.Errorf("after a blocked report: native_activity = %v, want blocked with no text", got)
+	}
+}
+
 // TestRosterReachedBy: a worker whose only traffic is its hooks (POST
 // …/messages/unread) is on the live roster, reached "by hook", as one with
 // a parked wait is "live"; one that did neither is not on it. Hook reach

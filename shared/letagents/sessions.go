@@ -82,11 +82,24 @@ type AgentSession struct {
 	// Liveness, as the store last read it.
 	LastDisconnectedAt   time.Time
 	LastNativeActivityAt time.Time
-	OpenConnections      int // unexpired delivery connections
+	Native               NativeActivity // the latest native activity reported
+	OpenConnections      int            // unexpired delivery connections
 	// LastHookAt is when its runtime's hooks (letagents hook) last took
 	// its unread messages; zero when never.
 	LastHookAt time.Time
 }
+
+// NativeActivity is what a worker's runtime reports it is doing outside
+// the room (a Codex turn, say): shown in the roster, never in the chat.
+type NativeActivity struct {
+	At     time.Time
+	Status string // working, idle or blocked
+	Method string // the runtime's event, such as item/started
+	Text   string // a short line, such as "running go test ./..."
+}
+
+// MaxNativeText bounds a native activity's text, in bytes.
+const MaxNativeText = 300
 
 // Presence is what an agent says it is doing.
 type Presence struct {

@@ -17,6 +17,7 @@ func sessionColumns(nowParam string) string {
 	return `s.id, s.room_id, s.session_kind, s.runtime, s.agent_key, s.agent_instance_id, s.owner_account_id, s.display_name,
 		s.owner_label, s.ide_label, s.actor_label, s.repo_branch, s.created_at, s.updated_at, s.last_seen_at, s.ended_at,
 		s.presence_status, s.presence_text, s.presence_at, s.last_disconnected_at, s.last_native_activity_at, s.unread_checked_at,
+		s.native_status, s.native_method, s.native_text,
 		(SELECT count(*) FROM delivery_connections c WHERE c.agent_session_id = s.id AND c.expires_at > ` + nowParam + `)`
 }
 
@@ -25,9 +26,11 @@ func scanSession(row pgx.Row) (letagents.AgentSession, error) {
 	var ended, presenceAt, disconnected, native, hook *time.Time
 	err := row.Scan(&a.ID, &a.RoomID, &a.Kind, &a.Runtime, &a.AgentKey, &a.InstanceID, &a.OwnerAccountID, &a.DisplayName,
 		&a.OwnerLabel, &a.IDELabel, &a.ActorLabel, &a.RepoBranch, &a.CreatedAt, &a.UpdatedAt, &a.LastSeenAt, &ended,
-		&a.Presence.Status, &a.Presence.Text, &presenceAt, &disconnected, &native, &hook, &a.OpenConnections)
+		&a.Presence.Status, &a.Presence.Text, &presenceAt, &disconnected, &native, &hook,
+		&a.Native.Status, &a.Native.Method, &a.Native.Text, &a.OpenConnections)
 	a.EndedAt, a.Presence.UpdatedAt = deref(ended), deref(presenceAt)
 	a.LastDisconnectedAt, a.LastNativeActivityAt, a.LastHookAt = deref(disconnected), deref(native), deref(hook)
+	a.Native.At = a.LastNativeActivityAt
 	return a, err
 }
 
@@ -179,10 +182,16 @@ func (s *Store) SetPresence(ctx context.Context, id int64, p letagents.Presence)
 	return s.AgentSession(ctx, roomID, id, p.UpdatedAt)
 }
 
-// RecordNativeActivity notes that a session's runtime reported activity.
-func (s *Store) RecordNativeActivity(ctx context.Context, id int64, at time.Time) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE agent_sessions SET last_native_activity_at = greatest(last_native_activity_at, $2) WHERE id = $1`,
-		id, at); err != nil {
+// RecordNativeActivity notes that a session's runtime reported activity:
+// the latest report (by n.At) is the one kept; an older one arriving late
+// only leaves its time, if it were later.
+func (s *Store) RecordNativeActivity(ctx context.Context, id int64, n letagents.NativeActivity) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE agent_sessions SET
+			native_status = CASE WHEN last_native_activity_at IS NULL OR $2 >= last_native_activity_at THEN $3 ELSE native_status END,
+			native_method = CASE WHEN last_native_activity_at IS NULL OR $2 >= last_native_activity_at THEN $4 ELSE native_method END,
+			native_text = CASE WHEN last_native_activity_at IS NULL OR $2 >= last_native_activity_at THEN $5 ELSE native_text END,
+			last_native_activity_at = greatest(last_native_activity_at, $2)
+		WHERE id = $1`, id, n.At, n.Status, n.Method, n.Text); err != nil {
 		return fmt.Errorf("record native activity: %w", err)
 	}
 	return nil

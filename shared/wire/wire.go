@@ -240,6 +240,9 @@ type Participant struct {
 	StatusUpdatedAt *string `json:"status_updated_at"`
 	Connected       bool    `json:"connected"` // reachable: a delivery connection is open, or closed moments ago
 	LastSeenAt      string  `json:"last_seen_at"`
+	// NativeActivity is what the worker's runtime last reported doing
+	// outside the room; omitted until it reported any.
+	NativeActivity *NativeState `json:"native_activity,omitempty"`
 }
 
 // Participants is GET /rooms/{room}/participants.
@@ -282,6 +285,9 @@ type RoomParticipant struct {
 	// DeliveryLatency is an agent session's send→surfaced latency over
 	// the last 24 hours; null when nothing reached it in that time.
 	DeliveryLatency *DeliveryLatency `json:"delivery_latency"`
+	// NativeActivity is what the agent's runtime last reported doing
+	// outside the room (a live Codex worker's turn); omitted until any.
+	NativeActivity *NativeState `json:"native_activity,omitempty"`
 	// ReachedBy is how messages reach an agent now: "live" (a parked
 	// wait or an open stream: Connected), "hook" (its runtime's hooks
 	// took its unread messages within the last few minutes); left out
@@ -321,6 +327,8 @@ type Presence struct {
 	Freshness       string   `json:"freshness"`
 	ActivityState   string   `json:"activity_state"`
 	SourceFlags     []string `json:"source_flags"`
+	// NativeActivity is nil until the runtime reported any.
+	NativeActivity *NativeState `json:"native_activity"`
 	// ReachedBy is how messages reach the worker now: "live" or "hook"
 	// (as RoomParticipant's); left out when neither. Not in the original.
 	ReachedBy string `json:"reached_by,omitempty"`
@@ -339,7 +347,19 @@ type NativeActivity struct {
 	Sequence   int64  `json:"sequence"`
 	Method     string `json:"method"`
 	Status     string `json:"status,omitempty"`
+	// Text is a short line saying what the runtime does, shown in the
+	// roster (an extension; the original sends none).
+	Text string `json:"text,omitempty"`
 	SessionCredentials
+}
+
+// NativeState is a roster entry's latest native activity: what the
+// worker's runtime (a Codex turn) last reported doing outside the room.
+type NativeState struct {
+	Status     string  `json:"status"`
+	Method     string  `json:"method"`
+	Text       *string `json:"text"`
+	ObservedAt string  `json:"observed_at"`
 }
 
 // Message is one message of a room's timeline.

@@ -1,9 +1,10 @@
 // Package codextest is a fake codex app-server for tests: it answers the
 // readiness probe and the JSON-RPC 2.0 calls over WebSocket that a live
 // session makes (initialize, thread/start, turn/start, thread/read,
-// thread/resume, turn/interrupt), records every message it gets, and
-// sends notifications to the connections that follow its thread, as the
-// real server does.
+// thread/turns/list, thread/items/list, thread/resume, turn/interrupt),
+// records every message it gets, and sends notifications to the
+// connections that follow its thread, as the real server does (a
+// turn/interrupt is followed by turn/completed).
 package codextest
 
 import (
@@ -13,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -41,6 +43,23 @@ type Options struct {
 	// DieAfterTurn shuts the server down right after it answers
 	// turn/start, as a crashing app-server would.
 	DieAfterTurn bool
+	// TurnError is a failed turn's error message.
+	TurnError string
+	// Items are the turn's items thread/items/list answers; Items (below)
+	// when nil.
+	Items []map[string]any
+}
+
+// Items are the turn's items a fake answers by default: one of each kind
+// an inspection shows, a reasoning item whose content is raw reasoning,
+// and one with fields of other types than messages have.
+func Items() []map[string]any {
+	return []map[string]any{
+		{"type": "userMessage", "id": "i1", "content": []map[string]any{{"type": "text", "text": "start prompt"}}},
+		{"type": "reasoning", "id": "i2", "summary": []string{"**Joining**"}, "content": []string{"raw reasoning, never shown"}},
+		{"type": "agentMessage", "id": "i3", "text": "Joined the room.", "phase": "commentary"},
+		{"type": "mcpToolCall", "id": "i4", "text": map[string]any{"kind": "structured"}},
+	}
 }
 
 // Call is one message the fake got.
@@ -102,6 +121,9 @@ func start(ln net.Listener, opts Options) *Server {
 	s := &Server{URL: "ws://" + ln.Addr().String(), opts: opts, ln: ln, turnStatus: opts.TurnStatus, conns: map[*websocket.Conn]bool{}}
 	if s.turnStatus == "" {
 		s.turnStatus = "inProgress"
+	}
+	if s.opts.Items == nil {
+		s.opts.Items = Items()
 	}
 	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
 	go s.http.Serve(ln)
@@ -234,7 +256,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if m.ID == nil {
 			continue
 		}
-		result, rpcErr := s.answer(c, m.Method)
+		result, rpcErr := s.answer(c, m.Method, m.Params)
 		reply := map[string]any{"jsonrpc": "2.0", "id": m.ID}
 		if rpcErr != nil {
 			reply["error"] = rpcErr
@@ -254,11 +276,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if dies {
 			s.Close()
 		}
+		if m.Method == "turn/interrupt" {
+			s.Notify("turn/completed", map[string]any{"threadId": ThreadID, "turn": s.turn(false)})
+		}
 	}
 }
 
 // answer is the result (or error) of a request.
-func (s *Server) answer(c *websocket.Conn, method string) (any, error) {
+func (s *Server) answer(c *websocket.Conn, method string, params json.RawMessage) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch method {
@@ -277,17 +302,49 @@ func (s *Server) answer(c *websocket.Conn, method string) (any, error) {
 		if s.turnStatus != "inProgress" {
 			thread = "idle"
 		}
-		items := []map[string]any{
-			{"type": "userMessage", "id": "i1", "content": []map[string]any{{"type": "text", "text": "start prompt"}}},
-			{"type": "reasoning", "id": "i2", "summary": []string{"**Joining**"}, "content": []string{"raw reasoning, never shown"}},
-			{"type": "agentMessage", "id": "i3", "text": "Joined the room.", "phase": "commentary"},
-			// A kind of item with fields of other types than messages have.
-			{"type": "mcpToolCall", "id": "i4", "text": map[string]any{"kind": "structured"}},
+		return map[string]any{"thread": map[string]any{"id": ThreadID, "status": map[string]string{"type": thread}, "turns": []any{}}}, nil
+	case "thread/turns/list":
+		return map[string]any{"data": []any{s.turn(true)}, "nextCursor": nil}, nil
+	case "thread/items/list":
+		var p struct {
+			SortDirection string `json:"sortDirection"`
+			Limit         int    `json:"limit"`
 		}
-		return map[string]any{"thread": map[string]any{"id": ThreadID, "status": map[string]string{"type": thread},
-			"turns": []map[string]any{{"id": TurnID, "status": s.turnStatus, "items": items}}}}, nil
+		_ = json.Unmarshal(params, &p)
+		entries := make([]map[string]any, 0, len(s.opts.Items))
+		for _, it := range s.opts.Items {
+			entries = append(entries, map[string]any{"turnId": TurnID, "item": it})
+		}
+		if p.SortDirection == "desc" {
+			slices.Reverse(entries)
+		}
+		if p.Limit > 0 && len(entries) > p.Limit {
+			entries = entries[:p.Limit]
+		}
+		return map[string]any{"data": entries, "nextCursor": nil}, nil
 	}
 	return nil, &rpcError{Code: -32601, Message: "method not found: " + method}
+}
+
+// turn is the fake's one turn, locked (turn/interrupt's notification is
+// sent unlocked).
+func (s *Server) turn(locked bool) map[string]any {
+	if !locked {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
+	t := map[string]any{"id": TurnID, "status": s.turnStatus, "items": []any{}}
+	if s.turnStatus == "failed" && s.opts.TurnError != "" {
+		t["error"] = map[string]any{"message": s.opts.TurnError, "codexErrorInfo": "internalServerError"}
+	}
+	return t
+}
+
+// SetTurnStatus changes the turn's status, as a turn ending would.
+func (s *Server) SetTurnStatus(status string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.turnStatus = status
 }
 
 type rpcError struct {
