@@ -3,7 +3,6 @@ package apiclient_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -14,8 +13,8 @@ import (
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
 	"github.com/letagents/letagents-go/shared/github/githubtest"
-	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/service/servicetest"
 	"github.com/letagents/letagents-go/shared/testclock"
 	"github.com/letagents/letagents-go/shared/wire"
 )
@@ -36,27 +35,18 @@ type env struct {
 func newEnv(t *testing.T, signIn bool) *env {
 	t.Helper()
 	vars := map[string]string{"LETAGENTS_REPO_ACCESS": "open", "LETAGENTS_JOIN_LIMIT": "100000"}
-	cfg, err := service.LoadConfig(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.LogLevel = slog.LevelError
 	e := &env{}
-	if signIn {
-		e.gh = githubtest.New(t)
-		cfg.GitHub = e.gh.Config()
-		cfg.TokenKeyFile = filepath.Join(t.TempDir(), "token.key")
-		e.clock = testclock.New(time.Now().Truncate(time.Millisecond))
-		cfg.Now = e.clock.Now
-	}
-	d := pgtest.New(t)
-	svc, err := service.FromPool(context.Background(), cfg, d.Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, _ := servicetest.Start(t, vars, func(cfg *service.Config) {
+		if signIn {
+			e.gh = githubtest.New(t)
+			cfg.GitHub = e.gh.Config()
+			cfg.TokenKeyFile = filepath.Join(t.TempDir(), "token.key")
+			e.clock = testclock.New(time.Now().Truncate(time.Millisecond))
+			cfg.Now = e.clock.Now
+		}
+	})
 	// Cleanups run last first: drain parked polls, close the servers
-	// (registered by serve), then the service.
-	t.Cleanup(svc.Close)
+	// (registered by serve), then the service (registered by Start).
 	e.svc = svc
 	e.api = serve(t, svc.Handler)
 	e.poll = serve(t, svc.Handler)

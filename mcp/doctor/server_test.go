@@ -3,7 +3,6 @@ package doctor_test
 import (
 	"cmp"
 	"context"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,8 +18,8 @@ import (
 	"github.com/letagents/letagents-go/mcp/state"
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/letagents"
-	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/service/servicetest"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
 	"github.com/letagents/letagents-go/shared/testwait"
@@ -41,27 +40,13 @@ func newBackend(t *testing.T, signIn bool) backend {
 	if signIn {
 		delete(vars, "LETAGENTS_REPO_ACCESS")
 	}
-	cfg, err := service.LoadConfig(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.LogLevel = slog.LevelError
-	if signIn {
-		cfg.GitHub = githubtest.New(t).Config()
-		cfg.TokenKeyFile = filepath.Join(t.TempDir(), "token.key")
-	}
-	d := pgtest.New(t)
-	svc, err := service.FromPool(context.Background(), cfg, d.Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(svc.Handler)
-	t.Cleanup(func() {
-		svc.Drain()
-		srv.Close()
-		svc.Close()
+	url, _, d := servicetest.Serve(t, vars, func(cfg *service.Config) {
+		if signIn {
+			cfg.GitHub = githubtest.New(t).Config()
+			cfg.TokenKeyFile = filepath.Join(t.TempDir(), "token.key")
+		}
 	})
-	return backend{url: srv.URL, store: store.New(d.Pool)}
+	return backend{url: url, store: store.New(d.Pool)}
 }
 
 // noProgram is a LookPath that finds nothing: no runtime is installed.

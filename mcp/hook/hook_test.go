@@ -16,8 +16,7 @@ import (
 	"github.com/letagents/letagents-go/mcp/hook"
 	"github.com/letagents/letagents-go/mcp/state"
 	"github.com/letagents/letagents-go/shared/letagents"
-	"github.com/letagents/letagents-go/shared/pgtest"
-	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/service/servicetest"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
 	"github.com/letagents/letagents-go/shared/testwait"
@@ -36,27 +35,10 @@ const room = "hook-room"
 
 func newEnv(t *testing.T, runtimeKey string) *env {
 	t.Helper()
-	cfg, err := service.LoadConfig(func(k string) string {
-		return map[string]string{"LETAGENTS_REPO_ACCESS": "open", "LETAGENTS_JOIN_LIMIT": "100000"}[k]
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.LogLevel = slog.LevelError
-	d := pgtest.New(t)
-	svc, err := service.FromPool(context.Background(), cfg, d.Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(svc.Handler)
-	t.Cleanup(func() {
-		svc.Drain()
-		srv.Close()
-		svc.Close()
-	})
-	e := &env{url: srv.URL, statePath: filepath.Join(t.TempDir(), "state.json"), store: store.New(d.Pool)}
+	url, _, d := servicetest.Serve(t, map[string]string{"LETAGENTS_REPO_ACCESS": "open", "LETAGENTS_JOIN_LIMIT": "100000"}, nil)
+	e := &env{url: url, statePath: filepath.Join(t.TempDir(), "state.json"), store: store.New(d.Pool)}
 	e.w = e.add(t, "Builder", runtimeKey)
-	err = state.Open(e.statePath).Update(context.Background(), func(st *state.State) error {
+	err := state.Open(e.statePath).Update(context.Background(), func(st *state.State) error {
 		st.Auth = &state.Auth{Token: e.w.OwnerToken, StoredAt: letagents.FormatTime(time.Now()), Source: state.AuthSourceDeviceFlow}
 		return nil
 	})

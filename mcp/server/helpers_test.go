@@ -20,6 +20,7 @@ import (
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/service/servicetest"
 	"github.com/letagents/letagents-go/shared/testclock"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
@@ -49,22 +50,14 @@ func newBackend(t *testing.T, signIn bool) *backend {
 	if signIn {
 		delete(vars, "LETAGENTS_REPO_ACCESS")
 	}
-	cfg, err := service.LoadConfig(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.LogLevel = slog.LevelError
-	if signIn {
-		b.gh = githubtest.New(t)
-		b.clock = testclock.New(time.Now())
-		cfg.GitHub, cfg.Now = b.gh.Config(), b.clock.Now
-		cfg.TokenKeyFile = filepath.Join(t.TempDir(), "token.key")
-	}
-	d := pgtest.New(t)
-	svc, err := service.FromPool(context.Background(), cfg, d.Pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, d := servicetest.Start(t, vars, func(cfg *service.Config) {
+		if signIn {
+			b.gh = githubtest.New(t)
+			b.clock = testclock.New(time.Now())
+			cfg.GitHub, cfg.Now = b.gh.Config(), b.clock.Now
+			cfg.TokenKeyFile = filepath.Join(t.TempDir(), "token.key")
+		}
+	})
 	b.svc, b.db = svc, d
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.mu.Lock()
@@ -78,11 +71,8 @@ func newBackend(t *testing.T, signIn bool) *backend {
 		}
 		svc.Handler.ServeHTTP(w, r)
 	}))
-	t.Cleanup(func() {
-		svc.Drain()
-		srv.Close()
-		svc.Close()
-	})
+	t.Cleanup(srv.Close)
+	t.Cleanup(svc.Drain)
 	b.url = srv.URL
 	return b
 }
