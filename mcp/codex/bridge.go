@@ -115,6 +115,10 @@ type Bridges struct {
 	mu      sync.Mutex
 	closed  bool
 	streams map[string]bool // live session ids being streamed
+
+	// subscribed, when set, is told each session whose thread a stream
+	// hears from then on (tests hold the worker's turn until then).
+	subscribed func(sessionID string)
 }
 
 // NewBridges returns a Bridges; Close ends its streams.
@@ -272,6 +276,9 @@ func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) 
 	// is in the turn's items: read them after subscribing, so that
 	// nothing falls between; an item seen both ways is posted once.
 	s.backfill(b.ctx, c)
+	if b.subscribed != nil {
+		b.subscribed(live.SessionID)
+	}
 	// A turn that ended before the subscription sends no turn/completed.
 	if s.turnEnded(b.ctx, c) {
 		return

@@ -231,16 +231,22 @@ func TestRealCodex(t *testing.T) {
 		for i := range 10 {
 			parts := []string{fmt.Sprintf("**Step %d**", i), fmt.Sprintf("Running check %d", i)}
 			want = append(want, parts...)
-			replies = append(replies, reply{summaries: parts, command: "true"})
+			// The first step waits until the bridge hears the thread: what
+			// this case holds to is the stream's queue at full speed (a
+			// turn that ends before the bridge binds is not its subject).
+			replies = append(replies, reply{summaries: parts, command: "true", hold: i == 0})
 		}
-		model := newFakeModel(t, append(replies, reply{hold: true, message: "done"})...)
+		model := newFakeModel(t, append(replies, reply{message: "done"})...)
 		e := newRealEnv(t, model)
+		heard := make(chan struct{})
+		e.b.subscribed = func(string) { close(heard) }
 		sess, _, err := e.m.Start(context.Background(), e.in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		testwait.Until(t, "the ten steps", func() bool { return model.count() >= 11 })
+		testwait.Recv(t, "the bridge to hear the worker's thread", heard)
 		model.unblock()
+		testwait.Until(t, "the ten steps", func() bool { return model.count() >= 11 })
 		e.ending(t, sess.SessionID)
 		got := summaries(e.told(t, idle, "finished its turn"))
 		if !slices.Equal(got[:len(got)-1], want) {
