@@ -28,11 +28,11 @@ func (a *agent) callDriving(t *testing.T, clk *testclock.Clock, name string, arg
 func workerRegisters(a *agent, fake *codextest.Server) <-chan string {
 	registered := make(chan string, 1)
 	go func() {
-		for deadline := time.Now().Add(testwait.Bound); len(fake.Calls("turn/start")) == 0; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				registered <- "no turn/start"
-				return
-			}
+		select {
+		case <-fake.Called("turn/start"):
+		case <-time.After(testwait.Bound):
+			registered <- "no turn/start"
+			return
 		}
 		req := mcp.CallToolRequest{}
 		req.Params.Name, req.Params.Arguments = "register_agent_session", map[string]any{"runtime": "codex"}

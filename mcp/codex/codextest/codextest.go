@@ -83,6 +83,7 @@ type Server struct {
 
 	mu         sync.Mutex
 	calls      []Call
+	called     map[string]chan struct{} // closed at a method's first message
 	turnStatus string
 	conns      map[*websocket.Conn]bool // open connections: true for those following the thread
 	closed     bool
@@ -161,6 +162,25 @@ func (s *Server) Calls(method string) []Call {
 		}
 	}
 	return out
+}
+
+// Called is closed once the fake has got a message of method.
+func (s *Server) Called(method string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calledLocked(method)
+}
+
+func (s *Server) calledLocked(method string) chan struct{} {
+	if s.called == nil {
+		s.called = map[string]chan struct{}{}
+	}
+	ch, ok := s.called[method]
+	if !ok {
+		ch = make(chan struct{})
+		s.called[method] = ch
+	}
+	return ch
 }
 
 // Methods are the methods of every message the fake got, in order.
@@ -252,6 +272,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Lock()
 		s.calls = append(s.calls, Call{Method: m.Method, Params: m.Params, JSONRPC: m.JSONRPC, Request: m.ID != nil})
+		ch := s.calledLocked(m.Method)
+		select {
+		case <-ch:
+		default:
+			close(ch)
+		}
 		s.mu.Unlock()
 		if m.ID == nil {
 			continue
