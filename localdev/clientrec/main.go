@@ -254,30 +254,14 @@ var clients = map[string]client{
 		if err := os.MkdirAll(home, 0o755); err != nil {
 			return nil, nil, err
 		}
-		toml := fmt.Sprintf(`model = "fake-model"
-model_provider = "fake"
-approval_policy = "never"
-
-[model_providers.fake]
-name = "fake"
-base_url = %q
-env_key = "FAKE_MODEL_KEY"
-wire_api = "responses"
-
-[mcp_servers.letagents]
-command = %q
-default_tools_approval_mode = "approve"
-
-[projects.%q]
-trust_level = "trusted"
-`, w.modelURL+"/v1", w.stub, w.project)
+		toml := fakemodel.CodexConfig(w.modelURL, w.stub, w.project, nil)
 		if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(toml), 0o644); err != nil {
 			return nil, nil, err
 		}
 		// The hooks written are not reviewed here (that is /hooks in
 		// Codex): this run is told to run them anyway.
 		return []string{"codex", "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "-C", w.project, prompt},
-			[]string{"CODEX_HOME=" + home, "FAKE_MODEL_KEY=" + fakeKey}, nil
+			[]string{"CODEX_HOME=" + home, fakemodel.CodexKeyVar + "=" + fakeKey}, nil
 	}},
 	"gemini": {agent: "gemini", version: []string{"gemini", "--version"}, setup: func(w world) ([]string, []string, error) {
 		user := map[string]any{"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},

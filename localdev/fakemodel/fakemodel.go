@@ -18,8 +18,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -304,4 +306,29 @@ func (s sseWriter) event(name string, data any) {
 	if f, ok := s.w.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// CodexKeyVar is the variable CodexConfig has Codex read its API key
+// from: set it, to anything, in codex's environment.
+const CodexKeyVar = "FAKE_MODEL_KEY"
+
+// CodexConfig is a $CODEX_HOME/config.toml that points Codex at the fake
+// at modelURL (its Responses API), runs command as the letagents MCP
+// server with env (none when empty) and its tools pre-approved (codex
+// exec refuses unapproved MCP calls under approval_policy "never"), and
+// trusts project, as a person who ran Codex there would have.
+func CodexConfig(modelURL, command, project string, env map[string]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "model = \"fake-model\"\nmodel_provider = \"fake\"\napproval_policy = \"never\"\n\n"+
+		"[model_providers.fake]\nname = \"fake\"\nbase_url = %q\nenv_key = %q\nwire_api = \"responses\"\n\n"+
+		"[mcp_servers.letagents]\ncommand = %q\ndefault_tools_approval_mode = \"approve\"\n", modelURL+"/v1", CodexKeyVar, command)
+	if len(env) > 0 {
+		var pairs []string
+		for _, k := range slices.Sorted(maps.Keys(env)) {
+			pairs = append(pairs, fmt.Sprintf("%s = %q", k, env[k]))
+		}
+		fmt.Fprintf(&b, "env = { %s }\n", strings.Join(pairs, ", "))
+	}
+	fmt.Fprintf(&b, "\n[projects.%q]\ntrust_level = \"trusted\"\n", project)
+	return b.String()
 }

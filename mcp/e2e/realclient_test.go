@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -65,29 +64,12 @@ var realClients = map[string]realClient{
 			// The project is trusted as a person trusts it; the hooks
 			// are not reviewed (that is /hooks, interactive), so this
 			// run is told to run them anyway.
-			toml := fmt.Sprintf(`model = "fake-model"
-model_provider = "fake"
-approval_policy = "never"
-
-[model_providers.fake]
-name = "fake"
-base_url = %q
-env_key = "FAKE_MODEL_KEY"
-wire_api = "responses"
-
-[mcp_servers.letagents]
-command = %q
-default_tools_approval_mode = "approve"
-env = { LETAGENTS_API_URL = %q, LETAGENTS_AGENT_NAME = "alpha" }
-
-[projects.%q]
-trust_level = "trusted"
-`, modelURL+"/v1", bins.agent, apiURL, project)
+			toml := fakemodel.CodexConfig(modelURL, bins.agent, project, map[string]string{"LETAGENTS_API_URL": apiURL, "LETAGENTS_AGENT_NAME": "alpha"})
 			if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(toml), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			return []string{"exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "-C", project, "Work in the LetAgents room."},
-				[]string{"CODEX_HOME=" + codexHome, "FAKE_MODEL_KEY=fake-model-key"}
+				[]string{"CODEX_HOME=" + codexHome, fakemodel.CodexKeyVar + "=fake-model-key"}
 		}},
 	"gemini": {bin: "gemini", pkg: "@google/gemini-cli", install: []string{"--agent", "gemini"}, key: "process:",
 		setup: func(t *testing.T, home, project, modelURL, apiURL string) ([]string, []string) {
