@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -380,6 +381,14 @@ func (b *tab) until(what, expr string) {
 	b.t.Helper()
 	run(b, "wait for "+what, chromedp.Poll[chromedp.Void](expr,
 		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(testwait.Bound)))
+}
+
+// press clicks the element selector finds, within the bound, finding and
+// clicking it in one evaluation: a list the page redraws on a live event
+// can replace the node between chromedp finding it and clicking it.
+func (b *tab) press(what, selector string) {
+	b.t.Helper()
+	b.until(what, `(e => e ? (e.click(), true) : false)(document.querySelector(`+strconv.Quote(selector)+`))`)
 }
 
 // open loads a page of the runner.

@@ -116,10 +116,10 @@ func TestIntentsApproveDeny(t *testing.T) {
 		t.Errorf("intents count = %q, want (2)", got)
 	}
 
-	b.do("approve bi_1", chromedp.Click(`#intents button[aria-label="Approve bi_1"]`))
+	b.press("approve bi_1", `#intents button[aria-label="Approve bi_1"]`)
 	b.until("the approval token, and bi_1 gone", `(i => i && i.value.length > 0)(document.querySelector('#tokens input[aria-label="Approval token for bi_1"]')) &&
 		!document.querySelector('#intents button[aria-label="Approve bi_1"]')`)
-	b.do("deny bi_2", chromedp.Click(`#intents button[aria-label="Deny bi_2"]`))
+	b.press("deny bi_2", `#intents button[aria-label="Deny bi_2"]`)
 	b.until("bi_2 gone", `!document.querySelector('#intents button[aria-label="Deny bi_2"]') && document.querySelectorAll("#intents li").length === 0`)
 	if got := eval[int](b, `document.querySelectorAll("#tokens .token-box").length`); got != 1 {
 		t.Errorf("%d token boxes, want 1 (a denial has no token)", got)
