@@ -71,8 +71,7 @@ func (s *server) landingPage(w http.ResponseWriter, r *http.Request, _ call) err
 	if err != nil {
 		return err
 	}
-	// Its script is still inline (wt-hook-fast edits its install snippet).
-	return page(w, r, body, landingCSP)
+	return page(w, r, body)
 }
 
 func (s *server) roomPage(w http.ResponseWriter, r *http.Request, _ call) error {
@@ -80,11 +79,11 @@ func (s *server) roomPage(w http.ResponseWriter, r *http.Request, _ call) error 
 	if err != nil {
 		return err
 	}
-	return page(w, r, body, roomCSP)
+	return page(w, r, body)
 }
 
-// script answers one of the room page's scripts (web/js): its ES modules
-// and the theme script its head runs before the first paint. They change
+// script answers one of the pages' scripts (web/js): their ES modules
+// and the theme script the room page's head runs before the first paint. They change
 // with the binary, so, like the pages, they are revalidated (no-cache):
 // a page and its modules never come from two versions.
 func (s *server) script(w http.ResponseWriter, r *http.Request, c call) error {
@@ -119,18 +118,15 @@ func (s *server) favicon(w http.ResponseWriter, r *http.Request, _ call) error {
 	return file(w, r, body, "image/svg+xml")
 }
 
-// The pages' Content-Security-Policies. The room page runs only the
-// scripts of /js/ (no inline script: a message's html, sanitised by the
-// server, could never run one even if a sanitiser bug let it through).
-// Styles stay inline: the pages carry their own stylesheet.
-const (
-	roomCSP    = "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'"
-	landingCSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'"
-)
+// pageCSP is the pages' Content-Security-Policy. They run only the
+// scripts of /js/, never an inline one: a message's html, sanitised by the
+// server, could not run one even if a sanitiser bug let it through.
+// Styles stay inline: each page carries its own stylesheet.
+const pageCSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'"
 
-func page(w http.ResponseWriter, r *http.Request, body []byte, csp string) error {
+func page(w http.ResponseWriter, r *http.Request, body []byte) error {
 	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("Content-Security-Policy", csp)
+	w.Header().Set("Content-Security-Policy", pageCSP)
 	return file(w, r, body, "text/html; charset=utf-8")
 }
 

@@ -4,6 +4,7 @@
 
 import * as composing from "./composer.js";
 import { ApiError, api, enc, errText, jsonPost, retryDelay } from "./api.js";
+import { sameOrigin, signIn, signOut } from "./auth.js";
 import { button, copyText, el, flash, store } from "./dom.js";
 import { eventStream, follow, longPoll, nap, untilBack } from "./live.js";
 import { initialState, newer, older, reduce, upsertReasoning } from "./reducer.js";
@@ -70,29 +71,6 @@ import {
   $("title").textContent = urlId;
 
   // ---- sign-in -----------------------------------------------------------
-  async function signIn(btn, msgEl) {
-    btn.disabled = true;
-    try {
-      const r = await api("/auth/github/login", jsonPost("POST", { redirect_to: location.pathname + location.search }), 30000);
-      const url = r && typeof r.auth_url === "string" ? new URL(r.auth_url, location.href) : null;
-      if (url && /^https?:$/.test(url.protocol)) { location.href = url.href; return; }
-      flash(msgEl, "Unexpected response from server.");
-    } catch (err) { flash(msgEl, errText(err)); }
-    btn.disabled = false;
-  }
-
-  async function signOut(btn, msgEl) {
-    btn.disabled = true;
-    try { await api("/auth/logout", jsonPost("POST", {}), 30000); location.reload(); return; }
-    catch (err) { flash(msgEl, errText(err)); }
-    btn.disabled = false;
-  }
-
-  // Avatars are shown only when same-origin: the CSP blocks other images.
-  function sameOrigin(u) {
-    try { return new URL(u, location.href).origin === location.origin; } catch { return false; }
-  }
-
   // renderAuth shows the account, the way to sign in, or, where the server
   // has no sign-in, why nobody signs in, or that everyone is its local owner.
   function renderAuth(s) {
