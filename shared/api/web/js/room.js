@@ -10,7 +10,7 @@ import { eventStream, follow, longPoll, nap, untilBack } from "./live.js";
 import { initialState, newer, older, reduce, upsertReasoning } from "./reducer.js";
 import {
   boardGroups, fmtTime, httpUrl, intentByline, intentPayload, isSystem, lc, mentionsLine, moves,
-  numOf, parseLabel, provenance as provenanceOf, reasoningLines, reasoningOf as latestReasoning, receiptsLine,
+  nativeLine, numOf, parseLabel, provenance as provenanceOf, reasoningLines, reasoningOf as latestReasoning, receiptsLine,
   replyCount as countReplies, rootOf,
 } from "./view.js";
 
@@ -846,6 +846,14 @@ import {
       if (who) li.appendChild(el("div", "sub", who));
       const status = [p.status, p.status_text].filter(Boolean).join(" — ");
       if (status) li.appendChild(el("div", "sub", status));
+      // What its runtime does outside the room: a line of the card, never
+      // a chat message.
+      const native = nativeLine(p);
+      if (native) {
+        const line = el("div", "sub native", native);
+        line.title = [p.native_activity.method, p.native_activity.observed_at].filter(Boolean).join(" · ");
+        li.appendChild(line);
+      }
       const slot = el("div", "think");
       slot.setAttribute("aria-label", "Reasoning");
       renderCard(slot, reasoningOn ? latestReasoning(state.reasoning.values(), p) : null);
