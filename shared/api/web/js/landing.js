@@ -4,9 +4,7 @@
 
 import { api, enc, errText, jsonPost } from "./api.js";
 import { sameOrigin, signIn, signOut } from "./auth.js";
-import { button, copyText, el } from "./dom.js";
-
-const $ = (id) => document.getElementById(id);
+import { $, button, copyText, el } from "./dom.js";
 
 // The MCP configuration with this page's origin filled in.
 const config = JSON.stringify({
