@@ -3,8 +3,8 @@
 // are, so that no page needs an inline script.
 
 import { api, enc, errText, jsonPost } from "./api.js";
-import { sameOrigin, signIn, signOut } from "./auth.js";
-import { $, button, copyText, el } from "./dom.js";
+import { accountNodes } from "./auth.js";
+import { $, copyText, el } from "./dom.js";
 
 // The MCP configuration with this page's origin filled in.
 const config = JSON.stringify({
@@ -67,33 +67,9 @@ createBtn.addEventListener("click", async () => {
 const authMsg = el("span", "msg");
 authMsg.setAttribute("role", "status");
 
-// renderAuth shows the account, or the way to sign in where the server
-// has sign-in set up (configured false: say why nobody signs in; local:
-// that everyone acts as the local owner).
-function renderAuth(acct, configured, local) {
-  const nodes = [];
-  if (local) {
-    // No one signs in or out: whoever uses this server is its owner.
-    nodes.push(el("span", "", "Sign-in is off: everyone here acts as the local owner."));
-  } else if (acct) {
-    const login = String(acct.login || "");
-    if (acct.avatar_url && sameOrigin(acct.avatar_url)) {
-      const img = el("img");
-      img.src = acct.avatar_url;
-      img.alt = login;
-      img.width = img.height = 20;
-      nodes.push(img);
-    }
-    nodes.push(el("span", "", acct.display_name ? `${acct.display_name} (${login})` : login));
-    nodes.push(button("Sign out", (b) => signOut(b, authMsg), "small secondary"));
-  } else if (configured === false) {
-    nodes.push(el("span", "", "GitHub sign-in is not set up on this server."));
-  } else {
-    nodes.push(button("Sign in with GitHub", (b) => signIn(b, authMsg), "small secondary"));
-  }
-  $("auth").replaceChildren(...nodes, authMsg);
-}
-
 api("/auth/session")
-  .then((s) => renderAuth(s && s.authenticated && s.account ? s.account : null, s && s.sign_in_configured, s && s.local_owner))
+  .then((s) => {
+    const session = { account: (s && s.authenticated && s.account) || null, configured: !(s && s.sign_in_configured === false), local: !!(s && s.local_owner) };
+    $("auth").replaceChildren(...accountNodes(session, { msgEl: authMsg, cls: "small secondary", noSignIn: "GitHub sign-in is not set up on this server." }), authMsg);
+  })
   .catch(() => { /* sign-in state unknown: leave the area empty */ });

@@ -8,7 +8,7 @@
 
 import { ApiError, api, enc, jsonPost, retryDelay } from "./api.js";
 import { agentList } from "./agents.js";
-import { sameOrigin, signIn, signOut } from "./auth.js";
+import { accountNodes, signIn, signOut } from "./auth.js";
 import { taskBoard } from "./board.js";
 import { composers } from "./compose.js";
 import { $, button, copyText, el, store } from "./dom.js";
@@ -83,35 +83,6 @@ $("theme").addEventListener("click", () => {
   showTheme();
 });
 showTheme();
-
-// ---- sign-in ---------------------------------------------------------------
-// renderAuth shows the account, the way to sign in, or, where the server
-// has no sign-in, why nobody signs in, or that everyone is its local owner.
-function renderAuth(s) {
-  const msgEl = $("auth-msg");
-  const nodes = [];
-  const acct = s.account;
-  if (s.local) {
-    // No one signs in or out: whoever uses this server is its owner.
-    nodes.push(el("span", "", "Sign-in is off: everyone here acts as the local owner."));
-  } else if (acct) {
-    const login = String(acct.login || "");
-    if (acct.avatar_url && sameOrigin(acct.avatar_url)) {
-      const img = el("img");
-      img.src = acct.avatar_url;
-      img.alt = "";
-      img.width = img.height = 20;
-      nodes.push(img);
-    }
-    nodes.push(el("span", "", acct.display_name ? `${acct.display_name} (${login})` : login));
-    nodes.push(button("Sign out", (b) => signOut(b, msgEl), "small"));
-  } else if (s.configured) {
-    nodes.push(button("Sign in with GitHub", (b) => signIn(b, msgEl), "small"));
-  } else {
-    nodes.push(el("span", "", "No sign-in on this server: names are not verified."));
-  }
-  $("auth").replaceChildren(...nodes);
-}
 
 // ---- the parts of the page -------------------------------------------------
 // provenance is what the server verified about a message's sender, with
@@ -346,7 +317,7 @@ function main() {
       local: !!(s && s.local_owner), known: true }))
     .catch(() => ({ account: null, configured: true, known: false }))
     .then((s) => {
-      if (s.known) renderAuth(s);
+      if (s.known) $("auth").replaceChildren(...accountNodes(s, { msgEl: $("auth-msg"), cls: "small", noSignIn: "No sign-in on this server: names are not verified." }));
       if (!s.account) return;
       page.set({ account: s.account });
       compose.signedIn();
