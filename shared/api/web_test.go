@@ -1,10 +1,13 @@
 package api_test
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -227,7 +230,9 @@ func pageWithScripts(t *testing.T, e *env, path string) string {
 // GET route of the web group that answers HTML, from api.Routes(), so a
 // new page is covered the day it is added): its CSP allows scripts of its
 // own origin alone, and its HTML has no inline script, no inline event
-// handler and no javascript: URL, which that CSP would refuse to run.
+// handler and no javascript: URL, which that CSP would refuse to run. Its
+// styles: its own stylesheets, each allowed by its hash, and no other
+// inline style ('unsafe-inline').
 func TestPagesRunNoInlineScript(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
@@ -252,6 +257,19 @@ func TestPagesRunNoInlineScript(t *testing.T) {
 		if csp["script-src"] != "'self'" || csp["default-src"] != "'self'" {
 			t.Errorf("GET %s: CSP %q, want default-src and script-src 'self' alone", path, r.header.Get("Content-Security-Policy"))
 		}
+		styles := strings.Fields(csp["style-src"])
+		if slices.Contains(styles, "'unsafe-inline'") || !slices.Contains(styles, "'self'") {
+			t.Errorf("GET %s: style-src %q, want 'self' and the page's stylesheets by hash, no 'unsafe-inline'", path, csp["style-src"])
+		}
+		for _, style := range styleTag.FindAllStringSubmatch(r.raw, -1) {
+			sum := sha256.Sum256([]byte(style[1]))
+			if hash := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"; !slices.Contains(styles, hash) {
+				t.Errorf("GET %s: a <style> of the page (%.40q…) is not in style-src %q: it would not apply", path, style[1], csp["style-src"])
+			}
+		}
+		if bad := styleAttr.FindAllString(r.raw, -1); len(bad) > 0 {
+			t.Errorf("GET %s: style attributes %q, which the CSP refuses", path, bad)
+		}
 		for _, tag := range scriptTag.FindAllStringSubmatch(r.raw, -1) {
 			if !strings.Contains(tag[1], ` src="/js/`) || strings.TrimSpace(tag[2]) != "" {
 				t.Errorf("GET %s: inline script %q, want only <script src=\"/js/…\"></script>", path, tag[0])
@@ -268,6 +286,8 @@ func TestPagesRunNoInlineScript(t *testing.T) {
 
 var (
 	scriptTag     = regexp.MustCompile(`(?is)<script\b([^>]*)>(.*?)</script>`)
+	styleTag      = regexp.MustCompile(`(?is)<style\b[^>]*>(.*?)</style>`)
+	styleAttr     = regexp.MustCompile(`(?i)<[a-z][^>]*\sstyle\s*=[^>]*>`)
 	inlineHandler = regexp.MustCompile(`(?i)<[a-z][^>]*\son[a-z]+\s*=[^>]*>|javascript:`)
 )
 
