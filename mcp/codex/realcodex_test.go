@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -114,7 +115,7 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case rep.command != "":
-		args, _ := json.Marshal(map[string]string{"cmd": rep.command})
+		args, _ := json.Marshal(map[string]any{"cmd": rep.command, "login": false})
 		event(map[string]any{"type": "response.output_item.done", "output_index": out, "item": map[string]any{"type": "function_call",
 			"id": fmt.Sprintf("fc_%d", n), "call_id": fmt.Sprintf("call_%d", n), "name": "exec_command", "arguments": string(args)}})
 	case rep.message != "":
@@ -171,8 +172,9 @@ stream_max_retries = 0
 	}
 	e := realEnv{f: state.Open(filepath.Join(dir, "mcp-state.json")), room: &fakeRoom{}}
 	room := Room{Activity: e.room, Reasoning: e.room, Sessions: e.room}
-	e.m = NewManager(e.f, Config{Bin: bin, Room: room})
-	e.b = NewBridges(BridgeConfig{State: e.f, Activity: e.room, Reasoning: e.room, Sessions: e.room})
+	log := slog.New(slog.NewTextHandler(logWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e.m = NewManager(e.f, Config{Bin: bin, Room: room, Logger: log.With("in", "starter")})
+	e.b = NewBridges(BridgeConfig{State: e.f, Activity: e.room, Reasoning: e.room, Sessions: e.room, Logger: log.With("in", "bridge")})
 	t.Cleanup(e.b.Close)
 	t.Cleanup(e.m.Close)
 	registerWorker(t, e.m, e.b)
@@ -213,15 +215,6 @@ func (e realEnv) told(t *testing.T, presence, why string) []ReasoningPost {
 	return posts
 }
 
-// summaries are the parts the posts carried, in order.
-func summaries(posts []ReasoningPost) []string {
-	var out []string
-	for _, p := range posts {
-		out = append(out, strings.Split(p.Summary, "\n\n")...)
-	}
-	return out
-}
-
 func TestRealCodex(t *testing.T) {
 	t.Parallel()
 	t.Run("ten fast steps", func(t *testing.T) {
@@ -246,6 +239,7 @@ func TestRealCodex(t *testing.T) {
 		}
 		testwait.Recv(t, "the bridge to hear the worker's thread", heard)
 		model.unblock()
+		defer func() { t.Logf("model requests: %d", model.count()) }()
 		testwait.Until(t, "the ten steps", func() bool { return model.count() >= 11 })
 		e.ending(t, sess.SessionID)
 		got := summaries(e.told(t, idle, "finished its turn"))
@@ -329,4 +323,12 @@ func TestRealCodex(t *testing.T) {
 		}
 		e.told(t, blocked, "killed")
 	})
+}
+
+// logWriter sends a log to the test's, shown when it fails.
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
