@@ -36,6 +36,10 @@ type reply struct {
 	hold      bool     // wait for the test's release (or the request's end) first
 }
 
+// rawReasoning is the raw reasoning the fake model thinks alongside each
+// summary.
+const rawReasoning = "RAW chain of thought, never posted"
+
 // fakeModel is a Responses API that answers the n-th request with
 // replies[n] (the last one from then on).
 type fakeModel struct {
@@ -109,8 +113,10 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		for i, s := range rep.summaries {
 			parts[i] = map[string]string{"type": "summary_text", "text": s}
 		}
+		// With raw reasoning, which must never leave the machine.
 		event(map[string]any{"type": "response.output_item.done", "output_index": out,
-			"item": map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%d", n), "summary": parts}})
+			"item": map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%d", n), "summary": parts,
+				"content": []map[string]string{{"type": "reasoning_text", "text": rawReasoning}}}})
 		out++
 	}
 	switch {
@@ -245,6 +251,51 @@ func TestRealCodex(t *testing.T) {
 		got := summaries(e.told(t, idle, "finished its turn"))
 		if !slices.Equal(got[:len(got)-1], want) {
 			t.Errorf("posted %q, want every part of the ten steps, in order, then the ending", got)
+		}
+	})
+	t.Run("a normal turn", func(t *testing.T) {
+		t.Parallel()
+		// Joining (before the bridge hears the thread: its summaries are
+		// read back), then a step the bridge hears as it runs (it lasts
+		// long enough for a report past the 750 ms limit), then the answer.
+		model := newFakeModel(t,
+			reply{summaries: []string{"**Joining the room**", "Calling join_room"}, command: "true"},
+			reply{summaries: []string{"**Checking the build**"}, command: "sleep 2", hold: true},
+			reply{summaries: []string{"**Answering**"}, message: "The build passes."})
+		e := newRealEnv(t, model)
+		heard := make(chan struct{})
+		e.b.subscribed = func(string) { close(heard) }
+		sess, _, err := e.m.Start(context.Background(), e.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testwait.Recv(t, "the bridge to hear the worker's thread", heard)
+		model.unblock()
+		end := e.ending(t, sess.SessionID)
+		if end.Status != StatusCompleted || end.LastError != "" {
+			t.Errorf("ended %s %q, want completed", end.Status, end.LastError)
+		}
+		got := summaries(e.told(t, idle, "finished its turn"))
+		want := []string{"**Joining the room**", "Calling join_room", "**Checking the build**", "**Answering**", "Codex worker finished its turn."}
+		if !slices.Equal(got, want) {
+			t.Errorf("posted %q, want %q", got, want)
+		}
+		e.room.mu.Lock()
+		defer e.room.mu.Unlock()
+		ran := false
+		for _, a := range e.room.activity {
+			ran = ran || (strings.HasPrefix(a.Text, "running ") && strings.Contains(a.Text, "sleep 2"))
+			if strings.Contains(a.Text, "RAW") {
+				t.Errorf("native activity %+v carries raw reasoning", a)
+			}
+		}
+		if !ran {
+			t.Errorf("native activity %+v; want the shell step reported", e.room.activity)
+		}
+		for _, p := range e.room.posts {
+			if strings.Contains(p.Summary, "RAW") {
+				t.Errorf("post %+v carries raw reasoning", p)
+			}
 		}
 	})
 	t.Run("a model error at start", func(t *testing.T) {
