@@ -11,6 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/letagents/letagents-go/mcp/codex/codextest"
+	"github.com/letagents/letagents-go/shared/liveness"
+	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/testclock"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
@@ -163,5 +165,74 @@ func TestLiveCodexFailures(t *testing.T) {
 		return map[string]string{"LETAGENTS_CODEX_SERVER_URL": "127.0.0.1:4500"}[k]
 	}, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "LETAGENTS_CODEX_SERVER_URL") {
 		t.Errorf("LoadConfig with a bad LETAGENTS_CODEX_SERVER_URL = %v", err)
+	}
+}
+
+// TestLiveCodexNoFalseNotice: once a live session's worker is done (a
+// stop, its turn ending on the stop phrase, its app-server crashing),
+// its agent session is ended, so the real liveness sweeper, run past its
+// threshold, tells the room nothing; a worker still in its session is
+// announced (the case that shows the sweep would see one).
+func TestLiveCodexNoFalseNotice(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		end    func(t *testing.T, a *agent, clk *testclock.Clock, fake *codextest.Server)
+		notice bool
+	}{
+		{"a stop", func(t *testing.T, a *agent, clk *testclock.Clock, _ *codextest.Server) {
+			a.callDriving(t, clk, "stop_local_codex_session", nil).ok(t)
+		}, false},
+		{"the stop phrase: its turn completes", func(t *testing.T, _ *agent, _ *testclock.Clock, fake *codextest.Server) {
+			fake.SetTurnStatus("completed")
+			fake.Notify("turn/completed", map[string]any{"threadId": codextest.ThreadID, "turn": map[string]any{"id": codextest.TurnID, "status": "completed"}})
+		}, false},
+		{"a crash", func(t *testing.T, _ *agent, _ *testclock.Clock, fake *codextest.Server) {
+			fake.Close()
+		}, false},
+		{"still working", nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := newBackend(t, true)
+			b.gh.AddRepo("acme/app", false)
+			fake := codextest.New(t, codextest.Options{})
+			clk := b.clock
+			a := newAgentWith(t, b, "", map[string]string{"LETAGENTS_AGENT_NAME": "builder", "LETAGENTS_CODEX_SERVER_URL": fake.URL},
+				func(c *Config) { c.CodexClock = clk })
+			a.signIn(t, b, "ann")
+			registered := workerRegisters(a, fake)
+			a.callDriving(t, clk, "join_room", map[string]any{"name": "github.com/acme/app", "session_mode": "live"}).ok(t)
+			var reg struct {
+				AgentSessionID string `json:"agent_session_id"`
+			}
+			if text := testwait.Recv(t, "the worker's registration", registered); json.Unmarshal([]byte(text), &reg) != nil || reg.AgentSessionID == "" {
+				t.Fatalf("worker registration = %s", text)
+			}
+			testwait.Until(t, "the bridge to follow the thread", func() bool { return fake.Followers() > 0 })
+			if tc.end != nil {
+				tc.end(t, a, clk, fake)
+				testwait.Until(t, "the worker's agent session to end", func() bool {
+					var ended bool
+					err := b.db.Pool.QueryRow(context.Background(), `SELECT ended_at IS NOT NULL FROM agent_sessions WHERE 'as_' || id = $1`,
+						reg.AgentSessionID).Scan(&ended)
+					return err == nil && ended
+				})
+			}
+			clk.Advance(liveness.DefaultNoticeAfter + 2*liveness.SweepInterval)
+			r, err := liveness.New(store.New(b.db.Pool), 0, nil).Sweep(context.Background(), clk.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var notices int
+			if err := b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM messages WHERE room_id = 'github.com/acme/app'
+				AND text LIKE '[status] %message channel has been unreachable%'`).Scan(&notices); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int{true: 1}[tc.notice]; notices != want || r.Offline != want {
+				t.Errorf("sweep %+v, %d notices in the room; want %d", r, notices, want)
+			}
+		})
 	}
 }
