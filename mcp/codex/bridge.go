@@ -284,7 +284,7 @@ func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) 
 		s.heard()
 	}
 	// A turn that ended before the subscription sends no turn/completed.
-	if s.turnEnded(b.ctx, c) {
+	if s.turnEnded(b.ctx, c, false) {
 		return
 	}
 	s.flush(b.ctx)
@@ -316,7 +316,7 @@ func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) 
 			}
 			// The turn's end is also read, in case its notification was
 			// missed (a full notification buffer drops them).
-			if !s.tick(b.ctx, c) || s.turnEnded(b.ctx, c) {
+			if !s.tick(b.ctx, c) || s.turnEnded(b.ctx, c, following) {
 				return
 			}
 			tick = b.clock.After(tickEvery)
@@ -386,6 +386,7 @@ type streamer struct {
 	status     string // the worker's status as last heard
 	text       string // what the worker does, as last heard: the roster shows it
 	lastErr    string // the last error Codex reported on the thread
+	endRead    bool   // the last tick read the turn ended
 }
 
 func newStreamer(b *Bridges, live state.CodexLiveSession, agent state.AgentSession) *streamer {
@@ -568,13 +569,29 @@ func (s *streamer) endTurn(ctx context.Context, c *Conn, o outcome) {
 
 // turnEnded reads whether the session's turn has ended and, if so, tells
 // the room how.
-func (s *streamer) turnEnded(ctx context.Context, c *Conn) bool {
+// When following is true the thread's own turn/completed, which says
+// how the turn ended, is waited for: the end is acted on only when read
+// again on the next tick. A read is less sure: a turn rebuilt from the
+// rollout (0.171's fallback) reads as interrupted however it ended.
+func (s *streamer) turnEnded(ctx context.Context, c *Conn, following bool) bool {
 	read, err := readThread(ctx, c, s.live)
 	if err != nil || read.Turn == nil {
 		return false
 	}
-	st := read.Turn.status()
-	if st != "completed" && st != "failed" && st != "interrupted" {
+	var st string
+	switch derive("", true, statusName(read.Status), read.Turn.status()) {
+	case StatusCompleted:
+		st = "completed"
+	case StatusInterrupted:
+		st = "interrupted"
+	case StatusFailed:
+		st = "failed"
+	default:
+		s.endRead = false
+		return false
+	}
+	if following && !s.endRead {
+		s.endRead = true
 		return false
 	}
 	msg := s.lastErr

@@ -719,3 +719,31 @@ func TestPack(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgeReadsEnd: a stream that follows its thread but whose
+// turn/completed never comes (a full buffer drops notifications) reads
+// the turn's end on its tick, and acts on it at the next tick, leaving
+// the notification, which says how the turn ended, time to come first.
+func TestBridgeReadsEnd(t *testing.T) {
+	t.Parallel()
+	fake := codextest.New(t, codextest.Options{TurnError: "model overloaded"})
+	b, _, clk, f, _ := bridgeEnv(t, fake.URL, true)
+	heard := make(chan struct{})
+	b.subscribed = func(string) { close(heard) }
+	b.Registered(worker)
+	testwait.Recv(t, "the stream to follow the thread", heard)
+	testwait.Until(t, "the stream to wait for its tick", func() bool { return clk.Waiters() > 0 })
+	fake.SetTurnStatus("failed")
+	reads := func() int { return len(fake.Calls("thread/turns/list")) }
+	n := reads()
+	advanceWhenWaiting(t, clk, tickEvery)
+	testwait.Until(t, "the tick to read the turn and wait again", func() bool { return reads() > n && clk.Waiters() > 0 })
+	if sv := saved(t, f, "live-1"); sv.EndedAt != "" {
+		t.Fatalf("ended at the first read: %+v", sv)
+	}
+	advanceWhenWaiting(t, clk, tickEvery)
+	testwait.Until(t, "the room to be told", func() bool { return saved(t, f, "live-1").ToldAt != "" })
+	if sv := saved(t, f, "live-1"); sv.Status != StatusFailed || sv.LastError != "model overloaded" {
+		t.Errorf("saved %s %q, want failed with the turn's error", sv.Status, sv.LastError)
+	}
+}

@@ -192,6 +192,20 @@ stream_max_retries = 0
 	return e
 }
 
+// startHeard starts a live session and waits for the worker's bridge to
+// hear its thread.
+func (e realEnv) startHeard(t *testing.T) state.CodexLiveSession {
+	t.Helper()
+	heard := make(chan struct{})
+	e.b.subscribed = func(string) { close(heard) }
+	sess, _, err := e.m.Start(context.Background(), e.in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Recv(t, "the bridge to hear the worker's thread", heard)
+	return sess
+}
+
 // ending waits for the room to be told the session ended, and answers
 // the session as saved then.
 func (e realEnv) ending(t *testing.T, id string) state.CodexLiveSession {
@@ -237,13 +251,7 @@ func TestRealCodex(t *testing.T) {
 		}
 		model := newFakeModel(t, append(replies, reply{message: "done"})...)
 		e := newRealEnv(t, model)
-		heard := make(chan struct{})
-		e.b.subscribed = func(string) { close(heard) }
-		sess, _, err := e.m.Start(context.Background(), e.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		testwait.Recv(t, "the bridge to hear the worker's thread", heard)
+		sess := e.startHeard(t)
 		model.unblock()
 		defer func() { t.Logf("model requests: %d", model.count()) }()
 		testwait.Until(t, "the ten steps", func() bool { return model.count() >= 11 })
@@ -263,13 +271,7 @@ func TestRealCodex(t *testing.T) {
 			reply{summaries: []string{"**Checking the build**"}, command: "sleep 2", hold: true},
 			reply{summaries: []string{"**Answering**"}, message: "The build passes."})
 		e := newRealEnv(t, model)
-		heard := make(chan struct{})
-		e.b.subscribed = func(string) { close(heard) }
-		sess, _, err := e.m.Start(context.Background(), e.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		testwait.Recv(t, "the bridge to hear the worker's thread", heard)
+		sess := e.startHeard(t)
 		model.unblock()
 		end := e.ending(t, sess.SessionID)
 		if end.Status != StatusCompleted || end.LastError != "" {
