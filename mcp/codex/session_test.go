@@ -150,6 +150,16 @@ func TestStartHandshake(t *testing.T) {
 	if n := fake.Calls("initialized")[0]; n.Request || n.JSONRPC != "2.0" {
 		t.Errorf("initialized = %+v, want a JSON-RPC 2.0 notification", n)
 	}
+	// The current API: turns and items are listed, never read the way
+	// Codex deprecated (thread/read with includeTurns).
+	for _, c := range fake.Calls("thread/read") {
+		if strings.Contains(string(c.Params), "includeTurns") {
+			t.Errorf("thread/read %s, want no includeTurns where thread/turns/list answers", c.Params)
+		}
+	}
+	if len(fake.Calls("thread/turns/list")) == 0 {
+		t.Errorf("the start's watch read no thread/turns/list")
+	}
 	var tp struct {
 		ThreadID       string `json:"threadId"`
 		Cwd            string `json:"cwd"`
