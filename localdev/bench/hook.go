@@ -44,12 +44,13 @@ func (b *bench) hookBench(ctx context.Context, runnerURL string) error {
 	if err := os.WriteFile(filepath.Join(dir, "nothing.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
 		return err
 	}
-	// The floor is built outside the module, as a program of its own.
+	// The floor is built outside the module, as a program of its own; both
+	// without symbol table and DWARF, as make dist builds the binary.
 	for _, c := range []struct{ dir, out, pkg string }{
 		{"", bin, "github.com/letagents/letagents-go/mcp/letagents"},
 		{dir, floor, filepath.Join(dir, "nothing.go")},
 	} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", c.out, c.pkg)
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", c.out, c.pkg)
 		cmd.Dir = c.dir
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -167,13 +168,13 @@ func (b *bench) hookBench(ctx context.Context, runnerURL string) error {
 	b.add(secHook, func() row {
 		return row{name: "**Floor H**: exec of a Go program that does nothing, to its exit",
 			p50: ms(floorH.pct(.5)), p99: ms(floorH.pct(.99)), r50: "1×", r99: "1×",
-			notes: fmt.Sprintf("n=%d, `func main() {}` built with -trimpath, CGO_ENABLED=0; the hook rows below alternate with it run by run", len(floorH))}
+			notes: fmt.Sprintf("n=%d, `func main() {}` built as the binary is (-trimpath, -ldflags '-s -w', CGO_ENABLED=0); the hook rows below alternate with it run by run", len(floorH))}
 	})
 	b.add(secHook, func() row {
 		r50, r99 := vs(serverStart)
 		return row{name: "diag: `letagents --help` (the binary's start with every package initialised, no I/O)",
 			p50: ms(serverStart.pct(.5)), p99: ms(serverStart.pct(.99)), r50: r50, r99: r99,
-			notes: fmt.Sprintf("n=%d; ratio vs floor H: what the MCP server's packages cost at start (GODEBUG=inittrace=1 shows github.com/santhosh-tekuri/jsonschema/v6, linked by mcp-go's server, as most of it); a hook skips them", len(serverStart))}
+			notes: fmt.Sprintf("n=%d; ratio vs floor H: what the MCP server's packages cost at start (GODEBUG=inittrace=1 shows github.com/santhosh-tekuri/jsonschema/v6, linked by the MCP server's argument validator (mcp/server/validate.go), as most of it); a hook skips them", len(serverStart))}
 	})
 	b.add(secHook, func() row {
 		r50, r99 := vs(start)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -139,14 +140,21 @@ func (t Task) WorkflowArtifacts() []Artifact {
 }
 
 // pullRequestPaths are the path shapes of a pull (or merge) request on
-// the hosts the original knows, the number captured.
-var pullRequestPaths = map[string]struct {
+// the hosts the original knows, the number captured. They are compiled on
+// first use, not at init: every process that links this package (the
+// hook's too, which answers before main) would pay for them at start.
+var pullRequestPaths = sync.OnceValue(func() map[string]pullRequestPath {
+	return map[string]pullRequestPath{
+		"github.com":    {"github", "pull_request", regexp.MustCompile(`^/[^/]+/[^/]+/pull/(\d+)$`)},
+		"gitlab.com":    {"gitlab", "merge_request", regexp.MustCompile(`^/.+/-/merge_requests/(\d+)$`)},
+		"bitbucket.org": {"bitbucket", "pull_request", regexp.MustCompile(`^/[^/]+/[^/]+/pull-requests/(\d+)$`)},
+	}
+})
+
+// pullRequestPath is a host's provider, kind and path shape.
+type pullRequestPath struct {
 	provider, kind string
 	path           *regexp.Regexp
-}{
-	"github.com":    {"github", "pull_request", regexp.MustCompile(`^/[^/]+/[^/]+/pull/(\d+)$`)},
-	"gitlab.com":    {"gitlab", "merge_request", regexp.MustCompile(`^/.+/-/merge_requests/(\d+)$`)},
-	"bitbucket.org": {"bitbucket", "pull_request", regexp.MustCompile(`^/[^/]+/[^/]+/pull-requests/(\d+)$`)},
 }
 
 // PullRequestArtifact reads a pr_url as the original does: a pull request
@@ -159,7 +167,7 @@ func PullRequestArtifact(prURL string) Artifact {
 	if err != nil {
 		return a
 	}
-	shape, ok := pullRequestPaths[strings.ToLower(u.Hostname())]
+	shape, ok := pullRequestPaths()[strings.ToLower(u.Hostname())]
 	if !ok {
 		return a
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -287,14 +288,15 @@ func ClaimWork(t Task, c Claim) (Lease, error) {
 // characters than a-z 0-9 . _ - one dash, at most 64 bytes, "agent" when
 // nothing is left).
 func BranchRef(seq int64, agentKey string) string {
-	slug := strings.Trim(branchUnsafe.ReplaceAllString(strings.ToLower(strings.TrimSpace(agentKey)), "-"), "-")
+	slug := strings.Trim(branchUnsafe().ReplaceAllString(strings.ToLower(strings.TrimSpace(agentKey)), "-"), "-")
 	if slug = slug[:min(len(slug), 64)]; slug == "" {
 		slug = "agent"
 	}
 	return "letagents/" + TaskID(seq) + "/" + slug
 }
 
-var branchUnsafe = regexp.MustCompile(`[^a-z0-9._-]+`)
+// branchUnsafe is compiled on first use, as pullRequestPaths is.
+var branchUnsafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9._-]+`) })
 
 // ClaimReview decides a claim to review t and returns the review lease it
 // creates: t must be in_review or blocked (Conflict

@@ -72,8 +72,17 @@ func (s *Store) TakeUnread(ctx context.Context, sessionID int64, roomID string, 
 		return u, letagents.Errorf(letagents.Invalid, "limit must be between 1 and %d", letagents.MaxUnreadLimit)
 	}
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `SELECT delivered_seq FROM agent_sessions WHERE id = $1 AND room_id = $2 FOR NO KEY UPDATE`,
-			sessionID, roomID).Scan(&u.Cursor)
+		// The take commits without waiting for its WAL to reach the disk
+		// (synchronous_commit off for this transaction alone): a hook
+		// holds the agent's tool call until it has its answer, and the
+		// flush was most of the take's time. What a crash of the database
+		// can lose is the last moment's records, so a message may be
+		// surfaced twice, never recorded as surfaced without being shown;
+		// other transactions see the commit at once either way. Set in
+		// the locking statement, it costs no round trip of its own.
+		err := tx.QueryRow(ctx, `SELECT delivered_seq, set_config('synchronous_commit', 'off', true)
+			FROM agent_sessions WHERE id = $1 AND room_id = $2 FOR NO KEY UPDATE`,
+			sessionID, roomID).Scan(&u.Cursor, nil)
 		switch {
 		case isNoRows(err):
 			return letagents.Errorf(letagents.NotFound, "Agent session not found")

@@ -426,3 +426,50 @@ func TestLivenessSeesUnsurfaced(t *testing.T) {
 		t.Errorf("after a take: unsurfaced %d since %v, checked %v; want 0, checked at %v", st.Unsurfaced, st.OldestUnsurfacedAt, st.UnreadCheckedAt, checked)
 	}
 }
+
+// TestTakeUnreadDurabilityIsItsOwn: a take commits without waiting for
+// its flush (synchronous_commit off), and that holds for the take's
+// transaction alone: the pooled connection it ran on, the only one here,
+// goes back to the server's setting for whatever runs on it next.
+func TestTakeUnreadDurabilityIsItsOwn(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	pool := pgtest.NewProxy(t, d).Pool(t, 1)
+	s := store.New(pool)
+	ctx := context.Background()
+	now := testNow()
+	b := storetest.Register(t, s, "durable", "Builder", letagents.SessionWorker, now)
+	var want string
+	if err := pool.QueryRow(ctx, `SHOW synchronous_commit`).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		room    string
+		send    bool
+		wantErr bool
+	}{
+		{"a take with a message", "durable", true, false},
+		{"a take with nothing", "durable", false, false},
+		{"a refused take", "elsewhere", false, true},
+	}
+	for _, tt := range tests {
+		if tt.send {
+			send(t, s, "durable", "ann", "news", 0, 0)
+		}
+		u, err := s.TakeUnread(ctx, b.ID, tt.room, store.UnreadQuery{Filter: letagents.UnreadAll, Limit: 5}, now)
+		if (err != nil) != tt.wantErr {
+			t.Fatalf("%s: err %v; want an error: %v", tt.name, err, tt.wantErr)
+		}
+		if tt.send && len(u.Messages) != 1 {
+			t.Errorf("%s: took %d messages; want 1", tt.name, len(u.Messages))
+		}
+		var got string
+		if err := pool.QueryRow(ctx, `SHOW synchronous_commit`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: synchronous_commit after the take is %q; want the server's %q", tt.name, got, want)
+		}
+	}
+}

@@ -4,8 +4,8 @@
 //
 // The runtime holds the agent's tool call until the hook exits, and
 // initialising the MCP server's packages took longer than the hook's
-// whole work: mcp-go's server links a JSON-schema library that compiles
-// every draft's meta-schema in its init. Go initialises packages in the
+// whole work: the server's argument validator links a JSON-schema library
+// that compiles every draft's meta-schema in its init. Go initialises packages in the
 // order of their import paths as far as their imports allow, and this one
 // (github.com/letagents/…) needs nothing that waits for
 // github.com/mark3labs/… or github.com/santhosh-tekuri/… (package hook
