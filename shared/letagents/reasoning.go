@@ -394,4 +394,3 @@ type ReasoningChange struct {
 // it closed it, rather than appending to it (which, to a closed session,
 // is still an update).
 func (c ReasoningChange) Removed() bool { return c.Update == nil && !c.Session.Open() }
-
