@@ -111,6 +111,10 @@ func (f *feed) next(ctx context.Context) ([]event, int64, bool, error) {
 			if f.render {
 				data = renderedMessage(toMessage(*e.Message))
 			}
+			if e.Kind == letagents.EventPin {
+				evs = append(evs, event{name: wire.EventMessageUpdate, data: data})
+				continue
+			}
 			evs = append(evs, event{id: letagents.MessageID(e.Message.Seq), data: data})
 			msgs = append(msgs, *e.Message)
 		case e.Task != nil:

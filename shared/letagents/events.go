@@ -14,6 +14,8 @@ const (
 	// EventReasoning is a change to a reasoning session; its item is the
 	// session and, when the change appended one, its update.
 	EventReasoning EventKind = "reasoning"
+	// EventPin is a message pinned or unpinned; its item is the message.
+	EventPin EventKind = "pin"
 )
 
 // RoomEvent is one event of a room's log with its item as it is now:

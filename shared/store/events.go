@@ -163,7 +163,7 @@ type eventRefs struct {
 
 func (r *eventRefs) add(kind letagents.EventKind, ref int64, refID string) {
 	switch kind {
-	case letagents.EventMessage:
+	case letagents.EventMessage, letagents.EventPin:
 		r.messages = append(r.messages, ref)
 	case letagents.EventTask:
 		r.tasks = append(r.tasks, ref)
@@ -183,7 +183,7 @@ type eventItemSet struct {
 // message) or of a kind this reader does not know.
 func (s eventItemSet) fill(ev *letagents.RoomEvent, ref int64, refID string) bool {
 	switch ev.Kind {
-	case letagents.EventMessage:
+	case letagents.EventMessage, letagents.EventPin:
 		if m, ok := s.messages[ref]; ok {
 			ev.Message = &m
 		}
@@ -204,14 +204,11 @@ func (s *Store) eventItems(ctx context.Context, roomID string, refs eventRefs, n
 	set := eventItemSet{messages: map[int64]letagents.Message{}, tasks: map[int64]letagents.Task{},
 		reasoning: map[string]letagents.ReasoningChange{}}
 	if len(refs.messages) > 0 {
-		rows, err := queryAll[messageRow](ctx, s.pool, `SELECT `+messageSelect+`
-			FROM (SELECT * FROM messages WHERE room_id = $1 AND seq = ANY($2) AND `+visible+`) m `+messageJoins,
-			roomID, refs.messages)
+		msgs, err := s.messagesWhere(ctx, roomID, `m.seq = ANY($2)`, "", refs.messages)
 		if err != nil {
 			return set, fmt.Errorf("messages: %w", err)
 		}
-		for _, r := range rows {
-			m, _ := r.message()
+		for _, m := range msgs {
 			set.messages[m.Seq] = m
 		}
 	}

@@ -56,7 +56,8 @@ var quoteMax = strconv.Itoa(letagents.QuoteMaxChars)
 // messageColumns reads the columns of a messages row aliased m, as
 // messageColumnsRow names them: the one list every read of messages
 // (the timeline, unread, search) starts from.
-const messageColumns = `m.room_id, m.seq, m.sender, m.text, m.source, m.agent_prompt_kind, m.thread_parent_seq, m.thread_root_seq, m.created_at`
+const messageColumns = `m.room_id, m.seq, m.sender, m.text, m.source, m.agent_prompt_kind, m.thread_parent_seq, m.thread_root_seq, m.created_at,
+	m.pinned_at, m.pinned_by`
 
 // messageColumnsRow scans messageColumns; every column may be null, as
 // when m comes from a LEFT JOIN that found no message.
@@ -70,6 +71,8 @@ type messageColumnsRow struct {
 	ThreadParentSeq *int64     `db:"thread_parent_seq"`
 	ThreadRootSeq   *int64     `db:"thread_root_seq"`
 	CreatedAt       *time.Time `db:"created_at"`
+	PinnedAt        *time.Time `db:"pinned_at"`
+	PinnedBy        *string    `db:"pinned_by"`
 }
 
 // message is the scanned message, without what is read beside it; false
@@ -80,7 +83,7 @@ func (r *messageColumnsRow) message() (letagents.Message, bool) {
 	}
 	return letagents.Message{RoomID: *r.RoomID, Seq: *r.Seq, Sender: *r.Sender, Text: *r.Text, CreatedAt: *r.CreatedAt,
 		Source: deref(r.Source), PromptKind: letagents.PromptKind(deref(r.PromptKind)), ThreadParentSeq: deref(r.ThreadParentSeq),
-		ThreadRootSeq: deref(r.ThreadRootSeq)}, true
+		ThreadRootSeq: deref(r.ThreadRootSeq), PinnedAt: deref(r.PinnedAt), PinnedBy: deref(r.PinnedBy)}, true
 }
 
 // quoteColumns reads a reply's parent aliased p as a quote, as quoteRow
