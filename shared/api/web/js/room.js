@@ -7,6 +7,8 @@ import { ApiError, api, enc, errText, jsonPost, retryDelay } from "./api.js";
 import { button, copyText, el, flash, store } from "./dom.js";
 import { eventStream, follow, longPoll, nap, untilBack } from "./live.js";
 import { initialState, newer, older, reduce, upsertReasoning } from "./reducer.js";
+import { MESSAGE_UPDATE } from "./events.js";
+import { initPins } from "./pins.js";
 import {
   boardGroups, fmtTime, httpUrl, intentByline, intentPayload, isSystem, lc, mentionsLine, moves,
   numOf, parseLabel, provenance as provenanceOf, reasoningLines, reasoningOf as latestReasoning, receiptsLine,
@@ -66,6 +68,7 @@ import {
   }
   if (!urlId) { fatal("No room id in the address."); return; }
   let P = enc(urlId); // room id as used in API paths
+  let pins = null; // pinned messages (pins.js), once the history is loaded
   let roomId = urlId;
   $("title").textContent = urlId;
 
@@ -218,6 +221,7 @@ import {
     const li = el("li", "msg");
     if (!inThread) { li.id = m.id; li.tabIndex = -1; }
     li.dataset.id = m.id;
+    if (pins) pins.mark(li, m);
     const prov = provenance(m);
     let text = typeof m.text === "string" ? m.text : "";
     if (prov.kind === "system") {
@@ -555,6 +559,7 @@ import {
   // What an event means is reduce's (reducer.js); this draws and reloads
   // what it says.
   function onEvent(type, data) {
+    if (type === MESSAGE_UPDATE && pins) pins.update(data);
     const r = reduce(state, type, data);
     state = r.state;
     if (r.messages.length) addMessages(r.messages);
@@ -574,6 +579,7 @@ import {
   async function connect(up) {
     if (!historyLoaded) {
       await loadHistory();
+      pins = initPins(P, $("log"));
       up();
       jumpTo(location.hash.slice(1));
     }
