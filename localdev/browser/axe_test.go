@@ -26,6 +26,11 @@ type axeViolation struct {
 	} `json:"nodes"`
 }
 
+// stylesApplied is the condition of a page whose every stylesheet
+// applies: a <style> its CSP refused has no sheet, and the page would be
+// checked unstyled.
+const stylesApplied = `[...document.querySelectorAll("style")].every(s => s.sheet && s.sheet.cssRules.length > 0)`
+
 // axeCheck runs axe-core on the page as it stands and fails the test on
 // any violation, of any impact, naming the elements.
 func axeCheck(b *tab, view string) {
@@ -64,6 +69,7 @@ func TestAccessibility(t *testing.T) {
 			b.scheme(scheme)
 			b.open(r.URL + "/")
 			b.until("the landing page", `document.getElementById("mcp-config").textContent.includes("letagents")`)
+			b.until("the landing page's stylesheets applied", stylesApplied)
 			axeCheck(b, "landing page")
 			b.screenshot("landing")
 
@@ -73,6 +79,7 @@ func TestAccessibility(t *testing.T) {
 			// the room).
 			b.until("the room with its board", `document.getElementById("status").classList.contains("live") &&
 				document.querySelectorAll("#log .msg").length === 3 && document.querySelector("#board li")`)
+			b.until("the room's stylesheets applied", stylesApplied)
 			axeCheck(b, "room")
 			b.screenshot("room")
 

@@ -383,6 +383,24 @@ func (b *tab) until(what, expr string) {
 		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(testwait.Bound)))
 }
 
+// untilNavigated is until across a navigation the page starts: a wait
+// begun before it ends with the old document, so it begins again in the
+// new one, within the one bound.
+func (b *tab) untilNavigated(what, expr string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, testwait.Bound)
+	defer cancel()
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond)))
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			b.t.Fatalf("wait for %s: %v\n%s", what, err, b.state())
+		}
+	}
+}
+
 // press clicks the element selector finds, within the bound, finding and
 // clicking it in one evaluation: a list the page redraws on a live event
 // can replace the node between chromedp finding it and clicking it.

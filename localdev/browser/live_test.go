@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,5 +81,47 @@ func TestLiveWithoutStream(t *testing.T) {
 		if n := eval[int](b, `document.querySelectorAll("#log .msg").length`); n != 1 {
 			t.Errorf("the log shows %d messages, want 1", n)
 		}
+	}
+}
+
+// TestNativeActivityOnCard: what a worker's runtime reports doing outside
+// the room (POST …/native-activity) shows as one line of its agent card,
+// status and text, and follows the next report; never as a chat message.
+func TestNativeActivityOnCard(t *testing.T) {
+	skipIfOptedOut(t)
+	t.Parallel()
+	r := startRunner(t)
+	const room = "native activity"
+	r.api(http.MethodPost, "/agents", map[string]string{"name": "runner"}, http.StatusCreated)
+	r.join(room)
+	s := r.api(http.MethodPost, "/rooms/"+roomPath(room)+"/agent-sessions",
+		map[string]string{"actor_key": "local/runner", "display_name": "Runner", "runtime": "codex"}, http.StatusCreated)
+	id, _ := s["session_id"].(string)
+	token, _ := s["session_token"].(string)
+	report := func(seq int, status, text string) {
+		t.Helper()
+		r.api(http.MethodPost, "/rooms/"+roomPath(room)+"/agent-sessions/"+id+"/native-activity", map[string]any{
+			"observed_at": time.Now().UTC().Format(time.RFC3339Nano), "sequence": seq, "method": "item/started",
+			"status": status, "text": text, "agent_session_id": id, "agent_session_token": token}, http.StatusOK)
+	}
+	b := openRoom(t, r, room)
+	b.until("the worker among the people", `document.getElementById("agents").textContent.includes("Runner")`)
+	const line = `(document.querySelector("#agents .native") || {}).textContent || ""`
+	if got := eval[string](b, line); got != "" {
+		t.Errorf("before any report the card says %q, want no native line", got)
+	}
+
+	// The roster's own refresh brings the first report.
+	report(1, "working", "running go test ./...")
+	b.until("the native line", `(l => l.startsWith("codex: working — running go test ./..."))(`+line+`)`)
+	// A message, which reloads the people, brings the next at once.
+	report(2, "blocked", "waiting for review")
+	r.send(room, "someone", "how is it going?")
+	b.until("the next report", `(l => l.startsWith("codex: blocked — waiting for review"))(`+line+`)`)
+	if got := eval[int](b, `document.querySelectorAll("#agents .native").length`); got != 1 {
+		t.Errorf("%d native lines, want one, on the worker's card", got)
+	}
+	if got := eval[string](b, `document.getElementById("log").textContent`); strings.Contains(got, "running go test") || strings.Contains(got, "waiting for review") {
+		t.Errorf("the chat shows native activity: %q", got)
 	}
 }

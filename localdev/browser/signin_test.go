@@ -1,16 +1,13 @@
 package browser_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/letagents/letagents-go/shared/github/githubtest"
-	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // TestSignedInPageWrites: the room page signed in with GitHub (a fake
@@ -50,21 +47,8 @@ func TestSignedInPageWrites(t *testing.T) {
 	if m := msgs[0].(map[string]any); m["sender"] != "grace Name" || m["source"] != "browser" || m["text"] != "hello, signed in" {
 		t.Errorf("stored %v, want grace's message with source browser", m)
 	}
-	// Signing out reloads the page, which ends any wait begun before it:
-	// wait again until one sees the page signed out.
 	b.do("sign out", chromedp.Click(`#auth button`))
-	ctx, cancel := context.WithTimeout(b.ctx, testwait.Bound)
-	defer cancel()
-	for {
-		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](`[...document.querySelectorAll("#auth button")].some(x => x.textContent === "Sign in with GitHub")`,
-			chromedp.WithPollingInterval(20*time.Millisecond)))
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("the page did not show itself signed out: %v\n%s", err, b.state())
-		}
-	}
+	b.untilNavigated("the page signed out", `[...document.querySelectorAll("#auth button")].some(x => x.textContent === "Sign in with GitHub")`)
 }
 
 // TestLocalOwnerPage: on a runner without a GitHub app the room page says

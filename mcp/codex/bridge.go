@@ -33,6 +33,13 @@ const (
 	lostGrace = 10 * time.Second
 	// itemsPage is the page size of thread/items/list.
 	itemsPage = 100
+	// resumeEvery and resumeAttempts: how a stream retries following its
+	// thread. Early in a thread's first turn Codex (0.171) refuses
+	// thread/resume for a moment (its rollout "is empty", or "list_turns
+	// is not supported yet"); after resumeAttempts the stream tries once
+	// a tick.
+	resumeEvery    = 250 * time.Millisecond
+	resumeAttempts = 40
 	// tickEvery is how often a stream checks its session and its quiet.
 	tickEvery = 2 * time.Second
 	// heartbeatAfter is the quiet after which a stream reports native
@@ -268,19 +275,16 @@ func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) 
 		return
 	}
 	defer c.Close()
-	// A connection hears a thread's events once it has resumed it.
-	if err := call(b.ctx, c, "thread/resume", map[string]any{"threadId": live.ThreadID, "excludeTurns": true}, nil); err != nil {
-		b.log.Debug("codex bridge could not subscribe to the thread", "session", live.SessionID, "error", err)
-	}
+	following := s.subscribe(b.ctx, c)
 	// What the worker thought before it registered (joining, registering)
 	// is in the turn's items: read them after subscribing, so that
 	// nothing falls between; an item seen both ways is posted once.
 	s.backfill(b.ctx, c)
-	if b.subscribed != nil {
-		b.subscribed(live.SessionID)
+	if following {
+		s.heard()
 	}
 	// A turn that ended before the subscription sends no turn/completed.
-	if s.turnEnded(b.ctx, c) {
+	if s.turnEnded(b.ctx, c, false) {
 		return
 	}
 	s.flush(b.ctx)
@@ -299,22 +303,64 @@ func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) 
 				return
 			}
 			if o, ended := s.handle(b.ctx, n); ended {
-				s.end(b.ctx, o)
+				s.endTurn(b.ctx, c, o)
 				return
 			}
 		case <-due:
 			due = nil
 			s.flush(b.ctx)
 		case <-tick:
+			if !following && s.follow(b.ctx, c) == nil {
+				following = true
+				s.heard()
+			}
 			// The turn's end is also read, in case its notification was
-			// missed (seen with the real app-server under load).
-			if !s.tick(b.ctx) || s.turnEnded(b.ctx, c) {
+			// missed (a full notification buffer drops them).
+			if !s.tick(b.ctx, c) || s.turnEnded(b.ctx, c, following) {
 				return
 			}
 			tick = b.clock.After(tickEvery)
 		case <-b.ctx.Done():
 			return
 		}
+	}
+}
+
+// subscribe makes c hear the session's thread, trying every resumeEvery,
+// resumeAttempts times. It answers whether c follows the thread; when it
+// does not, the failure is logged as a warning, the stream goes on
+// trying once a tick, reads the turn's end on each tick, and the turn's
+// summaries go out with the ending.
+func (s *streamer) subscribe(ctx context.Context, c *Conn) bool {
+	for attempt := 1; ; attempt++ {
+		err := s.follow(ctx, c)
+		if err == nil {
+			return true
+		}
+		if attempt == resumeAttempts || c.Err() != nil {
+			s.b.log.Warn("codex bridge cannot follow the worker's thread yet: its summaries reach the room with the ending", "session", s.live.SessionID,
+				"attempts", attempt, "error", err)
+			return false
+		}
+		s.b.log.Debug("codex bridge: thread/resume refused; trying again", "session", s.live.SessionID, "attempt", attempt, "error", err)
+		select {
+		case <-s.b.clock.After(resumeEvery):
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// follow asks the app-server once for the session's thread's events on c:
+// a connection hears a thread once it has resumed it.
+func (s *streamer) follow(ctx context.Context, c *Conn) error {
+	return call(ctx, c, "thread/resume", map[string]any{"threadId": s.live.ThreadID, "excludeTurns": true}, nil)
+}
+
+// heard tells the test hook, if set, that the stream follows its thread.
+func (s *streamer) heard() {
+	if s.b.subscribed != nil {
+		s.b.subscribed(s.live.SessionID)
 	}
 }
 
@@ -340,6 +386,7 @@ type streamer struct {
 	status     string // the worker's status as last heard
 	text       string // what the worker does, as last heard: the roster shows it
 	lastErr    string // the last error Codex reported on the thread
+	endRead    bool   // the last tick read the turn ended
 }
 
 func newStreamer(b *Bridges, live state.CodexLiveSession, agent state.AgentSession) *streamer {
@@ -442,13 +489,31 @@ func (s *streamer) queueItem(it reasoningItem) {
 	delete(s.parts, it.ID)
 }
 
-// backfill queues the summaries of the turn's reasoning items that
-// completed before the stream began, reading thread/items/list page by
-// page.
+// backfill queues the summaries of the turn's reasoning items not queued
+// yet: those that completed before the stream began, and at the end
+// those whose notifications were missed.
 func (s *streamer) backfill(ctx context.Context, c *Conn) {
+	if c == nil {
+		return
+	}
+	items, err := turnReasoning(ctx, c, s.live)
+	if err != nil {
+		s.b.log.Debug("codex bridge could not read the turn's items", "session", s.live.SessionID, "error", err)
+	}
+	for _, it := range items {
+		s.queueItem(it)
+	}
+}
+
+// turnReasoning reads the reasoning items of the session's turn, in
+// order: thread/items/list page by page, or the turn as thread/read
+// includes it where items are not listed (0.171 lists them only once the
+// turn has ended).
+func turnReasoning(ctx context.Context, c *Conn, live state.CodexLiveSession) ([]reasoningItem, error) {
+	var out []reasoningItem
 	cursor := ""
 	for {
-		params := map[string]any{"threadId": s.live.ThreadID, "turnId": s.live.TurnID, "limit": itemsPage}
+		params := map[string]any{"threadId": live.ThreadID, "turnId": live.TurnID, "limit": itemsPage}
 		if cursor != "" {
 			params["cursor"] = cursor
 		}
@@ -460,65 +525,89 @@ func (s *streamer) backfill(ctx context.Context, c *Conn) {
 		}
 		err := call(ctx, c, "thread/items/list", params, &page)
 		if unsupported(err) {
-			s.backfillRead(ctx, c)
-			return
+			return readReasoning(ctx, c, live)
 		}
 		if err != nil {
-			s.b.log.Debug("codex bridge could not read the turn's earlier items", "session", s.live.SessionID, "error", err)
-			return
+			return out, err
 		}
 		for _, e := range page.Data {
 			if e.Item.Type == "reasoning" {
-				s.queueItem(e.Item)
+				out = append(out, e.Item)
 			}
 		}
 		if page.NextCursor == "" || page.NextCursor == cursor || len(page.Data) == 0 {
-			return
+			return out, nil
 		}
 		cursor = page.NextCursor
 	}
 }
 
+// readReasoning is turnReasoning for an app-server that does not list
+// the turn's items: the turn as thread/read includes it.
+func readReasoning(ctx context.Context, c *Conn, live state.CodexLiveSession) ([]reasoningItem, error) {
+	read, err := readThreadTurns(ctx, c, live, threadRead{})
+	if err != nil {
+		return nil, err
+	}
+	var out []reasoningItem
+	for _, raw := range read.Items {
+		var it reasoningItem
+		if json.Unmarshal(raw, &it) == nil && it.Type == "reasoning" {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
+// endTurn tells the room the turn ended with o, with every summary of the
+// turn: those missed are read back first (the turn's items are listed
+// once it has ended).
+func (s *streamer) endTurn(ctx context.Context, c *Conn, o outcome) {
+	s.backfill(ctx, c)
+	s.end(ctx, o)
+}
+
 // turnEnded reads whether the session's turn has ended and, if so, tells
 // the room how.
-func (s *streamer) turnEnded(ctx context.Context, c *Conn) bool {
+// When following is true the thread's own turn/completed, which says
+// how the turn ended, is waited for: the end is acted on only when read
+// again on the next tick. A read is less sure: a turn rebuilt from the
+// rollout (0.171's fallback) reads as interrupted however it ended.
+func (s *streamer) turnEnded(ctx context.Context, c *Conn, following bool) bool {
 	read, err := readThread(ctx, c, s.live)
 	if err != nil || read.Turn == nil {
 		return false
 	}
-	st := read.Turn.status()
-	if st != "completed" && st != "failed" && st != "interrupted" {
+	var st string
+	switch derive("", true, statusName(read.Status), read.Turn.status()) {
+	case StatusCompleted:
+		st = "completed"
+	case StatusInterrupted:
+		st = "interrupted"
+	case StatusFailed:
+		st = "failed"
+	default:
+		s.endRead = false
+		return false
+	}
+	if following && !s.endRead {
+		s.endRead = true
 		return false
 	}
 	msg := s.lastErr
 	if read.Turn.Error != nil && read.Turn.Error.Message != "" {
 		msg = read.Turn.Error.Message
 	}
-	s.end(ctx, turnOutcome(st, msg))
+	s.endTurn(ctx, c, turnOutcome(st, msg))
 	return true
-}
-
-// backfillRead is backfill for an app-server that does not list items:
-// the turn as thread/read includes it.
-func (s *streamer) backfillRead(ctx context.Context, c *Conn) {
-	read, err := readThreadTurns(ctx, c, s.live, threadRead{})
-	if err != nil {
-		s.b.log.Debug("codex bridge could not read the turn's earlier items", "session", s.live.SessionID, "error", err)
-		return
-	}
-	for _, raw := range read.Items {
-		var it reasoningItem
-		if json.Unmarshal(raw, &it) == nil && it.Type == "reasoning" {
-			s.queueItem(it)
-		}
-	}
 }
 
 // tick checks the session is still live, sends what waits, and a
 // heartbeat after heartbeatAfter of quiet. It answers false when the
 // stream should end: the session ended elsewhere (a stop) — then the
-// room is told, unless the starter told it.
-func (s *streamer) tick(ctx context.Context) bool {
+// room is told, with the turn's summaries read over c (nil: none read),
+// unless the starter told it.
+func (s *streamer) tick(ctx context.Context, c *Conn) bool {
 	st, err := s.b.cfg.State.Load()
 	if err == nil {
 		live, ok := st.CodexLiveSessions[s.live.SessionID]
@@ -531,7 +620,7 @@ func (s *streamer) tick(ctx context.Context) bool {
 				o = outcome{presence: blocked, reason: "Codex worker is blocked: " + live.LastError, status: StatusFailed, lastError: live.LastError,
 					method: "turn/completed"}
 			}
-			s.end(ctx, o)
+			s.endTurn(ctx, c, o)
 			return false
 		}
 	}

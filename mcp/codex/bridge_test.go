@@ -320,8 +320,8 @@ func TestNativeActivity(t *testing.T) {
 			room.mu.Unlock()
 			handle(note("error", map[string]any{"error": map[string]any{"message": "stream failed"}, "willRetry": false}))
 		}, want{3, 3, "error", blocked}},
-		{"quiet for 14.9 s", 14900 * time.Millisecond, func() { s.tick(ctx) }, want{3, 3, "error", blocked}},
-		{"quiet for 15 s: a heartbeat, still blocked", 100 * time.Millisecond, func() { s.tick(ctx) }, want{4, 4, HeartbeatMethod, blocked}},
+		{"quiet for 14.9 s", 14900 * time.Millisecond, func() { s.tick(ctx, nil) }, want{3, 3, "error", blocked}},
+		{"quiet for 15 s: a heartbeat, still blocked", 100 * time.Millisecond, func() { s.tick(ctx, nil) }, want{4, 4, HeartbeatMethod, blocked}},
 		{"the next event still goes", time.Second, func() { handle(note("item/started", nil)) }, want{5, 5, "item/started", working}},
 	}
 	reported := 0
@@ -393,7 +393,7 @@ func TestEndings(t *testing.T) {
 		{"stopped from outside", func(s *streamer, f *state.File, live state.CodexLiveSession) {
 			live.Status = StatusInterrupted
 			saveLive(nil, f, live)
-			if s.tick(context.Background()) {
+			if s.tick(context.Background(), nil) {
 				panic("the stream goes on after a stop")
 			}
 		}, idle, "stop_local_codex_session", StatusInterrupted, "", false},
@@ -623,5 +623,127 @@ func TestActivityText(t *testing.T) {
 				t.Errorf("text = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestBridgeFollowsLate: Codex refuses thread/resume for a moment early
+// in a thread's first turn. The stream tries again every 250 ms and then
+// follows the thread; one that never could still reads the turn's end on
+// each tick and ends with every summary of the turn. Either way the
+// ending reads back the summaries no notification told.
+func TestBridgeFollowsLate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		refusals int
+		follows  bool
+	}{
+		{"refused twice, then followed", 2, true},
+		{"never followed", 1 << 30, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake := codextest.New(t, codextest.Options{ResumeRefusals: tc.refusals})
+			b, room, clk, f, _ := bridgeEnv(t, fake.URL, true)
+			heard := make(chan struct{})
+			b.subscribed = func(string) { close(heard) }
+			b.Registered(worker)
+			refusals := min(tc.refusals, resumeAttempts-1)
+			for range refusals {
+				advanceWhenWaiting(t, clk, resumeEvery)
+			}
+			if tc.follows {
+				testwait.Recv(t, "the stream to follow the thread", heard)
+				testwait.Until(t, "the fake to hear the bridge follow its thread", func() bool { return fake.Followers() == 1 })
+			}
+			testwait.Until(t, "the summary from before registration to be posted", func() bool { _, opened, _ := room.counts(); return opened == 1 })
+			// A summary whose notification never came, then the turn's end.
+			fake.SetItems(append(codextest.Items(), map[string]any{"type": "reasoning", "id": "i5", "summary": []string{"**Missed**"}}))
+			fake.SetTurnStatus("completed")
+			if tc.follows {
+				fake.Notify("turn/completed", map[string]any{"threadId": codextest.ThreadID, "turn": map[string]any{"id": codextest.TurnID, "status": "completed"}})
+			}
+			testwait.Until(t, "the stream to end", func() bool {
+				if tc.follows {
+					return saved(t, f, "live-1").ToldAt != ""
+				}
+				// Unfollowed, it reads the end on its tick.
+				if clk.Waiters() > 0 {
+					clk.Advance(tickEvery)
+				}
+				return saved(t, f, "live-1").ToldAt != ""
+			})
+			if got := len(fake.Calls("thread/resume")); got != refusals+1 && tc.follows {
+				t.Errorf("thread/resume %d times, want %d", got, refusals+1)
+			}
+			room.mu.Lock()
+			defer room.mu.Unlock()
+			if got := summaries(room.posts); !slices.Equal(got, []string{"**Joining**", "**Missed**", "Codex worker finished its turn."}) {
+				t.Errorf("posted %q, want the earlier summary, the missed one, then the ending", got)
+			}
+			select {
+			case <-heard:
+				if !tc.follows {
+					t.Errorf("told the thread was heard, though every thread/resume was refused")
+				}
+			default:
+			}
+		})
+	}
+}
+
+// TestPack: the summaries an ending carries go out in as few updates of
+// at most maxSummary characters as they fit in, in order, none clipped
+// but one longer than that alone.
+func TestPack(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", maxSummary-10)
+	tests := []struct {
+		name  string
+		parts []string
+		want  []string
+	}{
+		{"one", []string{"done"}, []string{"done"}},
+		{"merged", []string{"**One**", "**Two**", "done"}, []string{"**One**\n\n**Two**\n\ndone"}},
+		{"split where the next does not fit", []string{long, "**Two** is longer than ten", "done"},
+			[]string{long, "**Two** is longer than ten\n\ndone"}},
+		{"just fits", []string{long, "12345678"}, []string{long + "\n\n12345678"}},
+		{"one too long is clipped", []string{strings.Repeat("b", maxSummary+5), "done"},
+			[]string{strings.Repeat("b", maxSummary-1) + "…", "done"}},
+		{"nothing", nil, nil},
+	}
+	for _, tc := range tests {
+		if got := pack(tc.parts); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: pack = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestBridgeReadsEnd: a stream that follows its thread but whose
+// turn/completed never comes (a full buffer drops notifications) reads
+// the turn's end on its tick, and acts on it at the next tick, leaving
+// the notification, which says how the turn ended, time to come first.
+func TestBridgeReadsEnd(t *testing.T) {
+	t.Parallel()
+	fake := codextest.New(t, codextest.Options{TurnError: "model overloaded"})
+	b, _, clk, f, _ := bridgeEnv(t, fake.URL, true)
+	heard := make(chan struct{})
+	b.subscribed = func(string) { close(heard) }
+	b.Registered(worker)
+	testwait.Recv(t, "the stream to follow the thread", heard)
+	testwait.Until(t, "the stream to wait for its tick", func() bool { return clk.Waiters() > 0 })
+	fake.SetTurnStatus("failed")
+	reads := func() int { return len(fake.Calls("thread/turns/list")) }
+	n := reads()
+	advanceWhenWaiting(t, clk, tickEvery)
+	testwait.Until(t, "the tick to read the turn and wait again", func() bool { return reads() > n && clk.Waiters() > 0 })
+	if sv := saved(t, f, "live-1"); sv.EndedAt != "" {
+		t.Fatalf("ended at the first read: %+v", sv)
+	}
+	advanceWhenWaiting(t, clk, tickEvery)
+	testwait.Until(t, "the room to be told", func() bool { return saved(t, f, "live-1").ToldAt != "" })
+	if sv := saved(t, f, "live-1"); sv.Status != StatusFailed || sv.LastError != "model overloaded" {
+		t.Errorf("saved %s %q, want failed with the turn's error", sv.Status, sv.LastError)
 	}
 }

@@ -3,8 +3,9 @@ package codex
 import (
 	"context"
 	"log/slog"
-	"strings"
+	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/letagents/letagents-go/mcp/state"
 	"github.com/letagents/letagents-go/shared/wire"
@@ -102,12 +103,12 @@ func (e ender) claim(ctx context.Context, id string, o outcome) (live state.Code
 }
 
 // finish posts the ending of live, as agent: the summaries still held
-// (pending), then one final reasoning update saying o's presence and
-// reason, which closes the reasoning session (reasoningID, "" to open
-// one), one last native activity (sequence seq), and the end of the
-// worker's agent session, so that the room does not wait for it to come
-// back. Posts run even when ctx is cancelled: an ending comes at
-// shutdown.
+// (pending, as many updates as maxSummary needs), the last of them
+// carrying o's presence and reason, which closes the reasoning session
+// (reasoningID, "" to open one), one last native activity (sequence
+// seq), and the end of the worker's agent session, so that the room does
+// not wait for it to come back. Posts run even when ctx is cancelled: an
+// ending comes at shutdown.
 func (e ender) finish(ctx context.Context, live state.CodexLiveSession, agent state.AgentSession, reasoningID string, pending []string, seq int64, o outcome) {
 	ctx = context.WithoutCancel(ctx)
 	defer func() {
@@ -138,22 +139,26 @@ func (e ender) finish(ctx context.Context, live state.CodexLiveSession, agent st
 		if reasoningID == "" {
 			reasoningID = live.ReasoningSessionID
 		}
-		final := o.reason
-		if len(pending) > 0 {
-			final = strings.Join(append(pending, o.reason), "\n\n")
-		}
-		p := ReasoningPost{SessionCredentials: creds, ActorLabel: agent.ActorLabel, AgentKey: agent.AgentKey, Summary: clip(final), Status: o.presence}
-		post(func(ctx context.Context) error {
-			if reasoningID != "" {
-				if err := r.AddReasoning(ctx, live.RoomID, reasoningID, p); err == nil {
-					return nil
-				}
+		updates := pack(append(slices.Clone(pending), o.reason))
+		for i, summary := range updates {
+			// The summaries keep the worker's last status; the final update says how it ended.
+			status := working
+			if i == len(updates)-1 {
+				status = o.presence
 			}
-			p.Goal = ReasoningGoal
-			id, err := r.OpenReasoning(ctx, live.RoomID, p)
-			reasoningID = id
-			return err
-		}, "final reasoning update")
+			p := ReasoningPost{SessionCredentials: creds, ActorLabel: agent.ActorLabel, AgentKey: agent.AgentKey, Summary: summary, Status: status}
+			post(func(ctx context.Context) error {
+				if reasoningID != "" {
+					if err := r.AddReasoning(ctx, live.RoomID, reasoningID, p); err == nil {
+						return nil
+					}
+				}
+				p.Goal = ReasoningGoal
+				id, err := r.OpenReasoning(ctx, live.RoomID, p)
+				reasoningID = id
+				return err
+			}, "final reasoning update")
+		}
 		if reasoningID != "" {
 			post(func(ctx context.Context) error { return r.CloseReasoning(ctx, live.RoomID, reasoningID, creds) }, "closing the reasoning session")
 		}
@@ -168,6 +173,30 @@ func (e ender) finish(ctx context.Context, live state.CodexLiveSession, agent st
 			return err
 		}, "ending the worker's agent session")
 	}
+}
+
+// pack joins parts into as few summaries of at most maxSummary
+// characters as they fit in, in order (a part longer than that is
+// clipped).
+func pack(parts []string) []string {
+	var out []string
+	cur, size := "", 0
+	for _, part := range parts {
+		part = clip(part)
+		n := utf8.RuneCountInString(part)
+		if cur != "" && size+2+n <= maxSummary {
+			cur, size = cur+"\n\n"+part, size+2+n
+			continue
+		}
+		if cur != "" {
+			out = append(out, cur)
+		}
+		cur, size = part, n
+	}
+	if cur != "" {
+		out = append(out, cur)
+	}
+	return out
 }
 
 // clip bounds a reasoning summary to maxSummary characters.

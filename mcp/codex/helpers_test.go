@@ -1,10 +1,12 @@
 package codex
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/letagents/letagents-go/mcp/codex/codextest"
+	"github.com/letagents/letagents-go/mcp/state"
 	"github.com/letagents/letagents-go/shared/testclock"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
@@ -34,4 +36,26 @@ func waitCall(t *testing.T, fake *codextest.Server, method string) codextest.Cal
 	t.Helper()
 	testwait.Until(t, "the app-server to get "+method, func() bool { return len(fake.Calls(method)) > 0 })
 	return fake.Calls(method)[0]
+}
+
+// summaries are the parts the posts carried, in order.
+func summaries(posts []ReasoningPost) []string {
+	var out []string
+	for _, p := range posts {
+		out = append(out, strings.Split(p.Summary, "\n\n")...)
+	}
+	return out
+}
+
+func saved(t *testing.T, f *state.File, id string) state.CodexLiveSession {
+	t.Helper()
+	st, err := f.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := st.CodexLiveSessions[id]
+	if !ok {
+		t.Fatalf("live session %s not saved", id)
+	}
+	return s
 }

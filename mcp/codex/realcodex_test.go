@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -34,6 +35,10 @@ type reply struct {
 	message   string   // the final answer
 	hold      bool     // wait for the test's release (or the request's end) first
 }
+
+// rawReasoning is the raw reasoning the fake model thinks alongside each
+// summary.
+const rawReasoning = "RAW chain of thought, never posted"
 
 // fakeModel is a Responses API that answers the n-th request with
 // replies[n] (the last one from then on).
@@ -108,13 +113,15 @@ func (m *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		for i, s := range rep.summaries {
 			parts[i] = map[string]string{"type": "summary_text", "text": s}
 		}
+		// With raw reasoning, which must never leave the machine.
 		event(map[string]any{"type": "response.output_item.done", "output_index": out,
-			"item": map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%d", n), "summary": parts}})
+			"item": map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%d", n), "summary": parts,
+				"content": []map[string]string{{"type": "reasoning_text", "text": rawReasoning}}}})
 		out++
 	}
 	switch {
 	case rep.command != "":
-		args, _ := json.Marshal(map[string]string{"cmd": rep.command})
+		args, _ := json.Marshal(map[string]any{"cmd": rep.command, "login": false})
 		event(map[string]any{"type": "response.output_item.done", "output_index": out, "item": map[string]any{"type": "function_call",
 			"id": fmt.Sprintf("fc_%d", n), "call_id": fmt.Sprintf("call_%d", n), "name": "exec_command", "arguments": string(args)}})
 	case rep.message != "":
@@ -171,8 +178,9 @@ stream_max_retries = 0
 	}
 	e := realEnv{f: state.Open(filepath.Join(dir, "mcp-state.json")), room: &fakeRoom{}}
 	room := Room{Activity: e.room, Reasoning: e.room, Sessions: e.room}
-	e.m = NewManager(e.f, Config{Bin: bin, Room: room})
-	e.b = NewBridges(BridgeConfig{State: e.f, Activity: e.room, Reasoning: e.room, Sessions: e.room})
+	log := slog.New(slog.NewTextHandler(logWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e.m = NewManager(e.f, Config{Bin: bin, Room: room, Logger: log.With("in", "starter")})
+	e.b = NewBridges(BridgeConfig{State: e.f, Activity: e.room, Reasoning: e.room, Sessions: e.room, Logger: log.With("in", "bridge")})
 	t.Cleanup(e.b.Close)
 	t.Cleanup(e.m.Close)
 	registerWorker(t, e.m, e.b)
@@ -182,6 +190,20 @@ stream_max_retries = 0
 	}
 	e.in = StartInput{RoomID: testRoom, RoomIdentifier: testRoom, JoinedVia: state.JoinedViaJoinRoom, Cwd: work}
 	return e
+}
+
+// startHeard starts a live session and waits for the worker's bridge to
+// hear its thread.
+func (e realEnv) startHeard(t *testing.T) state.CodexLiveSession {
+	t.Helper()
+	heard := make(chan struct{})
+	e.b.subscribed = func(string) { close(heard) }
+	sess, _, err := e.m.Start(context.Background(), e.in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Recv(t, "the bridge to hear the worker's thread", heard)
+	return sess
 }
 
 // ending waits for the room to be told the session ended, and answers
@@ -213,15 +235,6 @@ func (e realEnv) told(t *testing.T, presence, why string) []ReasoningPost {
 	return posts
 }
 
-// summaries are the parts the posts carried, in order.
-func summaries(posts []ReasoningPost) []string {
-	var out []string
-	for _, p := range posts {
-		out = append(out, strings.Split(p.Summary, "\n\n")...)
-	}
-	return out
-}
-
 func TestRealCodex(t *testing.T) {
 	t.Parallel()
 	t.Run("ten fast steps", func(t *testing.T) {
@@ -238,19 +251,53 @@ func TestRealCodex(t *testing.T) {
 		}
 		model := newFakeModel(t, append(replies, reply{message: "done"})...)
 		e := newRealEnv(t, model)
-		heard := make(chan struct{})
-		e.b.subscribed = func(string) { close(heard) }
-		sess, _, err := e.m.Start(context.Background(), e.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		testwait.Recv(t, "the bridge to hear the worker's thread", heard)
+		sess := e.startHeard(t)
 		model.unblock()
+		defer func() { t.Logf("model requests: %d", model.count()) }()
 		testwait.Until(t, "the ten steps", func() bool { return model.count() >= 11 })
 		e.ending(t, sess.SessionID)
 		got := summaries(e.told(t, idle, "finished its turn"))
 		if !slices.Equal(got[:len(got)-1], want) {
 			t.Errorf("posted %q, want every part of the ten steps, in order, then the ending", got)
+		}
+	})
+	t.Run("a normal turn", func(t *testing.T) {
+		t.Parallel()
+		// Joining (before the bridge hears the thread: its summaries are
+		// read back), then a step the bridge hears as it runs (it lasts
+		// long enough for a report past the 750 ms limit), then the answer.
+		model := newFakeModel(t,
+			reply{summaries: []string{"**Joining the room**", "Calling join_room"}, command: "true"},
+			reply{summaries: []string{"**Checking the build**"}, command: "sleep 2", hold: true},
+			reply{summaries: []string{"**Answering**"}, message: "The build passes."})
+		e := newRealEnv(t, model)
+		sess := e.startHeard(t)
+		model.unblock()
+		end := e.ending(t, sess.SessionID)
+		if end.Status != StatusCompleted || end.LastError != "" {
+			t.Errorf("ended %s %q, want completed", end.Status, end.LastError)
+		}
+		got := summaries(e.told(t, idle, "finished its turn"))
+		want := []string{"**Joining the room**", "Calling join_room", "**Checking the build**", "**Answering**", "Codex worker finished its turn."}
+		if !slices.Equal(got, want) {
+			t.Errorf("posted %q, want %q", got, want)
+		}
+		e.room.mu.Lock()
+		defer e.room.mu.Unlock()
+		ran := false
+		for _, a := range e.room.activity {
+			ran = ran || (strings.HasPrefix(a.Text, "running ") && strings.Contains(a.Text, "sleep 2"))
+			if strings.Contains(a.Text, "RAW") {
+				t.Errorf("native activity %+v carries raw reasoning", a)
+			}
+		}
+		if !ran {
+			t.Errorf("native activity %+v; want the shell step reported", e.room.activity)
+		}
+		for _, p := range e.room.posts {
+			if strings.Contains(p.Summary, "RAW") {
+				t.Errorf("post %+v carries raw reasoning", p)
+			}
 		}
 	})
 	t.Run("a model error at start", func(t *testing.T) {
@@ -329,4 +376,12 @@ func TestRealCodex(t *testing.T) {
 		}
 		e.told(t, blocked, "killed")
 	})
+}
+
+// logWriter sends a log to the test's, shown when it fails.
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -514,6 +515,10 @@ func (m *Manager) endOwned(ctx context.Context, s state.CodexLiveSession) state.
 }
 
 // tell tells the room the session id ended with o, unless it was told.
+// When no bridge posted for the session (none saved a reasoning session),
+// the turn's reasoning summaries, read over a connection of the
+// starter's own, go with the ending: a turn that ended before its
+// worker's bridge heard it loses none.
 func (m *Manager) tell(ctx context.Context, id string, o outcome) {
 	e := ender{room: m.cfg.Room, state: m.state, clock: m.clock, log: m.log}
 	live, agent, ok, err := e.claim(context.WithoutCancel(ctx), id, o)
@@ -521,9 +526,43 @@ func (m *Manager) tell(ctx context.Context, id string, o outcome) {
 		m.log.Warn("could not record the end of the codex live session", "session", id, "error", err)
 		return
 	}
-	if ok && m.cfg.Room.Activity != nil {
-		e.finish(ctx, live, agent, "", nil, 1<<40, o)
+	if !ok || m.cfg.Room.Activity == nil {
+		return
 	}
+	var held []string
+	if live.ReasoningSessionID == "" && agent.SessionToken != "" && m.cfg.Room.Reasoning != nil {
+		held = m.summaries(ctx, live)
+	}
+	e.finish(ctx, live, agent, "", held, 1<<40, o)
+}
+
+// summaries are the reasoning summaries of live's turn, in order, each
+// once; none when its app-server cannot be read.
+func (m *Manager) summaries(ctx context.Context, live state.CodexLiveSession) []string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), postTimeout)
+	defer cancel()
+	if !ready(ctx, m.http, live.ServerURL) {
+		return nil
+	}
+	c, err := dial(ctx, live.ServerURL)
+	if err != nil {
+		m.log.Info("could not read the codex turn's summaries for its ending", "session", live.SessionID, "error", err)
+		return nil
+	}
+	defer c.Close()
+	items, err := turnReasoning(ctx, c, live)
+	if err != nil {
+		m.log.Info("could not read the codex turn's summaries for its ending", "session", live.SessionID, "error", err)
+	}
+	var out []string
+	for _, it := range items {
+		for _, part := range it.Summary {
+			if part = strings.TrimSpace(part); part != "" && !slices.Contains(out, part) {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
 }
 
 // watch waits for a spawned app-server to exit and tells the rooms of

@@ -118,19 +118,6 @@ func listening(u string) func() bool {
 	return func() bool { return ready(context.Background(), http.DefaultClient, u) }
 }
 
-func saved(t *testing.T, f *state.File, id string) state.CodexLiveSession {
-	t.Helper()
-	st, err := f.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, ok := st.CodexLiveSessions[id]
-	if !ok {
-		t.Fatalf("live session %s not saved", id)
-	}
-	return s
-}
-
 // TestStartHandshake: a start speaks the app-server's protocol as the
 // original did, saves the session, and answers once its worker has
 // registered, bound to it.
@@ -162,6 +149,16 @@ func TestStartHandshake(t *testing.T) {
 	}
 	if n := fake.Calls("initialized")[0]; n.Request || n.JSONRPC != "2.0" {
 		t.Errorf("initialized = %+v, want a JSON-RPC 2.0 notification", n)
+	}
+	// The current API: turns and items are listed, never read the way
+	// Codex deprecated (thread/read with includeTurns).
+	for _, c := range fake.Calls("thread/read") {
+		if strings.Contains(string(c.Params), "includeTurns") {
+			t.Errorf("thread/read %s, want no includeTurns where thread/turns/list answers", c.Params)
+		}
+	}
+	if len(fake.Calls("thread/turns/list")) == 0 {
+		t.Errorf("the start's watch read no thread/turns/list")
 	}
 	var tp struct {
 		ThreadID       string `json:"threadId"`
@@ -555,5 +552,46 @@ func TestStartOptions(t *testing.T) {
 	if err := json.Unmarshal(fake.Calls("turn/start")[0].Params, &tp); err != nil || len(tp.Input) != 1 ||
 		!strings.Contains(tp.Input[0].Text, "exactly /halt") || !strings.Contains(tp.Input[0].Text, "2026-05-01 13:30:00 UTC") {
 		t.Errorf("prompt = %+v, %v", tp, err)
+	}
+}
+
+// TestStarterEnding: when the starter tells a room a session ended and no
+// bridge posted for it, the turn's summaries, read over the starter's own
+// connection, go with the ending; when a bridge did, the ending alone
+// (the bridge posted its summaries); with the server gone, the ending
+// still goes.
+func TestStarterEnding(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		reasoning string // the reasoning session a bridge saved
+		down      bool
+		want      []string
+	}{
+		{"no bridge posted", "", false, []string{"**Joining**", "Codex worker stopped (stop_local_codex_session)."}},
+		{"a bridge posted", "rs_9", false, []string{"Codex worker stopped (stop_local_codex_session)."}},
+		{"server gone", "", true, []string{"Codex worker stopped (stop_local_codex_session)."}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake := codextest.New(t, codextest.Options{TurnStatus: "interrupted"})
+			if tc.down {
+				fake.Close()
+			}
+			e := newEnv(t, Config{})
+			saveAgent(t, e.f, worker, e.clk.Now())
+			saveLive(t, e.f, state.CodexLiveSession{SessionID: "s1", RoomID: testRoom, ThreadID: codextest.ThreadID, TurnID: codextest.TurnID,
+				ServerURL: fake.URL, Status: StatusInterrupted, AgentSessionID: worker.SessionID, ReasoningSessionID: tc.reasoning})
+			e.m.tell(context.Background(), "s1", stoppedOutcome)
+			e.room.mu.Lock()
+			defer e.room.mu.Unlock()
+			if got := summaries(e.room.posts); !slices.Equal(got, tc.want) {
+				t.Errorf("posted %q, want %q", got, tc.want)
+			}
+			if len(e.room.ended) != 1 || saved(t, e.f, "s1").ToldAt == "" {
+				t.Errorf("ended %v, told %q; want the worker's session ended and the telling saved", e.room.ended, saved(t, e.f, "s1").ToldAt)
+			}
+		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/letagents/letagents-go/mcp/codex/codextest"
+	"github.com/letagents/letagents-go/shared/liveness"
+	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/testclock"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
@@ -46,6 +48,29 @@ func workerRegisters(a *agent, fake *codextest.Server) <-chan string {
 	return registered
 }
 
+// liveWorker signs an agent (builder) in to b as ann and has it join
+// github.com/acme/app with session_mode "live" on fake, whose worker
+// (here the same server) registers once its turn has started, as a real
+// worker does: the start answers once it has. The agent's Codex clock is
+// the API's, so that the bridge's observed_at is the API's now. It
+// answers the agent, the join's answer and the worker's agent session id.
+func liveWorker(t *testing.T, b *backend, fake *codextest.Server) (*agent, answer, string) {
+	t.Helper()
+	b.gh.AddRepo("acme/app", false)
+	a := newAgentWith(t, b, "", map[string]string{"LETAGENTS_AGENT_NAME": "builder", "LETAGENTS_CODEX_SERVER_URL": fake.URL},
+		func(c *Config) { c.CodexClock = b.clock })
+	a.signIn(t, b, "ann")
+	registered := workerRegisters(a, fake)
+	j := a.callDriving(t, b.clock, "join_room", map[string]any{"name": "github.com/acme/app", "session_mode": "live"}).ok(t)
+	var reg struct {
+		AgentSessionID string `json:"agent_session_id"`
+	}
+	if text := testwait.Recv(t, "the worker's registration", registered); json.Unmarshal([]byte(text), &reg) != nil || reg.AgentSessionID == "" {
+		t.Fatalf("worker registration = %s", text)
+	}
+	return a, j, reg.AgentSessionID
+}
+
 func (r answer) obj2(key string) map[string]any { m, _ := r.obj[key].(map[string]any); return m }
 
 // TestLiveCodexSession: join with session_mode "live" starts a worker on
@@ -55,24 +80,9 @@ func (r answer) obj2(key string) map[string]any { m, _ := r.obj[key].(map[string
 func TestLiveCodexSession(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t, true)
-	b.gh.AddRepo("acme/app", false)
 	fake := codextest.New(t, codextest.Options{})
-	// The API's clock, so that the bridge's observed_at is the API's now.
+	a, j, workerID := liveWorker(t, b, fake)
 	clk := b.clock
-	a := newAgentWith(t, b, "", map[string]string{"LETAGENTS_AGENT_NAME": "builder", "LETAGENTS_CODEX_SERVER_URL": fake.URL},
-		func(c *Config) { c.CodexClock = clk })
-	a.signIn(t, b, "ann")
-
-	// The worker (here the same server) registers once its turn has
-	// started, as a real worker does; the start answers once it has.
-	registered := workerRegisters(a, fake)
-	j := a.callDriving(t, clk, "join_room", map[string]any{"name": "github.com/acme/app", "session_mode": "live"}).ok(t)
-	var reg struct {
-		AgentSessionID string `json:"agent_session_id"`
-	}
-	if text := testwait.Recv(t, "the worker's registration", registered); json.Unmarshal([]byte(text), &reg) != nil || reg.AgentSessionID == "" {
-		t.Fatalf("worker registration = %s", text)
-	}
 	live := j.obj2("local_codex_session")
 	if j.str("session_mode") != "live" || j.str("room_id") != "github.com/acme/app" || j.obj["local_codex_session_started"] != true ||
 		j.obj["local_codex_session_reused"] != false || live["status"] != "running" || live["thread_id"] != codextest.ThreadID ||
@@ -108,7 +118,7 @@ func TestLiveCodexSession(t *testing.T) {
 	testwait.Until(t, "the API to record native activity", func() bool {
 		var seen bool
 		err := b.db.Pool.QueryRow(context.Background(),
-			`SELECT last_native_activity_at IS NOT NULL FROM agent_sessions WHERE 'as_' || id = $1`, reg.AgentSessionID).Scan(&seen)
+			`SELECT last_native_activity_at IS NOT NULL FROM agent_sessions WHERE 'as_' || id = $1`, workerID).Scan(&seen)
 		return err == nil && seen
 	})
 	// A reasoning summary becomes the worker's reasoning session in the
@@ -123,11 +133,11 @@ func TestLiveCodexSession(t *testing.T) {
 		err := b.db.Pool.QueryRow(context.Background(), `SELECT r.actor_label = a.actor_label FROM reasoning_sessions r
 			JOIN agent_sessions a ON 'as_' || a.id = $1
 			WHERE r.room_id = 'github.com/acme/app' AND r.summary = 'Checking the build' AND r.latest_payload::text NOT LIKE '%raw, never posted%'`,
-			reg.AgentSessionID).Scan(&signed)
+			workerID).Scan(&signed)
 		return err == nil && signed
 	})
-	if live["agent_session_id"] != reg.AgentSessionID {
-		t.Errorf("live start answered worker %v, want the registered %s", live["agent_session_id"], reg.AgentSessionID)
+	if live["agent_session_id"] != workerID {
+		t.Errorf("live start answered worker %v, want the registered %s", live["agent_session_id"], workerID)
 	}
 
 	// The stop ends it all: the turn is interrupted, the reasoning
@@ -139,7 +149,7 @@ func TestLiveCodexSession(t *testing.T) {
 	}
 	var ended, closed bool
 	if err := b.db.Pool.QueryRow(context.Background(), `SELECT a.ended_at IS NOT NULL, bool_and(r.closed_at IS NOT NULL) FROM agent_sessions a
-		JOIN reasoning_sessions r ON r.room_id = a.room_id WHERE 'as_' || a.id = $1 GROUP BY a.ended_at`, reg.AgentSessionID).Scan(&ended, &closed); err != nil ||
+		JOIN reasoning_sessions r ON r.room_id = a.room_id WHERE 'as_' || a.id = $1 GROUP BY a.ended_at`, workerID).Scan(&ended, &closed); err != nil ||
 		!ended || !closed {
 		t.Errorf("after the stop: agent session ended %v, reasoning closed %v (%v)", ended, closed, err)
 	}
@@ -163,5 +173,67 @@ func TestLiveCodexFailures(t *testing.T) {
 		return map[string]string{"LETAGENTS_CODEX_SERVER_URL": "127.0.0.1:4500"}[k]
 	}, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "LETAGENTS_CODEX_SERVER_URL") {
 		t.Errorf("LoadConfig with a bad LETAGENTS_CODEX_SERVER_URL = %v", err)
+	}
+}
+
+// TestLiveCodexNoFalseNotice: once a live session's worker is done (a
+// stop, its turn ending on the stop phrase, its app-server crashing),
+// its agent session is ended, so the real liveness sweeper, run past its
+// threshold, tells the room nothing; a worker still in its session is
+// announced (the case that shows the sweep would see one).
+func TestLiveCodexNoFalseNotice(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		end    func(t *testing.T, a *agent, clk *testclock.Clock, fake *codextest.Server)
+		notice bool
+	}{
+		{"a stop", func(t *testing.T, a *agent, clk *testclock.Clock, _ *codextest.Server) {
+			a.callDriving(t, clk, "stop_local_codex_session", nil).ok(t)
+		}, false},
+		{"the stop phrase: its turn completes", func(t *testing.T, _ *agent, _ *testclock.Clock, fake *codextest.Server) {
+			fake.SetTurnStatus("completed")
+			fake.Notify("turn/completed", map[string]any{"threadId": codextest.ThreadID, "turn": map[string]any{"id": codextest.TurnID, "status": "completed"}})
+		}, false},
+		{"a crash", func(t *testing.T, _ *agent, _ *testclock.Clock, fake *codextest.Server) {
+			fake.Close()
+		}, false},
+		{"still working", nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := newBackend(t, true)
+			fake := codextest.New(t, codextest.Options{})
+			a, _, workerID := liveWorker(t, b, fake)
+			clk := b.clock
+			testwait.Until(t, "the bridge to follow the thread", func() bool { return fake.Followers() > 0 })
+			if tc.end != nil {
+				tc.end(t, a, clk, fake)
+				testwait.Until(t, "the worker's agent session to end", func() bool {
+					var ended bool
+					err := b.db.Pool.QueryRow(context.Background(), `SELECT ended_at IS NOT NULL FROM agent_sessions WHERE 'as_' || id = $1`,
+						workerID).Scan(&ended)
+					return err == nil && ended
+				})
+			}
+			// The sweeper's own clock, past the threshold: moving the API's
+			// would wake the bridge, whose heartbeat would make the worker
+			// reachable again.
+			sweepClock := testclock.New(clk.Now())
+			sweepClock.Advance(liveness.DefaultNoticeAfter + 2*liveness.SweepInterval)
+			r, err := liveness.New(store.New(b.db.Pool), 0, nil).Sweep(context.Background(), sweepClock.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var notices int
+			if err := b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM messages WHERE room_id = 'github.com/acme/app'
+				AND text LIKE '[status] %message channel has been unreachable%'`).Scan(&notices); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int{true: 1}[tc.notice]; notices != want || r.Offline != want {
+				t.Errorf("sweep %+v, %d notices in the room; want %d", r, notices, want)
+			}
+		})
 	}
 }

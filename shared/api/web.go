@@ -2,12 +2,15 @@ package api
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/base64"
 	"errors"
 	"io/fs"
 	"net/http"
 	"regexp"
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -20,16 +23,48 @@ import (
 //go:embed web
 var webFS embed.FS
 
+// webPage is a page as served: its HTML and its Content-Security-Policy.
+type webPage struct {
+	body []byte
+	csp  string
+}
+
 // roomHTML is room.html with the stylesheet of highlighted code added to
 // its head: shared/markdown writes the class names, so it owns their CSS.
-var roomHTML = sync.OnceValues(func() ([]byte, error) {
+var roomHTML = sync.OnceValues(func() (webPage, error) {
 	body, err := webFS.ReadFile("web/room.html")
 	if err != nil {
-		return nil, err
+		return webPage{}, err
 	}
 	style := []byte("<style>\n" + markdown.CSS() + "</style>\n</head>")
-	return bytes.Replace(body, []byte("</head>"), style, 1), nil
+	return newPage(bytes.Replace(body, []byte("</head>"), style, 1)), nil
 })
+
+var landingHTML = sync.OnceValues(func() (webPage, error) {
+	body, err := webFS.ReadFile("web/index.html")
+	if err != nil {
+		return webPage{}, err
+	}
+	return newPage(body), nil
+})
+
+// newPage is body served under a CSP that runs only the scripts of /js/,
+// never an inline one (a message's html, sanitised by the server, could
+// not run one even if a sanitiser bug let it through), and applies only
+// the page's own stylesheets, each named by its hash: no style attribute
+// or <style> that got into the page applies either. Scripts still set
+// styles through the DOM (element.style), which a CSP does not govern.
+func newPage(body []byte) webPage {
+	styles := []string{"'self'"}
+	for _, m := range styleElement.FindAllSubmatch(body, -1) {
+		sum := sha256.Sum256(m[1])
+		styles = append(styles, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
+	}
+	return webPage{body: body, csp: "default-src 'self'; style-src " + strings.Join(styles, " ") + "; script-src 'self'"}
+}
+
+// styleElement is a page's own stylesheet, <style> without attributes.
+var styleElement = regexp.MustCompile(`(?s)<style>(.*?)</style>`)
 
 func (s *server) health(w http.ResponseWriter, r *http.Request, _ call) error {
 	writeJSON(w, http.StatusOK, wire.Health{Status: "ok", Service: "letagents-api", Version: buildVersion()})
@@ -67,24 +102,23 @@ var buildVersion = sync.OnceValue(func() string {
 })
 
 func (s *server) landingPage(w http.ResponseWriter, r *http.Request, _ call) error {
-	body, err := webFS.ReadFile("web/index.html")
+	p, err := landingHTML()
 	if err != nil {
 		return err
 	}
-	// Its script is still inline (wt-hook-fast edits its install snippet).
-	return page(w, r, body, landingCSP)
+	return p.serve(w, r)
 }
 
 func (s *server) roomPage(w http.ResponseWriter, r *http.Request, _ call) error {
-	body, err := roomHTML()
+	p, err := roomHTML()
 	if err != nil {
 		return err
 	}
-	return page(w, r, body, roomCSP)
+	return p.serve(w, r)
 }
 
-// script answers one of the room page's scripts (web/js): its ES modules
-// and the theme script its head runs before the first paint. They change
+// script answers one of the pages' scripts (web/js): their ES modules
+// and the theme script the room page's head runs before the first paint. They change
 // with the binary, so, like the pages, they are revalidated (no-cache):
 // a page and its modules never come from two versions.
 func (s *server) script(w http.ResponseWriter, r *http.Request, c call) error {
@@ -119,19 +153,10 @@ func (s *server) favicon(w http.ResponseWriter, r *http.Request, _ call) error {
 	return file(w, r, body, "image/svg+xml")
 }
 
-// The pages' Content-Security-Policies. The room page runs only the
-// scripts of /js/ (no inline script: a message's html, sanitised by the
-// server, could never run one even if a sanitiser bug let it through).
-// Styles stay inline: the pages carry their own stylesheet.
-const (
-	roomCSP    = "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self'"
-	landingCSP = "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'"
-)
-
-func page(w http.ResponseWriter, r *http.Request, body []byte, csp string) error {
+func (p webPage) serve(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("Content-Security-Policy", csp)
-	return file(w, r, body, "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", p.csp)
+	return file(w, r, p.body, "text/html; charset=utf-8")
 }
 
 // file answers a file whole, for GET and HEAD.

@@ -1,12 +1,17 @@
 package api_test
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/letagents/letagents-go/shared/api"
 )
 
 // TestRoomPageLoadsAreNotJoins pins issue 14: the room page reads the room
@@ -221,31 +226,81 @@ func pageWithScripts(t *testing.T, e *env, path string) string {
 	return all
 }
 
-// TestRoomPageScripts: the room page runs only scripts of /js/, under a
-// CSP that refuses inline script, and /js/ serves those files alone, as
-// JavaScript.
-func TestRoomPageScripts(t *testing.T) {
+// TestPagesRunNoInlineScript walks every page the server answers (each
+// GET route of the web group that answers HTML, from api.Routes(), so a
+// new page is covered the day it is added): its CSP allows scripts of its
+// own origin alone, and its HTML has no inline script, no inline event
+// handler and no javascript: URL, which that CSP would refuse to run. Its
+// styles: its own stylesheets, each allowed by its hash, and no other
+// inline style ('unsafe-inline').
+func TestPagesRunNoInlineScript(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	r := e.call(t, http.MethodGet, "/in/team", "").want(t, 200, "")
-	csp := r.header.Get("Content-Security-Policy")
-	var scriptSrc string
-	for _, d := range strings.Split(csp, ";") {
-		if f := strings.Fields(d); len(f) > 0 && f[0] == "script-src" {
-			scriptSrc = strings.Join(f[1:], " ")
+	params := strings.NewReplacer("{room}", "team", "{file}", "room.js", "{owner}", "owner", "{repo}", "repo")
+	pages := 0
+	for _, rt := range api.Routes() {
+		if rt.Group != api.GroupWeb || rt.Method != http.MethodGet {
+			continue
+		}
+		path := params.Replace(rt.Pattern)
+		r := e.call(t, http.MethodGet, path, "")
+		if !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+			continue
+		}
+		pages++
+		csp := map[string]string{}
+		for _, d := range strings.Split(r.header.Get("Content-Security-Policy"), ";") {
+			if f := strings.Fields(d); len(f) > 0 {
+				csp[f[0]] = strings.Join(f[1:], " ")
+			}
+		}
+		if csp["script-src"] != "'self'" || csp["default-src"] != "'self'" {
+			t.Errorf("GET %s: CSP %q, want default-src and script-src 'self' alone", path, r.header.Get("Content-Security-Policy"))
+		}
+		styles := strings.Fields(csp["style-src"])
+		if slices.Contains(styles, "'unsafe-inline'") || !slices.Contains(styles, "'self'") {
+			t.Errorf("GET %s: style-src %q, want 'self' and the page's stylesheets by hash, no 'unsafe-inline'", path, csp["style-src"])
+		}
+		for _, style := range styleTag.FindAllStringSubmatch(r.raw, -1) {
+			sum := sha256.Sum256([]byte(style[1]))
+			if hash := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"; !slices.Contains(styles, hash) {
+				t.Errorf("GET %s: a <style> of the page (%.40q…) is not in style-src %q: it would not apply", path, style[1], csp["style-src"])
+			}
+		}
+		if bad := styleAttr.FindAllString(r.raw, -1); len(bad) > 0 {
+			t.Errorf("GET %s: style attributes %q, which the CSP refuses", path, bad)
+		}
+		for _, tag := range scriptTag.FindAllStringSubmatch(r.raw, -1) {
+			if !strings.Contains(tag[1], ` src="/js/`) || strings.TrimSpace(tag[2]) != "" {
+				t.Errorf("GET %s: inline script %q, want only <script src=\"/js/…\"></script>", path, tag[0])
+			}
+		}
+		if bad := inlineHandler.FindAllString(r.raw, -1); len(bad) > 0 {
+			t.Errorf("GET %s: inline event handlers or javascript: URLs %q", path, bad)
 		}
 	}
-	if scriptSrc != "'self'" {
-		t.Errorf("room page CSP %q: script-src = %q, want 'self' alone", csp, scriptSrc)
+	if pages < 2 {
+		t.Errorf("%d routes answer HTML, want at least the landing and room pages", pages)
 	}
-	if n := len(regexp.MustCompile(`<script(\s+type="module")?>`).FindAllString(r.raw, -1)); n != 0 {
-		t.Errorf("room page has %d inline scripts, want none", n)
-	}
+}
+
+var (
+	scriptTag     = regexp.MustCompile(`(?is)<script\b([^>]*)>(.*?)</script>`)
+	styleTag      = regexp.MustCompile(`(?is)<style\b[^>]*>(.*?)</style>`)
+	styleAttr     = regexp.MustCompile(`(?i)<[a-z][^>]*\sstyle\s*=[^>]*>`)
+	inlineHandler = regexp.MustCompile(`(?i)<[a-z][^>]*\son[a-z]+\s*=[^>]*>|javascript:`)
+)
+
+// TestScriptsServed: /js/ serves the pages' scripts alone, as JavaScript.
+func TestScriptsServed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
 	for _, tt := range []struct {
 		path string
 		want int
 	}{
 		{"/js/room.js", 200},
+		{"/js/landing.js", 200},
 		{"/js/theme.js", 200},
 		{"/js/events.js", 200},
 		{"/js/no-such.js", 404},

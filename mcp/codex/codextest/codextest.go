@@ -48,6 +48,9 @@ type Options struct {
 	// Items are the turn's items thread/items/list answers; Items (below)
 	// when nil.
 	Items []map[string]any
+	// ResumeRefusals is how many thread/resume calls are refused first,
+	// as Codex refuses them early in a thread's first turn.
+	ResumeRefusals int
 }
 
 // Items are the turn's items a fake answers by default: one of each kind
@@ -85,6 +88,8 @@ type Server struct {
 	calls      []Call
 	called     map[string]chan struct{} // closed at a method's first message
 	turnStatus string
+	items      []map[string]any
+	resumes    int                      // thread/resume calls so far
 	conns      map[*websocket.Conn]bool // open connections: true for those following the thread
 	closed     bool
 }
@@ -123,8 +128,9 @@ func start(ln net.Listener, opts Options) *Server {
 	if s.turnStatus == "" {
 		s.turnStatus = "inProgress"
 	}
-	if s.opts.Items == nil {
-		s.opts.Items = Items()
+	s.items = opts.Items
+	if s.items == nil {
+		s.items = Items()
 	}
 	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
 	go s.http.Serve(ln)
@@ -316,6 +322,11 @@ func (s *Server) answer(c *websocket.Conn, method string, params json.RawMessage
 	case "initialize":
 		return map[string]any{"userAgent": "codextest"}, nil
 	case "thread/start", "thread/resume":
+		if method == "thread/resume" {
+			if s.resumes++; s.resumes <= s.opts.ResumeRefusals {
+				return nil, &rpcError{Code: -32601, Message: "list_turns is not supported yet"}
+			}
+		}
 		s.conns[c] = true
 		return map[string]any{"thread": map[string]any{"id": ThreadID, "status": map[string]string{"type": "idle"}}}, nil
 	case "turn/start":
@@ -337,8 +348,8 @@ func (s *Server) answer(c *websocket.Conn, method string, params json.RawMessage
 			Limit         int    `json:"limit"`
 		}
 		_ = json.Unmarshal(params, &p)
-		entries := make([]map[string]any, 0, len(s.opts.Items))
-		for _, it := range s.opts.Items {
+		entries := make([]map[string]any, 0, len(s.items))
+		for _, it := range s.items {
 			entries = append(entries, map[string]any{"turnId": TurnID, "item": it})
 		}
 		if p.SortDirection == "desc" {
@@ -371,6 +382,13 @@ func (s *Server) SetTurnStatus(status string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.turnStatus = status
+}
+
+// SetItems changes the turn's items, as a turn going on would.
+func (s *Server) SetItems(items []map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.items = items
 }
 
 type rpcError struct {

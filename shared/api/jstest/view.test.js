@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  boardGroups, fmtTime, httpUrl, intentByline, intentPayload, mentionsLine, moves, numOf, parseLabel, provenance,
+  boardGroups, fmtTime, httpUrl, intentByline, intentPayload, mentionsLine, moves, nativeLine, numOf, parseLabel, provenance,
   reasoningLines, reasoningOf, receiptsLine, replyCount, rootOf,
 } from "../web/js/view.js";
 
@@ -116,4 +116,18 @@ test("reasoning of an agent and its card", () => {
   assert.equal(reasoningOf(sessions, { agent_key: "k9", actor_label: "gamma" }), null);
   assert.deepEqual(reasoningLines({ status: "working", latest_payload: { summary: "s", goal: "g", blocker: "b", next_action: 3 } }),
     { head: { title: "Thinking (working): ", summary: "s" }, fields: ["Goal: g", "Blocked on: b"] });
+});
+
+test("nativeLine is one line of what the runtime last reported", () => {
+  const at = (iso) => "at " + iso;
+  const cases = [
+    [{ runtime: "codex", native_activity: { status: "working", method: "item/started", text: "running go test ./...", observed_at: "T1" } },
+      "codex: working — running go test ./... · at T1"],
+    [{ runtime: "codex", native_activity: { status: "blocked", method: "turn/completed", text: null, observed_at: "T2" } }, "codex: blocked · at T2"],
+    [{ runtime: "", native_activity: { status: "", text: "  ", observed_at: "" } }, "runtime: working"],
+    [{ runtime: "codex", native_activity: null }, ""],
+    [{ runtime: "codex" }, ""],
+    [null, ""],
+  ];
+  for (const [p, want] of cases) assert.equal(nativeLine(p, at), want, JSON.stringify(p));
 });

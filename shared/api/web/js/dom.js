@@ -6,6 +6,9 @@ export const store = {
   set(k, v) { try { if (v == null) localStorage.removeItem(k); else localStorage.setItem(k, v); } catch { /* storage unavailable */ } },
 };
 
+// $ is the element of the page with id.
+export const $ = (id) => document.getElementById(id);
+
 // el makes an element of tag with class cls and text.
 export function el(tag, cls, text) {
   const e = document.createElement(tag);

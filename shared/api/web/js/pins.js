@@ -1,7 +1,7 @@
 // Pinned messages on the room page: a marker on each pinned message and
-// the room's pinned list above the timeline. room.js calls mark() as it
-// draws a message and update() for each message_update event; the list
-// is loaded once from GET …/pins and then kept by those events.
+// the room's pinned list above the timeline. room.js starts it once the
+// history is loaded and hands it each message_update event; the list is
+// loaded once from GET …/pins and then kept by those events.
 
 import { api } from "./api.js";
 import { el } from "./dom.js";
@@ -20,8 +20,9 @@ export function withPin(list, m) {
 }
 
 // initPins puts the pinned list before log and loads it for the room at
-// path P (already encoded), marking the messages already drawn; it returns
-// mark and update.
+// path P (already encoded). It marks the pinned messages log shows, those
+// drawn later included (it watches log), so the page's message rendering
+// needs no part in it; it returns update, for each message_update event.
 export function initPins(P, log) {
   let list = [];
   const box = el("section", "pins");
@@ -47,29 +48,35 @@ export function initPins(P, log) {
     box.appendChild(ol);
   };
 
-  // mark sets, or takes off, the pin marker of li, message m.
-  const mark = (li, m) => {
-    const label = pinLabel(m);
+  // mark sets, or takes off, the pin marker of li, a drawn message.
+  const mark = (li) => {
+    const label = pinLabel(list.find((p) => p.id === li.dataset.id));
     let tag = li.querySelector(":scope > .pin-mark");
     if (!label) { if (tag) tag.remove(); li.classList.remove("pinned"); return; }
     if (!tag) { tag = el("div", "quote pin-mark"); li.prepend(tag); }
     tag.textContent = label;
     li.classList.add("pinned");
   };
-
-  // update takes a message_update event: the message as it now is.
-  const update = (m) => {
-    if (!m || typeof m !== "object" || typeof m.id !== "string") return;
-    for (const li of document.querySelectorAll(`li.msg[data-id="${CSS.escape(m.id)}"]`)) mark(li, m);
-    list = withPin(list, m);
-    draw();
-  };
+  const markAll = () => { for (const li of document.querySelectorAll("li.msg[data-id]")) mark(li); };
+  new MutationObserver((records) => {
+    for (const r of records) {
+      for (const n of r.addedNodes) if (n instanceof HTMLElement && n.matches("li.msg[data-id]")) mark(n);
+    }
+  }).observe(log, { childList: true });
 
   api(`/rooms/${P}/pins`).then((r) => {
     if (!r || !Array.isArray(r.messages)) return;
     list = r.messages;
-    for (const m of list) for (const li of document.querySelectorAll(`li.msg[data-id="${CSS.escape(m.id)}"]`)) mark(li, m);
+    markAll();
     draw();
   }).catch(() => { /* an older server has no pins: nothing to show */ });
-  return { mark, update };
+
+  // update takes a message_update event: the message as it now is.
+  const update = (m) => {
+    if (!m || typeof m !== "object" || typeof m.id !== "string") return;
+    list = withPin(list, m);
+    markAll();
+    draw();
+  };
+  return { update };
 }

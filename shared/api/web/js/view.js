@@ -173,3 +173,14 @@ export function reasoningLines(s) {
   }
   return { head, fields };
 }
+
+// nativeLine is the one line an agent card gives to what p's runtime last
+// reported doing outside the room (a Codex turn, say): its runtime, the
+// status and the text, and when; "" before any report.
+export function nativeLine(p, fmt = fmtTime) {
+  const n = p && p.native_activity;
+  if (!n || typeof n !== "object") return "";
+  const what = [String(n.status || "working"), typeof n.text === "string" && n.text.trim()].filter(Boolean).join(" — ");
+  const at = n.observed_at ? ` · ${fmt(n.observed_at)}` : "";
+  return `${p.runtime || "runtime"}: ${what}${at}`;
+}

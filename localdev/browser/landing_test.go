@@ -1,0 +1,38 @@
+package browser_test
+
+import (
+	"regexp"
+	"testing"
+)
+
+// TestLandingPage: the landing page's script (a module, as no page has an
+// inline script) fills in the MCP configuration with the server's origin,
+// says who acts here, opens the room typed, refuses an empty one, and
+// creates a room with a fresh invite code.
+func TestLandingPage(t *testing.T) {
+	skipIfOptedOut(t)
+	t.Parallel()
+	r := startRunner(t)
+	b := newTab(t)
+	b.open(r.URL + "/")
+	b.until("the configuration with this origin", `document.getElementById("mcp-config").textContent.includes(`+jsString(r.URL)+`)`)
+	b.until("who acts here", `document.getElementById("auth").textContent.includes("acts as the local owner")`)
+
+	b.press("Open with no room id", `#open-form button[type=submit]`)
+	b.until("the empty id refused", `document.getElementById("open-error").textContent === "Enter a room id or invite code."`)
+	b.until("the error cleared on typing", `(() => {
+		const input = document.getElementById("room-id");
+		input.value = "/github.com/acme/landing/";
+		input.dispatchEvent(new Event("input"));
+		return document.getElementById("open-error").textContent === "";
+	})()`)
+	b.press("Open", `#open-form button[type=submit]`)
+	b.untilNavigated("the room typed", `location.pathname === "/in/github.com/acme/landing"`)
+
+	b.open(r.URL + "/")
+	b.press("Create a room", `#create-btn`)
+	b.untilNavigated("a new room", `/^\/in\/[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}$/.test(location.pathname)`)
+	code := regexp.MustCompile(`[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}`).FindString(eval[string](b, `location.pathname`))
+	b.untilNavigated("the new room open", `document.getElementById("status").classList.contains("live") &&
+		document.getElementById("title").textContent.includes(`+jsString(code)+`)`)
+}
