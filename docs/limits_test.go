@@ -41,6 +41,7 @@ var documentedLimits = []struct {
 	{"MaxLinkedTasks", "artifact `url`", fmt.Sprintf("%d linked tasks", letagents.MaxLinkedTasks)},
 	{"DefaultPageSize", "page of messages", fmt.Sprintf("default %d", letagents.DefaultPageSize)},
 	{"MaxPageSize", "page of messages", fmt.Sprintf("at most %d", letagents.MaxPageSize)},
+	{"MaxPins", "pinned messages of a room", fmt.Sprint(letagents.MaxPins)},
 	{"DefaultTaskPage", "page of tasks", fmt.Sprintf("default %d", letagents.DefaultTaskPage)},
 	{"MaxTaskPage", "page of tasks", fmt.Sprintf("at most %d", letagents.MaxTaskPage)},
 	{"DefaultArtifactPage", "artifacts `limit`", fmt.Sprintf("default %d, at most %d /", letagents.DefaultArtifactPage, letagents.MaxArtifactPage)},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -184,4 +185,20 @@ func (c *Client) TakeUnread(ctx context.Context, roomID string, q wire.TakeUnrea
 	var u wire.Unread
 	err = c.do(ctx, request{method: http.MethodPost, base: c.api, path: "/rooms/" + rp + "/messages/unread", body: q}, &u)
 	return u, err
+}
+
+// PinMessage pins (pin) or unpins a message of a room (POST or DELETE
+// /rooms/{id}/messages/{message_id}/pin, room admins) and returns it as
+// reads give it.
+func (c *Client) PinMessage(ctx context.Context, roomID, messageID string, pin bool) (wire.Message, error) {
+	if messageID == "" {
+		return wire.Message{}, errors.New("apiclient: empty message id")
+	}
+	method := http.MethodPost
+	if !pin {
+		method = http.MethodDelete
+	}
+	var out wire.Message
+	err := c.inRoom(ctx, method, roomID, "/messages/"+url.PathEscape(messageID)+"/pin", nil, nil, &out)
+	return out, err
 }

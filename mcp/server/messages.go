@@ -55,7 +55,33 @@ func (s *Server) messageTools() []mcpserver.ServerTool {
 				mcp.Description("How long to wait, in milliseconds (default 30000, or when 0; at least 1000; capped by LETAGENTS_POLL_MAX_MS).")),
 			sessionArg),
 			s.waitForMessages),
+		bind(tool("pin_message", writes,
+			"Pin a message of the room (room admins), so that everyone finds it in the room's pins; unpin: true takes the pin off. "+
+				"Read answers show a pinned message's pinned_at and pinned_by.",
+			mcp.WithString("message_id", mcp.Required(), mcp.Pattern(messageID), mcp.Description("The message (msg_N).")),
+			mcp.WithBoolean("unpin", mcp.Description("Take the pin off instead.")),
+			roomIDArg, sessionArg),
+			s.pinMessage),
 	}
+}
+
+type pinArgs struct {
+	boardArgs
+	MessageID string `json:"message_id"`
+	Unpin     bool   `json:"unpin"`
+}
+
+// pinMessage pins or unpins a message, as the agent's session (an admin's).
+func (s *Server) pinMessage(ctx context.Context, a pinArgs) *mcp.CallToolResult {
+	room, sess, bad := s.board(a.boardArgs, false)
+	if bad != nil {
+		return bad
+	}
+	m, err := s.apiAs(sess).PinMessage(ctx, room, a.MessageID, !a.Unpin)
+	if err != nil {
+		return s.apiFailure(ctx, err)
+	}
+	return result(map[string]any{"success": true, "room_id": room, "message": m})
 }
 
 // Bounds of what a read or wait hands the model.

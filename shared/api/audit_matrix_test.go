@@ -120,6 +120,9 @@ var matrixRoutes = map[string]routeCase{
 	"GET /search":                                        {query: "q=falcon"},
 	"POST /rooms/{room}/messages/unread":                 {body: `{}`},
 	"GET /rooms/{room}/messages/{message_id}/deliveries": {},
+	"POST /rooms/{room}/messages/{message_id}/pin":       {},
+	"DELETE /rooms/{room}/messages/{message_id}/pin":     {},
+	"GET /rooms/{room}/pins":                             {},
 
 	"GET /projects/{room}/messages/poll":   {query: "timeout=0"},
 	"GET /rooms/{room}/messages/poll":      {query: "timeout=0"},

@@ -36,6 +36,9 @@ func toMessage(m letagents.Message) wire.Message {
 	for _, d := range m.SeenBy {
 		j.SeenBy = append(j.SeenBy, toSeenBy(d))
 	}
+	if !m.PinnedAt.IsZero() {
+		j.PinnedAt, j.PinnedBy = letagents.FormatTime(m.PinnedAt), m.PinnedBy
+	}
 	return j
 }
 

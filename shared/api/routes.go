@@ -42,6 +42,9 @@ func (s *server) routes() []Route {
 		{GroupMessages, http.MethodGet, "/search", public, s.searchRooms},
 		{GroupMessages, http.MethodPost, "/rooms/{room}/messages/unread", member, s.takeUnread},
 		{GroupMessages, http.MethodGet, "/rooms/{room}/messages/{message_id}/deliveries", member, s.messageDeliveries},
+		{GroupMessages, http.MethodPost, "/rooms/{room}/messages/{message_id}/pin", admin, s.pinMessage},
+		{GroupMessages, http.MethodDelete, "/rooms/{room}/messages/{message_id}/pin", admin, s.unpinMessage},
+		{GroupMessages, http.MethodGet, "/rooms/{room}/pins", member, s.listPins},
 
 		{GroupPoll, http.MethodGet, "/projects/{room}/messages/poll", member, s.poll},
 		{GroupPoll, http.MethodGet, "/rooms/{room}/messages/poll", member, s.poll},

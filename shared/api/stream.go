@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"sync"
@@ -15,7 +14,6 @@ import (
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/notify"
 	"github.com/letagents/letagents-go/shared/rooms"
-	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -32,7 +30,8 @@ import (
 //
 // A stream resumes after the message the Last-Event-ID header names (an
 // EventSource sends it when it reconnects), else after ?after, else at the
-// newest message; task events are live only, as in the original. With
+// newest message; a resumed stream also sends the tasks and reasoning
+// sessions changed since that message, as they now are. With
 // ?render=html a message event carries its text rendered, as reads give
 // it (the room page shows that, not the Markdown). Right
 // after ": connected" the stream sends an event holding only the id of
@@ -40,16 +39,16 @@ import (
 // anything: a client that reconnects before any message came still
 // resumes with no gap.
 //
-// Each kind of event is a feed with its own doorbell. A ring only says to
-// read again: the stream reads, from PostgreSQL, everything after its
-// cursor, so a missed or merged notification loses nothing, and readers
-// of the same messages at the same time share one read, as long-polls do.
+// Every kind of event comes from the room's one event log (feed), whose
+// doorbell is the room's channel. A ring only says to read again: the
+// stream reads, from PostgreSQL, every event after its cursor and each
+// item as it now is, so a missed or merged notification loses nothing.
 
 // streamRetryAfter is the Retry-After of a stream refused for a cap.
 const streamRetryAfter = 10 * time.Second
 
-// streamTaskPage is how many changed tasks a stream reads at a time.
-const streamTaskPage = 100
+// streamEventPage is how many events a stream reads at a time.
+const streamEventPage = 100
 
 var (
 	errCannotStream = &letagents.Error{Code: letagents.NotImplemented, Reason: letagents.CodeStreamUnavailable,
@@ -66,124 +65,67 @@ type event struct {
 	data any    // sent as one line of JSON
 }
 
-// feed is one kind of a room's events: the channel rung when there is
-// more of it, where a stream opened now begins in it, and how to read on.
-type feed interface {
-	channel() string
-	start(ctx context.Context) (int64, error)
-	// next reads what follows cursor: its events, the cursor after them,
-	// and whether more follow at once.
-	next(ctx context.Context, cursor int64) (evs []event, after int64, more bool, err error)
-}
-
-// tap is a stream's place in one feed.
-type tap struct {
-	feed
+// feed is a stream's place in its room's event log (store.RoomEvents),
+// the one feed of every kind of event, and the doorbell rung when the log
+// grows.
+type feed struct {
+	s      *server
+	room   string
+	render bool                    // messages with their text rendered as html
+	sess   *letagents.AgentSession // the agent whose delivery connection this is, or nil
 	cursor int64
 	sub    *notify.Subscription
 	due    bool // rung, or just opened: read before waiting again
 }
 
-// taps lists the kinds of events a stream of room carries, at most three
-// (the wait in stream has one case per feed): messages, task changes and
-// reasoning changes.
-func (s *server) taps(room string, after int64, render bool, sess *letagents.AgentSession) []tap {
-	return []tap{{feed: &messageFeed{s, room, after, render, sess}}, {feed: &taskFeed{s, room}}, {feed: &reasoningFeed{s, room}}}
-}
-
-// messageFeed is the room's messages after after (-1: from the newest
-// on), with their text rendered as html when render is set.
-type messageFeed struct {
-	s      *server
-	room   string
-	after  int64
-	render bool
-	sess   *letagents.AgentSession // the agent whose delivery connection this is, or nil
-}
-
-func (f *messageFeed) channel() string { return f.s.Store.RoomChannel(f.room) }
-
-// start is after, or the newest message when after is -1 or past it, as a
-// long-poll's cursor past the end is.
-func (f *messageFeed) start(ctx context.Context) (int64, error) {
-	r, err := f.s.Store.Room(ctx, f.room)
+// open subscribes to the room's doorbell and only then reads where the
+// stream starts, after message after (-1: from now on), so anything
+// logged later rings. It returns the message the stream starts after.
+func (f *feed) open(ctx context.Context, after int64) (int64, error) {
+	sub, err := f.s.listen(ctx, f.s.Store.RoomChannel(f.room))
 	if err != nil {
 		return 0, err
 	}
-	if f.after < 0 {
-		return r.LastSeq, nil
+	f.sub = sub
+	at, err := f.s.Store.EventStart(ctx, f.room, after)
+	if err != nil {
+		return 0, err
 	}
-	return min(f.after, r.LastSeq), nil
+	f.cursor, f.due = at.Cursor, true
+	return at.Seq, nil
 }
 
-func (f *messageFeed) next(ctx context.Context, cursor int64) ([]event, int64, bool, error) {
-	page, err := f.s.sharedPage(ctx, f.room, store.MessageQuery{After: cursor, Limit: letagents.DefaultPageSize})
+// next reads the events after the cursor, each with its item as it now
+// is: its events, the cursor after them, and whether more follow at once.
+func (f *feed) next(ctx context.Context) ([]event, int64, bool, error) {
+	page, err := f.s.Store.RoomEvents(ctx, f.room, f.cursor, streamEventPage, f.s.now())
 	if err != nil {
-		return nil, cursor, false, err
+		return nil, f.cursor, false, err
 	}
-	evs := make([]event, len(page.Messages))
-	for i, m := range page.Messages {
-		var data any = toMessage(m)
-		if f.render {
-			data = renderedMessage(toMessage(m))
+	evs := make([]event, 0, len(page.Events))
+	var msgs []letagents.Message
+	for _, e := range page.Events {
+		switch {
+		case e.Message != nil:
+			var data any = toMessage(*e.Message)
+			if f.render {
+				data = renderedMessage(toMessage(*e.Message))
+			}
+			if e.Kind == letagents.EventPin {
+				evs = append(evs, event{name: wire.EventMessageUpdate, data: data})
+				continue
+			}
+			evs = append(evs, event{id: letagents.MessageID(e.Message.Seq), data: data})
+			msgs = append(msgs, *e.Message)
+		case e.Task != nil:
+			evs = append(evs, event{name: wire.EventTaskUpdate, data: toTask(*e.Task)})
+		case e.Reasoning != nil:
+			name, data := reasoningEvent(f.room, *e.Reasoning)
+			evs = append(evs, event{name: name, data: data})
 		}
-		evs[i] = event{id: letagents.MessageID(m.Seq), data: data}
-		cursor = m.Seq
 	}
-	f.s.surfaced(ctx, f.sess, f.room, page.Messages, letagents.ViaStream)
-	return evs, cursor, page.HasMore, nil
-}
-
-// taskFeed is the changes to the room's tasks from now on.
-type taskFeed struct {
-	s    *server
-	room string
-}
-
-func (f *taskFeed) channel() string { return f.s.Store.TaskChannel(f.room) }
-
-func (f *taskFeed) start(ctx context.Context) (int64, error) {
-	return f.s.Store.LastTaskChange(ctx, f.room)
-}
-
-func (f *taskFeed) next(ctx context.Context, cursor int64) ([]event, int64, bool, error) {
-	ch, err := f.s.Store.TaskChanges(ctx, f.room, cursor, streamTaskPage, f.s.now())
-	if err != nil {
-		return nil, cursor, false, err
-	}
-	evs := make([]event, len(ch.Tasks))
-	for i, t := range ch.Tasks {
-		evs[i] = event{name: wire.EventTaskUpdate, data: toTask(t)}
-	}
-	return evs, ch.Last, ch.HasMore, nil
-}
-
-// reasoningFeed is the changes to the room's reasoning sessions from now
-// on. Reasoning writes ring the room's message channel.
-type reasoningFeed struct {
-	s    *server
-	room string
-}
-
-func (f *reasoningFeed) channel() string { return f.s.Store.RoomChannel(f.room) }
-
-func (f *reasoningFeed) start(ctx context.Context) (int64, error) {
-	page, err := f.s.Store.ReasoningChanges(ctx, f.room, math.MaxInt64, 1)
-	return page.Head, err
-}
-
-func (f *reasoningFeed) next(ctx context.Context, cursor int64) ([]event, int64, bool, error) {
-	page, err := f.s.Store.ReasoningChanges(ctx, f.room, cursor, streamTaskPage)
-	if err != nil {
-		return nil, cursor, false, err
-	}
-	evs := make([]event, len(page.Changes))
-	for i, c := range page.Changes {
-		name, data := reasoningEvent(f.room, c)
-		evs[i] = event{name: name, data: data}
-		cursor = c.Seq()
-	}
-	return evs, cursor, page.HasMore, nil
+	f.s.surfaced(ctx, f.sess, f.room, msgs, letagents.ViaStream)
+	return evs, page.Last, page.HasMore, nil
 }
 
 // stream serves an event stream of the room until the client leaves or
@@ -226,15 +168,14 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	if err != nil {
 		return err
 	}
-	ts := s.taps(c.room, after, render, sess)
+	f := &feed{s: s, room: c.room, render: render, sess: sess}
 	defer func() {
-		for _, t := range ts {
-			if t.sub != nil {
-				t.sub.Close()
-			}
+		if f.sub != nil {
+			f.sub.Close()
 		}
 	}()
-	if err := s.open(ctx, ts); err != nil {
+	start, err := f.open(ctx, after)
+	if err != nil {
 		return err
 	}
 	// The stream checks its caller's access again as long as it is open
@@ -262,7 +203,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 		return nil
 	}
 	rc := http.NewResponseController(w)
-	if _, err := fmt.Fprintf(w, ": connected\n\nid: %s\n\n", letagents.MessageID(ts[0].cursor)); err != nil {
+	if _, err := fmt.Fprintf(w, ": connected\n\nid: %s\n\n", letagents.MessageID(start)); err != nil {
 		return nil
 	}
 	if beat[0] != ':' { // heartbeat events: the first says how often they come
@@ -278,14 +219,14 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 		// would otherwise keep (measured: 8 KB more per open stream).
 		sent := make(chan error, 1)
 		// A change the store was told of rings the access channels before
-		// the doorbells of whatever was written after it: one rung with a
-		// feed's is taken first, so nothing written after the change is sent.
+		// the doorbell of whatever was written after it: one rung with the
+		// room's is taken first, so nothing written after the change is sent.
 		select {
 		case <-told.C():
 			recheck = true
 		default:
 		}
-		go func(recheck bool) { sent <- s.turn(ctx, w, rc, ts, l, recheck) }(recheck)
+		go func(recheck bool) { sent <- s.turn(ctx, w, rc, f, l, recheck) }(recheck)
 		if err := <-sent; err != nil {
 			return nil
 		}
@@ -293,12 +234,8 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 		select {
 		case <-told.C():
 			recheck = true
-		case <-bell(ts, 0):
-			ts[0].due = true
-		case <-bell(ts, 1):
-			ts[1].due = true
-		case <-bell(ts, 2):
-			ts[2].due = true
+		case <-f.sub.C():
+			f.due = true
 		case <-s.streams.heartbeat():
 			if _, err := w.Write(beat); err != nil {
 				return nil
@@ -334,7 +271,7 @@ func (s *server) listen(ctx context.Context, channels ...string) (*notify.Subscr
 // feeds have (catchUp). A revoked caller gets the access_revoked event,
 // and the error ends the stream. A check that cannot tell holds the
 // events back, to be tried again at the next ring or heartbeat.
-func (s *server) turn(ctx context.Context, w io.Writer, rc *http.ResponseController, ts []tap, l *leash, told bool) error {
+func (s *server) turn(ctx context.Context, w io.Writer, rc *http.ResponseController, f *feed, l *leash, told bool) error {
 	if told || l.due() {
 		err := l.check(ctx)
 		var v *revocation
@@ -353,52 +290,29 @@ func (s *server) turn(ctx context.Context, w io.Writer, rc *http.ResponseControl
 			return rc.Flush() // the heartbeat, which says the stream is alive
 		}
 	}
-	return s.catchUp(ctx, w, rc, l.c.room, ts)
+	return s.catchUp(ctx, w, rc, f)
 }
 
-// open subscribes to every feed's doorbell (listen) and only then reads
-// where each starts, so anything committed later rings.
-func (s *server) open(ctx context.Context, ts []tap) error {
-	for i := range ts {
-		sub, err := s.listen(ctx, ts[i].channel())
+// catchUp writes what the feed has after its cursor, until nothing more
+// follows, and flushes it; an error means the client left. A failed read
+// is logged and left due, to be retried at the next ring or heartbeat: a
+// database outage pauses a stream without ending it.
+func (s *server) catchUp(ctx context.Context, w io.Writer, rc *http.ResponseController, f *feed) error {
+	for f.due {
+		evs, after, more, err := f.next(ctx)
 		if err != nil {
-			return err
-		}
-		ts[i].sub = sub
-	}
-	for i := range ts {
-		cursor, err := ts[i].start(ctx)
-		if err != nil {
-			return err
-		}
-		ts[i].cursor, ts[i].due = cursor, true
-	}
-	return nil
-}
-
-// catchUp writes what the rung feeds have after their cursors, until
-// nothing more follows, and flushes it; an error means the client left.
-// A failed read is logged and left due, to be retried at the next ring
-// or heartbeat: a database outage pauses a stream without ending it.
-func (s *server) catchUp(ctx context.Context, w io.Writer, rc *http.ResponseController, room string, ts []tap) error {
-	for i := range ts {
-		t := &ts[i]
-		for t.due {
-			evs, after, more, err := t.next(ctx, t.cursor)
-			if err != nil {
-				if ctx.Err() != nil {
-					return err
-				}
-				s.Logger.Warn("event stream: read failed; retrying at the next ring or heartbeat", "room", rooms.ForLog(room), "error", err)
-				break
+			if ctx.Err() != nil {
+				return err
 			}
-			for _, ev := range evs {
-				if err := writeEvent(w, ev); err != nil {
-					return err
-				}
-			}
-			t.cursor, t.due = after, more
+			s.Logger.Warn("event stream: read failed; retrying at the next ring or heartbeat", "room", rooms.ForLog(f.room), "error", err)
+			break
 		}
+		for _, ev := range evs {
+			if err := writeEvent(w, ev); err != nil {
+				return err
+			}
+		}
+		f.cursor, f.due = after, more
 	}
 	return rc.Flush()
 }
@@ -437,14 +351,6 @@ func writeEvent(w io.Writer, ev event) error {
 	b.WriteString("\n")
 	_, err := w.Write(b.Bytes())
 	return err
-}
-
-// bell is the doorbell of tap i, nil (never ready) past the last.
-func bell(ts []tap, i int) <-chan struct{} {
-	if i < len(ts) {
-		return ts[i].sub.C()
-	}
-	return nil
 }
 
 // resumeCursor is the message a stream resumes after: the Last-Event-ID

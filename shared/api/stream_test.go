@@ -154,9 +154,9 @@ func (s *sseStream) event(t *testing.T) (sseEvent, map[string]any) {
 }
 
 // subsPerStream is how many subscriptions an open stream holds on the hub
-// at least: messages, tasks, reasoning (taps), and the access channel of
-// its room (one more, its account's, when signed in).
-const subsPerStream = 4
+// at least: its room's event log, and the access channel of its room (one
+// more, its account's, when signed in).
+const subsPerStream = 2
 
 // streamsOpen waits until n streams are subscribed to the hub on a
 // listening connection.

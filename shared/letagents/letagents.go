@@ -44,6 +44,9 @@ const (
 	// MaxPageSize is the largest ?limit a read takes (a larger one reads
 	// as it).
 	MaxPageSize = 500
+	// MaxPins is how many pinned messages a room holds: a list short
+	// enough to show whole above the timeline.
+	MaxPins = 50
 	// DefaultPollTimeout is how long a long-poll waits without ?timeout.
 	DefaultPollTimeout = 30 * time.Second
 	// DefaultPollMax is the default of LETAGENTS_POLL_MAX_MS, the clamp on ?timeout.
@@ -144,6 +147,10 @@ type Message struct {
 	// workers that have not surfaced it UnreadAfter after it was sent.
 	SeenBy   []Delivery
 	UnreadBy []AgentRef
+	// PinnedAt and PinnedBy say when a room admin pinned it, and who
+	// (the account's login); zero when it is not pinned.
+	PinnedAt time.Time
+	PinnedBy string
 }
 
 // QuoteMaxChars bounds the quoted text of a reply's parent, so a page of

@@ -354,8 +354,8 @@ type ReasoningSession struct {
 	Status          string // the latest status a snapshot gave, "" for none
 	Summary         string // the latest snapshot's summary
 	LatestPayload   ReasoningSnapshot
-	// ChangeSeq is the room's reasoning change number of the session's
-	// latest change: the cursor of ReasoningChanges.
+	// ChangeSeq is the number, in the room's event log, of the session's
+	// latest change.
 	ChangeSeq int64
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -390,18 +390,7 @@ type ReasoningChange struct {
 	Update  *ReasoningUpdate
 }
 
-// Seq is the change's number, the cursor to read on from.
-func (c ReasoningChange) Seq() int64 { return c.Session.ChangeSeq }
-
 // Removed reports whether the change took the session off the open list:
 // it closed it, rather than appending to it (which, to a closed session,
 // is still an update).
 func (c ReasoningChange) Removed() bool { return c.Update == nil && !c.Session.Open() }
-
-// ReasoningChangePage is the reasoning changes of a room after a cursor,
-// oldest first.
-type ReasoningChangePage struct {
-	Changes []ReasoningChange
-	HasMore bool  // more changes follow the page
-	Head    int64 // the room's latest change number when the page was read
-}

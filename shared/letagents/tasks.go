@@ -193,15 +193,6 @@ type TaskPage struct {
 	HasMore bool
 }
 
-// TaskChanges are the tasks of a room changed after a change number, in
-// the order of their latest change (store.TaskChanges): Last is the change
-// number of the last of them, the cursor to read on from.
-type TaskChanges struct {
-	Tasks   []Task
-	Last    int64
-	HasMore bool
-}
-
 // Limits of the board.
 const (
 	// MaxTaskTitleBytes bounds a one-line title: far beyond any real one,

@@ -14,8 +14,8 @@ import (
 //
 // One statement does it all, so a send is one round trip: bumping the
 // room's last_seq takes the next gap-free number under that row's lock, the
-// insert and the NOTIFY commit with it (NOTIFY is delivered only on commit,
-// so a woken reader always finds the row). A reply joins its parent's
+// insert, its event in the room's log and the NOTIFY commit with it (NOTIFY
+// is delivered only on commit, so a woken reader always finds the row). A reply joins its parent's
 // thread (the parent's root, or the parent itself when it is top-level),
 // and the thread's reply count moves in the same statement.
 //
@@ -56,7 +56,8 @@ var quoteMax = strconv.Itoa(letagents.QuoteMaxChars)
 // messageColumns reads the columns of a messages row aliased m, as
 // messageColumnsRow names them: the one list every read of messages
 // (the timeline, unread, search) starts from.
-const messageColumns = `m.room_id, m.seq, m.sender, m.text, m.source, m.agent_prompt_kind, m.thread_parent_seq, m.thread_root_seq, m.created_at`
+const messageColumns = `m.room_id, m.seq, m.sender, m.text, m.source, m.agent_prompt_kind, m.thread_parent_seq, m.thread_root_seq, m.created_at,
+	m.pinned_at, m.pinned_by`
 
 // messageColumnsRow scans messageColumns; every column may be null, as
 // when m comes from a LEFT JOIN that found no message.
@@ -70,6 +71,8 @@ type messageColumnsRow struct {
 	ThreadParentSeq *int64     `db:"thread_parent_seq"`
 	ThreadRootSeq   *int64     `db:"thread_root_seq"`
 	CreatedAt       *time.Time `db:"created_at"`
+	PinnedAt        *time.Time `db:"pinned_at"`
+	PinnedBy        *string    `db:"pinned_by"`
 }
 
 // message is the scanned message, without what is read beside it; false
@@ -80,7 +83,7 @@ func (r *messageColumnsRow) message() (letagents.Message, bool) {
 	}
 	return letagents.Message{RoomID: *r.RoomID, Seq: *r.Seq, Sender: *r.Sender, Text: *r.Text, CreatedAt: *r.CreatedAt,
 		Source: deref(r.Source), PromptKind: letagents.PromptKind(deref(r.PromptKind)), ThreadParentSeq: deref(r.ThreadParentSeq),
-		ThreadRootSeq: deref(r.ThreadRootSeq)}, true
+		ThreadRootSeq: deref(r.ThreadRootSeq), PinnedAt: deref(r.PinnedAt), PinnedBy: deref(r.PinnedBy)}, true
 }
 
 // quoteColumns reads a reply's parent aliased p as a quote, as quoteRow
@@ -197,12 +200,12 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 	// A prompt-only parent is no parent: with no root found, the thread
 	// shape check refuses the reply. The mentions are resolved to the
 	// room's live sessions here, once: a name taken later by another
-	// agent does not move them. The NOTIFY is in the insert's RETURNING:
-	// a data-modifying WITH runs to the end whatever the query reads.
+	// agent does not move them. The message's event is logged in the same
+	// statement (roomEvent): a data-modifying WITH runs to the end
+	// whatever the query reads.
 	row, err := queryOne[sentRow](ctx, q, `
-		WITH next AS (
-			UPDATE rooms SET last_seq = last_seq + 1 WHERE id = $1 RETURNING id, last_seq
-		), mentioned AS (
+		WITH `+roomEvent{kind: letagents.EventMessage, room: "$1", channel: "$6", set: ", last_seq = last_seq + 1", ref: "last_seq"}.with()+`,
+		mentioned AS (
 			SELECT id, display_name, actor_label FROM agent_sessions
 			WHERE $11::text[] IS NOT NULL AND room_id = $1 AND ended_at IS NULL AND id IS DISTINCT FROM $7
 				AND (`+mentionNameSQL+` = ANY($11) OR lower(`+collapsedSQL("actor_label")+`) = ANY($11)
@@ -218,7 +221,7 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 			SELECT id, last_seq, $2, $3, $4, $5, (SELECT root FROM parent), date_trunc('milliseconds', clock_timestamp()), $7, $8, $9,
 				(SELECT array_agg(id) FROM mentioned)
 			FROM next
-			RETURNING seq, thread_root_seq, created_at, pg_notify($6, seq::text)
+			RETURNING seq, thread_root_seq, created_at
 		), thread AS (
 			INSERT INTO message_threads AS t (room_id, root_seq, reply_count, latest_reply_seq, latest_reply_at)
 			SELECT $1, thread_root_seq, 1, seq, created_at FROM ins WHERE thread_root_seq IS NOT NULL

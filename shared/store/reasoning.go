@@ -9,17 +9,15 @@ import (
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
-// Reasoning writes are one statement each, like a message send: it takes
-// the room's next reasoning change number under the room row's lock,
-// writes the session (and the update it appends) stamped with it, and
-// NOTIFYs the room's channel, all committing together. The number is the
-// cursor of ReasoningChanges; the NOTIFY is the room's doorbell, the same
-// one a message rings, so whoever waits on the room reads again.
+// Reasoning writes are one statement each, like a message send: it logs
+// the change in the room's event log (roomEvent), which rings the room's
+// channel, and writes the session (and the update it appends) stamped
+// with the event's number, all committing together. A reader of the log
+// finds the update a change appended by that number.
 
-// reasoningBell is the payload of a reasoning write's NOTIFY: listeners
-// take nothing from it (a ring only says to read again); it tells a
-// reasoning ring from a message's when watching the channel by hand.
-const reasoningBell = "reasoning"
+// sessionExists is the condition, on a reasoning write's room row, that
+// the session ($2) exists: without it nothing is written or logged.
+const sessionExists = ` AND EXISTS (SELECT FROM reasoning_sessions WHERE room_id = $1 AND id = $2)`
 
 // NewReasoningSession is a session to open with its first snapshot.
 type NewReasoningSession struct {
@@ -136,22 +134,21 @@ func (r *reasoningChangeRow) change() letagents.ReasoningChange {
 func (s *Store) CreateReasoningSession(ctx context.Context, n NewReasoningSession, now time.Time) (letagents.ReasoningChange, error) {
 	snap := n.Snapshot
 	row, err := queryOne[reasoningChangeRow](ctx, s.pool, `
-		WITH next AS (
-			UPDATE rooms SET last_reasoning_seq = last_reasoning_seq + 1 WHERE id = $1 RETURNING last_reasoning_seq AS seq
-		), session AS (
+		WITH `+roomEvent{kind: letagents.EventReasoning, room: "$1", channel: "$13", refID: "$2"}.with()+`,
+		session AS (
 			INSERT INTO reasoning_sessions (`+reasoningSessionColumns+`)
-			SELECT $2, $1, $3, $4, $5, $6, $7, $8, $9, seq, $10, $10, NULL, $15 FROM next
+			SELECT $2, $1, $3, $4, $5, $6, $7, $8, $9, last_event, $10, $10, NULL, $14 FROM next
 			RETURNING `+reasoningSessionColumns+`
 		), upd AS (
 			INSERT INTO reasoning_updates (`+reasoningUpdateColumns+`)
 			SELECT $11, room_id, id, actor_label, status, summary, $12, latest_payload, change_seq, created_at FROM session
-			RETURNING `+reasoningUpdateColumns+`, pg_notify($13, $14)
+			RETURNING `+reasoningUpdateColumns+`
 		)
 		SELECT `+sessionSelect("s")+`, `+updateSelect("u")+`
 		FROM session s, upd u`,
 		n.RoomID, randomID(letagents.ReasoningSessionPrefix), nullString(n.TaskID), nullString(n.AnchorMessageID), n.ActorLabel,
 		nullString(n.AgentKey), snap.Status.Value, snap.Summary, snap, now, randomID(letagents.ReasoningUpdatePrefix),
-		snap.Milestone.Value, s.RoomChannel(n.RoomID), reasoningBell, nullInt(n.OwnerAccountID))
+		snap.Milestone.Value, s.RoomChannel(n.RoomID), nullInt(n.OwnerAccountID))
 	c := row.change()
 	switch {
 	case isNoRows(err):
@@ -171,24 +168,21 @@ func (s *Store) CreateReasoningSession(ctx context.Context, n NewReasoningSessio
 func (s *Store) AddReasoningUpdate(ctx context.Context, roomID, sessionID, actorLabel string, snap letagents.ReasoningSnapshot,
 	now time.Time) (letagents.ReasoningChange, error) {
 	row, err := queryOne[reasoningChangeRow](ctx, s.pool, `
-		WITH next AS (
-			UPDATE rooms SET last_reasoning_seq = last_reasoning_seq + 1
-			WHERE id = $1 AND EXISTS (SELECT FROM reasoning_sessions WHERE room_id = $1 AND id = $2)
-			RETURNING last_reasoning_seq AS seq
-		), session AS (
+		WITH `+roomEvent{kind: letagents.EventReasoning, room: "$1", channel: "$11", refID: "$2", where: sessionExists}.with()+`,
+		session AS (
 			UPDATE reasoning_sessions r SET status = CASE WHEN $3 THEN $4 ELSE r.status END, summary = $5,
-				latest_payload = r.latest_payload || $6, updated_at = $7, change_seq = next.seq
+				latest_payload = r.latest_payload || $6, updated_at = $7, change_seq = next.last_event
 			FROM next WHERE r.room_id = $1 AND r.id = $2
 			RETURNING r.*
 		), upd AS (
 			INSERT INTO reasoning_updates (`+reasoningUpdateColumns+`)
 			SELECT $8, room_id, id, coalesce($9, actor_label), status, summary, $10, $6, change_seq, updated_at FROM session
-			RETURNING `+reasoningUpdateColumns+`, pg_notify($11, $12)
+			RETURNING `+reasoningUpdateColumns+`
 		)
 		SELECT `+sessionSelect("s")+`, `+updateSelect("u")+`
 		FROM session s, upd u`,
 		roomID, sessionID, snap.Status.Set, snap.Status.Value, snap.Summary, snap, now, randomID(letagents.ReasoningUpdatePrefix),
-		nullString(actorLabel), snap.Milestone.Value, s.RoomChannel(roomID), reasoningBell)
+		nullString(actorLabel), snap.Milestone.Value, s.RoomChannel(roomID))
 	c := row.change()
 	switch {
 	case isNoRows(err):
@@ -204,22 +198,19 @@ func (s *Store) AddReasoningUpdate(ctx context.Context, roomID, sessionID, actor
 func (s *Store) ChangeReasoningSession(ctx context.Context, roomID, sessionID string, ch letagents.ReasoningSessionChange,
 	now time.Time) (letagents.ReasoningChange, error) {
 	row, err := queryOne[reasoningSessionRow](ctx, s.pool, `
-		WITH next AS (
-			UPDATE rooms SET last_reasoning_seq = last_reasoning_seq + 1
-			WHERE id = $1 AND EXISTS (SELECT FROM reasoning_sessions WHERE room_id = $1 AND id = $2)
-			RETURNING last_reasoning_seq AS seq
-		), session AS (
+		WITH `+roomEvent{kind: letagents.EventReasoning, room: "$1", channel: "$10", refID: "$2", where: sessionExists}.with()+`,
+		session AS (
 			UPDATE reasoning_sessions r SET
 				task_id = CASE WHEN $3 THEN $4 ELSE r.task_id END,
 				anchor_message_id = CASE WHEN $5 THEN $6 ELSE r.anchor_message_id END,
 				closed_at = CASE WHEN $7 THEN $8 ELSE r.closed_at END,
-				updated_at = $9, change_seq = next.seq
+				updated_at = $9, change_seq = next.last_event
 			FROM next WHERE r.room_id = $1 AND r.id = $2
-			RETURNING r.*, pg_notify($10, $11)
+			RETURNING r.*
 		)
 		SELECT `+sessionSelect("s")+` FROM session s`,
 		roomID, sessionID, ch.TaskID.Set, ch.TaskID.Value, ch.AnchorMessageID.Set, ch.AnchorMessageID.Value,
-		ch.ClosedAt.Set, ch.ClosedAt.Value, now, s.RoomChannel(roomID), reasoningBell)
+		ch.ClosedAt.Set, ch.ClosedAt.Value, now, s.RoomChannel(roomID))
 	session, _ := row.session() // a change of the session alone appends no update
 	c := letagents.ReasoningChange{Session: session}
 	switch {
@@ -308,56 +299,4 @@ func (s *Store) ReasoningUpdates(ctx context.Context, roomID, sessionID string, 
 		return nil, fmt.Errorf("read reasoning updates: %w", err)
 	}
 	return list, nil
-}
-
-// ReasoningChanges reads what changed in a room's reasoning after the
-// change number after: each session changed since, once, as it is now,
-// with the update its latest change appended (none when that change was
-// to the session alone), in the order of those changes. A session that
-// changed twice since after shows once, at its latest change: a trace is
-// replaced in place, and its history is ReasoningUpdates'. At most limit
-// changes; HasMore says more follow. Head is the room's latest change
-// number, so a reader that wants only what comes next reads with after
-// math.MaxInt64 and goes on from Head. NotFound when the room does not
-// exist.
-//
-// Change numbers follow commit order within a room, so a reader that
-// goes on from the last change it read never skips one.
-func (s *Store) ReasoningChanges(ctx context.Context, roomID string, after int64, limit int) (letagents.ReasoningChangePage, error) {
-	if limit < 1 {
-		return letagents.ReasoningChangePage{}, letagents.Errorf(letagents.Invalid, "limit must be at least 1")
-	}
-	return retried(ctx, s, func() (letagents.ReasoningChangePage, error) {
-		var page letagents.ReasoningChangePage
-		rows, err := queryAll[struct {
-			Head int64 `db:"last_reasoning_seq"`
-			reasoningChangeRow
-		}](ctx, s.pool, `
-			SELECT r.last_reasoning_seq, `+sessionSelect("s")+`, `+updateSelect("u")+`
-			FROM rooms r
-			LEFT JOIN LATERAL (
-				SELECT * FROM reasoning_sessions WHERE room_id = r.id AND change_seq > $2 ORDER BY change_seq LIMIT $3
-			) s ON true
-			LEFT JOIN reasoning_updates u ON u.room_id = s.room_id AND u.change_seq = s.change_seq
-			WHERE r.id = $1
-			ORDER BY s.change_seq`, roomID, after, limit+1)
-		if err != nil {
-			return page, fmt.Errorf("read reasoning changes: %w", err)
-		}
-		found := len(rows) > 0
-		for _, row := range rows {
-			page.Head = row.Head
-			// A room with no change after the cursor is one row of nulls.
-			if row.reasoningSessionRow.ID != nil {
-				page.Changes = append(page.Changes, row.change())
-			}
-		}
-		if !found {
-			return page, letagents.RoomNotFound()
-		}
-		if len(page.Changes) > limit {
-			page.Changes, page.HasMore = page.Changes[:limit], true
-		}
-		return page, nil
-	})
 }

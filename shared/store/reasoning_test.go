@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -201,9 +202,9 @@ func TestReasoningUpdatesMerge(t *testing.T) {
 			}
 		}
 	}
-	// A refused write takes no change number.
-	if p, err := s.ReasoningChanges(ctx, room, math.MaxInt64, 1); err != nil || p.Head != 7 {
-		t.Errorf("head after refused writes = %d, %v; want 7", p.Head, err)
+	// A refused write logs no event.
+	if at, err := s.EventStart(ctx, room, -1); err != nil || at.Cursor != 7 {
+		t.Errorf("head after refused writes = %d, %v; want 7", at.Cursor, err)
 	}
 }
 
@@ -262,15 +263,15 @@ func TestReasoningSessionsList(t *testing.T) {
 	}
 }
 
-// ReasoningChanges is what an event stream reads: each session changed
-// after the cursor once, at its latest change, in change order.
-func TestReasoningChanges(t *testing.T) {
+// The room's events, as an event stream reads them, give each session
+// changed after the cursor once, at its latest change, in change order.
+func TestReasoningEvents(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	ctx := context.Background()
 	reasoningRoom(t, s, "changes")
 	now := time.Now()
-	p, err := s.ReasoningChanges(ctx, "changes", 0, 10)
+	p, err := reasoningEvents(ctx, s, "changes", 0, 10)
 	if err != nil || len(p.Changes) != 0 || p.Head != 0 || p.HasMore {
 		t.Fatalf("no changes yet = %+v, %v", p, err)
 	}
@@ -295,27 +296,28 @@ func TestReasoningChanges(t *testing.T) {
 		limit       int
 		want        []change
 		wantHasMore bool
+		wantLast    int64 // the cursor after the page
 	}{
-		{"from the start, each session once", 0, 10, []change{{b.Session.ID, 4, "", false}, {a.Session.ID, 5, "", true}}, false},
-		{"after b's change", 4, 10, []change{{a.Session.ID, 5, "", true}}, false},
-		{"limited", 0, 1, []change{{b.Session.ID, 4, "", false}}, true},
-		{"at the head", 5, 10, nil, false},
-		{"past the head", math.MaxInt64, 10, nil, false},
+		{"from the start, each session once", 0, 10, []change{{b.Session.ID, 4, "", false}, {a.Session.ID, 5, "", true}}, false, 5},
+		{"after b's change", 4, 10, []change{{a.Session.ID, 5, "", true}}, false, 5},
+		{"limited", 0, 1, []change{{b.Session.ID, 4, "", false}}, true, 4},
+		{"at the head", 5, 10, nil, false, 5},
+		{"past the head", math.MaxInt64, 10, nil, false, math.MaxInt64},
 	} {
-		p, err := s.ReasoningChanges(ctx, "changes", c.after, c.limit)
+		p, err := reasoningEvents(ctx, s, "changes", c.after, c.limit)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		var got []change
 		for _, ch := range p.Changes {
-			g := change{id: ch.Session.ID, seq: ch.Seq(), removed: ch.Removed()}
+			g := change{id: ch.Session.ID, seq: ch.Session.ChangeSeq, removed: ch.Removed()}
 			if ch.Update != nil {
 				g.update = ch.Update.Summary
 			}
 			got = append(got, g)
 		}
-		if len(got) != len(c.want) || p.Head != 5 || p.HasMore != c.wantHasMore {
-			t.Errorf("%s: %+v head %d has_more %v; want %+v head 5 has_more %v", c.name, got, p.Head, p.HasMore, c.want, c.wantHasMore)
+		if len(got) != len(c.want) || p.Head != c.wantLast || p.HasMore != c.wantHasMore {
+			t.Errorf("%s: %+v last %d has_more %v; want %+v last %d has_more %v", c.name, got, p.Head, p.HasMore, c.want, c.wantLast, c.wantHasMore)
 			continue
 		}
 		for i := range got {
@@ -326,15 +328,15 @@ func TestReasoningChanges(t *testing.T) {
 	}
 	// A change that appends a snapshot carries it, closed session or not.
 	late, _ := s.AddReasoningUpdate(ctx, "changes", a.Session.ID, "", snapshot(t, `{"summary": "a3"}`), now) // 6
-	p, err = s.ReasoningChanges(ctx, "changes", 5, 10)
+	p, err = reasoningEvents(ctx, s, "changes", 5, 10)
 	if err != nil || len(p.Changes) != 1 || p.Changes[0].Update == nil || p.Changes[0].Update.ID != late.Update.ID ||
 		p.Changes[0].Update.ID == a2.Update.ID || p.Changes[0].Removed() || p.Head != 6 {
 		t.Errorf("after the late update = %+v, %v", p, err)
 	}
-	if _, err := s.ReasoningChanges(ctx, "nowhere", 0, 10); codeOf(err) != letagents.NotFound {
+	if _, err := s.RoomEvents(ctx, "nowhere", 0, 10, now); codeOf(err) != letagents.NotFound {
 		t.Errorf("missing room = %v, want NotFound", err)
 	}
-	if _, err := s.ReasoningChanges(ctx, "changes", 0, 0); codeOf(err) != letagents.Invalid {
+	if _, err := s.RoomEvents(ctx, "changes", 0, 0, now); codeOf(err) != letagents.Invalid {
 		t.Errorf("limit 0 = %v, want Invalid", err)
 	}
 }
@@ -360,7 +362,7 @@ func TestReasoningWritesRingTheRoom(t *testing.T) {
 		wctx, cancel := context.WithTimeout(ctx, testwait.Bound)
 		defer cancel()
 		n, err := conn.Conn().WaitForNotification(wctx)
-		if err != nil || n.Channel != s.RoomChannel("bell") || n.Payload != "reasoning" {
+		if err != nil || n.Channel != s.RoomChannel("bell") || n.Payload != "" {
 			t.Fatalf("%s: notification %+v, %v", what, n, err)
 		}
 	}
@@ -381,4 +383,25 @@ func TestReasoningWritesRingTheRoom(t *testing.T) {
 	if _, err := conn.Exec(ctx, "UNLISTEN *"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// reasoningPage is the reasoning events of a page of a room's events.
+type reasoningPage struct {
+	Changes []letagents.ReasoningChange
+	Head    int64 // the cursor after the page
+	HasMore bool
+}
+
+// reasoningEvents reads a page of a room's events, all of them reasoning
+// changes.
+func reasoningEvents(ctx context.Context, s *store.Store, room string, after int64, limit int) (reasoningPage, error) {
+	p, err := s.RoomEvents(ctx, room, after, limit, time.Now())
+	out := reasoningPage{Head: p.Last, HasMore: p.HasMore}
+	for _, e := range p.Events {
+		if e.Reasoning == nil {
+			return out, fmt.Errorf("event %d is a %s, want reasoning", e.Seq, e.Kind)
+		}
+		out.Changes = append(out.Changes, *e.Reasoning)
+	}
+	return out, err
 }

@@ -38,3 +38,21 @@ func BenchmarkMessages(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSendMessage sends messages to one room, one after another: the
+// send path, one statement that numbers the message, logs its event and
+// rings the room, which must not get slower.
+func BenchmarkSendMessage(b *testing.B) {
+	s := newStore(b)
+	ctx := context.Background()
+	room, _, err := s.EnsureRoom(ctx, "bench sends")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "agent", Text: fmt.Sprintf("message %d", i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

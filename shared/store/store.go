@@ -35,15 +35,12 @@ func New(pool *pgxpool.Pool) *Store {
 	return &Store{pool: pool, schema: db.Schema(pool)}
 }
 
-// RoomChannel returns the room's doorbell: the NOTIFY channel rung when a
-// message is added to room and when its reasoning changes. Channel names
-// are identifiers of at most 63 bytes while room ids are free text, so the
+// RoomChannel returns the room's doorbell: the NOTIFY channel rung, once
+// per transaction, when an event is added to the room's log (a message, a
+// task change, a reasoning change: see roomEvent). Channel names are
+// identifiers of at most 63 bytes while room ids are free text, so the
 // name is a hash; listeners must quote it like any identifier.
 func (s *Store) RoomChannel(roomID string) string { return s.channel("room_", roomID) }
-
-// TaskChannel returns the NOTIFY channel rung when a task of room, or one
-// of its leases, changes (see TaskChanges).
-func (s *Store) TaskChannel(roomID string) string { return s.channel("task_", roomID) }
 
 // AccountAccessChannel returns the NOTIFY channel rung when what an
 // account's connections may see may have changed: one of its browser

@@ -10,9 +10,9 @@ import (
 	"github.com/letagents/letagents-go/shared/store"
 )
 
-// Every change to a task or its leases numbers the task anew: a reader of
-// TaskChanges from the previous number finds exactly that task, as it now
-// is. A refused change numbers nothing.
+// Every change to a task or its leases is an event of the room's log: a
+// reader of the log from the previous cursor finds exactly that task, as
+// it now is. A refused change logs nothing.
 func TestTaskChangesNumberEveryChange(t *testing.T) {
 	t.Parallel()
 	b := newTaskBoard(t)
@@ -53,17 +53,18 @@ func TestTaskChangesNumberEveryChange(t *testing.T) {
 		}, second.Seq, letagents.TaskAccepted, 0},
 		{"create", func() error { b.create(t, "third", false); return nil }, 3, letagents.TaskProposed, 0},
 	}
-	cursor, err := b.s.LastTaskChange(ctx, b.room)
+	at, err := b.s.EventStart(ctx, b.room, -1)
+	cursor := at.Cursor
 	if err != nil || cursor == 0 {
-		t.Fatalf("LastTaskChange after two creations = %d, %v", cursor, err)
+		t.Fatalf("the log's head after two creations = %d, %v", cursor, err)
 	}
 	for _, st := range steps {
 		if err := st.change(); err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
-		got, err := b.s.TaskChanges(ctx, b.room, cursor, 10, b.now)
+		got, err := taskEvents(ctx, b.s, b.room, cursor, 10, b.now)
 		if err != nil {
-			t.Fatalf("%s: TaskChanges: %v", st.name, err)
+			t.Fatalf("%s: RoomEvents: %v", st.name, err)
 		}
 		var seqs []int64
 		for _, task := range got.Tasks {
@@ -82,8 +83,8 @@ func TestTaskChangesNumberEveryChange(t *testing.T) {
 			t.Errorf("%s: task_%d is %s with %d leases, want %s with %d", st.name, task.Seq, task.Status, len(task.ActiveLeases), st.want, st.leases)
 		}
 		cursor = got.Last
-		if last, err := b.s.LastTaskChange(ctx, b.room); err != nil || last != cursor {
-			t.Errorf("%s: LastTaskChange = %d, %v, want %d", st.name, last, err, cursor)
+		if at, err := b.s.EventStart(ctx, b.room, -1); err != nil || at.Cursor != cursor {
+			t.Errorf("%s: the log's head = %d, %v, want %d", st.name, at.Cursor, err, cursor)
 		}
 	}
 
@@ -93,16 +94,21 @@ func TestTaskChangesNumberEveryChange(t *testing.T) {
 	b.move(t, 3, letagents.TaskAccepted, roomAdmin)
 	b.claim(t, first.Seq, workerA, 0)
 	b.move(t, 3, letagents.TaskCancelled, roomAdmin)
-	got, err := b.s.TaskChanges(ctx, b.room, from, 1, b.now)
-	if err != nil || len(got.Tasks) != 1 || got.Tasks[0].Seq != first.Seq || !got.HasMore {
-		t.Fatalf("first page of two changed tasks = %+v, %v", got, err)
+	// Page by page, one event at a time (status lines are events too).
+	var got []letagents.Task
+	for cursor, more, pages := from, true, 0; more; pages++ {
+		p, err := taskEvents(ctx, b.s, b.room, cursor, 1, b.now)
+		if err != nil || len(p.Tasks) > 1 || pages > 20 {
+			t.Fatalf("a page of one after %d = %+v, %v", cursor, p, err)
+		}
+		got = append(got, p.Tasks...)
+		cursor, more = p.Last, p.HasMore
 	}
-	got, err = b.s.TaskChanges(ctx, b.room, got.Last, 1, b.now)
-	if err != nil || len(got.Tasks) != 1 || got.Tasks[0].Seq != 3 || got.Tasks[0].Status != letagents.TaskCancelled || got.HasMore {
-		t.Errorf("second page = %+v, %v, want task_3 cancelled, last", got, err)
+	if len(got) != 2 || got[0].Seq != first.Seq || got[1].Seq != 3 || got[1].Status != letagents.TaskCancelled {
+		t.Errorf("two changed tasks = %+v, want task_1 then task_3 cancelled", got)
 	}
-	if _, err := b.s.LastTaskChange(ctx, "no such room"); !letagents.IsCode(err, letagents.NotFound) {
-		t.Errorf("LastTaskChange of a missing room: %v, want NotFound", err)
+	if _, err := b.s.EventStart(ctx, "no such room", -1); !letagents.IsCode(err, letagents.NotFound) {
+		t.Errorf("EventStart of a missing room: %v, want NotFound", err)
 	}
 }
 
@@ -116,3 +122,23 @@ func wantErr(err error) error {
 }
 
 var errUnexpectedSuccess = letagents.Errorf(letagents.Internal, "the change went through; it should have been refused")
+
+// taskPage is the task events of a page of a room's events.
+type taskPage struct {
+	Tasks   []letagents.Task
+	Last    int64
+	HasMore bool
+}
+
+// taskEvents reads a page of a room's events and keeps its tasks (a
+// change may log a status line beside it).
+func taskEvents(ctx context.Context, s *store.Store, room string, after int64, limit int, now time.Time) (taskPage, error) {
+	p, err := s.RoomEvents(ctx, room, after, limit, now)
+	out := taskPage{Last: p.Last, HasMore: p.HasMore}
+	for _, e := range p.Events {
+		if e.Task != nil {
+			out.Tasks = append(out.Tasks, *e.Task)
+		}
+	}
+	return out, err
+}

@@ -374,65 +374,16 @@ func primary(label string) string {
 	return display
 }
 
-// touchTask gives a task its room's next change number and rings the
-// room's task channel, inside the transaction that changed the task or
-// its leases. Every such transaction calls it, last or nearly so: it locks
+// touchTask logs a change to a task or its leases in the room's event log
+// and stamps the task with the event's number, inside the transaction that
+// changed it. Every such transaction calls it, last or nearly so: it locks
 // the room's row, which comes last in the order locks are taken.
 func (s *Store) touchTask(ctx context.Context, tx pgx.Tx, roomID string, seq int64) error {
 	if _, err := tx.Exec(ctx, `
-		WITH c AS (UPDATE rooms SET last_task_change = last_task_change + 1 WHERE id = $1 RETURNING last_task_change),
-		t AS (UPDATE tasks SET change_seq = (SELECT last_task_change FROM c) WHERE room_id = $1 AND seq = $2)
-		SELECT pg_notify($3, '')`, roomID, seq, s.TaskChannel(roomID)); err != nil {
-		return fmt.Errorf("number task change: %w", err)
+		WITH `+roomEvent{kind: letagents.EventTask, room: "$1", channel: "$3", ref: "$2::bigint"}.with()+`
+		UPDATE tasks SET change_seq = (SELECT last_event FROM next) WHERE room_id = $1 AND seq = $2`,
+		roomID, seq, s.RoomChannel(roomID)); err != nil {
+		return fmt.Errorf("log task change: %w", err)
 	}
 	return nil
-}
-
-// LastTaskChange returns the number of the latest change to a task of a
-// room, 0 when none: where a stream opened now starts reading TaskChanges.
-// NotFound when the room does not exist.
-func (s *Store) LastTaskChange(ctx context.Context, roomID string) (int64, error) {
-	var n int64
-	err := s.queryRow(ctx, `SELECT last_task_change FROM rooms WHERE id = $1`, roomID).Scan(&n)
-	switch {
-	case isNoRows(err):
-		return 0, letagents.Errorf(letagents.NotFound, "Room not found")
-	case err != nil:
-		return 0, fmt.Errorf("read last task change: %w", err)
-	}
-	return n, nil
-}
-
-// TaskChanges reads, in the order of their latest change, up to limit
-// tasks of a room changed after change number after, each as it now is
-// with its active leases as of now. It only reads: overdue leases are
-// left for the next writer to expire (and so to number as a change).
-func (s *Store) TaskChanges(ctx context.Context, roomID string, after int64, limit int, now time.Time) (letagents.TaskChanges, error) {
-	return retried(ctx, s, func() (letagents.TaskChanges, error) {
-		out := letagents.TaskChanges{Last: after}
-		rows, err := queryAll[struct {
-			letagents.Task
-			ChangeSeq int64 `db:"change_seq"`
-		}](ctx, s.pool, `
-			SELECT `+taskColumns+`, t.change_seq FROM tasks t
-			WHERE t.room_id = $1 AND t.change_seq > $2 ORDER BY t.change_seq LIMIT $3`, roomID, after, limit+1)
-		if err != nil {
-			return out, fmt.Errorf("read task changes: %w", err)
-		}
-		tasks := make([]letagents.Task, len(rows))
-		for i, r := range rows {
-			tasks[i] = r.Task
-		}
-		if len(tasks) > limit {
-			tasks, out.HasMore = tasks[:limit], true
-		}
-		if len(tasks) == 0 {
-			return out, nil
-		}
-		if err := withLeases(ctx, s.pool, tasks, now); err != nil {
-			return out, fmt.Errorf("read task changes: %w", err)
-		}
-		out.Tasks, out.Last = tasks, rows[len(tasks)-1].ChangeSeq
-		return out, nil
-	})
 }

@@ -16,6 +16,10 @@ const (
 	EventReasoningUpdate = "reasoning_update"
 	// EventReasoningRemove carries a ReasoningRemoved: a session closed.
 	EventReasoningRemove = "reasoning_remove"
+	// EventMessageUpdate carries a Message, as reads give it, that
+	// changed after it was sent: a room admin pinned or unpinned it. It
+	// has no id, so a client's last event id stays the last message.
+	EventMessageUpdate = "message_update"
 	// EventAccessRevoked is the last event of an event stream whose caller
 	// may no longer read the room; the server ends the stream after it.
 	// Its data is the error a new request would get ({"error", "code",
@@ -32,7 +36,8 @@ const (
 )
 
 // Events lists every live event name, in the order above.
-var Events = []string{EventMessage, EventTaskUpdate, EventReasoningUpdate, EventReasoningRemove, EventAccessRevoked, EventHeartbeat}
+var Events = []string{EventMessage, EventTaskUpdate, EventReasoningUpdate, EventReasoningRemove, EventMessageUpdate, EventAccessRevoked,
+	EventHeartbeat}
 
 // Heartbeat is the data of a heartbeat event: how often they come, so
 // that a client knows how long a silence means the stream is dead. The

@@ -393,6 +393,17 @@ type Message struct {
 	// after it was sent. Left out when empty.
 	SeenBy   []SeenBy       `json:"seen_by,omitempty"`
 	UnreadBy []MessageAgent `json:"unread_by,omitempty"`
+	// PinnedAt and PinnedBy say when a room admin pinned it and who (an
+	// account's login); left out when it is not pinned.
+	PinnedAt string `json:"pinned_at,omitempty"`
+	PinnedBy string `json:"pinned_by,omitempty"`
+}
+
+// Pins is GET …/pins: the room's pinned messages, the most recently
+// pinned first.
+type Pins struct {
+	RoomID   string    `json:"room_id"`
+	Messages []Message `json:"messages"`
 }
 
 // MessageAgent is an agent session as a message refers to it.

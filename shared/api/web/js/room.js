@@ -12,11 +12,13 @@ import { accountNodes, signIn, signOut } from "./auth.js";
 import { taskBoard } from "./board.js";
 import { composers } from "./compose.js";
 import { $, button, copyText, el, store } from "./dom.js";
+import { MESSAGE_UPDATE } from "./events.js";
 import { exportButton } from "./export.js";
 import { intentList } from "./intents.js";
 import { eventStream, follow, longPoll, nap, untilBack } from "./live.js";
 import { RENDER, messageList } from "./messages.js";
 import { PANEL_EVERY } from "./panel.js";
+import { initPins } from "./pins.js";
 import { reduce } from "./reducer.js";
 import { roomSearch } from "./search.js";
 import { createStore, pageState } from "./store.js";
@@ -176,7 +178,9 @@ function startPanel() {
 // a task, reasoning) reloads the agents.
 // What an event means is reduce's (reducer.js); this draws and reloads
 // what it says.
+let pins = null; // pinned messages (pins.js), once the history is loaded
 function onEvent(type, data) {
+  if (type === MESSAGE_UPDATE && pins) pins.update(data);
   const r = reduce(page.get().live, type, data);
   page.set({ live: r.state });
   if (r.messages.length) messages.add(r.messages);
@@ -196,6 +200,7 @@ function onEvent(type, data) {
 async function connect(up) {
   if (!page.get().historyLoaded) {
     await messages.loadHistory();
+    pins = initPins(page.get().path, $("log"));
     up();
     messages.jumpTo(location.hash.slice(1));
   }

@@ -1,0 +1,82 @@
+// Pinned messages on the room page: a marker on each pinned message and
+// the room's pinned list above the timeline. room.js starts it once the
+// history is loaded and hands it each message_update event; the list is
+// loaded once from GET …/pins and then kept by those events.
+
+import { api } from "./api.js";
+import { el } from "./dom.js";
+
+// pinLabel is what a pinned message's marker says, "" when m is not pinned.
+export function pinLabel(m) {
+  if (!m || typeof m.pinned_at !== "string" || !m.pinned_at) return "";
+  return typeof m.pinned_by === "string" && m.pinned_by ? `📌 pinned by ${m.pinned_by}` : "📌 pinned";
+}
+
+// withPin returns the list of pinned messages after m changed: m in front
+// when it is pinned (newest pin first), out of the list when it is not.
+export function withPin(list, m) {
+  const rest = list.filter((p) => p.id !== m.id);
+  return pinLabel(m) ? [m, ...rest] : rest;
+}
+
+// initPins puts the pinned list before log and loads it for the room at
+// path P (already encoded). It marks the pinned messages log shows, those
+// drawn later included (it watches log), so the page's message rendering
+// needs no part in it; it returns update, for each message_update event.
+export function initPins(P, log) {
+  let list = [];
+  const box = el("section", "pins");
+  box.id = "pins";
+  box.setAttribute("aria-label", "Pinned messages");
+  box.hidden = true;
+  log.before(box);
+
+  const draw = () => {
+    box.replaceChildren();
+    box.hidden = list.length === 0;
+    if (!list.length) return;
+    box.appendChild(el("h2", "pins-title", `Pinned (${list.length})`));
+    const ol = el("ol", "pins-list");
+    for (const m of list) {
+      const li = el("li", "pin");
+      const a = el("a", "mono", m.id);
+      a.href = `#${m.id}`;
+      const text = typeof m.text === "string" ? m.text : "";
+      li.append(a, " ", el("span", "", text.length > 120 ? text.slice(0, 120) + "…" : text));
+      ol.appendChild(li);
+    }
+    box.appendChild(ol);
+  };
+
+  // mark sets, or takes off, the pin marker of li, a drawn message.
+  const mark = (li) => {
+    const label = pinLabel(list.find((p) => p.id === li.dataset.id));
+    let tag = li.querySelector(":scope > .pin-mark");
+    if (!label) { if (tag) tag.remove(); li.classList.remove("pinned"); return; }
+    if (!tag) { tag = el("div", "quote pin-mark"); li.prepend(tag); }
+    tag.textContent = label;
+    li.classList.add("pinned");
+  };
+  const markAll = () => { for (const li of document.querySelectorAll("li.msg[data-id]")) mark(li); };
+  new MutationObserver((records) => {
+    for (const r of records) {
+      for (const n of r.addedNodes) if (n instanceof HTMLElement && n.matches("li.msg[data-id]")) mark(n);
+    }
+  }).observe(log, { childList: true });
+
+  api(`/rooms/${P}/pins`).then((r) => {
+    if (!r || !Array.isArray(r.messages)) return;
+    list = r.messages;
+    markAll();
+    draw();
+  }).catch(() => { /* an older server has no pins: nothing to show */ });
+
+  // update takes a message_update event: the message as it now is.
+  const update = (m) => {
+    if (!m || typeof m !== "object" || typeof m.id !== "string") return;
+    list = withPin(list, m);
+    markAll();
+    draw();
+  };
+  return { update };
+}

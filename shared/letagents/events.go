@@ -1,0 +1,45 @@
+package letagents
+
+// EventKind is what a room event changed: the kind of the item it names.
+// A new kind of live change is a new kind here, written by the store's
+// one event helper and read by the one feed (store.RoomEvents).
+type EventKind string
+
+// The kinds of room events.
+const (
+	// EventMessage is a message sent; its item is the message.
+	EventMessage EventKind = "message"
+	// EventTask is a change to a task or its leases; its item is the task.
+	EventTask EventKind = "task"
+	// EventReasoning is a change to a reasoning session; its item is the
+	// session and, when the change appended one, its update.
+	EventReasoning EventKind = "reasoning"
+	// EventPin is a message pinned or unpinned; its item is the message.
+	EventPin EventKind = "pin"
+)
+
+// RoomEvent is one event of a room's log with its item as it is now:
+// exactly one of Message, Task and Reasoning is set, as Kind says.
+type RoomEvent struct {
+	Seq       int64 // its number in the room's event sequence
+	Kind      EventKind
+	Message   *Message
+	Task      *Task
+	Reasoning *ReasoningChange
+}
+
+// EventPage is the events of a room after a cursor, oldest first. Last
+// is the cursor to read on from; HasMore says more follow at once.
+type EventPage struct {
+	Events  []RoomEvent
+	Last    int64
+	HasMore bool
+}
+
+// EventStart is where a reader of a room's events starts: Cursor, the
+// event to read after, and Seq, the number of the newest message at or
+// before it (the msg_N a stream says it starts at).
+type EventStart struct {
+	Cursor int64
+	Seq    int64
+}

@@ -1,0 +1,242 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+)
+
+// The room event log (migration 0022): every change a client sees live is
+// one row of room_events, numbered in the room's one sequence. Every write
+// that makes such a change appends its event through roomEvent, in the
+// statement (so the transaction) that makes it, and every live reader
+// reads RoomEvents after its cursor.
+
+// roomEvent is one event to append to a room's log, as SQL for the WITH
+// list of the statement that makes the change (with): the relation next
+// bumps the room's last_event under the room row's lock, which it holds to
+// commit, so event numbers become visible in the order they are taken;
+// logged appends the event numbered next.last_event and rings the room's
+// channel. A statement that writes the change reads next (its id,
+// last_event, and whatever else set moved), so the change and its event
+// are one round trip.
+//
+// The ring's payload is always empty: identical notifications of one
+// transaction collapse into one, so a transaction that logs several
+// events (a task change and its status line) rings its room once.
+type roomEvent struct {
+	kind    letagents.EventKind
+	room    string // SQL of the room's id
+	channel string // SQL of the room's channel (Store.RoomChannel)
+	// set moves more of the room row in the same UPDATE, as
+	// ", last_seq = last_seq + 1" does for a message; where adds to its
+	// condition (" AND …"): no row, no event and no change.
+	set, where string
+	// ref and refID are SQL of the item the event names (a number; an
+	// id), over next's columns or the statement's parameters; "" is null.
+	ref, refID string
+}
+
+func (e roomEvent) with() string {
+	return `next AS (
+			UPDATE rooms SET last_event = last_event + 1` + e.set + ` WHERE id = ` + e.room + e.where + ` RETURNING *
+		), logged AS (
+			INSERT INTO room_events (room_id, seq, kind, ref, ref_id)
+			SELECT id, last_event, '` + string(e.kind) + `', ` + orNull(e.ref) + `, ` + orNull(e.refID) + ` FROM next
+			RETURNING pg_notify(` + e.channel + `, '')
+		)`
+}
+
+func orNull(sql string) string {
+	if sql == "" {
+		return "NULL"
+	}
+	return sql
+}
+
+// EventStart returns where a reader of a room's events starts when it
+// resumes after the message afterSeq: just after that message's event
+// (anything logged after it follows, as it now is), or at the newest
+// message when afterSeq is past it; with afterSeq -1, at the end of the
+// log (only what comes next). NotFound when the room does not exist.
+func (s *Store) EventStart(ctx context.Context, roomID string, afterSeq int64) (letagents.EventStart, error) {
+	var at letagents.EventStart
+	var last int64
+	var found *int64
+	err := s.queryRow(ctx, `
+		SELECT r.last_event, r.last_seq, (SELECT e.seq FROM room_events e
+			WHERE e.room_id = r.id AND e.kind = 'message' AND e.ref <= least($2, r.last_seq) ORDER BY e.ref DESC LIMIT 1)
+		FROM rooms r WHERE r.id = $1`, roomID, max(afterSeq, 0)).Scan(&last, &at.Seq, &found)
+	switch {
+	case isNoRows(err):
+		return at, letagents.RoomNotFound()
+	case err != nil:
+		return at, fmt.Errorf("find where events start: %w", err)
+	case afterSeq < 0:
+		at.Cursor = last
+	default:
+		at.Seq = min(afterSeq, at.Seq)
+		at.Cursor = deref(found)
+	}
+	return at, nil
+}
+
+// RoomEvents reads up to limit events of a room after the event cursor,
+// oldest first, each with its item as it is now: a message as reads give
+// it, a task with its active leases as of now, a reasoning session with
+// the update its latest change appended. A task or reasoning session
+// changed more than once after the cursor shows once, at its latest
+// change, as it now is. Prompt-only messages are left out, as reads leave
+// them out. It only reads. NotFound when the room does not exist.
+func (s *Store) RoomEvents(ctx context.Context, roomID string, after int64, limit int, now time.Time) (letagents.EventPage, error) {
+	if limit < 1 {
+		return letagents.EventPage{}, letagents.Errorf(letagents.Invalid, "limit must be at least 1")
+	}
+	return retried(ctx, s, func() (letagents.EventPage, error) {
+		page := letagents.EventPage{Last: after}
+		// The head is read in the same snapshot as the events: every event
+		// numbered up to it is visible there, so a page that holds every
+		// event left may move the cursor to the head.
+		rows, err := queryAll[struct {
+			Head  int64   `db:"last_event"`
+			Seq   *int64  `db:"seq"`
+			Kind  *string `db:"kind"`
+			Ref   *int64  `db:"ref"`
+			RefID *string `db:"ref_id"`
+		}](ctx, s.pool, `
+			SELECT r.last_event, e.seq, e.kind, e.ref, e.ref_id
+			FROM rooms r
+			LEFT JOIN LATERAL (
+				SELECT e.seq, e.kind, e.ref, e.ref_id FROM room_events e
+				WHERE e.room_id = r.id AND e.seq > $2
+					AND (e.kind <> 'task' OR EXISTS (SELECT FROM tasks t WHERE t.room_id = e.room_id AND t.seq = e.ref AND t.change_seq = e.seq))
+					AND (e.kind <> 'reasoning' OR EXISTS (SELECT FROM reasoning_sessions rs
+						WHERE rs.room_id = e.room_id AND rs.id = e.ref_id AND rs.change_seq = e.seq))
+				ORDER BY e.seq LIMIT $3
+			) e ON true
+			WHERE r.id = $1
+			ORDER BY e.seq`, roomID, after, limit+1)
+		if err != nil {
+			return page, fmt.Errorf("read room events: %w", err)
+		}
+		if len(rows) == 0 {
+			return page, letagents.RoomNotFound()
+		}
+		if rows[0].Seq == nil { // a room with no event after the cursor is one row of nulls
+			page.Last = max(after, rows[0].Head)
+			return page, nil
+		}
+		if len(rows) > limit {
+			rows, page.HasMore = rows[:limit], true
+			page.Last = *rows[limit-1].Seq
+		} else {
+			page.Last = max(after, rows[0].Head)
+		}
+		var refs eventRefs
+		for _, r := range rows {
+			ev := letagents.RoomEvent{Seq: *r.Seq, Kind: letagents.EventKind(*r.Kind)}
+			refs.add(ev.Kind, deref(r.Ref), deref(r.RefID))
+			page.Events = append(page.Events, ev)
+		}
+		items, err := s.eventItems(ctx, roomID, refs, now)
+		if err != nil {
+			return page, fmt.Errorf("read room events: %w", err)
+		}
+		kept := page.Events[:0]
+		for i, ev := range page.Events {
+			if items.fill(&ev, deref(rows[i].Ref), deref(rows[i].RefID)) {
+				kept = append(kept, ev)
+			}
+		}
+		page.Events = kept
+		return page, nil
+	})
+}
+
+// eventRefs are the items a page of events names, by kind.
+type eventRefs struct {
+	messages, tasks []int64
+	reasoning       []string
+}
+
+func (r *eventRefs) add(kind letagents.EventKind, ref int64, refID string) {
+	switch kind {
+	case letagents.EventMessage, letagents.EventPin:
+		r.messages = append(r.messages, ref)
+	case letagents.EventTask:
+		r.tasks = append(r.tasks, ref)
+	case letagents.EventReasoning:
+		r.reasoning = append(r.reasoning, refID)
+	}
+}
+
+// eventItemSet is the current state of the items of a page of events.
+type eventItemSet struct {
+	messages  map[int64]letagents.Message
+	tasks     map[int64]letagents.Task
+	reasoning map[string]letagents.ReasoningChange
+}
+
+// fill sets ev's item; false when it is gone from reads (a prompt-only
+// message) or of a kind this reader does not know.
+func (s eventItemSet) fill(ev *letagents.RoomEvent, ref int64, refID string) bool {
+	switch ev.Kind {
+	case letagents.EventMessage, letagents.EventPin:
+		if m, ok := s.messages[ref]; ok {
+			ev.Message = &m
+		}
+	case letagents.EventTask:
+		if t, ok := s.tasks[ref]; ok {
+			ev.Task = &t
+		}
+	case letagents.EventReasoning:
+		if c, ok := s.reasoning[refID]; ok {
+			ev.Reasoning = &c
+		}
+	}
+	return ev.Message != nil || ev.Task != nil || ev.Reasoning != nil
+}
+
+// eventItems reads the items refs names, one statement per kind present.
+func (s *Store) eventItems(ctx context.Context, roomID string, refs eventRefs, now time.Time) (eventItemSet, error) {
+	set := eventItemSet{messages: map[int64]letagents.Message{}, tasks: map[int64]letagents.Task{},
+		reasoning: map[string]letagents.ReasoningChange{}}
+	if len(refs.messages) > 0 {
+		msgs, err := s.messagesWhere(ctx, roomID, `m.seq = ANY($2)`, "", refs.messages)
+		if err != nil {
+			return set, fmt.Errorf("messages: %w", err)
+		}
+		for _, m := range msgs {
+			set.messages[m.Seq] = m
+		}
+	}
+	if len(refs.tasks) > 0 {
+		tasks, err := queryAll[letagents.Task](ctx, s.pool, `SELECT `+taskColumns+` FROM tasks t WHERE t.room_id = $1 AND t.seq = ANY($2)`,
+			roomID, refs.tasks)
+		if err != nil {
+			return set, fmt.Errorf("tasks: %w", err)
+		}
+		if err := withLeases(ctx, s.pool, tasks, now); err != nil {
+			return set, fmt.Errorf("tasks: %w", err)
+		}
+		for _, t := range tasks {
+			set.tasks[t.Seq] = t
+		}
+	}
+	if len(refs.reasoning) > 0 {
+		rows, err := queryAll[reasoningChangeRow](ctx, s.pool, `
+			SELECT `+sessionSelect("s")+`, `+updateSelect("u")+` FROM reasoning_sessions s
+			LEFT JOIN reasoning_updates u ON u.room_id = s.room_id AND u.session_id = s.id AND u.change_seq = s.change_seq
+			WHERE s.room_id = $1 AND s.id = ANY($2)`, roomID, refs.reasoning)
+		if err != nil {
+			return set, fmt.Errorf("reasoning: %w", err)
+		}
+		for _, r := range rows {
+			c := r.change()
+			set.reasoning[c.Session.ID] = c
+		}
+	}
+	return set, nil
+}

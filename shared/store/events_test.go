@@ -1,0 +1,233 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/pgtest"
+	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/testwait"
+)
+
+// Every kind of live change is one event in the room's one sequence, read
+// back in order with its item as it now is; a stream resuming after a
+// message starts just after that message's event.
+func TestRoomEventsOneSequence(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	room, _, err := s.EnsureRoom(ctx, "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(text string) letagents.Message {
+		t.Helper()
+		m, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "ann", Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	send("one") // event 1
+	// An accepted task posts its status line: a message (2), then the task (3).
+	task, err := s.CreateTask(ctx, store.NewTask{RoomID: room.ID, Title: "t", CreatedBy: "ann", Accepted: true}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.CreateReasoningSession(ctx, store.NewReasoningSession{RoomID: room.ID, ActorLabel: "A",
+		Snapshot: snapshot(t, `{"summary": "thinking"}`)}, now) // 4
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A prompt-only message is an event that reads leave out (5).
+	if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "ann", PromptKind: letagents.PromptAuto}); err != nil {
+		t.Fatal(err)
+	}
+	send("three") // 6, message 4
+
+	page, err := s.RoomEvents(ctx, room.ID, 0, 100, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type item struct {
+		seq  int64
+		kind letagents.EventKind
+		ref  string
+	}
+	var got []item
+	for _, e := range page.Events {
+		it := item{seq: e.Seq, kind: e.Kind}
+		switch {
+		case e.Message != nil:
+			it.ref = letagents.MessageID(e.Message.Seq)
+		case e.Task != nil:
+			it.ref = letagents.TaskID(e.Task.Seq)
+		case e.Reasoning != nil:
+			it.ref = e.Reasoning.Session.ID
+		}
+		got = append(got, it)
+	}
+	want := []item{{1, letagents.EventMessage, "msg_1"}, {2, letagents.EventMessage, "msg_2"}, {3, letagents.EventTask, letagents.TaskID(task.Seq)},
+		{4, letagents.EventReasoning, rs.Session.ID}, {6, letagents.EventMessage, "msg_4"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) || page.Last != 6 || page.HasMore {
+		t.Errorf("events = %v last %d more %v; want %v last 6", got, page.Last, page.HasMore, want)
+	}
+
+	for _, c := range []struct {
+		name     string
+		after    int64
+		want     letagents.EventStart
+		wantCode letagents.ErrorCode
+	}{
+		{"from now on", -1, letagents.EventStart{Cursor: 6, Seq: 4}, ""},
+		{"after nothing", 0, letagents.EventStart{Cursor: 0, Seq: 0}, ""},
+		{"after the first message", 1, letagents.EventStart{Cursor: 1, Seq: 1}, ""},
+		{"after the status line", 2, letagents.EventStart{Cursor: 2, Seq: 2}, ""},
+		{"after the prompt", 3, letagents.EventStart{Cursor: 5, Seq: 3}, ""},
+		{"past the newest", 99, letagents.EventStart{Cursor: 6, Seq: 4}, ""},
+	} {
+		at, err := s.EventStart(ctx, room.ID, c.after)
+		if err != nil || at != c.want {
+			t.Errorf("%s: EventStart(%d) = %+v, %v; want %+v", c.name, c.after, at, err, c.want)
+		}
+	}
+	if _, err := s.EventStart(ctx, "nowhere", -1); codeOf(err) != letagents.NotFound {
+		t.Errorf("EventStart of a missing room = %v, want NotFound", err)
+	}
+}
+
+// A transaction that logs several events (an accepted task logs its
+// status line and itself) rings its room once.
+func TestRoomEventsOneNotifyPerTransaction(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
+	ctx := context.Background()
+	room, _, err := s.EnsureRoom(ctx, "one bell")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := d.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	channel := pgx.Identifier{s.RoomChannel(room.ID)}.Sanitize()
+	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = conn.Exec(ctx, "UNLISTEN *") }()
+	if _, err := s.CreateTask(ctx, store.NewTask{RoomID: room.ID, Title: "t", CreatedBy: "ann", Accepted: true}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// Notifications arrive in commit order: count those before a fence
+	// rung after the task's transaction committed.
+	if _, err := d.Pool.Exec(ctx, "NOTIFY "+channel+", 'fence'"); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, testwait.Bound)
+	defer cancel()
+	rings := 0
+	for {
+		n, err := conn.Conn().WaitForNotification(wctx)
+		if err != nil {
+			t.Fatalf("waiting for the fence after %d rings: %v", rings, err)
+		}
+		if n.Payload == "fence" {
+			break
+		}
+		rings++
+	}
+	if page, err := s.RoomEvents(ctx, room.ID, 0, 10, time.Now()); err != nil || len(page.Events) != 2 || rings != 1 {
+		t.Errorf("an accepted task logged %d events (%v) and rang %d times; want 2 events, 1 ring", len(page.Events), err, rings)
+	}
+}
+
+// Writers of every kind racing in one room, and a reader going on from
+// the cursor each read gives it while they write: the reader sees every
+// message once, in order. Event numbers are taken under the room row's
+// lock held to commit, so one that commits late holds back every number
+// after it; a number taken outside it (a global sequence) would let the
+// reader pass a row that commits later, and skip it.
+func TestRoomEventsConcurrentWritersLeaveNoGap(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	room, _, err := s.EnsureRoom(ctx, "racing log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 4, 15
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each*2)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: fmt.Sprint("w", w), Text: fmt.Sprint(i)}); err != nil {
+					errs <- err
+				}
+				var err error
+				if w%2 == 0 {
+					_, err = s.CreateTask(ctx, store.NewTask{RoomID: room.ID, Title: fmt.Sprint(w, i), CreatedBy: "ann"}, time.Now())
+				} else {
+					_, err = s.CreateReasoningSession(ctx, store.NewReasoningSession{RoomID: room.ID, ActorLabel: "A",
+						Snapshot: snapshot(t, `{"summary": "s"}`)}, time.Now())
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var seen []int64
+	cursor := int64(0)
+	deadline := time.Now().Add(testwait.Bound)
+	for finished := false; ; {
+		select {
+		case <-done:
+			finished = true
+		default:
+		}
+		page, err := s.RoomEvents(ctx, room.ID, cursor, 7, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page.Events {
+			if e.Message != nil {
+				seen = append(seen, e.Message.Seq)
+			}
+		}
+		cursor = page.Last
+		// Once the writers are done, one more read that finds nothing
+		// more ends it.
+		if finished && !page.HasMore {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the reader did not reach the end in %s: %d messages seen", testwait.Bound, len(seen))
+		}
+	}
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if len(seen) != writers*each {
+		t.Fatalf("the reader saw %d messages, want %d: %v", len(seen), writers*each, seen)
+	}
+	for i, seq := range seen {
+		if seq != int64(i+1) {
+			t.Fatalf("message %d the reader saw is msg_%d, want msg_%d: %v", i, seq, i+1, seen)
+		}
+	}
+}
