@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/config"
 )
 
 // tableNames are the backticked names in the first cell of each row of
@@ -47,9 +47,9 @@ var serverVariable = regexp.MustCompile(`"((?:LETAGENTS|DB|GITHUB)_[A-Z0-9_]+)"`
 // local runner and the test set-up read, and nothing that no code reads.
 func TestConfigurationTableIsTheVariables(t *testing.T) {
 	documented := tableNames(t, "configuration.md", "variable")
-	for _, v := range service.Variables {
+	for _, v := range config.Variables {
 		if !slices.Contains(documented, v) {
-			t.Errorf("%s (service.Variables) is not in docs/configuration.md", v)
+			t.Errorf("%s (config.Variables) is not in docs/configuration.md", v)
 		}
 	}
 	read := goLiterals(t, serverVariable, false, "shared/...", "functions/...", "localdev", "localdev/embeddedpg/...")
@@ -60,7 +60,7 @@ func TestConfigurationTableIsTheVariables(t *testing.T) {
 	}
 	anywhere := goLiterals(t, serverVariable, true, "./...")
 	for _, v := range documented {
-		if !slices.Contains(service.Variables, v) && anywhere[v] == nil && !readByScript(t, v) {
+		if !slices.Contains(config.Variables, v) && anywhere[v] == nil && !readByScript(t, v) {
 			t.Errorf("docs/configuration.md lists %s, which nothing reads", v)
 		}
 	}

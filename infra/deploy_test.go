@@ -16,7 +16,9 @@ import (
 
 	"github.com/letagents/letagents-go/migrations"
 	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/db"
+	"github.com/letagents/letagents-go/shared/httpserver"
 	"github.com/letagents/letagents-go/shared/service"
 )
 
@@ -222,9 +224,9 @@ func checkPollServer(t *testing.T, p parsed, pollFn string, _ map[string][]strin
 		}
 	}
 
-	// The server listens on service.Config's default port: the task
+	// The server listens on config.Config's default port: the task
 	// does not set PORT, and maps that port.
-	def, err := service.LoadConfig(getenv(nil))
+	def, err := config.Load(getenv(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,8 +238,8 @@ func checkPollServer(t *testing.T, p parsed, pollFn string, _ map[string][]strin
 		t.Errorf("container %s: Image %v, ReadonlyRootFilesystem %v, Essential %v; want !Ref PollImageUri, true, true",
 			c.name, c.raw["Image"], c.raw["ReadonlyRootFilesystem"], c.raw["Essential"])
 	}
-	if stop := time.Duration(num(c.raw["StopTimeout"])) * time.Second; stop <= service.ShutdownGrace || stop > 120*time.Second {
-		t.Errorf("container %s: StopTimeout %v, want above the server's grace %v and at most Fargate's 120 s", c.name, stop, service.ShutdownGrace)
+	if stop := time.Duration(num(c.raw["StopTimeout"])) * time.Second; stop <= httpserver.ShutdownGrace || stop > 120*time.Second {
+		t.Errorf("container %s: StopTimeout %v, want above the server's grace %v and at most Fargate's 120 s", c.name, stop, httpserver.ShutdownGrace)
 	}
 
 	// Its environment is the poll function's, less what only a Lambda
@@ -259,7 +261,7 @@ func checkPollServer(t *testing.T, p parsed, pollFn string, _ map[string][]strin
 			t.Errorf("container %s: %s = %q, but the poll function has %q", c.name, k, v, fv)
 		}
 	}
-	cfg, err := service.LoadConfig(getenv(p.resolved(c.env)))
+	cfg, err := config.Load(getenv(p.resolved(c.env)))
 	if err != nil {
 		t.Fatalf("container %s: its environment does not load: %v", c.name, err)
 	}

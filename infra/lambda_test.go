@@ -21,6 +21,7 @@ import (
 	"github.com/letagents/letagents-go/migrations"
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/db"
 	"github.com/letagents/letagents-go/shared/lambdaapi"
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -56,7 +57,7 @@ func newFunction(t *testing.T, group api.Group, env map[string]string, now ...fu
 	db := pgtest.New(t)
 	vars := map[string]string{"DB_URL": db.URL, "LOG_LEVEL": "warn"}
 	maps.Copy(vars, env)
-	cfg, err := service.LoadConfig(getenv(vars))
+	cfg, err := config.Load(getenv(vars))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,7 +452,7 @@ func TestLivenessFunctionPath(t *testing.T) {
 	}
 
 	db := pgtest.New(t)
-	cfg, err := service.LoadConfig(getenv(map[string]string{"DB_URL": db.URL, "LOG_LEVEL": "warn"}))
+	cfg, err := config.Load(getenv(map[string]string{"DB_URL": db.URL, "LOG_LEVEL": "warn"}))
 	if err != nil {
 		t.Fatal(err)
 	}

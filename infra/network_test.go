@@ -10,7 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/config"
 )
 
 // The checks of what the stack makes around the functions when the user
@@ -166,7 +166,7 @@ func TestTemplateDatabase(t *testing.T) {
 		deployed[k] = v
 	}
 	deployed["DB_HOST"], deployed["DB_PORT"] = "letagents.cluster-c1.eu-west-1.rds.amazonaws.com", "5432"
-	cfg, err := service.LoadConfig(getenv(p.resolved(deployed)))
+	cfg, err := config.Load(getenv(p.resolved(deployed)))
 	if err != nil {
 		t.Fatal(err)
 	}

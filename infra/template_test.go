@@ -22,8 +22,8 @@ import (
 	"github.com/awslabs/goformation/v7/intrinsics"
 
 	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/liveness"
-	"github.com/letagents/letagents-go/shared/service"
 )
 
 // root is the module root, where template.yaml and the Makefile live.
@@ -646,7 +646,7 @@ func checkLiveness(t *testing.T, p parsed, name string) {
 	ms := func(d time.Duration) float64 { return float64(d.Milliseconds()) }
 	if par.MinValue == nil || *par.MinValue != ms(liveness.MinNoticeAfter) || par.MaxValue == nil || *par.MaxValue != ms(liveness.MaxNoticeAfter) ||
 		fmt.Sprint(par.Default) != fmt.Sprint(liveness.DefaultNoticeAfter.Milliseconds()) {
-		t.Errorf("parameter %s (%s): Default %v, MinValue %v, MaxValue %v; want %d, %d, %d as service.LoadConfig accepts",
+		t.Errorf("parameter %s (%s): Default %v, MinValue %v, MaxValue %v; want %d, %d, %d as config.Load accepts",
 			param, variable, par.Default, deref(par.MinValue), deref(par.MaxValue),
 			liveness.DefaultNoticeAfter.Milliseconds(), liveness.MinNoticeAfter.Milliseconds(), liveness.MaxNoticeAfter.Milliseconds())
 	}
@@ -662,11 +662,11 @@ func deref[T any](p *T) any {
 	return *p
 }
 
-// checkEnvironment holds the template's variables to service.Variables, and
+// checkEnvironment holds the template's variables to config.Variables, and
 // checks that each function's environment (with parameter defaults) loads.
 func checkEnvironment(t *testing.T, p parsed) {
 	known := map[string]bool{}
-	for _, v := range service.Variables {
+	for _, v := range config.Variables {
 		known[v] = true
 	}
 	used := map[string]bool{}
@@ -674,7 +674,7 @@ func checkEnvironment(t *testing.T, p parsed) {
 		for k := range vars {
 			used[k] = true
 			if !known[k] {
-				t.Errorf("%s sets %s, which the code never reads (not in service.Variables)", where, k)
+				t.Errorf("%s sets %s, which the code never reads (not in config.Variables)", where, k)
 			}
 		}
 	}
@@ -685,7 +685,7 @@ func checkEnvironment(t *testing.T, p parsed) {
 		if fn.Environment != nil {
 			check(name, fn.Environment.Variables)
 		}
-		if _, err := service.LoadConfig(getenv(p.resolved(p.env(fn)))); err != nil {
+		if _, err := config.Load(getenv(p.resolved(p.env(fn)))); err != nil {
 			t.Errorf("%s: its environment with the parameters' defaults does not load: %v", name, err)
 		}
 	}
@@ -695,14 +695,14 @@ func checkEnvironment(t *testing.T, p parsed) {
 	if p.global.Environment == nil || p.global.Environment.Variables["DB_SECRET_ARN"] != createdSecret {
 		t.Errorf("Globals.Function: DB_SECRET_ARN should be %s, the secret the policies grant", dbSecretExpr)
 	}
-	for _, v := range service.Variables {
-		if !slices.Contains(service.LocalVariables, v) && !used[v] {
-			t.Errorf("service.Variables has %s, which template.yaml never sets (nor is it in service.LocalVariables)", v)
+	for _, v := range config.Variables {
+		if !slices.Contains(config.LocalVariables, v) && !used[v] {
+			t.Errorf("config.Variables has %s, which template.yaml never sets (nor is it in config.LocalVariables)", v)
 		}
 	}
-	for _, v := range service.LocalVariables {
+	for _, v := range config.LocalVariables {
 		if used[v] {
-			t.Errorf("template.yaml sets %s, which service.LocalVariables says a deployment leaves unset", v)
+			t.Errorf("template.yaml sets %s, which config.LocalVariables says a deployment leaves unset", v)
 		}
 	}
 	// The stack's private subnets or yours; with extra groups the stack's
@@ -838,7 +838,7 @@ func checkPoll(t *testing.T, p parsed, name string) {
 	if env["LETAGENTS_GATEWAY_HOLD_MS"] == "" {
 		t.Errorf("%s: sets no LETAGENTS_GATEWAY_HOLD_MS", name)
 	}
-	cfg, err := service.LoadConfig(getenv(p.resolved(env)))
+	cfg, err := config.Load(getenv(p.resolved(env)))
 	if err != nil {
 		return // reported by checkEnvironment
 	}
@@ -890,7 +890,7 @@ func checkEnvJSON(t *testing.T, p parsed) {
 		t.Fatalf("infra/env.json: want {\"Parameters\": {...}, \"<LogicalId>\": {...}} of strings: %v", err)
 	}
 	known := map[string]bool{}
-	for _, v := range service.Variables {
+	for _, v := range config.Variables {
 		known[v] = true
 	}
 	shared := env["Parameters"]
@@ -912,7 +912,7 @@ func checkEnvJSON(t *testing.T, p parsed) {
 		}
 		for k := range vars {
 			if !known[k] {
-				t.Errorf("infra/env.json %s sets %s, which is not in service.Variables", key, k)
+				t.Errorf("infra/env.json %s sets %s, which is not in config.Variables", key, k)
 			} else if _, ok := declared[k]; !ok {
 				t.Errorf("infra/env.json %s sets %s, which template.yaml does not declare there: sam local would ignore it", key, k)
 			}
@@ -939,7 +939,7 @@ func checkEnvJSON(t *testing.T, p parsed) {
 				t.Errorf("infra/env.json: %s would get %s %q; set it to \"\" (sam local reaches no AWS)", name, v, eff[v])
 			}
 		}
-		cfg, err := service.LoadConfig(getenv(eff))
+		cfg, err := config.Load(getenv(eff))
 		if err != nil {
 			t.Errorf("infra/env.json: %s: %v", name, err)
 			continue

@@ -167,7 +167,7 @@ func (g *gateway) invoke(w http.ResponseWriter, r *http.Request, group api.Group
 			return
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			// The body took longer than the server allows (Serving.BodyTimeout).
+			// The body took longer than the server allows (httpserver.Options.BodyTimeout).
 			w.Header().Set("Connection", "close")
 			writeGatewayError(w, http.StatusRequestTimeout, "Request Timeout")
 			return

@@ -9,7 +9,7 @@
 //	export LETAGENTS_API_URL=http://127.0.0.1:3001
 //
 // It reads the same environment as the deployed functions (see
-// service.LoadConfig: DB_URL, PORT default 3001, LETAGENTS_POLL_MAX_MS, …).
+// config.Load: DB_URL, PORT default 3001, LETAGENTS_POLL_MAX_MS, …).
 // Unlike the deployed functions, which only check the schema, it applies
 // the migrations at start. Every function shares one pool, sized for
 // concurrency unless DB_MAX_CONNS says (pool.go); it prints the size.
@@ -41,7 +41,9 @@ import (
 	"github.com/letagents/letagents-go/localdev/embeddedpg"
 	"github.com/letagents/letagents-go/migrations"
 	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/db"
+	"github.com/letagents/letagents-go/shared/httpserver"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/liveness"
 	"github.com/letagents/letagents-go/shared/service"
@@ -94,7 +96,7 @@ func untilOrphaned(ctx context.Context, every time.Duration) (context.Context, c
 // Once listening it prints the URL and the database in use on stdout; it
 // logs, in JSON, on stderr.
 func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := service.LoadConfig(getenv)
+	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err
 	}
@@ -163,9 +165,9 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 			svc.Drain()
 		}
 	}
-	return service.Serve(ctx, loopback(cfg.Addr), gw, service.Serving{Drain: drain, Grace: service.ShutdownGrace, BodyTimeout: cfg.BodyTimeout, IdleTimeout: cfg.IdleTimeout,
+	return httpserver.Serve(ctx, loopback(cfg.Addr), gw, httpserver.Options{Drain: drain, Grace: httpserver.ShutdownGrace, BodyTimeout: cfg.BodyTimeout, IdleTimeout: cfg.IdleTimeout,
 		Ready: func(a net.Addr) {
-			u := service.Listening(a)
+			u := httpserver.Listening(a)
 			fmt.Fprintf(stdout, "letagents localdev: every function on %s\n", u)
 			fmt.Fprintf(stdout, "export LETAGENTS_API_URL=%s\n", u)
 			fmt.Fprintf(stdout, "database: %s\n", dbDesc)
@@ -185,7 +187,7 @@ const localOwnerBanner = "sign-in is off: everyone here acts as the local owner"
 // startSweeper runs the liveness sweeper every liveness.SweepInterval
 // (first at once) until ctx ends or the returned func is called, which
 // waits for a sweep under way to finish.
-func startSweeper(ctx context.Context, cfg service.Config, pool *pgxpool.Pool, logger *slog.Logger) (stop func()) {
+func startSweeper(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger) (stop func()) {
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
@@ -211,7 +213,7 @@ func startSweeper(ctx context.Context, cfg service.Config, pool *pgxpool.Pool, l
 // is for trying the service, often offline. Then the server acts for the
 // local owner too (unless LETAGENTS_LOCAL_OWNER=off), so that agent
 // sessions, the board and hooks work without an account.
-func localAuth(cfg *service.Config, getenv func(string) string, dir string) string {
+func localAuth(cfg *config.Config, getenv func(string) string, dir string) string {
 	if cfg.KMSKeyID == "" && cfg.TokenKeyFile == "" {
 		cfg.TokenKeyFile = filepath.Join(dir, "token.key")
 	}
@@ -232,7 +234,7 @@ func localAuth(cfg *service.Config, getenv func(string) string, dir string) stri
 	return desc
 }
 
-func describeSealer(cfg *service.Config) string {
+func describeSealer(cfg *config.Config) string {
 	if cfg.KMSKeyID != "" {
 		return "KMS key " + cfg.KMSKeyID
 	}
@@ -243,7 +245,7 @@ func describeSealer(cfg *service.Config) string {
 // the user (no password), and a function that stops what it started. With
 // DB_URL unset it starts the embedded PostgreSQL in dir, logging to a file
 // there.
-func database(ctx context.Context, cfg service.Config, dir string, logger *slog.Logger) (connString, desc string, stop func(), err error) {
+func database(ctx context.Context, cfg config.Config, dir string, logger *slog.Logger) (connString, desc string, stop func(), err error) {
 	switch {
 	case cfg.DB.SecretARN != "":
 		return "", "", nil, errors.New("DB_SECRET_ARN is for deployed functions; give localdev DB_URL, or nothing for the embedded database")

@@ -17,10 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/github/githubtest"
+	"github.com/letagents/letagents-go/shared/httpserver"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
-	"github.com/letagents/letagents-go/shared/service"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
 	"github.com/letagents/letagents-go/shared/testwait"
@@ -335,7 +336,7 @@ func TestShutdownAnswersParkedPoll(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	in := start(t, map[string]string{"DB_URL": d.URL, "PORT": "0", "LETAGENTS_LOCALDEV_DIR": t.TempDir()})
-	// Longer than service.ShutdownGrace: only the drain can answer it in time.
+	// Longer than httpserver.ShutdownGrace: only the drain can answer it in time.
 	polled := workerPoll(t, in, store.New(d.Pool), "localdev shutdown room", 60*time.Second)
 	stopping := time.Now()
 	if err := in.stopped(t); err != nil {
@@ -343,7 +344,7 @@ func TestShutdownAnswersParkedPoll(t *testing.T) {
 	}
 	// Had the drain not answered the poll, shutdown would have waited out
 	// its grace for it.
-	if took := time.Since(stopping); took >= service.ShutdownGrace {
+	if took := time.Since(stopping); took >= httpserver.ShutdownGrace {
 		t.Errorf("run took %v to stop: the parked poll held the shutdown", took)
 	}
 	select {
@@ -513,7 +514,7 @@ func TestLocalAuth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		getenv := func(k string) string { return tt.env[k] }
-		cfg, err := service.LoadConfig(getenv)
+		cfg, err := config.Load(getenv)
 		if err != nil {
 			t.Fatal(err)
 		}

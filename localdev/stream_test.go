@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/httpserver"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
 
@@ -64,7 +64,7 @@ func TestStreamThroughTheOnePort(t *testing.T) {
 	if err := in.stopped(t); err != nil {
 		t.Errorf("run returned %v, want nil", err)
 	}
-	if took := time.Since(stopping); took >= service.ShutdownGrace {
+	if took := time.Since(stopping); took >= httpserver.ShutdownGrace {
 		t.Errorf("run took %v to stop: the open stream held the shutdown", took)
 	}
 	if err := testwait.Recv(t, "the stream to end", ended); err != nil {

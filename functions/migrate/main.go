@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/lambdaapi"
 	"github.com/letagents/letagents-go/shared/service"
 )
@@ -32,7 +33,7 @@ func run(ctx context.Context, getenv func(string) string, stdout io.Writer) erro
 		lambdaapi.RunMigrator(ctx, getenv)
 		return nil
 	}
-	cfg, err := service.LoadConfig(getenv)
+	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,8 @@ import (
 	"syscall"
 
 	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/config"
+	"github.com/letagents/letagents-go/shared/httpserver"
 	"github.com/letagents/letagents-go/shared/lambdaapi"
 	"github.com/letagents/letagents-go/shared/service"
 )
@@ -36,7 +38,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if lambdaapi.Detected(getenv) {
 		return lambdaapi.Run(ctx, getenv, api.GroupPoll)
 	}
-	cfg, err := service.LoadConfig(getenv)
+	cfg, err := config.Load(getenv)
 	if err != nil {
 		return fmt.Errorf("start poll server: configuration: %w", err)
 	}
@@ -45,7 +47,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return fmt.Errorf("start poll server: %w", err)
 	}
 	defer svc.Close()
-	return service.Serve(ctx, cfg.Addr, svc.WithReadiness(svc.Handler), service.Serving{Drain: svc.Drain, Grace: service.ShutdownGrace,
+	return httpserver.Serve(ctx, cfg.Addr, svc.WithReadiness(svc.Handler), httpserver.Options{Drain: svc.Drain, Grace: httpserver.ShutdownGrace,
 		BodyTimeout: cfg.BodyTimeout, IdleTimeout: cfg.IdleTimeout,
-		Ready: func(a net.Addr) { svc.Logger.Info("poll server listening", "url", service.Listening(a)) }})
+		Ready: func(a net.Addr) { svc.Logger.Info("poll server listening", "url", httpserver.Listening(a)) }})
 }

@@ -64,6 +64,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/letagents/letagents-go/migrations"
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/db"
 	"github.com/letagents/letagents-go/shared/service"
 )
@@ -487,7 +488,7 @@ func (b *bench) setup(ctx context.Context) error {
 		return fmt.Errorf("create bench_floor: %w", err)
 	}
 
-	scfg, err := service.LoadConfig(b.getenv)
+	scfg, err := config.Load(b.getenv)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/letagents/letagents-go/shared/config"
+
 	"github.com/letagents/letagents-go/shared/service"
 )
 
@@ -71,7 +73,7 @@ func childMain(mode string) int {
 		if err != nil {
 			return fail(err)
 		}
-		scfg, err := service.LoadConfig(func(k string) string {
+		scfg, err := config.Load(func(k string) string {
 			switch k {
 			case "DB_URL":
 				return os.Getenv(childURLEnv)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/service"
 	"github.com/letagents/letagents-go/shared/service/servicetest"
@@ -36,7 +37,7 @@ func newEnv(t *testing.T, signIn bool) *env {
 	t.Helper()
 	vars := map[string]string{"LETAGENTS_REPO_ACCESS": "open", "LETAGENTS_JOIN_LIMIT": "100000"}
 	e := &env{}
-	svc, _ := servicetest.Start(t, vars, func(cfg *service.Config) {
+	svc, _ := servicetest.Start(t, vars, func(cfg *config.Config) {
 		if signIn {
 			e.gh = githubtest.New(t)
 			cfg.GitHub = e.gh.Config()

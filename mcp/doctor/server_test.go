@@ -16,9 +16,9 @@ import (
 	"github.com/letagents/letagents-go/mcp/doctor"
 	"github.com/letagents/letagents-go/mcp/hook"
 	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/letagents"
-	"github.com/letagents/letagents-go/shared/service"
 	"github.com/letagents/letagents-go/shared/service/servicetest"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
@@ -40,7 +40,7 @@ func newBackend(t *testing.T, signIn bool) backend {
 	if signIn {
 		delete(vars, "LETAGENTS_REPO_ACCESS")
 	}
-	url, _, d := servicetest.Serve(t, vars, func(cfg *service.Config) {
+	url, _, d := servicetest.Serve(t, vars, func(cfg *config.Config) {
 		if signIn {
 			cfg.GitHub = githubtest.New(t).Config()
 			cfg.TokenKeyFile = filepath.Join(t.TempDir(), "token.key")

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
@@ -50,7 +51,7 @@ func newBackend(t *testing.T, signIn bool) *backend {
 	if signIn {
 		delete(vars, "LETAGENTS_REPO_ACCESS")
 	}
-	svc, d := servicetest.Start(t, vars, func(cfg *service.Config) {
+	svc, d := servicetest.Start(t, vars, func(cfg *config.Config) {
 		if signIn {
 			b.gh = githubtest.New(t)
 			b.clock = testclock.New(time.Now())

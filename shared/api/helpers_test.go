@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
@@ -26,7 +27,7 @@ type env struct {
 	// Set by newAuthEnv: the fake GitHub and the clock of the sign-in flows.
 	gh    *githubtest.Server
 	clock *testclock.Clock
-	cfg   service.Config
+	cfg   config.Config
 }
 
 func newEnv(t testing.TB, vars map[string]string) *env {
@@ -35,7 +36,7 @@ func newEnv(t testing.TB, vars map[string]string) *env {
 	// out of reach.
 	defaults := map[string]string{"LETAGENTS_REPO_ACCESS": "open", "LETAGENTS_JOIN_LIMIT": "1000000",
 		"LETAGENTS_INVITE_ROOM_LIMIT": "1000000", "LETAGENTS_SEND_LIMIT": "1000000"}
-	cfg, err := service.LoadConfig(func(k string) string {
+	cfg, err := config.Load(func(k string) string {
 		if v, ok := vars[k]; ok {
 			return v
 		}
@@ -54,7 +55,7 @@ func newEnv(t testing.TB, vars map[string]string) *env {
 // of the sign-in flows moves only when the test says.
 func newAuthEnv(t testing.TB, vars map[string]string) *env {
 	t.Helper()
-	cfg, err := service.LoadConfig(func(k string) string { return vars[k] })
+	cfg, err := config.Load(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
@@ -136,7 +137,7 @@ func TestLocalOwnerNeverWithSignIn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := service.LoadConfig(func(k string) string { return tt.vars[k] })
+			cfg, err := config.Load(func(k string) string { return tt.vars[k] })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +160,7 @@ func TestLocalOwnerNeverWithSignIn(t *testing.T) {
 			}
 		})
 	}
-	if _, err := service.LoadConfig(func(k string) string { return map[string]string{"LETAGENTS_LOCAL_OWNER": "yes"}[k] }); err == nil ||
+	if _, err := config.Load(func(k string) string { return map[string]string{"LETAGENTS_LOCAL_OWNER": "yes"}[k] }); err == nil ||
 		!strings.Contains(err.Error(), "LETAGENTS_LOCAL_OWNER") {
 		t.Errorf("LETAGENTS_LOCAL_OWNER=yes loaded (%v); want an error naming it", err)
 	}

@@ -57,7 +57,7 @@ type Config struct {
 	// local owner (letagents.LocalOwner), who administers every room. It
 	// takes effect only where nobody can sign in and every room is open
 	// (RepoAccess false): with sign-in on, it is ignored, so that no
-	// deployment grants it by accident (service.Config refuses the
+	// deployment grants it by accident (config.Config refuses the
 	// combination before it gets here).
 	LocalOwner bool
 	// JoinLimit, InviteRoomLimit and SendLimit are room joins, invite

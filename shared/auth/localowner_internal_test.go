@@ -14,7 +14,7 @@ import (
 
 // The local owner, asked for, is granted only where nobody can sign in
 // and every room is open: a service assembled around the configuration
-// check (service.Config refuses the others) still never grants it.
+// check (config.Config refuses the others) still never grants it.
 func TestLocalOwnerOnlyWithoutSignIn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

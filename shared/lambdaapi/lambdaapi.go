@@ -22,6 +22,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/service"
 )
 
@@ -94,7 +95,7 @@ func Main(group api.Group) {
 
 // Run is Main with its inputs explicit.
 func Run(ctx context.Context, getenv func(string) string, group api.Group) error {
-	return start(ctx, getenv, string(group), func(ctx context.Context, cfg service.Config) (any, func(), error) {
+	return start(ctx, getenv, string(group), func(ctx context.Context, cfg config.Config) (any, func(), error) {
 		svc, err := service.Open(ctx, cfg, group)
 		if err != nil {
 			return nil, nil, err
@@ -119,8 +120,8 @@ func mainOf(run func(ctx context.Context, getenv func(string) string) error) {
 // which calls closeFn when it shuts the instance down. Errors name the
 // function and what failed.
 func start(ctx context.Context, getenv func(string) string, name string,
-	open func(context.Context, service.Config) (handler any, closeFn func(), err error)) error {
-	cfg, err := service.LoadConfig(getenv)
+	open func(context.Context, config.Config) (handler any, closeFn func(), err error)) error {
+	cfg, err := config.Load(getenv)
 	if err != nil {
 		return fmt.Errorf("start %s function: configuration: %w", name, err)
 	}

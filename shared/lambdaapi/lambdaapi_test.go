@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/lambdaapi"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
@@ -171,7 +172,7 @@ func TestStreamsAreRefusedUnderLambda(t *testing.T) {
 // with repo rooms open to anyone.
 func openHandler(t *testing.T) lambdaapi.HandlerFunc {
 	t.Helper()
-	cfg, err := service.LoadConfig(func(k string) string { return map[string]string{"LETAGENTS_REPO_ACCESS": "open"}[k] })
+	cfg, err := config.Load(func(k string) string { return map[string]string{"LETAGENTS_REPO_ACCESS": "open"}[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
+	"github.com/letagents/letagents-go/shared/config"
+
 	"github.com/letagents/letagents-go/shared/service"
 )
 
@@ -95,7 +97,7 @@ func (r reasonError) Error() string {
 // Delete).
 func Migrator(getenv func(string) string, limits service.MigrateLimits) func(context.Context) (int, error) {
 	return func(ctx context.Context) (int, error) {
-		cfg, err := service.LoadConfig(getenv)
+		cfg, err := config.Load(getenv)
 		if err != nil {
 			return 0, fmt.Errorf("the function's configuration is unusable: %w. The stack's parameters set it: correct them and deploy again", err)
 		}

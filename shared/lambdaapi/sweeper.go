@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/liveness"
 	"github.com/letagents/letagents-go/shared/service"
 )
@@ -31,7 +32,7 @@ func MainSweeper() { mainOf(RunSweeper) }
 
 // RunSweeper is MainSweeper with its inputs explicit.
 func RunSweeper(ctx context.Context, getenv func(string) string) error {
-	return start(ctx, getenv, "liveness", func(ctx context.Context, cfg service.Config) (any, func(), error) {
+	return start(ctx, getenv, "liveness", func(ctx context.Context, cfg config.Config) (any, func(), error) {
 		pool, err := service.OpenPool(ctx, cfg)
 		if err != nil {
 			return nil, nil, err

@@ -11,16 +11,17 @@ import (
 )
 
 // Account is a person, known by their GitHub identity, or the local owner
-// (LocalOwner).
+// (LocalOwner). Its db tags name the columns the store reads it from (by
+// name).
 type Account struct {
-	ID             int64
-	Provider       string // "github", or ProviderLocal
-	ProviderUserID string // GitHub's numeric user id, as text
-	Login          string
-	DisplayName    string // GitHub's name, else the login
-	AvatarURL      string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	ID             int64     `db:"id"`
+	Provider       string    `db:"provider"`         // "github", or ProviderLocal
+	ProviderUserID string    `db:"provider_user_id"` // GitHub's numeric user id, as text
+	Login          string    `db:"login"`
+	DisplayName    string    `db:"display_name"` // GitHub's name, else the login
+	AvatarURL      string    `db:"avatar_url"`
+	CreatedAt      time.Time `db:"created_at"`
+	UpdatedAt      time.Time `db:"updated_at"`
 }
 
 // The local owner is the one account a server with sign-in off and every

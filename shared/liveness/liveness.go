@@ -25,7 +25,7 @@ import (
 )
 
 // Timings. The notice grace is configurable (LETAGENTS_LIVENESS_NOTICE_AFTER_MS,
-// see service.Config); the others are fixed.
+// see config.Config); the others are fixed.
 const (
 	// DefaultNoticeAfter is how long a worker must be unreachable before
 	// the room is told; MinNoticeAfter and MaxNoticeAfter bound the setting.

@@ -1,8 +1,8 @@
-// Package service assembles a running instance from its environment: the
-// configuration, the pool, the store, the listener hub when long-polls are
-// served, and the HTTP handler of the wanted route groups. Every function,
-// the poll container and the local runner start through it, so they all
-// read the same variables the same way.
+// Package service assembles a running instance from its configuration
+// (shared/config): the pool, the store, the listener hub when long-polls
+// are served, the sign-in parts, and the HTTP handler of the wanted route
+// groups, with the poll server's readiness routes. Every function, the
+// poll container and the local runner start through it.
 package service
 
 import (
@@ -10,15 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -30,6 +25,7 @@ import (
 	"github.com/letagents/letagents-go/migrations"
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/db"
 	"github.com/letagents/letagents-go/shared/github"
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -40,283 +36,9 @@ import (
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
-// DefaultBodyTimeout is Config.BodyTimeout unless set: ample for the 10 MB
-// a body may hold over a slow link, short enough that clients trickling
-// bodies cannot hold the server's connections for long.
-const DefaultBodyTimeout = 30 * time.Second
-
-// ShutdownGrace is how long a long-running server (the poll server, the
-// local runner) lets in-flight requests finish once it stops; parked
-// long-polls answer at once. template.yaml's StopTimeout of the poll
-// container exceeds it.
-const ShutdownGrace = 10 * time.Second
-
-// DefaultIdleTimeout is Config.IdleTimeout unless set: clients that came
-// and went do not pin a socket each for long.
-const DefaultIdleTimeout = 2 * time.Minute
-
-// Config is everything an instance reads from its environment.
-type Config struct {
-	DB db.Config
-	// PollMax clamps a long-poll's ?timeout (LETAGENTS_POLL_MAX_MS, default
-	// 180000, accepted 1000 to 86400000).
-	PollMax time.Duration
-	// GatewayHold caps a long-poll that arrived through API Gateway, which
-	// ends every request at 30 s (LETAGENTS_GATEWAY_HOLD_MS, default 25000).
-	GatewayHold time.Duration
-	// Addr is where a long-running server listens (PORT, default 3001).
-	Addr string
-	// LogLevel is debug, info, warn or error (LOG_LEVEL, default info).
-	LogLevel slog.Level
-
-	// GitHub is the OAuth app and GitHub's addresses: GITHUB_CLIENT_ID,
-	// GITHUB_CLIENT_SECRET, GITHUB_OAUTH_SCOPES, GITHUB_OAUTH_URL and
-	// GITHUB_API_URL (the last two only to point tests at a fake GitHub).
-	GitHub github.Config
-	// GitHubSecretARN names a Secrets Manager secret holding
-	// {"client_id", "client_secret"} instead (GITHUB_SECRET_ARN), read once
-	// per cold start.
-	GitHubSecretARN string
-	// KMSKeyID seals stored GitHub tokens with data keys of this KMS key
-	// (LETAGENTS_KMS_KEY_ID); TokenKeyFile with a local key file instead
-	// (LETAGENTS_TOKEN_KEY_FILE, created when missing). Without either,
-	// nobody can sign in.
-	KMSKeyID     string
-	TokenKeyFile string
-	// BaseURL is the public URL of the service (LETAGENTS_BASE_URL): links,
-	// the OAuth callback, Secure cookies and CORS. Empty derives it from
-	// each request. PublicAPIURL (PUBLIC_API_URL) is one more origin of
-	// the service's own, allowed by CORS and to write with the session
-	// cookie.
-	BaseURL      string
-	PublicAPIURL string
-	// DevOrigins are the pages of a development server on this machine
-	// (LETAGENTS_DEV_ORIGINS, comma-separated origins such as
-	// http://localhost:3000) allowed, as the service's own, credentialed
-	// CORS and cookie-signed writes. Only loopback origins, and only
-	// while the service itself is not public (LETAGENTS_BASE_URL unset or
-	// loopback): in production a page on the user's own machine must not
-	// act with their cookie.
-	DevOrigins []string
-	// RepoAccess makes repo rooms follow GitHub (LETAGENTS_REPO_ACCESS=github,
-	// the default); "open" lets anyone into every room, for development
-	// without GitHub.
-	RepoAccess bool
-	// LocalOwner makes the server act for one local owner: whoever no
-	// credential signs in acts as that account, which administers every
-	// room (LETAGENTS_LOCAL_OWNER=on; default off). Only for a server on
-	// this machine with sign-in off and every room open: it is refused
-	// with GitHub sign-in configured or LETAGENTS_REPO_ACCESS=github.
-	// The local runner turns it on itself when sign-in is off.
-	LocalOwner bool
-	// JoinLimit, InviteRoomLimit and SendLimit are the room joins, invite
-	// rooms created and messages sent a client address may make per
-	// minute, as bursts of that many and that rate sustained
-	// (LETAGENTS_JOIN_LIMIT, default 10; LETAGENTS_INVITE_ROOM_LIMIT,
-	// default 30; LETAGENTS_SEND_LIMIT, default 600; each 1 to 1000000).
-	JoinLimit, InviteRoomLimit, SendLimit int
-	// LivenessNoticeAfter is how long a worker's message channel must be
-	// unreachable before the liveness sweeper tells its room
-	// (LETAGENTS_LIVENESS_NOTICE_AFTER_MS, default 300000, accepted 120000
-	// to 3600000).
-	LivenessNoticeAfter time.Duration
-	// BodyTimeout bounds how long a request's body may take to arrive at a
-	// long-running server, the poll server or the local runner
-	// (LETAGENTS_BODY_TIMEOUT_MS, default 30000, accepted 1000 to 600000);
-	// API Gateway buffers bodies before a function sees them.
-	BodyTimeout time.Duration
-	// IdleTimeout is how long a long-running server keeps an idle
-	// keep-alive connection (LETAGENTS_IDLE_TIMEOUT_MS, default 120000,
-	// accepted 1000 to 7200000). Behind a load balancer it must outlast the
-	// balancer's own idle timeout, or the server may close a connection
-	// just as the balancer sends a request on it (a 502).
-	IdleTimeout time.Duration
-	// StreamMax and RoomStreamMax cap the event streams a process holds
-	// open, in all and per room (LETAGENTS_STREAM_MAX, default 10000;
-	// LETAGENTS_STREAM_ROOM_MAX, default 1000; each 1 to 1000000).
-	StreamMax, RoomStreamMax int
-	// StreamHeartbeat is how often a quiet event stream sends a comment;
-	// tests shorten it, 0 is letagents.StreamHeartbeat.
-	StreamHeartbeat time.Duration
-	// Now is the clock of the sign-in flows; tests set it, nil is time.Now.
-	Now func() time.Time
-	// LogOutput is where logs go; nil is stderr. Tests set it.
-	LogOutput io.Writer
-}
-
-// Variables lists every environment variable LoadConfig reads; the
-// template check holds template.yaml to it.
-var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NAME", "DB_MAX_CONNS", "DB_PROXY_HOST", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL",
-	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
-	"LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
-	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_IDLE_TIMEOUT_MS",
-	"LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS", "LETAGENTS_LOCAL_OWNER"}
-
-// LocalVariables are the Variables a deployment leaves unset: their
-// defaults suit AWS (PORT, the GitHub URLs, the repo access policy, the
-// rate limits, the body timeout and stream caps of long-running servers,
-// which Lambda functions are not), or they are the
-// local stand-ins for what AWS provides (client id and secret in plain
-// text, the token key file).
-var LocalVariables = []string{"PORT", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
-	"LETAGENTS_TOKEN_KEY_FILE", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT", "LETAGENTS_INVITE_ROOM_LIMIT",
-	"LETAGENTS_SEND_LIMIT", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS"}
-
-// LoadConfig reads the environment through getenv, naming the variable at
-// fault when a value is unusable.
-func LoadConfig(getenv func(string) string) (Config, error) {
-	cfg := Config{
-		DB: db.Config{URL: getenv("DB_URL"), SecretARN: getenv("DB_SECRET_ARN"), Host: getenv("DB_HOST"), Port: getenv("DB_PORT"),
-			Name: getenv("DB_NAME"), ProxyHost: getenv("DB_PROXY_HOST")},
-		PollMax:     letagents.DefaultPollMax,
-		GatewayHold: 25 * time.Second,
-		Addr:        ":3001",
-		GitHub: github.Config{ClientID: getenv("GITHUB_CLIENT_ID"), ClientSecret: getenv("GITHUB_CLIENT_SECRET"),
-			Scopes: getenv("GITHUB_OAUTH_SCOPES"), OAuthURL: getenv("GITHUB_OAUTH_URL"), APIURL: getenv("GITHUB_API_URL")},
-		GitHubSecretARN:     getenv("GITHUB_SECRET_ARN"),
-		KMSKeyID:            getenv("LETAGENTS_KMS_KEY_ID"),
-		TokenKeyFile:        getenv("LETAGENTS_TOKEN_KEY_FILE"),
-		BaseURL:             strings.TrimRight(getenv("LETAGENTS_BASE_URL"), "/"),
-		PublicAPIURL:        getenv("PUBLIC_API_URL"),
-		RepoAccess:          true,
-		JoinLimit:           auth.DefaultJoinLimit,
-		InviteRoomLimit:     auth.DefaultInviteRoomLimit,
-		SendLimit:           auth.DefaultSendLimit,
-		LivenessNoticeAfter: liveness.DefaultNoticeAfter,
-		BodyTimeout:         DefaultBodyTimeout,
-		IdleTimeout:         DefaultIdleTimeout,
-		StreamMax:           letagents.DefaultStreamMax,
-		RoomStreamMax:       letagents.DefaultRoomStreamMax,
-	}
-	var err error
-	if cfg.GitHubSecretARN != "" && (cfg.GitHub.ClientID != "" || cfg.GitHub.ClientSecret != "") {
-		return cfg, errors.New("set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET, or GITHUB_SECRET_ARN, not both")
-	}
-	if cfg.KMSKeyID != "" && cfg.TokenKeyFile != "" {
-		return cfg, errors.New("set LETAGENTS_KMS_KEY_ID or LETAGENTS_TOKEN_KEY_FILE, not both")
-	}
-	for name, v := range map[string]string{"LETAGENTS_BASE_URL": cfg.BaseURL, "PUBLIC_API_URL": cfg.PublicAPIURL,
-		"GITHUB_OAUTH_URL": cfg.GitHub.OAuthURL, "GITHUB_API_URL": cfg.GitHub.APIURL} {
-		if v != "" && api.Origin(v) == "" {
-			return cfg, fmt.Errorf("%s=%q: want an absolute http(s) URL", name, v)
-		}
-	}
-	if cfg.DevOrigins, err = devOrigins(getenv("LETAGENTS_DEV_ORIGINS"), cfg.BaseURL); err != nil {
-		return cfg, err
-	}
-	switch v := getenv("LETAGENTS_REPO_ACCESS"); v {
-	case "", "github":
-	case "open":
-		cfg.RepoAccess = false
-	default:
-		return cfg, fmt.Errorf("LETAGENTS_REPO_ACCESS=%q: want github or open", v)
-	}
-	switch v := getenv("LETAGENTS_LOCAL_OWNER"); v {
-	case "", "off":
-	case "on":
-		cfg.LocalOwner = true
-	default:
-		return cfg, fmt.Errorf("LETAGENTS_LOCAL_OWNER=%q: want on or off", v)
-	}
-	for name, limit := range map[string]*int{"LETAGENTS_JOIN_LIMIT": &cfg.JoinLimit,
-		"LETAGENTS_INVITE_ROOM_LIMIT": &cfg.InviteRoomLimit, "LETAGENTS_SEND_LIMIT": &cfg.SendLimit,
-		"LETAGENTS_STREAM_MAX": &cfg.StreamMax, "LETAGENTS_STREAM_ROOM_MAX": &cfg.RoomStreamMax} {
-		if v := getenv(name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 1_000_000 {
-				return cfg, fmt.Errorf("%s=%q: want a whole number from 1 to 1000000", name, v)
-			}
-			*limit = n
-		}
-	}
-	if v := getenv("DB_MAX_CONNS"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || n < 1 {
-			return cfg, fmt.Errorf("DB_MAX_CONNS=%q: want a whole number of at least 1", v)
-		}
-		cfg.DB.MaxConns = int32(n)
-	}
-	if cfg.PollMax, err = millis(getenv, "LETAGENTS_POLL_MAX_MS", cfg.PollMax, letagents.MinPollMax, letagents.MaxPollMax); err != nil {
-		return cfg, err
-	}
-	if cfg.GatewayHold, err = millis(getenv, "LETAGENTS_GATEWAY_HOLD_MS", cfg.GatewayHold, time.Second, 29*time.Second); err != nil {
-		return cfg, err
-	}
-	if cfg.LivenessNoticeAfter, err = millis(getenv, "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", cfg.LivenessNoticeAfter,
-		liveness.MinNoticeAfter, liveness.MaxNoticeAfter); err != nil {
-		return cfg, err
-	}
-	if cfg.BodyTimeout, err = millis(getenv, "LETAGENTS_BODY_TIMEOUT_MS", cfg.BodyTimeout, time.Second, 10*time.Minute); err != nil {
-		return cfg, err
-	}
-	if cfg.IdleTimeout, err = millis(getenv, "LETAGENTS_IDLE_TIMEOUT_MS", cfg.IdleTimeout, time.Second, 2*time.Hour); err != nil {
-		return cfg, err
-	}
-	if v := getenv("PORT"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 65535 {
-			return cfg, fmt.Errorf("PORT=%q: want a port number", v)
-		}
-		cfg.Addr = ":" + v
-	}
-	if v := getenv("LOG_LEVEL"); v != "" {
-		if err := cfg.LogLevel.UnmarshalText([]byte(v)); err != nil {
-			return cfg, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", v)
-		}
-	}
-	return cfg, nil
-}
-
-// devOrigins reads LETAGENTS_DEV_ORIGINS (see Config.DevOrigins).
-func devOrigins(v, baseURL string) ([]string, error) {
-	if strings.TrimSpace(v) == "" {
-		return nil, nil
-	}
-	if baseURL != "" && !loopback(baseURL) {
-		return nil, fmt.Errorf("LETAGENTS_DEV_ORIGINS is for development: it is refused while LETAGENTS_BASE_URL=%q is not on this machine", baseURL)
-	}
-	var out []string
-	for raw := range strings.SplitSeq(v, ",") {
-		raw = strings.TrimSpace(raw)
-		o := api.Origin(raw)
-		if o == "" || strings.TrimRight(raw, "/") != o || !loopback(o) {
-			return nil, fmt.Errorf("LETAGENTS_DEV_ORIGINS: %q is not an origin on this machine (http://localhost:3000, http://127.0.0.1:5173, ...)", raw)
-		}
-		out = append(out, o)
-	}
-	return out, nil
-}
-
-// loopback reports whether a URL's host is this machine.
-func loopback(rawURL string) bool {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return false
-	}
-	h := u.Hostname()
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
-
-func millis(getenv func(string) string, name string, def, lo, hi time.Duration) (time.Duration, error) {
-	v := getenv(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	d := time.Duration(n) * time.Millisecond
-	if err != nil || d < lo || d > hi {
-		return 0, fmt.Errorf("%s=%q: want milliseconds from %d to %d", name, v, lo.Milliseconds(), hi.Milliseconds())
-	}
-	return d, nil
-}
-
 // Service is one running instance.
 type Service struct {
-	Config  Config
+	Config  config.Config
 	Logger  *slog.Logger
 	Pool    *pgxpool.Pool
 	Store   *store.Store
@@ -334,7 +56,7 @@ type Service struct {
 // refuses a database whose schema is older than this build's migrations
 // (Migrate applies them, once per deploy). The hub, if any, runs until
 // Close.
-func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error) {
+func Open(ctx context.Context, cfg config.Config, groups ...api.Group) (*Service, error) {
 	logger := NewLogger(cfg)
 	direct, password, err := connString(ctx, cfg)
 	if err != nil {
@@ -369,7 +91,7 @@ func Open(ctx context.Context, cfg Config, groups ...api.Group) (*Service, error
 // DB_SECRET_ARN is set, through DB_PROXY_HOST when set) and checks its
 // schema as Open does: the part of Open that a function serving no route
 // (the liveness sweeper) needs. The caller closes the pool.
-func OpenPool(ctx context.Context, cfg Config) (*pgxpool.Pool, error) {
+func OpenPool(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
 	direct, password, err := connString(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -407,7 +129,7 @@ const DefaultMigrateLockWait = 30 * time.Second
 // deploy runs it once, before any function of the new build serves. Each
 // error says what to look at: the configuration, the network, the session
 // holding the lock (*db.LockError), or the migration that failed.
-func Migrate(ctx context.Context, cfg Config, limits MigrateLimits) (version int, err error) {
+func Migrate(ctx context.Context, cfg config.Config, limits MigrateLimits) (version int, err error) {
 	if limits.Connect <= 0 {
 		limits.Connect = DefaultMigrateConnect
 	}
@@ -445,7 +167,7 @@ func connectError(ctx, cctx context.Context, bound time.Duration, what string, e
 // connString returns the database's direct connection string and, when
 // it comes from a secret, where new connections get the secret's current
 // password (db.Config.SecretPassword): RDS rotates a managed one.
-func connString(ctx context.Context, cfg Config) (string, db.PasswordSource, error) {
+func connString(ctx context.Context, cfg config.Config) (string, db.PasswordSource, error) {
 	var sm db.SecretGetter
 	if cfg.DB.SecretARN != "" {
 		awsCfg, err := loadAWS(ctx)
@@ -463,7 +185,7 @@ func connString(ctx context.Context, cfg Config) (string, db.PasswordSource, err
 
 // openPool opens the pool (through the proxy, if one is configured) and
 // refuses, with a log line saying why, a schema older than this build.
-func openPool(ctx context.Context, cfg Config, direct string, password db.PasswordSource, logger *slog.Logger) (*pgxpool.Pool, error) {
+func openPool(ctx context.Context, cfg config.Config, direct string, password db.PasswordSource, logger *slog.Logger) (*pgxpool.Pool, error) {
 	conn, err := cfg.DB.PoolConnString(direct)
 	if err != nil {
 		return nil, err
@@ -486,7 +208,7 @@ func openPool(ctx context.Context, cfg Config, direct string, password db.Passwo
 
 // NewLogger is the logger of an instance: JSON on stderr (or
 // cfg.LogOutput) at LOG_LEVEL.
-func NewLogger(cfg Config) *slog.Logger {
+func NewLogger(cfg config.Config) *slog.Logger {
 	out := cfg.LogOutput
 	if out == nil {
 		out = os.Stderr
@@ -496,7 +218,7 @@ func NewLogger(cfg Config) *slog.Logger {
 
 // NewSweeper builds the liveness sweeper on pool with the configured
 // notice grace.
-func NewSweeper(cfg Config, pool *pgxpool.Pool, logger *slog.Logger) *liveness.Sweeper {
+func NewSweeper(cfg config.Config, pool *pgxpool.Pool, logger *slog.Logger) *liveness.Sweeper {
 	return liveness.New(store.New(pool), cfg.LivenessNoticeAfter, logger)
 }
 
@@ -504,7 +226,7 @@ func NewSweeper(cfg Config, pool *pgxpool.Pool, logger *slog.Logger) *liveness.S
 // local runner); its listener connects as the pool does. Close leaves the
 // pool open. Unlike Open it does not warn
 // that LETAGENTS_REPO_ACCESS=open: its caller tells its user.
-func FromPool(ctx context.Context, cfg Config, pool *pgxpool.Pool, groups ...api.Group) (*Service, error) {
+func FromPool(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, groups ...api.Group) (*Service, error) {
 	logger := NewLogger(cfg)
 	authSvc, err := newAuth(ctx, cfg, logger)
 	if err != nil {
@@ -522,9 +244,9 @@ type authParts struct {
 
 // newAuth reads the GitHub app's credentials (from Secrets Manager when
 // GITHUB_SECRET_ARN is set) and builds the token sealer (KMS or key file).
-func newAuth(ctx context.Context, cfg Config, logger *slog.Logger) (authParts, error) {
+func newAuth(ctx context.Context, cfg config.Config, logger *slog.Logger) (authParts, error) {
 	var p authParts
-	if err := cfg.checkLocalOwner(); err != nil {
+	if err := cfg.CheckLocalOwner(); err != nil {
 		return p, err
 	}
 	gh := cfg.GitHub
@@ -559,21 +281,6 @@ func newAuth(ctx context.Context, cfg Config, logger *slog.Logger) (authParts, e
 	return p, nil
 }
 
-// checkLocalOwner refuses the local owner where anyone can sign in or a
-// room is closed: there it would let whoever reaches the server act as an
-// account, and administer every room.
-func (c Config) checkLocalOwner() error {
-	switch {
-	case !c.LocalOwner:
-		return nil
-	case c.GitHub.ClientID != "" || c.GitHub.ClientSecret != "" || c.GitHubSecretARN != "":
-		return errors.New("LETAGENTS_LOCAL_OWNER=on is for a server with sign-in off: unset GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET and GITHUB_SECRET_ARN, or turn it off")
-	case c.RepoAccess:
-		return errors.New("LETAGENTS_LOCAL_OWNER=on needs every room open (LETAGENTS_REPO_ACCESS=open), or turn it off")
-	}
-	return nil
-}
-
 func loadAWS(ctx context.Context) (aws.Config, error) {
 	c, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -598,20 +305,7 @@ func githubSecret(ctx context.Context, sm db.SecretGetter, arn string) (id, secr
 	return v.ClientID, v.ClientSecret, nil
 }
 
-// origins are the browser origins, besides the one each request was sent
-// to, taken for the service's own: CORS allows them, and their pages may
-// write with the session cookie.
-func (c Config) origins() []string {
-	out := slices.Clone(c.DevOrigins)
-	for _, u := range []string{c.BaseURL, c.PublicAPIURL} {
-		if o := api.Origin(u); o != "" && !slices.Contains(out, o) {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-func assemble(ctx context.Context, cfg Config, logger *slog.Logger, pool *pgxpool.Pool, listener notify.Connector, parts authParts, groups []api.Group) *Service {
+func assemble(ctx context.Context, cfg config.Config, logger *slog.Logger, pool *pgxpool.Pool, listener notify.Connector, parts authParts, groups []api.Group) *Service {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{Config: cfg, Logger: logger, Pool: pool, Store: store.New(pool),
 		draining: make(chan struct{}), stop: stop, hubDone: make(chan struct{})}
@@ -627,7 +321,7 @@ func assemble(ctx context.Context, cfg Config, logger *slog.Logger, pool *pgxpoo
 		close(s.hubDone)
 	}
 	s.Handler = api.New(api.Deps{Store: s.Store, Hub: s.Hub, Auth: s.Auth, Logger: logger, BaseURL: cfg.BaseURL,
-		Origins: cfg.origins(), PollMax: cfg.PollMax, Draining: s.draining, Now: cfg.Now,
+		Origins: cfg.Origins(), PollMax: cfg.PollMax, Draining: s.draining, Now: cfg.Now,
 		StreamMax: cfg.StreamMax, RoomStreamMax: cfg.RoomStreamMax, StreamHeartbeat: cfg.StreamHeartbeat}, groups...)
 	return s
 }
@@ -710,89 +404,4 @@ func (s *Service) Close() {
 	if s.ownsPool {
 		s.Pool.Close()
 	}
-}
-
-// Serving says how Serve runs a long-running server.
-type Serving struct {
-	// Drain makes parked long-polls answer at once; Serve calls it when
-	// its ctx ends.
-	Drain func()
-	// Grace bounds how long in-flight requests may take to finish after.
-	Grace time.Duration
-	// BodyTimeout bounds how long a request's body may take to arrive
-	// (Config.BodyTimeout); 0 leaves it unbounded.
-	BodyTimeout time.Duration
-	// IdleTimeout is how long an idle keep-alive connection is kept
-	// (Config.IdleTimeout); 0 is DefaultIdleTimeout.
-	IdleTimeout time.Duration
-	// Ready, when set, gets the address Serve listens on, once it does.
-	Ready func(net.Addr)
-}
-
-// headerTimeout bounds how long a request's headers may take to arrive.
-const headerTimeout = 10 * time.Second
-
-// Serve runs h on addr until ctx ends, then drains: parked long-polls are
-// answered at once and in-flight requests get up to opt.Grace to finish.
-func Serve(ctx context.Context, addr string, h http.Handler, opt Serving) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	// No write timeout, nor a ReadTimeout: a long-poll holds its answer
-	// by design, and the server reads the connection while it waits, to
-	// notice the client leaving; a deadline on that read would end the
-	// poll. Headers and bodies are bounded instead. Idle keep-alive
-	// connections are dropped after a while, or a crowd of agents that
-	// came and went would pin a socket each.
-	idle := opt.IdleTimeout
-	if idle <= 0 {
-		idle = DefaultIdleTimeout
-	}
-	srv := &http.Server{Handler: limitBodyTime(h, opt.BodyTimeout), ReadHeaderTimeout: headerTimeout, IdleTimeout: idle}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	if opt.Ready != nil {
-		opt.Ready(ln.Addr())
-	}
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	opt.Drain()
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opt.Grace)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	return nil
-}
-
-// Listening formats a listener address as a URL a client on this machine can use.
-func Listening(a net.Addr) string {
-	host, port, _ := net.SplitHostPort(a.String())
-	if host == "" || host == "::" || host == "0.0.0.0" || strings.HasPrefix(host, "[") {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, port)
-}
-
-// limitBodyTime gives a request with a body until d after its headers to
-// send it: a read past that fails with os.ErrDeadlineExceeded, and so does
-// the server's own draining of a body the handler left unread, which then
-// closes the connection. A request without a body (a long-poll) gets no
-// deadline; nor does one whose body has been read to its end, since the
-// server clears the deadline then to watch for the client leaving
-// (TestServeCutsSlowBodies holds it to that).
-func limitBodyTime(h http.Handler, d time.Duration) http.Handler {
-	if d <= 0 {
-		return h
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil && r.Body != http.NoBody {
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
-		}
-		h.ServeHTTP(w, r)
-	})
 }

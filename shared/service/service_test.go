@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,98 +16,14 @@ import (
 
 	"github.com/letagents/letagents-go/migrations"
 	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/db"
+	"github.com/letagents/letagents-go/shared/httpserver"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
-
-func TestLoadConfig(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name    string
-		env     map[string]string
-		check   func(service.Config) bool
-		wantErr string
-	}{
-		{"defaults", nil, func(c service.Config) bool {
-			return c.PollMax == 180*time.Second && c.GatewayHold == 25*time.Second && c.Addr == ":3001" && c.DB.MaxConns == 0
-		}, ""},
-		{"all set", map[string]string{"DB_URL": "postgres://x", "DB_MAX_CONNS": "4", "LETAGENTS_POLL_MAX_MS": "1000",
-			"LETAGENTS_GATEWAY_HOLD_MS": "20000", "PORT": "8080", "LOG_LEVEL": "debug"}, func(c service.Config) bool {
-			return c.DB.URL == "postgres://x" && c.DB.MaxConns == 4 && c.PollMax == time.Second && c.GatewayHold == 20*time.Second &&
-				c.Addr == ":8080" && c.LogLevel.String() == "DEBUG"
-		}, ""},
-		{"poll max too small", map[string]string{"LETAGENTS_POLL_MAX_MS": "999"}, nil, "LETAGENTS_POLL_MAX_MS"},
-		{"poll max too large", map[string]string{"LETAGENTS_POLL_MAX_MS": "86400001"}, nil, "LETAGENTS_POLL_MAX_MS"},
-		{"poll max not a number", map[string]string{"LETAGENTS_POLL_MAX_MS": "3m"}, nil, "LETAGENTS_POLL_MAX_MS"},
-		{"gateway hold over 29 s", map[string]string{"LETAGENTS_GATEWAY_HOLD_MS": "30000"}, nil, "LETAGENTS_GATEWAY_HOLD_MS"},
-		{"bad max conns", map[string]string{"DB_MAX_CONNS": "0"}, nil, "DB_MAX_CONNS"},
-		{"bad port", map[string]string{"PORT": "http"}, nil, "PORT"},
-		{"bad log level", map[string]string{"LOG_LEVEL": "loud"}, nil, "LOG_LEVEL"},
-		{"sign-in defaults", nil, func(c service.Config) bool {
-			return c.RepoAccess && c.JoinLimit == 10 && c.InviteRoomLimit == 30 && c.SendLimit == 600 &&
-				c.BaseURL == "" && c.KMSKeyID == "" && c.TokenKeyFile == ""
-		}, ""},
-		{"sign-in set", map[string]string{"GITHUB_CLIENT_ID": "id", "GITHUB_CLIENT_SECRET": "secret", "GITHUB_OAUTH_SCOPES": "read:user",
-			"GITHUB_OAUTH_URL": "http://127.0.0.1:9/", "GITHUB_API_URL": "http://127.0.0.1:9", "LETAGENTS_TOKEN_KEY_FILE": "/tmp/k",
-			"LETAGENTS_BASE_URL": "https://chat.example.com/", "PUBLIC_API_URL": "https://api.example.com", "LETAGENTS_REPO_ACCESS": "open",
-			"LETAGENTS_JOIN_LIMIT": "50", "LETAGENTS_INVITE_ROOM_LIMIT": "5", "LETAGENTS_SEND_LIMIT": "1000000"}, func(c service.Config) bool {
-			return c.GitHub.ClientID == "id" && c.GitHub.ClientSecret == "secret" && c.GitHub.Scopes == "read:user" &&
-				c.GitHub.OAuthURL == "http://127.0.0.1:9/" && c.TokenKeyFile == "/tmp/k" && c.BaseURL == "https://chat.example.com" &&
-				!c.RepoAccess && c.JoinLimit == 50 && c.InviteRoomLimit == 5 && c.SendLimit == 1_000_000
-		}, ""},
-		{"GitHub app twice", map[string]string{"GITHUB_CLIENT_ID": "id", "GITHUB_SECRET_ARN": "arn:aws:secretsmanager:x"}, nil, "GITHUB_SECRET_ARN"},
-		{"two token keys", map[string]string{"LETAGENTS_KMS_KEY_ID": "k", "LETAGENTS_TOKEN_KEY_FILE": "/tmp/k"}, nil, "LETAGENTS_TOKEN_KEY_FILE"},
-		{"base URL not a URL", map[string]string{"LETAGENTS_BASE_URL": "chat.example.com"}, nil, "LETAGENTS_BASE_URL"},
-		{"GitHub API not a URL", map[string]string{"GITHUB_API_URL": "localhost"}, nil, "GITHUB_API_URL"},
-		{"bad repo access", map[string]string{"LETAGENTS_REPO_ACCESS": "closed"}, nil, "LETAGENTS_REPO_ACCESS"},
-		{"bad join limit", map[string]string{"LETAGENTS_JOIN_LIMIT": "0"}, nil, "LETAGENTS_JOIN_LIMIT"},
-		{"bad invite room limit", map[string]string{"LETAGENTS_INVITE_ROOM_LIMIT": "ten"}, nil, "LETAGENTS_INVITE_ROOM_LIMIT"},
-		{"send limit too large", map[string]string{"LETAGENTS_SEND_LIMIT": "1000001"}, nil, "LETAGENTS_SEND_LIMIT"},
-		{"body timeout default", nil, func(c service.Config) bool { return c.BodyTimeout == 30*time.Second }, ""},
-		{"body timeout set", map[string]string{"LETAGENTS_BODY_TIMEOUT_MS": "1000"}, func(c service.Config) bool { return c.BodyTimeout == time.Second }, ""},
-		{"body timeout too small", map[string]string{"LETAGENTS_BODY_TIMEOUT_MS": "999"}, nil, "LETAGENTS_BODY_TIMEOUT_MS"},
-		{"body timeout too large", map[string]string{"LETAGENTS_BODY_TIMEOUT_MS": "600001"}, nil, "LETAGENTS_BODY_TIMEOUT_MS"},
-		{"idle timeout default", nil, func(c service.Config) bool { return c.IdleTimeout == 2*time.Minute }, ""},
-		{"idle timeout above a load balancer's", map[string]string{"LETAGENTS_IDLE_TIMEOUT_MS": "1020000"},
-			func(c service.Config) bool { return c.IdleTimeout == 1020*time.Second }, ""},
-		{"idle timeout too large", map[string]string{"LETAGENTS_IDLE_TIMEOUT_MS": "7200001"}, nil, "LETAGENTS_IDLE_TIMEOUT_MS"},
-		{"dev origins", map[string]string{"LETAGENTS_DEV_ORIGINS": "http://localhost:3000, http://127.0.0.1:5173,http://[::1]:8080"},
-			func(c service.Config) bool {
-				return slices.Equal(c.DevOrigins, []string{"http://localhost:3000", "http://127.0.0.1:5173", "http://[::1]:8080"})
-			}, ""},
-		{"dev origins with a local base URL", map[string]string{"LETAGENTS_DEV_ORIGINS": "http://localhost:3000", "LETAGENTS_BASE_URL": "http://localhost:3001"},
-			func(c service.Config) bool { return len(c.DevOrigins) == 1 }, ""},
-		{"dev origins on a public service", map[string]string{"LETAGENTS_DEV_ORIGINS": "http://localhost:3000", "LETAGENTS_BASE_URL": "https://chat.example.com"},
-			nil, "LETAGENTS_DEV_ORIGINS"},
-		{"dev origin not on this machine", map[string]string{"LETAGENTS_DEV_ORIGINS": "https://letagents.chat"}, nil, "LETAGENTS_DEV_ORIGINS"},
-		{"dev origin with a path", map[string]string{"LETAGENTS_DEV_ORIGINS": "http://localhost:3000/app"}, nil, "LETAGENTS_DEV_ORIGINS"},
-		{"dev origin not a URL", map[string]string{"LETAGENTS_DEV_ORIGINS": "localhost:3000"}, nil, "LETAGENTS_DEV_ORIGINS"},
-		{"database address beside the secret", map[string]string{"DB_SECRET_ARN": "arn:aws:secretsmanager:x", "DB_HOST": "c.cluster-x.rds.amazonaws.com",
-			"DB_PORT": "5432", "DB_NAME": "letagents"}, func(c service.Config) bool {
-			return c.DB.SecretARN == "arn:aws:secretsmanager:x" && c.DB.Host == "c.cluster-x.rds.amazonaws.com" && c.DB.Port == "5432" && c.DB.Name == "letagents"
-		}, ""},
-		{"proxy host", map[string]string{"DB_PROXY_HOST": "p.proxy-x.eu-west-1.rds.amazonaws.com"},
-			func(c service.Config) bool { return c.DB.ProxyHost == "p.proxy-x.eu-west-1.rds.amazonaws.com" }, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			cfg, err := service.LoadConfig(func(k string) string { return tt.env[k] })
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("LoadConfig error = %v, want one naming %s", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || !tt.check(cfg) {
-				t.Fatalf("LoadConfig = %+v, %v", cfg, err)
-			}
-		})
-	}
-}
 
 // A function refuses a schema older than its build, saying so in its log,
 // and serves once Migrate (the deploy's step) has run.
@@ -117,7 +32,7 @@ func TestOpenChecksTheSchemaMigrateApplies(t *testing.T) {
 	d := pgtest.NewEmpty(t)
 	ctx := context.Background()
 	var logs bytes.Buffer // Open logs before it returns; a rooms service starts nothing that logs later
-	cfg, err := service.LoadConfig(func(k string) string { return map[string]string{"DB_URL": d.URL}[k] })
+	cfg, err := config.Load(func(k string) string { return map[string]string{"DB_URL": d.URL}[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +80,7 @@ func TestOpenChecksTheSchemaMigrateApplies(t *testing.T) {
 	if v, err := service.Migrate(ctx, cfg, service.MigrateLimits{}); err != nil || v != latest {
 		t.Errorf("Migrate again = %d, %v; want %d and nothing to do", v, err, latest)
 	}
-	if _, err := service.Open(ctx, service.Config{}); err == nil || !strings.Contains(err.Error(), "DB_URL") {
+	if _, err := service.Open(ctx, config.Config{}); err == nil || !strings.Contains(err.Error(), "DB_URL") {
 		t.Errorf("Open without a database = %v, want an error naming DB_URL", err)
 	}
 }
@@ -187,7 +102,7 @@ func TestReady(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			svc, err := service.FromPool(context.Background(), service.Config{}, d.Pool, tt.group)
+			svc, err := service.FromPool(context.Background(), config.Config{}, d.Pool, tt.group)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +149,7 @@ func TestLiveThroughADatabaseOutage(t *testing.T) {
 	}
 	p := pgtest.NewProxy(t, d)
 	// Pool and listener both reach the database through the proxy.
-	svc, err := service.FromPool(context.Background(), service.Config{}, p.Pool(t, 2), api.GroupPoll)
+	svc, err := service.FromPool(context.Background(), config.Config{}, p.Pool(t, 2), api.GroupPoll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,10 +158,10 @@ func TestLiveThroughADatabaseOutage(t *testing.T) {
 	defer stop()
 	addr := make(chan net.Addr, 1)
 	go func() {
-		_ = service.Serve(ctx, "127.0.0.1:0", svc.WithReadiness(svc.Handler), service.Serving{Drain: svc.Drain, Grace: 30 * time.Second,
+		_ = httpserver.Serve(ctx, "127.0.0.1:0", svc.WithReadiness(svc.Handler), httpserver.Options{Drain: svc.Drain, Grace: 30 * time.Second,
 			Ready: func(a net.Addr) { addr <- a }})
 	}()
-	base := service.Listening(testwait.Recv(t, "the server to listen", addr))
+	base := httpserver.Listening(testwait.Recv(t, "the server to listen", addr))
 	type answer struct {
 		status     int
 		retryAfter string
@@ -292,7 +207,7 @@ func TestLiveThroughADatabaseOutage(t *testing.T) {
 func TestServeDrainsParkedPollsOnShutdown(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
-	svc, err := service.FromPool(context.Background(), service.Config{}, d.Pool, api.GroupPoll)
+	svc, err := service.FromPool(context.Background(), config.Config{}, d.Pool, api.GroupPoll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,10 +220,10 @@ func TestServeDrainsParkedPollsOnShutdown(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		// A shutdown budget only a broken drain would use up.
-		done <- service.Serve(ctx, "127.0.0.1:0", svc.Handler, service.Serving{Drain: svc.Drain, Grace: 30 * time.Second,
+		done <- httpserver.Serve(ctx, "127.0.0.1:0", svc.Handler, httpserver.Options{Drain: svc.Drain, Grace: 30 * time.Second,
 			Ready: func(a net.Addr) { addr <- a }})
 	}()
-	url := service.Listening(testwait.Recv(t, "the server to listen", addr))
+	url := httpserver.Listening(testwait.Recv(t, "the server to listen", addr))
 	answered := make(chan int, 1)
 	go func() {
 		resp, err := http.Get(url + "/rooms/shutdown/messages/poll?timeout=60000")

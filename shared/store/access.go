@@ -100,17 +100,28 @@ func (s *Store) ClaimFirstAdmin(ctx context.Context, roomID string, accountID in
 	return admin, nil
 }
 
+// repoVisibilitySQL reads what GitHub said of a repository ($1) as
+// repoVisibilityRow names it.
+const repoVisibilitySQL = `SELECT public, checked_at FROM github_repo_visibility WHERE repo = $1`
+
+type repoVisibilityRow struct {
+	Public    bool      `db:"public"`
+	CheckedAt time.Time `db:"checked_at"`
+}
+
 // RepoVisibility returns what GitHub last said about a repository's
 // visibility and when; found is false if it never did.
 func (s *Store) RepoVisibility(ctx context.Context, repo string) (public bool, checkedAt time.Time, found bool, err error) {
-	err = s.queryRow(ctx, `SELECT public, checked_at FROM github_repo_visibility WHERE repo = $1`, repo).Scan(&public, &checkedAt)
+	row, err := retried(ctx, s, func() (repoVisibilityRow, error) {
+		return queryOne[repoVisibilityRow](ctx, s.pool, repoVisibilitySQL, repo)
+	})
 	switch {
 	case isNoRows(err):
 		return false, checkedAt, false, nil
 	case err != nil:
 		return false, checkedAt, false, fmt.Errorf("read repo visibility: %w", err)
 	}
-	return public, checkedAt, true, nil
+	return row.Public, row.CheckedAt, true, nil
 }
 
 // SaveRepoVisibility remembers what GitHub said about a repository.
@@ -125,23 +136,34 @@ func (s *Store) SaveRepoVisibility(ctx context.Context, repo string, public bool
 }
 
 // RepoAccess is what GitHub said about one account and one repository.
+// Its db tags name the columns the store reads it from.
 type RepoAccess struct {
-	Allowed bool // the account can see the repository
-	Admin   bool // and administers it
+	Allowed bool `db:"allowed"` // the account can see the repository
+	Admin   bool `db:"admin"`   // and administers it
+}
+
+// repoAccessSQL reads what GitHub said of an account ($1) and a
+// repository ($2) as repoAccessRow names it.
+const repoAccessSQL = `SELECT allowed, admin, checked_at FROM github_repo_access WHERE account_id = $1 AND repo = $2`
+
+type repoAccessRow struct {
+	RepoAccess
+	CheckedAt time.Time `db:"checked_at"`
 }
 
 // CachedRepoAccess returns the access GitHub last reported for an account
 // and a repository and when; found is false if it never did.
 func (s *Store) CachedRepoAccess(ctx context.Context, accountID int64, repo string) (a RepoAccess, checkedAt time.Time, found bool, err error) {
-	err = s.queryRow(ctx, `SELECT allowed, admin, checked_at FROM github_repo_access WHERE account_id = $1 AND repo = $2`,
-		accountID, repo).Scan(&a.Allowed, &a.Admin, &checkedAt)
+	row, err := retried(ctx, s, func() (repoAccessRow, error) {
+		return queryOne[repoAccessRow](ctx, s.pool, repoAccessSQL, accountID, repo)
+	})
 	switch {
 	case isNoRows(err):
 		return a, checkedAt, false, nil
 	case err != nil:
 		return a, checkedAt, false, fmt.Errorf("read repo access: %w", err)
 	}
-	return a, checkedAt, true, nil
+	return row.RepoAccess, row.CheckedAt, true, nil
 }
 
 // SaveRepoAccess remembers what GitHub said about an account and a repository.

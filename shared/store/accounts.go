@@ -14,12 +14,31 @@ import (
 // Every secret a client presents is looked up by its SHA-256 (computed by
 // the caller, shared/auth): the tables never hold one in clear.
 
+// accountColumns reads an accounts row (as a) as letagents.Account's db
+// tags name its fields.
 const accountColumns = `a.id, a.provider, a.provider_user_id, a.login, a.display_name, a.avatar_url, a.created_at, a.updated_at`
 
-func scanAccount(row pgx.Row, extra ...any) (letagents.Account, error) {
-	var a letagents.Account
-	dest := append([]any{&a.ID, &a.Provider, &a.ProviderUserID, &a.Login, &a.DisplayName, &a.AvatarURL, &a.CreatedAt, &a.UpdatedAt}, extra...)
-	return a, row.Scan(dest...)
+// accountBySessionSQL reads the account of a browser session ($1 its
+// hash) beside the session, as accountSessionRow names them.
+const accountBySessionSQL = `SELECT ` + accountColumns + `, s.id AS session_id, s.expires_at
+	FROM auth_sessions s JOIN accounts a ON a.id = s.account_id
+	WHERE s.token_hash = $1`
+
+type accountSessionRow struct {
+	letagents.Account
+	SessionID int64     `db:"session_id"`
+	ExpiresAt time.Time `db:"expires_at"`
+}
+
+// accountByOwnerTokenSQL reads the account of an owner token ($1 its
+// hash) beside the token's id, as accountTokenRow names them.
+const accountByOwnerTokenSQL = `SELECT ` + accountColumns + `, t.id AS token_id
+	FROM owner_tokens t JOIN accounts a ON a.id = t.account_id
+	WHERE t.token_hash = $1`
+
+type accountTokenRow struct {
+	letagents.Account
+	TokenID int64 `db:"token_id"`
 }
 
 // SignIn is everything one successful GitHub sign-in writes, in one
@@ -60,7 +79,7 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (letagents.Account, int64
 			}
 		}
 		a := in.Account
-		acct, err = scanAccount(tx.QueryRow(ctx, `
+		acct, err = queryOne[letagents.Account](ctx, tx, `
 			INSERT INTO accounts AS a (provider, provider_user_id, login, display_name, avatar_url, created_at, updated_at, login_key, name_key)
 			VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8)
 			ON CONFLICT (provider, provider_user_id) DO UPDATE
@@ -68,7 +87,7 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (letagents.Account, int64
 			    avatar_url = EXCLUDED.avatar_url, updated_at = EXCLUDED.updated_at,
 			    login_key = EXCLUDED.login_key, name_key = EXCLUDED.name_key
 			RETURNING `+accountColumns,
-			a.Provider, a.ProviderUserID, a.Login, a.DisplayName, a.AvatarURL, in.Now, letagents.NameKey(a.Login), letagents.NameKey(a.DisplayName)))
+			a.Provider, a.ProviderUserID, a.Login, a.DisplayName, a.AvatarURL, in.Now, letagents.NameKey(a.Login), letagents.NameKey(a.DisplayName))
 		if err != nil {
 			return fmt.Errorf("sign in: upsert account: %w", err)
 		}
@@ -108,12 +127,14 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (letagents.Account, int64
 // (provider, provider_user_id) key and get the same row.
 func (s *Store) LocalOwner(ctx context.Context, now time.Time) (letagents.Account, error) {
 	a := letagents.LocalOwner()
-	acct, err := scanAccount(s.queryRow(ctx, `
-		INSERT INTO accounts AS a (provider, provider_user_id, login, display_name, created_at, updated_at, login_key, name_key)
-		VALUES ($1, $2, $3, $4, $5, $5, $6, $7)
-		ON CONFLICT (provider, provider_user_id) DO UPDATE SET provider = EXCLUDED.provider
-		RETURNING `+accountColumns,
-		a.Provider, a.ProviderUserID, a.Login, a.DisplayName, now, letagents.NameKey(a.Login), letagents.NameKey(a.DisplayName)))
+	acct, err := retried(ctx, s, func() (letagents.Account, error) {
+		return queryOne[letagents.Account](ctx, s.pool, `
+			INSERT INTO accounts AS a (provider, provider_user_id, login, display_name, created_at, updated_at, login_key, name_key)
+			VALUES ($1, $2, $3, $4, $5, $5, $6, $7)
+			ON CONFLICT (provider, provider_user_id) DO UPDATE SET provider = EXCLUDED.provider
+			RETURNING `+accountColumns,
+			a.Provider, a.ProviderUserID, a.Login, a.DisplayName, now, letagents.NameKey(a.Login), letagents.NameKey(a.DisplayName))
+	})
 	if err != nil {
 		return acct, fmt.Errorf("local owner account: %w", err)
 	}
@@ -124,18 +145,16 @@ func (s *Store) LocalOwner(ctx context.Context, now time.Time) (letagents.Accoun
 // session's id; Unauthorized when there is none (expired sessions are
 // deleted on the way).
 func (s *Store) AccountBySession(ctx context.Context, hash []byte, now time.Time) (letagents.Account, int64, error) {
-	var id int64
-	var expires time.Time
-	a, err := scanAccount(s.queryRow(ctx, `
-		SELECT `+accountColumns+`, s.id, s.expires_at
-		FROM auth_sessions s JOIN accounts a ON a.id = s.account_id
-		WHERE s.token_hash = $1`, hash), &id, &expires)
+	row, err := retried(ctx, s, func() (accountSessionRow, error) {
+		return queryOne[accountSessionRow](ctx, s.pool, accountBySessionSQL, hash)
+	})
+	a, id := row.Account, row.SessionID
 	switch {
 	case isNoRows(err):
 		return a, 0, letagents.Errorf(letagents.Unauthorized, "Session not found")
 	case err != nil:
 		return a, 0, fmt.Errorf("read session: %w", err)
-	case !now.Before(expires):
+	case !now.Before(row.ExpiresAt):
 		if _, err := s.pool.Exec(ctx, `DELETE FROM auth_sessions WHERE id = $1`, id); err != nil {
 			return a, 0, fmt.Errorf("delete expired session: %w", err)
 		}
@@ -147,11 +166,10 @@ func (s *Store) AccountBySession(ctx context.Context, hash []byte, now time.Time
 // AccountByOwnerToken returns the account of an owner token and the
 // token's id; Unauthorized when the token is unknown or revoked.
 func (s *Store) AccountByOwnerToken(ctx context.Context, hash []byte) (letagents.Account, int64, error) {
-	var id int64
-	a, err := scanAccount(s.queryRow(ctx, `
-		SELECT `+accountColumns+`, t.id
-		FROM owner_tokens t JOIN accounts a ON a.id = t.account_id
-		WHERE t.token_hash = $1`, hash), &id)
+	row, err := retried(ctx, s, func() (accountTokenRow, error) {
+		return queryOne[accountTokenRow](ctx, s.pool, accountByOwnerTokenSQL, hash)
+	})
+	a, id := row.Account, row.TokenID
 	switch {
 	case isNoRows(err):
 		return a, 0, letagents.Errorf(letagents.Unauthorized, "Owner token not found")
@@ -184,22 +202,31 @@ type GitHubToken struct {
 	ExpiresAt    time.Time // zero for none
 }
 
+// githubTokenSQL reads an account's ($1) GitHub token as githubTokenRow
+// names it.
+const githubTokenSQL = `SELECT g.sealed, a.provider_user_id, g.expires_at
+	FROM github_tokens g JOIN accounts a ON a.id = g.account_id
+	WHERE g.account_id = $1`
+
+// githubTokenRow scans githubTokenSQL; expires_at is null for a token
+// that does not expire.
+type githubTokenRow struct {
+	Sealed       []byte     `db:"sealed"`
+	GitHubUserID string     `db:"provider_user_id"`
+	ExpiresAt    *time.Time `db:"expires_at"`
+}
+
 // GitHubToken returns an account's GitHub token; NotFound when it has none.
 func (s *Store) GitHubToken(ctx context.Context, accountID int64) (GitHubToken, error) {
-	var t GitHubToken
-	var expires *time.Time
-	err := s.queryRow(ctx, `
-		SELECT g.sealed, a.provider_user_id, g.expires_at
-		FROM github_tokens g JOIN accounts a ON a.id = g.account_id
-		WHERE g.account_id = $1`, accountID).Scan(&t.Sealed, &t.GitHubUserID, &expires)
+	row, err := retried(ctx, s, func() (githubTokenRow, error) {
+		return queryOne[githubTokenRow](ctx, s.pool, githubTokenSQL, accountID)
+	})
+	t := GitHubToken{Sealed: row.Sealed, GitHubUserID: row.GitHubUserID, ExpiresAt: deref(row.ExpiresAt)}
 	switch {
 	case isNoRows(err):
 		return t, letagents.Errorf(letagents.NotFound, "No GitHub token for this account")
 	case err != nil:
 		return t, fmt.Errorf("read GitHub token: %w", err)
-	}
-	if expires != nil {
-		t.ExpiresAt = *expires
 	}
 	return t, nil
 }
@@ -255,6 +282,30 @@ type DeviceRequest struct {
 	LastPollAt      time.Time // zero before the first poll
 }
 
+// claimDeviceRequestSQL reads a device flow ($1 its id hash) as
+// deviceRequestRow names it, locked for the poll that claims it.
+const claimDeviceRequestSQL = `SELECT device_code, user_code, verification_uri, interval_seconds, room_id, created_at, expires_at, last_poll_at
+	FROM device_requests WHERE id_hash = $1 FOR UPDATE`
+
+// deviceRequestRow scans a device_requests row; room_id is null for a
+// flow started outside a room, last_poll_at before the first poll.
+type deviceRequestRow struct {
+	DeviceCode      []byte     `db:"device_code"`
+	UserCode        string     `db:"user_code"`
+	VerificationURI string     `db:"verification_uri"`
+	IntervalSeconds int        `db:"interval_seconds"`
+	RoomID          *string    `db:"room_id"`
+	CreatedAt       time.Time  `db:"created_at"`
+	ExpiresAt       time.Time  `db:"expires_at"`
+	LastPollAt      *time.Time `db:"last_poll_at"`
+}
+
+func (r deviceRequestRow) request(idHash []byte) DeviceRequest {
+	return DeviceRequest{IDHash: idHash, DeviceCode: r.DeviceCode, UserCode: r.UserCode, VerificationURI: r.VerificationURI,
+		Interval: time.Duration(r.IntervalSeconds) * time.Second, RoomID: deref(r.RoomID), CreatedAt: r.CreatedAt,
+		ExpiresAt: r.ExpiresAt, LastPollAt: deref(r.LastPollAt)}
+}
+
 // CreateDeviceRequest stores a new device flow, purging flows that ended
 // long ago without anyone polling them to the end.
 func (s *Store) CreateDeviceRequest(ctx context.Context, d DeviceRequest) error {
@@ -279,26 +330,14 @@ func (s *Store) ClaimDevicePoll(ctx context.Context, idHash []byte, now time.Tim
 	d := DeviceRequest{IDHash: idHash}
 	expired := false
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
-		var interval int
-		var room *string
-		var last *time.Time
-		err := tx.QueryRow(ctx, `
-			SELECT device_code, user_code, verification_uri, interval_seconds, room_id, created_at, expires_at, last_poll_at
-			FROM device_requests WHERE id_hash = $1 FOR UPDATE`, idHash).
-			Scan(&d.DeviceCode, &d.UserCode, &d.VerificationURI, &interval, &room, &d.CreatedAt, &d.ExpiresAt, &last)
+		row, err := queryOne[deviceRequestRow](ctx, tx, claimDeviceRequestSQL, idHash)
 		switch {
 		case isNoRows(err):
 			return letagents.Errorf(letagents.NotFound, "Device authorization request not found")
 		case err != nil:
 			return fmt.Errorf("claim device poll: %w", err)
 		}
-		d.Interval = time.Duration(interval) * time.Second
-		if room != nil {
-			d.RoomID = *room
-		}
-		if last != nil {
-			d.LastPollAt = *last
-		}
+		d = row.request(idHash)
 		if !now.Before(d.ExpiresAt) {
 			// Deleted for good: the refusal commits.
 			expired = true
@@ -309,7 +348,7 @@ func (s *Store) ClaimDevicePoll(ctx context.Context, idHash []byte, now time.Tim
 		}
 		if !d.LastPollAt.IsZero() && now.Before(d.LastPollAt.Add(d.Interval)) {
 			return &letagents.Error{Code: letagents.RateLimited, Message: "Polling too quickly",
-				Fields: map[string]any{"interval": interval}, RetryAfter: d.LastPollAt.Add(d.Interval).Sub(now)}
+				Fields: map[string]any{"interval": row.IntervalSeconds}, RetryAfter: d.LastPollAt.Add(d.Interval).Sub(now)}
 		}
 		if _, err := tx.Exec(ctx, `UPDATE device_requests SET last_poll_at = $2 WHERE id_hash = $1`, idHash, now); err != nil {
 			return fmt.Errorf("claim device poll: %w", err)

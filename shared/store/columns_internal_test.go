@@ -59,6 +59,16 @@ func TestColumnListsMatchRows(t *testing.T) {
 		{"board intent", `SELECT ` + intentColumns + ` FROM board_intents`, byName[intentRow]},
 		{"agent", `SELECT ` + agentColumns + ` FROM agents`, byName[letagents.Agent]},
 		{"artifact", `SELECT ` + artifactColumns + ` FROM room_artifacts a`, byName[letagents.Artifact]},
+		{"agent session", `SELECT ` + sessionColumns("$1") + ` FROM agent_sessions s`, byName[sessionRow]},
+		{"liveness", `SELECT ` + livenessColumns + ` FROM agent_sessions s ` + unsurfacedJoin, byName[livenessRow]},
+		{"account", `SELECT ` + accountColumns + ` FROM accounts a`, byName[letagents.Account]},
+		{"account by session", accountBySessionSQL, byName[accountSessionRow]},
+		{"account by owner token", accountByOwnerTokenSQL, byName[accountTokenRow]},
+		{"GitHub token", githubTokenSQL, byName[githubTokenRow]},
+		{"device request", claimDeviceRequestSQL, byName[deviceRequestRow]},
+		{"repo visibility", repoVisibilitySQL, byName[repoVisibilityRow]},
+		{"repo access", repoAccessSQL, byName[repoAccessRow]},
+		{"sender claim", senderClaimSQL, byName[SenderClaim]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -308,15 +308,11 @@ func handoffTarget(ctx context.Context, tx pgx.Tx, roomID string, h Handoff, now
 	if !known {
 		return letagents.AgentSession{}, letagents.Errorf(letagents.NotFound, "No agent is registered as %s", h.TargetKey)
 	}
-	rows, err := tx.Query(ctx, `
+	list, err := querySessions(ctx, tx, `
 		SELECT `+sessionColumns("$5")+` FROM agent_sessions s
 		WHERE s.room_id = $1 AND s.agent_key = $2 AND s.session_kind = 'worker' AND s.ended_at IS NULL
 			AND ($3::bigint = 0 OR s.id = $3) AND ($4 = '' OR s.agent_instance_id = $4)
 		ORDER BY s.id`, roomID, h.TargetKey, h.TargetSessionID, h.TargetInstanceID, now)
-	if err != nil {
-		return letagents.AgentSession{}, fmt.Errorf("find handoff target: %w", err)
-	}
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.AgentSession, error) { return scanSession(row) })
 	if err != nil {
 		return letagents.AgentSession{}, fmt.Errorf("find handoff target: %w", err)
 	}

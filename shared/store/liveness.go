@@ -52,10 +52,10 @@ type LivenessNotice struct {
 	Message letagents.NewMessage
 }
 
-// livenessColumns reads a LivenessState as of $1.
+// livenessColumns reads a LivenessState as of $1, as livenessRow names it.
 var livenessColumns = sessionColumns("$1") + `, s.offline_epoch, s.offline_announced_at, s.recovery_announced_at,
-	(SELECT max(c.expires_at) FROM delivery_connections c WHERE c.agent_session_id = s.id AND c.expires_at <= $1),
-	s.unread_checked_at, u.n, u.oldest`
+	(SELECT max(c.expires_at) FROM delivery_connections c WHERE c.agent_session_id = s.id AND c.expires_at <= $1) AS lapsed_at,
+	u.n AS unsurfaced, u.oldest AS oldest_unsurfaced_at`
 
 // unsurfacedJoin adds u, the messages past the cursor of session s that
 // livenessColumns counts.
@@ -65,30 +65,31 @@ var unsurfacedJoin = `LEFT JOIN LATERAL (SELECT count(*) AS n, min(created_at) A
 			AND m.publisher_session_id IS DISTINCT FROM s.id
 		ORDER BY m.seq LIMIT ` + strconv.Itoa(letagents.UnreadScan) + `) past) u ON true`
 
-func scanLiveness(row pgx.Row) (LivenessState, error) {
-	var st LivenessState
-	var epoch, offline, recovered, lapsed, checked, oldest *time.Time
-	a, err := scanSession(rowWith{row, []any{&epoch, &offline, &recovered, &lapsed, &checked, &st.Unsurfaced, &oldest}})
-	st.Session = a
-	st.OfflineEpoch, st.OfflineAnnouncedAt, st.RecoveryAnnouncedAt = deref(epoch), deref(offline), deref(recovered)
-	st.LapsedAt, st.UnreadCheckedAt, st.OldestUnsurfacedAt = deref(lapsed), deref(checked), deref(oldest)
-	return st, err
+// livenessRow scans livenessColumns: a session and the sweeper's marks,
+// null until set.
+type livenessRow struct {
+	sessionRow
+	OfflineEpoch        *time.Time `db:"offline_epoch"`
+	OfflineAnnouncedAt  *time.Time `db:"offline_announced_at"`
+	RecoveryAnnouncedAt *time.Time `db:"recovery_announced_at"`
+	LapsedAt            *time.Time `db:"lapsed_at"`
+	Unsurfaced          int        `db:"unsurfaced"`
+	OldestUnsurfacedAt  *time.Time `db:"oldest_unsurfaced_at"`
 }
 
-// rowWith scans a row into scanSession's destinations followed by extra
-// ones, so the session columns are read in one place.
-type rowWith struct {
-	row   pgx.Row
-	extra []any
+func (r livenessRow) state() LivenessState {
+	a := r.session()
+	// The session's LastHookAt is its unread_checked_at column.
+	return LivenessState{Session: a, LapsedAt: deref(r.LapsedAt), OfflineEpoch: deref(r.OfflineEpoch),
+		OfflineAnnouncedAt: deref(r.OfflineAnnouncedAt), RecoveryAnnouncedAt: deref(r.RecoveryAnnouncedAt),
+		UnreadCheckedAt: a.LastHookAt, Unsurfaced: r.Unsurfaced, OldestUnsurfacedAt: deref(r.OldestUnsurfacedAt)}
 }
-
-func (r rowWith) Scan(dest ...any) error { return r.row.Scan(append(dest, r.extra...)...) }
 
 // LivenessCandidates lists, across every room, the live worker sessions
 // the sweeper should look at now: those seen, disconnected or holding a
 // delivery lease since since (the oldest outage still worth announcing).
 func (s *Store) LivenessCandidates(ctx context.Context, now, since time.Time) ([]LivenessState, error) {
-	rows, err := s.pool.Query(ctx, `
+	rows, err := queryAll[livenessRow](ctx, s.pool, `
 		SELECT `+livenessColumns+` FROM agent_sessions s `+unsurfacedJoin+`
 		WHERE s.ended_at IS NULL AND s.session_kind = 'worker'
 			AND (greatest(s.last_seen_at, s.updated_at, s.last_disconnected_at) >= $2
@@ -97,9 +98,9 @@ func (s *Store) LivenessCandidates(ctx context.Context, now, since time.Time) ([
 	if err != nil {
 		return nil, fmt.Errorf("list liveness candidates: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (LivenessState, error) { return scanLiveness(row) })
-	if err != nil {
-		return nil, fmt.Errorf("list liveness candidates: %w", err)
+	out := make([]LivenessState, len(rows))
+	for i, r := range rows {
+		out[i] = r.state()
 	}
 	return out, nil
 }
@@ -125,11 +126,12 @@ func (s *Store) AnnounceLiveness(ctx context.Context, sessionID int64, now time.
 			}
 			return fmt.Errorf("announce liveness: lock session: %w", err)
 		}
-		st, err := scanLiveness(tx.QueryRow(ctx, `SELECT `+livenessColumns+` FROM agent_sessions s `+unsurfacedJoin+` WHERE s.id = $2`,
-			now, sessionID))
+		row, err := queryOne[livenessRow](ctx, tx, `SELECT `+livenessColumns+` FROM agent_sessions s `+unsurfacedJoin+` WHERE s.id = $2`,
+			now, sessionID)
 		if err != nil {
 			return fmt.Errorf("announce liveness: read session: %w", err)
 		}
+		st := row.state()
 		n, ok := decide(st)
 		if !ok {
 			return nil

@@ -11,27 +11,78 @@ import (
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
-// sessionColumns reads an agent session with its open connections as of $now
-// (the query's parameter named by the caller).
+// sessionColumns reads an agent session as sessionRow names it, with its
+// open connections as of $now (the query's parameter named by the caller).
 func sessionColumns(nowParam string) string {
 	return `s.id, s.room_id, s.session_kind, s.runtime, s.agent_key, s.agent_instance_id, s.owner_account_id, s.display_name,
 		s.owner_label, s.ide_label, s.actor_label, s.repo_branch, s.created_at, s.updated_at, s.last_seen_at, s.ended_at,
 		s.presence_status, s.presence_text, s.presence_at, s.last_disconnected_at, s.last_native_activity_at, s.unread_checked_at,
 		s.native_status, s.native_method, s.native_text,
-		(SELECT count(*) FROM delivery_connections c WHERE c.agent_session_id = s.id AND c.expires_at > ` + nowParam + `)`
+		(SELECT count(*) FROM delivery_connections c WHERE c.agent_session_id = s.id AND c.expires_at > ` + nowParam + `) AS open_connections`
 }
 
-func scanSession(row pgx.Row) (letagents.AgentSession, error) {
-	var a letagents.AgentSession
-	var ended, presenceAt, disconnected, native, hook *time.Time
-	err := row.Scan(&a.ID, &a.RoomID, &a.Kind, &a.Runtime, &a.AgentKey, &a.InstanceID, &a.OwnerAccountID, &a.DisplayName,
-		&a.OwnerLabel, &a.IDELabel, &a.ActorLabel, &a.RepoBranch, &a.CreatedAt, &a.UpdatedAt, &a.LastSeenAt, &ended,
-		&a.Presence.Status, &a.Presence.Text, &presenceAt, &disconnected, &native, &hook,
-		&a.Native.Status, &a.Native.Method, &a.Native.Text, &a.OpenConnections)
-	a.EndedAt, a.Presence.UpdatedAt = deref(ended), deref(presenceAt)
-	a.LastDisconnectedAt, a.LastNativeActivityAt, a.LastHookAt = deref(disconnected), deref(native), deref(hook)
-	a.Native.At = a.LastNativeActivityAt
-	return a, err
+// sessionRow scans sessionColumns. Its times that are null until they
+// happen are pointers; session gathers presence and native activity into
+// their own values.
+type sessionRow struct {
+	ID                   int64      `db:"id"`
+	RoomID               string     `db:"room_id"`
+	Kind                 string     `db:"session_kind"`
+	Runtime              string     `db:"runtime"`
+	AgentKey             string     `db:"agent_key"`
+	InstanceID           string     `db:"agent_instance_id"`
+	OwnerAccountID       int64      `db:"owner_account_id"`
+	DisplayName          string     `db:"display_name"`
+	OwnerLabel           string     `db:"owner_label"`
+	IDELabel             string     `db:"ide_label"`
+	ActorLabel           string     `db:"actor_label"`
+	RepoBranch           string     `db:"repo_branch"`
+	CreatedAt            time.Time  `db:"created_at"`
+	UpdatedAt            time.Time  `db:"updated_at"`
+	LastSeenAt           time.Time  `db:"last_seen_at"`
+	EndedAt              *time.Time `db:"ended_at"`
+	PresenceStatus       string     `db:"presence_status"`
+	PresenceText         string     `db:"presence_text"`
+	PresenceAt           *time.Time `db:"presence_at"`
+	LastDisconnectedAt   *time.Time `db:"last_disconnected_at"`
+	LastNativeActivityAt *time.Time `db:"last_native_activity_at"`
+	LastHookAt           *time.Time `db:"unread_checked_at"`
+	NativeStatus         string     `db:"native_status"`
+	NativeMethod         string     `db:"native_method"`
+	NativeText           string     `db:"native_text"`
+	OpenConnections      int        `db:"open_connections"`
+}
+
+func (r sessionRow) session() letagents.AgentSession {
+	native := deref(r.LastNativeActivityAt)
+	return letagents.AgentSession{ID: r.ID, RoomID: r.RoomID, Kind: r.Kind, Runtime: r.Runtime, AgentKey: r.AgentKey,
+		InstanceID: r.InstanceID, OwnerAccountID: r.OwnerAccountID, DisplayName: r.DisplayName, OwnerLabel: r.OwnerLabel,
+		IDELabel: r.IDELabel, ActorLabel: r.ActorLabel, RepoBranch: r.RepoBranch, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		LastSeenAt: r.LastSeenAt, EndedAt: deref(r.EndedAt),
+		Presence:           letagents.Presence{Status: r.PresenceStatus, Text: r.PresenceText, UpdatedAt: deref(r.PresenceAt)},
+		LastDisconnectedAt: deref(r.LastDisconnectedAt), LastNativeActivityAt: native,
+		Native:          letagents.NativeActivity{At: native, Status: r.NativeStatus, Method: r.NativeMethod, Text: r.NativeText},
+		OpenConnections: r.OpenConnections, LastHookAt: deref(r.LastHookAt)}
+}
+
+// querySession runs sql on q and scans its one row, sessionColumns, as a
+// session; pgx.ErrNoRows when there is none.
+func querySession(ctx context.Context, q querier, sql string, args ...any) (letagents.AgentSession, error) {
+	r, err := queryOne[sessionRow](ctx, q, sql, args...)
+	return r.session(), err
+}
+
+// querySessions is querySession for every row, in order.
+func querySessions(ctx context.Context, q querier, sql string, args ...any) ([]letagents.AgentSession, error) {
+	rows, err := queryAll[sessionRow](ctx, q, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]letagents.AgentSession, len(rows))
+	for i, r := range rows {
+		out[i] = r.session()
+	}
+	return out, nil
 }
 
 // NewAgentSession is a session to register. ActorLabel is made from each
@@ -73,7 +124,7 @@ func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now t
 			case err != nil:
 				return fmt.Errorf("create agent session: %w", err)
 			}
-			if out, err = scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns("$2")+` FROM agent_sessions s WHERE s.id = $1`, id, now)); err != nil {
+			if out, err = querySession(ctx, tx, `SELECT `+sessionColumns("$2")+` FROM agent_sessions s WHERE s.id = $1`, id, now); err != nil {
 				return fmt.Errorf("create agent session: read back: %w", err)
 			}
 			return nil
@@ -90,8 +141,10 @@ func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now t
 // AgentSession reads a session as of now; NotFound when there is none in
 // the room.
 func (s *Store) AgentSession(ctx context.Context, roomID string, id int64, now time.Time) (letagents.AgentSession, error) {
-	a, err := scanSession(s.queryRow(ctx, `SELECT `+sessionColumns("$3")+` FROM agent_sessions s WHERE s.id = $1 AND s.room_id = $2`,
-		id, roomID, now))
+	a, err := retried(ctx, s, func() (letagents.AgentSession, error) {
+		return querySession(ctx, s.pool, `SELECT `+sessionColumns("$3")+` FROM agent_sessions s WHERE s.id = $1 AND s.room_id = $2`,
+			id, roomID, now)
+	})
 	switch {
 	case isNoRows(err):
 		return a, letagents.Errorf(letagents.NotFound, "Agent session not found")
@@ -104,11 +157,13 @@ func (s *Store) AgentSession(ctx context.Context, roomID string, id int64, now t
 // AgentSessionByToken finds the session a token belongs to, and touches
 // its last_seen_at; Unauthorized when there is none.
 func (s *Store) AgentSessionByToken(ctx context.Context, hash []byte, now time.Time) (letagents.AgentSession, error) {
-	a, err := scanSession(s.queryRow(ctx, `
-		WITH touched AS (
-			UPDATE agent_sessions SET last_seen_at = greatest(last_seen_at, $2) WHERE token_hash = $1 RETURNING id
-		)
-		SELECT `+sessionColumns("$2")+` FROM agent_sessions s JOIN touched t ON t.id = s.id`, hash, now))
+	a, err := retried(ctx, s, func() (letagents.AgentSession, error) {
+		return querySession(ctx, s.pool, `
+			WITH touched AS (
+				UPDATE agent_sessions SET last_seen_at = greatest(last_seen_at, $2) WHERE token_hash = $1 RETURNING id
+			)
+			SELECT `+sessionColumns("$2")+` FROM agent_sessions s JOIN touched t ON t.id = s.id`, hash, now)
+	})
 	switch {
 	case isNoRows(err):
 		return a, letagents.Errorf(letagents.Unauthorized, "Invalid agent session credentials.")
@@ -122,14 +177,10 @@ func (s *Store) AgentSessionByToken(ctx context.Context, hash []byte, now time.T
 // now, by actor label.
 func (s *Store) AgentSessions(ctx context.Context, roomID, kind string, now time.Time) ([]letagents.AgentSession, error) {
 	return retried(ctx, s, func() ([]letagents.AgentSession, error) {
-		rows, err := s.pool.Query(ctx, `
+		out, err := querySessions(ctx, s.pool, `
 			SELECT `+sessionColumns("$3")+` FROM agent_sessions s
 			WHERE s.room_id = $1 AND s.ended_at IS NULL AND ($2 = '' OR s.session_kind = $2)
 			ORDER BY s.actor_label`, roomID, kind, now)
-		if err != nil {
-			return nil, fmt.Errorf("list agent sessions: %w", err)
-		}
-		out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (letagents.AgentSession, error) { return scanSession(row) })
 		if err != nil {
 			return nil, fmt.Errorf("list agent sessions: %w", err)
 		}
@@ -158,7 +209,7 @@ func (s *Store) EndAgentSession(ctx context.Context, roomID string, id int64, no
 		if _, err := tx.Exec(ctx, `DELETE FROM delivery_connections WHERE agent_session_id = $1`, id); err != nil {
 			return fmt.Errorf("end agent session: close connections: %w", err)
 		}
-		if a, err = scanSession(tx.QueryRow(ctx, `SELECT `+sessionColumns("$2")+` FROM agent_sessions s WHERE s.id = $1`, id, now)); err != nil {
+		if a, err = querySession(ctx, tx, `SELECT `+sessionColumns("$2")+` FROM agent_sessions s WHERE s.id = $1`, id, now); err != nil {
 			return fmt.Errorf("end agent session: %w", err)
 		}
 		return ringAccess(ctx, tx, s.AccountAccessChannel(a.OwnerAccountID))
@@ -267,16 +318,25 @@ func (s *Store) NameHeldByOthers(ctx context.Context, roomID string, keys []stri
 	return false, nil
 }
 
-// SenderClaim is who holds a sender name in a room, as SenderClaim reads it.
+// SenderClaim is who holds a sender name in a room, as SenderClaim reads
+// it (senderClaimSQL, by its db tags).
 type SenderClaim struct {
 	// Session: an agent session of the account in the room carries it.
-	Session bool
+	Session bool `db:"session"`
 	// Agent: it is made of the display and owner labels of one of the
 	// account's agents (whatever its IDE part).
-	Agent bool
+	Agent bool `db:"agent"`
 	// Others: an agent session of another account in the room carries it.
-	Others bool
+	Others bool `db:"others"`
 }
+
+// senderClaimSQL reads the claims on label $2 in room $1 for account $3,
+// whose agent's display and owner labels would be $4 and $5.
+const senderClaimSQL = `
+	SELECT coalesce(bool_or(owner_account_id = $3), false) AS session, coalesce(bool_or(owner_account_id <> $3), false) AS others,
+		EXISTS (SELECT 1 FROM agents WHERE owner_account_id = $3 AND lower(display_name) = lower($4) AND lower(owner_label) = lower($5))
+			AS agent
+	FROM agent_sessions WHERE room_id = $1 AND lower(actor_label) = lower($2)`
 
 // SenderClaim reads the claims on an actor label in a room (ended sessions
 // included: their label still names them in the room's history). label
@@ -284,12 +344,7 @@ type SenderClaim struct {
 // parts (actors.ParseActorLabel), all without regard to case; accountID 0
 // is nobody, whom every session's label is someone else's.
 func (s *Store) SenderClaim(ctx context.Context, roomID, label, display, owner string, accountID int64) (SenderClaim, error) {
-	var c SenderClaim
-	err := s.pool.QueryRow(ctx, `
-		SELECT coalesce(bool_or(owner_account_id = $3), false), coalesce(bool_or(owner_account_id <> $3), false),
-			EXISTS (SELECT 1 FROM agents WHERE owner_account_id = $3 AND lower(display_name) = lower($4) AND lower(owner_label) = lower($5))
-		FROM agent_sessions WHERE room_id = $1 AND lower(actor_label) = lower($2)`,
-		roomID, label, accountID, display, owner).Scan(&c.Session, &c.Others, &c.Agent)
+	c, err := queryOne[SenderClaim](ctx, s.pool, senderClaimSQL, roomID, label, accountID, display, owner)
 	if err != nil {
 		return c, fmt.Errorf("read claims on sender: %w", err)
 	}

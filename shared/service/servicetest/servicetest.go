@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
 )
@@ -17,9 +18,9 @@ import (
 // logs at error level only; adjust, when not nil, changes the
 // configuration before it starts (a fake GitHub, a test clock). The
 // service closes when the test ends.
-func Start(t testing.TB, vars map[string]string, adjust func(*service.Config)) (*service.Service, *pgtest.DB) {
+func Start(t testing.TB, vars map[string]string, adjust func(*config.Config)) (*service.Service, *pgtest.DB) {
 	t.Helper()
-	cfg, err := service.LoadConfig(func(k string) string { return vars[k] })
+	cfg, err := config.Load(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func Start(t testing.TB, vars map[string]string, adjust func(*service.Config)) (
 
 // Serve is Start behind an HTTP server, whose URL it returns. At the
 // test's end parked long-polls are drained before the server closes.
-func Serve(t testing.TB, vars map[string]string, adjust func(*service.Config)) (string, *service.Service, *pgtest.DB) {
+func Serve(t testing.TB, vars map[string]string, adjust func(*config.Config)) (string, *service.Service, *pgtest.DB) {
 	t.Helper()
 	svc, d := Start(t, vars, adjust)
 	srv := httptest.NewServer(svc.Handler)

@@ -1,4 +1,4 @@
-package service_test
+package httpserver_test
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/httpserver"
 )
 
 // serve runs h under Serve with the given body timeout until the test ends
@@ -24,7 +24,7 @@ func serve(t *testing.T, h http.Handler, bodyTimeout time.Duration) string {
 	addr := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- service.Serve(ctx, "127.0.0.1:0", h, service.Serving{Drain: func() {}, Grace: 5 * time.Second,
+		done <- httpserver.Serve(ctx, "127.0.0.1:0", h, httpserver.Options{Drain: func() {}, Grace: 5 * time.Second,
 			BodyTimeout: bodyTimeout, Ready: func(a net.Addr) { addr <- a }})
 	}()
 	t.Cleanup(func() {
@@ -153,7 +153,7 @@ func TestServeCutsSlowBodies(t *testing.T) {
 	}
 }
 
-// An idle keep-alive connection is closed after Serving.IdleTimeout: a
+// An idle keep-alive connection is closed after Options.IdleTimeout: a
 // load balancer's must be shorter, or it may send on a connection the
 // server is closing.
 func TestServeClosesIdleConnections(t *testing.T) {
@@ -162,8 +162,8 @@ func TestServeClosesIdleConnections(t *testing.T) {
 	addr := make(chan net.Addr, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- service.Serve(ctx, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}),
-			service.Serving{Drain: func() {}, Grace: 5 * time.Second, IdleTimeout: time.Second, Ready: func(a net.Addr) { addr <- a }})
+		done <- httpserver.Serve(ctx, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}),
+			httpserver.Options{Drain: func() {}, Grace: 5 * time.Second, IdleTimeout: time.Second, Ready: func(a net.Addr) { addr <- a }})
 	}()
 	defer func() {
 		stop()

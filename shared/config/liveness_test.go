@@ -1,15 +1,15 @@
-package service_test
+package config_test
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/liveness"
-	"github.com/letagents/letagents-go/shared/service"
 )
 
-func TestLoadConfigLivenessNoticeAfter(t *testing.T) {
+func TestLoadLivenessNoticeAfter(t *testing.T) {
 	t.Parallel()
 	const name = "LETAGENTS_LIVENESS_NOTICE_AFTER_MS"
 	tests := []struct {
@@ -28,7 +28,7 @@ func TestLoadConfigLivenessNoticeAfter(t *testing.T) {
 		{"300000.5", 0},
 	}
 	for _, tt := range tests {
-		cfg, err := service.LoadConfig(func(k string) string {
+		cfg, err := config.Load(func(k string) string {
 			if k == name {
 				return tt.value
 			}
