@@ -151,7 +151,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, wire.Error{Error: msg})
 }
 
-var statusOf = map[letagents.ErrorCode]int{
+var statusOf = map[letagents.ErrorKind]int{
 	letagents.Invalid:      http.StatusBadRequest,
 	letagents.Unauthorized: http.StatusUnauthorized,
 	letagents.Forbidden:    http.StatusForbidden,
@@ -180,8 +180,8 @@ func clientErrorBody(e *letagents.Error) map[string]any {
 	body := map[string]any{}
 	maps.Copy(body, e.Fields)
 	body["error"] = e.Message
-	if e.Reason != "" {
-		body["code"] = e.Reason
+	if e.Code != "" {
+		body["code"] = e.Code
 	}
 	return body
 }
@@ -194,9 +194,9 @@ const DatabaseRetryAfter = 2 * time.Second
 // errDatabaseUnavailable is the answer to a request the database could
 // not serve (db.Unavailable), which the client may send again.
 var errDatabaseUnavailable = &letagents.Error{
-	Code:       letagents.Unavailable,
+	Kind:       letagents.Unavailable,
 	Message:    "The database is unavailable; try again shortly",
-	Reason:     letagents.CodeDatabaseUnavailable,
+	Code:       letagents.CodeDatabaseUnavailable,
 	RetryAfter: DatabaseRetryAfter,
 }
 
@@ -206,7 +206,7 @@ var errDatabaseUnavailable = &letagents.Error{
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var e *letagents.Error
 	if errors.As(err, &e) {
-		if status, ok := statusOf[e.Code]; ok {
+		if status, ok := statusOf[e.Kind]; ok {
 			writeClientError(w, status, e)
 			return
 		}

@@ -97,7 +97,7 @@ func (s *server) takeUnread(w http.ResponseWriter, r *http.Request, c call) erro
 		return err
 	}
 	if sess == nil {
-		return &letagents.Error{Code: letagents.Forbidden, Reason: letagents.CodeAgentSessionRequired,
+		return &letagents.Error{Kind: letagents.Forbidden, Code: letagents.CodeAgentSessionRequired,
 			Message: "An agent session's credentials are required: unread messages are its own."}
 	}
 	u, err := s.Store.TakeUnread(r.Context(), sess.ID, c.room, store.UnreadQuery{Filter: filter, Limit: limit, OnlyIfAsked: req.OnlyIfAsked}, s.now())

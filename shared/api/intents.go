@@ -290,17 +290,17 @@ func (s *server) authorizeBoardAction(r *http.Request, roomID string, agent leta
 		if b.ManagerMode != letagents.IntentRequired {
 			return nil
 		}
-		return &letagents.Error{Code: letagents.Forbidden, Reason: letagents.CodeIntentRequired,
+		return &letagents.Error{Kind: letagents.Forbidden, Code: letagents.CodeIntentRequired,
 			Message: fmt.Sprintf("This room requires an approved board intent for %s: register one (POST /rooms/{room}/board-intents) "+
 				"with this exact payload, have a room admin approve it, then repeat the action with board_intent_id and board_approval_token.", action)}
 	}
 	id, ok := letagents.ParseWireID(letagents.IntentPrefix, g.IntentID)
 	if !ok {
-		return &letagents.Error{Code: letagents.Forbidden, Reason: letagents.CodeIntentRequired,
+		return &letagents.Error{Kind: letagents.Forbidden, Code: letagents.CodeIntentRequired,
 			Message: "board_intent_id must name a board intent like bi_7 (with its board_approval_token)."}
 	}
 	if g.ApprovalToken == "" || len(g.ApprovalToken) > letagents.MaxTokenBytes {
-		return &letagents.Error{Code: letagents.Unauthorized, Reason: letagents.CodeApprovalToken,
+		return &letagents.Error{Kind: letagents.Unauthorized, Code: letagents.CodeApprovalToken,
 			Message: "board_approval_token is required with board_intent_id: the token the intent's approval answered."}
 	}
 	hash, err := letagents.PayloadHash(payload)

@@ -115,10 +115,10 @@ func (h *hookEnv) authorize(agent letagents.AgentSession, action string, payload
 }
 
 // refusal checks err is a client error of the code and reason.
-func refusal(t *testing.T, what string, err error, code letagents.ErrorCode, reason string) {
+func refusal(t *testing.T, what string, err error, code letagents.ErrorKind, reason string) {
 	t.Helper()
 	var e *letagents.Error
-	if !errors.As(err, &e) || e.Code != code || e.Reason != reason {
+	if !errors.As(err, &e) || e.Kind != code || e.Code != reason {
 		t.Errorf("%s: %v, want %s with code %s", what, err, code, reason)
 	}
 }
@@ -141,7 +141,7 @@ func TestAuthorizeBoardActionModes(t *testing.T) {
 	if err := h.authorize(letagents.AgentSession{}, letagents.IntentTaskCreate, create, boardGrant{}); err != nil {
 		t.Errorf("a human under intent_required: %v, want allowed", err)
 	}
-	if err := h.authorize(h.ann, "task_delete", create, boardGrant{}); err == nil || letagents.IsCode(err, letagents.Forbidden) {
+	if err := h.authorize(h.ann, "task_delete", create, boardGrant{}); err == nil || letagents.IsKind(err, letagents.Forbidden) {
 		t.Errorf("an unknown action: %v, want an internal error (a bug in the caller)", err)
 	}
 }

@@ -76,7 +76,7 @@ func (v *revocation) Unwrap() error { return v.err }
 // event is the access_revoked event that ends a stream.
 func (v *revocation) event() event {
 	body := clientErrorBody(v.err)
-	body["reason"], body["status"] = v.reason, statusOf[v.err.Code]
+	body["reason"], body["status"] = v.reason, statusOf[v.err.Kind]
 	return event{name: wire.EventAccessRevoked, data: body}
 }
 
@@ -92,7 +92,7 @@ func (l *leash) check(ctx context.Context) error {
 		return err
 	}
 	if l.sameCaller && was.SignedIn() && (who.Account.ID != was.Account.ID || who.Via != was.Via || who.CredentialID != was.CredentialID) {
-		return &revocation{wire.RevokedSignedOut, &letagents.Error{Code: letagents.Unauthorized, Reason: letagents.CodeNotAuthenticated,
+		return &revocation{wire.RevokedSignedOut, &letagents.Error{Kind: letagents.Unauthorized, Code: letagents.CodeNotAuthenticated,
 			Message: "The credential this stream was opened with no longer signs anyone in (signed out, or expired); reconnect."}}
 	}
 	r := l.r.WithContext(context.WithValue(ctx, identityKey, who))
@@ -122,8 +122,8 @@ func (l *leash) check(ctx context.Context) error {
 // not tell.
 func revoked(reason string, err error) error {
 	var e *letagents.Error
-	if errors.As(err, &e) && e.Code != letagents.RateLimited {
-		if status := statusOf[e.Code]; status >= 400 && status < 500 {
+	if errors.As(err, &e) && e.Kind != letagents.RateLimited {
+		if status := statusOf[e.Kind]; status >= 400 && status < 500 {
 			return &revocation{reason, e}
 		}
 	}

@@ -178,7 +178,7 @@ func (s *server) rotateCode(w http.ResponseWriter, r *http.Request, c call) erro
 // their own message.
 func notFoundAs(err error, msg string) error {
 	var e *letagents.Error
-	if errors.As(err, &e) && e.Code == letagents.NotFound {
+	if errors.As(err, &e) && e.Kind == letagents.NotFound {
 		return letagents.Errorf(letagents.NotFound, "%s", msg)
 	}
 	return err

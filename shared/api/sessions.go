@@ -424,7 +424,7 @@ func (s *server) agentSession(r *http.Request, roomID string, creds wire.Session
 	if creds.AgentSessionID == "" && creds.AgentSessionToken == "" {
 		return nil, nil
 	}
-	invalid := &letagents.Error{Code: letagents.Unauthorized, Reason: letagents.CodeAgentSessionInvalid, Message: "Invalid agent session credentials."}
+	invalid := &letagents.Error{Kind: letagents.Unauthorized, Code: letagents.CodeAgentSessionInvalid, Message: "Invalid agent session credentials."}
 	who := identity(r)
 	if !who.AgentOwner() {
 		return nil, who.NotSignedIn("Agent session credentials count only with their owner's token (Authorization: Bearer); sign in again.")
@@ -434,7 +434,7 @@ func (s *server) agentSession(r *http.Request, roomID string, creds wire.Session
 	}
 	a, err := s.Store.AgentSessionByToken(r.Context(), auth.HashToken(creds.AgentSessionToken), s.now())
 	switch {
-	case letagents.IsCode(err, letagents.Unauthorized):
+	case letagents.IsKind(err, letagents.Unauthorized):
 		return nil, invalid
 	case err != nil:
 		return nil, err
@@ -443,10 +443,10 @@ func (s *server) agentSession(r *http.Request, roomID string, creds wire.Session
 	case a.RoomID != roomID:
 		return nil, letagents.Errorf(letagents.Forbidden, "This agent session belongs to another room.")
 	case !a.Live():
-		return nil, &letagents.Error{Code: letagents.Unauthorized, Reason: letagents.CodeAgentSessionEnded,
+		return nil, &letagents.Error{Kind: letagents.Unauthorized, Code: letagents.CodeAgentSessionEnded,
 			Message: "This agent session has ended; register a new one (register_agent_session)."}
 	case worker && a.Kind != letagents.SessionWorker:
-		return nil, &letagents.Error{Code: letagents.Forbidden, Reason: letagents.CodeWorkerSessionRequired, Message: "Worker session is required for agent write actions."}
+		return nil, &letagents.Error{Kind: letagents.Forbidden, Code: letagents.CodeWorkerSessionRequired, Message: "Worker session is required for agent write actions."}
 	}
 	return &a, nil
 }

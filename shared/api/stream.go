@@ -51,10 +51,10 @@ const streamRetryAfter = 10 * time.Second
 const streamEventPage = 100
 
 var (
-	errCannotStream = &letagents.Error{Code: letagents.NotImplemented, Reason: letagents.CodeStreamUnavailable,
+	errCannotStream = &letagents.Error{Kind: letagents.NotImplemented, Code: letagents.CodeStreamUnavailable,
 		Message: "This endpoint cannot stream: it answers through Lambda, which sends an answer only once it is whole. " +
 			"Open the stream on the long-running poll server (LETAGENTS_POLL_URL), or long-poll …/messages/poll here."}
-	errDraining = &letagents.Error{Code: letagents.Unavailable, Reason: letagents.CodeServerDraining, RetryAfter: time.Second,
+	errDraining = &letagents.Error{Kind: letagents.Unavailable, Code: letagents.CodeServerDraining, RetryAfter: time.Second,
 		Message: "This server is stopping; reconnect and another will answer."}
 )
 
@@ -405,10 +405,10 @@ func (g *streamSlots) take(room string, most, roomMost int, interval time.Durati
 	defer g.mu.Unlock()
 	switch {
 	case g.total >= most:
-		return nil, &letagents.Error{Code: letagents.Unavailable, Reason: letagents.CodeStreamLimit, RetryAfter: streamRetryAfter,
+		return nil, &letagents.Error{Kind: letagents.Unavailable, Code: letagents.CodeStreamLimit, RetryAfter: streamRetryAfter,
 			Message: fmt.Sprintf("This server holds its most event streams (%d, LETAGENTS_STREAM_MAX); try again later, or long-poll …/messages/poll", most)}
 	case g.rooms[room] >= roomMost:
-		return nil, &letagents.Error{Code: letagents.Unavailable, Reason: letagents.CodeRoomStreamLimit, RetryAfter: streamRetryAfter,
+		return nil, &letagents.Error{Kind: letagents.Unavailable, Code: letagents.CodeRoomStreamLimit, RetryAfter: streamRetryAfter,
 			Message: fmt.Sprintf("This server holds its most event streams of this room (%d, LETAGENTS_STREAM_ROOM_MAX); try again later, or long-poll …/messages/poll", roomMost)}
 	}
 	if g.rooms == nil {

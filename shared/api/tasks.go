@@ -177,10 +177,10 @@ func (s *server) writer(r *http.Request, c call, bc letagents.BoardCaller, field
 // does not exist: whoever may use the room learns that first (404), as
 // LetAgents answers it before it asks who writes.
 func (s *server) refuse(r *http.Request, c call, seq int64, err error) error {
-	if !letagents.IsCode(err, letagents.Forbidden) && !letagents.IsCode(err, letagents.Unauthorized) {
+	if !letagents.IsKind(err, letagents.Forbidden) && !letagents.IsKind(err, letagents.Unauthorized) {
 		return err
 	}
-	if _, terr := s.Store.Task(r.Context(), c.room, seq, s.now()); letagents.IsCode(terr, letagents.NotFound) {
+	if _, terr := s.Store.Task(r.Context(), c.room, seq, s.now()); letagents.IsKind(terr, letagents.NotFound) {
 		return terr
 	}
 	return err

@@ -65,7 +65,7 @@ func (s *Service) Gate(ctx context.Context, who Identity, roomID, base string, j
 	case err != nil:
 		return a, err
 	case !ok && !public:
-		return a, &letagents.Error{Code: letagents.Forbidden, Message: "private_repo_no_access", Reason: letagents.CodePrivateRepoNoAccess,
+		return a, &letagents.Error{Kind: letagents.Forbidden, Message: "private_repo_no_access", Code: letagents.CodePrivateRepoNoAccess,
 			Fields: map[string]any{"room_id": roomID,
 				"message": fmt.Sprintf("The GitHub account %s cannot see %s: ask an owner of the repository for access, or sign in with another account.", who.Account.Login, locator)}}
 	}
@@ -127,9 +127,9 @@ func (s *Service) readable(ctx context.Context, who Identity, list []letagents.R
 					switch {
 					case err == nil:
 						v = allowed
-					case letagents.IsCode(err, letagents.Unauthorized), letagents.IsCode(err, letagents.Forbidden):
+					case letagents.IsKind(err, letagents.Unauthorized), letagents.IsKind(err, letagents.Forbidden):
 						v = refused
-					case letagents.IsCode(err, letagents.Unavailable):
+					case letagents.IsKind(err, letagents.Unavailable):
 					default:
 						return nil, nil, err
 					}
@@ -149,7 +149,7 @@ func (s *Service) readable(ctx context.Context, who Identity, list []letagents.R
 
 // authRequired is the refusal of a repo room to nobody in particular.
 func authRequired(roomID, base string) error {
-	return &letagents.Error{Code: letagents.Unauthorized, Message: "auth_required", Reason: letagents.CodeNotAuthenticated,
+	return &letagents.Error{Kind: letagents.Unauthorized, Message: "auth_required", Code: letagents.CodeNotAuthenticated,
 		Fields: map[string]any{
 			"room_id":         roomID,
 			"message":         "This room belongs to a GitHub repository that is private or could not be checked: sign in with GitHub (start a device sign-in at device_flow_url) to prove you can see it.",
@@ -197,7 +197,7 @@ func (s *Service) repoAccess(ctx context.Context, accountID int64, repo string) 
 	token, err := s.githubToken(ctx, accountID)
 	var a store.RepoAccess
 	switch {
-	case letagents.IsCode(err, letagents.NotFound):
+	case letagents.IsKind(err, letagents.NotFound):
 		return a, false, nil // no usable token: nothing GitHub would let us see
 	case err != nil:
 		return a, false, err

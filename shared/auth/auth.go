@@ -173,7 +173,7 @@ func (s *Service) identify(ctx context.Context, c Credential) (Identity, error) 
 		switch {
 		case err == nil:
 			return Identity{Account: acct, Via: ViaSession, CredentialID: id}, nil
-		case letagents.IsCode(err, letagents.Unauthorized):
+		case letagents.IsKind(err, letagents.Unauthorized):
 			who.StaleSession = true
 		default:
 			return who, err
@@ -184,7 +184,7 @@ func (s *Service) identify(ctx context.Context, c Credential) (Identity, error) 
 		switch {
 		case err == nil:
 			return Identity{Account: acct, Via: ViaOwnerToken, CredentialID: id, StaleSession: who.StaleSession}, nil
-		case letagents.IsCode(err, letagents.Unauthorized):
+		case letagents.IsKind(err, letagents.Unauthorized):
 			who.Ignored = IgnoredUnknown
 		default:
 			return who, err
@@ -301,7 +301,7 @@ func (s *Service) PollDevice(ctx context.Context, requestID string) (DevicePoll,
 	now := s.cfg.Now()
 	hash := HashToken(requestID)
 	d, err := s.store.ClaimDevicePoll(ctx, hash, now)
-	if letagents.IsCode(err, letagents.Gone) {
+	if letagents.IsKind(err, letagents.Gone) {
 		return DevicePoll{Status: letagents.DeviceExpired}, nil
 	}
 	if err != nil {
@@ -441,7 +441,7 @@ func (s *Service) limit(ctx context.Context, kind, client string, perMinute int,
 		return err
 	}
 	wait = (wait + time.Second - 1).Truncate(time.Second) // Retry-After speaks whole seconds
-	return &letagents.Error{Code: letagents.RateLimited, Reason: letagents.CodeRateLimited, RetryAfter: wait,
+	return &letagents.Error{Kind: letagents.RateLimited, Code: letagents.CodeRateLimited, RetryAfter: wait,
 		Message: fmt.Sprintf("Too many %s from this address (at most %d a minute); try again in %d s", what, perMinute, int(wait/time.Second))}
 }
 

@@ -89,9 +89,9 @@ func (i Identity) NotSignedIn(msg string) error {
 	case IgnoredUnknown:
 		return invalidToken("Invalid or revoked token")
 	}
-	return &letagents.Error{Code: letagents.Unauthorized, Message: msg, Reason: letagents.CodeNotAuthenticated}
+	return &letagents.Error{Kind: letagents.Unauthorized, Message: msg, Code: letagents.CodeNotAuthenticated}
 }
 
 func invalidToken(msg string) *letagents.Error {
-	return &letagents.Error{Code: letagents.Unauthorized, Message: msg, Reason: letagents.CodeTokenInvalid}
+	return &letagents.Error{Kind: letagents.Unauthorized, Message: msg, Code: letagents.CodeTokenInvalid}
 }

@@ -111,7 +111,7 @@ func TestNotSignedIn(t *testing.T) {
 	for _, tt := range tests {
 		err := auth.Identity{Ignored: tt.ignored}.NotSignedIn("Authentication required")
 		var e *letagents.Error
-		if !errors.As(err, &e) || e.Code != letagents.Unauthorized || e.Reason != tt.wantReason || e.Message != tt.wantMessage {
+		if !errors.As(err, &e) || e.Kind != letagents.Unauthorized || e.Code != tt.wantReason || e.Message != tt.wantMessage {
 			t.Errorf("Identity{Ignored: %q}.NotSignedIn = %#v; want Unauthorized %s %q", tt.ignored, err, tt.wantReason, tt.wantMessage)
 		}
 	}

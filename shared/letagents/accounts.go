@@ -58,7 +58,7 @@ type Agent struct {
 }
 
 // Machine-readable codes of the errors about who the caller is, sent as the
-// error answer's "code" (Error.Reason).
+// error answer's "code" (Error.Code).
 const (
 	// CodeNotAuthenticated: the action needs a signed-in account.
 	CodeNotAuthenticated = "NOT_AUTHENTICATED"
@@ -82,21 +82,21 @@ const (
 // NameHeld is the refusal of a name (of the field named) that reads as
 // someone else's, to a caller that cannot prove it is theirs.
 func NameHeld(field, name string) error {
-	return &Error{Code: Forbidden, Reason: CodeNameHeld, Message: fmt.Sprintf(
+	return &Error{Kind: Forbidden, Code: CodeNameHeld, Message: fmt.Sprintf(
 		"%s %q reads as the name of another person or agent; only they can write under it (agents with their token or worker session), so choose a name of your own", field, name)}
 }
 
 // CrossSiteRefused is the refusal of a cookie-signed write from a page
 // that is not the service's own.
 func CrossSiteRefused() error {
-	return &Error{Code: Forbidden, Reason: CodeCrossSiteRefused,
+	return &Error{Kind: Forbidden, Code: CodeCrossSiteRefused,
 		Message: "This write carries the browser session cookie but does not come from this service's own pages (Origin or Sec-Fetch-Site); it was refused"}
 }
 
 // JSONRequired is the refusal of a cookie-signed write whose body is not
 // declared JSON.
 func JSONRequired() error {
-	return &Error{Code: Forbidden, Reason: CodeJSONRequired,
+	return &Error{Kind: Forbidden, Code: CodeJSONRequired,
 		Message: "A write signed in by the browser session cookie must be sent with Content-Type: application/json"}
 }
 

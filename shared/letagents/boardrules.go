@@ -366,7 +366,7 @@ func endWork(t Task, r LeaseRelease, revoked string) (LeaseEnd, error) {
 	case r.Actor.Admin:
 		return LeaseEnd{Lease: work, How: LeaseRevoked, Reason: cmp.Or(r.Reason, revoked)}, nil
 	}
-	return LeaseEnd{}, &Error{Code: Forbidden, Reason: CodeLeaseHolderRequired,
+	return LeaseEnd{}, &Error{Kind: Forbidden, Code: CodeLeaseHolderRequired,
 		Message: fmt.Sprintf("Only the holder of the work lease of %s (%s) or a room admin can release or hand it off", t.ID(), work.ActorLabel)}
 }
 
@@ -426,7 +426,7 @@ func ReleaseReview(t Task, r LeaseRelease) (LeaseEnd, error) {
 	case r.Actor.Admin:
 		return LeaseEnd{Lease: *target, How: LeaseRevoked, Reason: cmp.Or(r.Reason, "revoked by a room admin")}, nil
 	}
-	return LeaseEnd{}, &Error{Code: Forbidden, Reason: CodeLeaseHolderRequired,
+	return LeaseEnd{}, &Error{Kind: Forbidden, Code: CodeLeaseHolderRequired,
 		Message: fmt.Sprintf("Only the holder of review lease %s (%s) or a room admin can release it", target.ID, target.ActorLabel)}
 }
 

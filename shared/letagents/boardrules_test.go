@@ -56,7 +56,7 @@ func ptr[T any](v T) *T { return &v }
 // wantErr is an *Error a rule must return: its code, machine-readable
 // reason and message, all of which clients see.
 type wantErr struct {
-	code   ErrorCode
+	code   ErrorKind
 	reason string
 	msg    string
 }
@@ -72,7 +72,7 @@ func checkErr(t *testing.T, err error, want *wantErr) bool {
 		return true
 	}
 	var e *Error
-	if !errors.As(err, &e) || e.Code != want.code || e.Reason != want.reason || e.Message != want.msg {
+	if !errors.As(err, &e) || e.Kind != want.code || e.Code != want.reason || e.Message != want.msg {
 		t.Errorf("error %#v,\nwant %s %q %q", err, want.code, want.reason, want.msg)
 		return false
 	}

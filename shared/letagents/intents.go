@@ -57,7 +57,7 @@ const (
 )
 
 // Machine-readable codes of the errors about board intents, sent as the
-// error answer's "code" (Error.Reason).
+// error answer's "code" (Error.Code).
 const (
 	CodeIntentRequired    = "board_intent_required"     // the action needs an approved intent and names none (or none that exists)
 	CodeIntentMismatch    = "board_intent_mismatch"     // the intent is for another action, payload or agent

@@ -352,28 +352,28 @@ func parseCursor(prefix, s string) (int64, bool) {
 // FormatTime renders a timestamp as the wire does: RFC 3339, UTC, milliseconds.
 func FormatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
 
-// ErrorCode classifies an Error; the HTTP layer maps each to one status.
-type ErrorCode string
+// ErrorKind classifies an Error; the HTTP layer maps each to one status.
+type ErrorKind string
 
-// Error codes.
+// Error kinds.
 const (
-	Invalid      ErrorCode = "invalid"
-	NotFound     ErrorCode = "not_found"
-	Gone         ErrorCode = "gone" // existed, but its time ran out
-	Conflict     ErrorCode = "conflict"
-	Unauthorized ErrorCode = "unauthorized"
-	Forbidden    ErrorCode = "forbidden"
-	TooLarge     ErrorCode = "too_large"
-	RateLimited  ErrorCode = "rate_limited"
-	Unavailable  ErrorCode = "unavailable" // a service we depend on (GitHub, the database) did not answer, or this server is full
+	Invalid      ErrorKind = "invalid"
+	NotFound     ErrorKind = "not_found"
+	Gone         ErrorKind = "gone" // existed, but its time ran out
+	Conflict     ErrorKind = "conflict"
+	Unauthorized ErrorKind = "unauthorized"
+	Forbidden    ErrorKind = "forbidden"
+	TooLarge     ErrorKind = "too_large"
+	RateLimited  ErrorKind = "rate_limited"
+	Unavailable  ErrorKind = "unavailable" // a service we depend on (GitHub, the database) did not answer, or this server is full
 	// NotImplemented: this server cannot do what was asked, though the
 	// service can elsewhere (an event stream asked of a Lambda function).
-	NotImplemented ErrorCode = "not_implemented"
-	Internal       ErrorCode = "internal"
+	NotImplemented ErrorKind = "not_implemented"
+	Internal       ErrorKind = "internal"
 )
 
 // Machine-readable codes any route may answer with, sent as the error
-// answer's "code" (Error.Reason).
+// answer's "code" (Error.Code).
 const (
 	CodeRateLimited         = "RATE_LIMITED"         // too many requests from the address; see Retry-After
 	CodeDatabaseUnavailable = "DATABASE_UNAVAILABLE" // the database did not answer; see Retry-After
@@ -384,13 +384,15 @@ const (
 	CodeServerDraining      = "SERVER_DRAINING"      // this server is stopping; reconnect, another will answer
 )
 
-// Error is an error meant for the client: Message is safe to show.
+// Error is an error meant for the client: Message is safe to show. Kind
+// is its class, which decides the HTTP status; Code is what a client
+// branches on.
 type Error struct {
-	Code    ErrorCode
+	Kind    ErrorKind
 	Message string
-	// Reason is a machine-readable code sent as "code" (e.g. "RATE_LIMITED"),
+	// Code is a machine-readable code sent as "code" (e.g. "RATE_LIMITED"),
 	// for clients that branch on it; empty for none.
-	Reason string
+	Code string
 	// Fields are more keys of the answer's JSON body, for errors whose
 	// clients expect them (the room id and device-flow URL of auth_required).
 	Fields map[string]any
@@ -400,27 +402,27 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// IsCode reports whether err is, or wraps, an *Error of the code.
-func IsCode(err error, code ErrorCode) bool {
+// IsKind reports whether err is, or wraps, an *Error of the kind.
+func IsKind(err error, kind ErrorKind) bool {
 	var e *Error
-	return errors.As(err, &e) && e.Code == code
+	return errors.As(err, &e) && e.Kind == kind
 }
 
 // RoomNotFound is the answer about a room that does not exist, with the
 // code ROOM_NOT_FOUND that clients branch on.
 func RoomNotFound() *Error {
-	return &Error{Code: NotFound, Message: "Room not found", Reason: "ROOM_NOT_FOUND"}
+	return &Error{Kind: NotFound, Message: "Room not found", Code: "ROOM_NOT_FOUND"}
 }
 
 // Errorf builds an *Error with a formatted message.
-func Errorf(code ErrorCode, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+func Errorf(kind ErrorKind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
 }
 
 // AuthenticationRequired is the refusal of an action that takes a
 // signed-in account, asked for by nobody signed in.
 func AuthenticationRequired() error {
-	return &Error{Code: Unauthorized, Message: "Authentication required", Reason: CodeNotAuthenticated}
+	return &Error{Kind: Unauthorized, Message: "Authentication required", Code: CodeNotAuthenticated}
 }
 
 // AdminRequired is the refusal of an action that takes a room admin,
@@ -432,7 +434,7 @@ func AdminRequired() error {
 // WorkerSessionRequired is the refusal of an agent's write that takes a
 // registered worker session and carries none.
 func WorkerSessionRequired() error {
-	return &Error{Code: Forbidden, Reason: CodeWorkerSessionRequired,
+	return &Error{Kind: Forbidden, Code: CodeWorkerSessionRequired,
 		Message: "Registered worker session is required for agent write actions."}
 }
 

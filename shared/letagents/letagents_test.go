@@ -37,7 +37,7 @@ func TestParseMessageID(t *testing.T) {
 			t.Errorf("ParseMessageID(%q) = %d, %v; want %d, error %v", tt.in, got, err, tt.want, tt.wantErr)
 		}
 		var e *Error
-		if err != nil && (!errors.As(err, &e) || e.Code != Invalid) {
+		if err != nil && (!errors.As(err, &e) || e.Kind != Invalid) {
 			t.Errorf("ParseMessageID(%q) error %v is not an Invalid *Error", tt.in, err)
 		}
 		if err == nil && strings.HasPrefix(tt.in, "msg_") && MessageID(got) != tt.in {
@@ -116,7 +116,7 @@ func TestValidateSystemSender(t *testing.T) {
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%s: Validate = %v, want nil", tt.name, err)
-		case tt.want != "" && (!IsCode(err, Invalid) || !strings.Contains(err.Error(), tt.want)):
+		case tt.want != "" && (!IsKind(err, Invalid) || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%s: Validate = %v, want an Invalid error about %q", tt.name, err, tt.want)
 		}
 	}

@@ -75,7 +75,7 @@ func TestParseUnreadFilter(t *testing.T) {
 		invalid bool
 	}{{"", UnreadAll, false}, {"all", UnreadAll, false}, {"addressed", UnreadAddressed, false}, {"mentions", "", true}} {
 		got, err := ParseUnreadFilter(tt.in)
-		if got != tt.want || (err != nil) != tt.invalid || err != nil && !IsCode(err, Invalid) {
+		if got != tt.want || (err != nil) != tt.invalid || err != nil && !IsKind(err, Invalid) {
 			t.Errorf("ParseUnreadFilter(%q) = %q, %v; want %q, invalid %v", tt.in, got, err, tt.want, tt.invalid)
 		}
 	}

@@ -19,11 +19,11 @@ func MayChange(owner, caller int64) bool { return owner == 0 || owner == caller 
 // NotOwner is the refusal to change work another account made; message
 // says whose work it is and who else may change it.
 func NotOwner(message string) error {
-	return &Error{Code: Forbidden, Reason: CodeNotOwner, Message: message}
+	return &Error{Kind: Forbidden, Code: CodeNotOwner, Message: message}
 }
 
 // IsNotOwner reports whether err is, or wraps, a NotOwner refusal.
 func IsNotOwner(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && e.Reason == CodeNotOwner
+	return errors.As(err, &e) && e.Code == CodeNotOwner
 }

@@ -63,7 +63,7 @@ func TestReasoningSnapshot(t *testing.T) {
 	} {
 		s, err := fields(t, c.body).Snapshot()
 		if c.err != "" {
-			if !IsCode(err, Invalid) || !strings.Contains(err.Error(), c.err) {
+			if !IsKind(err, Invalid) || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: %v, want Invalid %q", c.name, err, c.err)
 			}
 			continue
@@ -142,7 +142,7 @@ func TestReasoningActor(t *testing.T) {
 		{"LetAgents", "reserved for the server's own lines"},
 	} {
 		_, err := ReasoningActor(c.label)
-		if (c.err == "") != (err == nil) || (err != nil && (!IsCode(err, Invalid) || !strings.Contains(err.Error(), c.err))) {
+		if (c.err == "") != (err == nil) || (err != nil && (!IsKind(err, Invalid) || !strings.Contains(err.Error(), c.err))) {
 			t.Errorf("ReasoningActor(%.20q) = %v, want %q", c.label, err, c.err)
 		}
 	}
@@ -183,7 +183,7 @@ func TestReasoningSessionChange(t *testing.T) {
 	} {
 		ch, err := fields(t, c.body).SessionChange()
 		if c.err != "" {
-			if !IsCode(err, Invalid) || !strings.Contains(err.Error(), c.err) {
+			if !IsKind(err, Invalid) || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: %v, want %q", c.body, err, c.err)
 			}
 			continue

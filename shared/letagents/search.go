@@ -74,7 +74,7 @@ type SearchQuery struct {
 // SearchError is a refused search, with its machine-readable code.
 func SearchError(code, format string, args ...any) *Error {
 	e := Errorf(Invalid, format, args...)
-	e.Reason = code
+	e.Code = code
 	return e
 }
 

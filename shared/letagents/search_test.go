@@ -54,7 +54,7 @@ func TestParseSearchCursorRefuses(t *testing.T) {
 	for name, s := range tests {
 		_, err := letagents.ParseSearchCursor(s)
 		var e *letagents.Error
-		if !errors.As(err, &e) || e.Code != letagents.Invalid || e.Reason != letagents.CodeSearchCursorInvalid {
+		if !errors.As(err, &e) || e.Kind != letagents.Invalid || e.Code != letagents.CodeSearchCursorInvalid {
 			t.Errorf("%s: ParseSearchCursor(%q) = %v, want SEARCH_CURSOR_INVALID", name, s, err)
 		}
 	}

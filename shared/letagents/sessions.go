@@ -14,7 +14,7 @@ const (
 )
 
 // Machine-readable codes of the errors about agent sessions, sent as the
-// error answer's "code" (Error.Reason).
+// error answer's "code" (Error.Code).
 const (
 	// CodeAgentSessionInvalid: the session credentials are wrong; the
 	// client should forget the session.

@@ -354,7 +354,7 @@ func TaskHandoffLine(t Task, from, to string) string {
 }
 
 // Machine-readable codes of the board's conflicts, sent as an error
-// answer's "code" (Error.Reason).
+// answer's "code" (Error.Code).
 const (
 	// CodeWrongActor: the task is held (has an active work lease) by
 	// another agent, who alone may claim it or change it; the original's
@@ -389,6 +389,6 @@ const (
 // Coordination returns a Conflict with a code.
 func Coordination(code, format string, args ...any) *Error {
 	e := Errorf(Conflict, format, args...)
-	e.Reason = code
+	e.Code = code
 	return e
 }

@@ -40,7 +40,7 @@ func TestTransitionTable(t *testing.T) {
 			switch {
 			case want && err != nil:
 				t.Errorf("CheckTransition(%s, %s) = %v, want nil", from, to, err)
-			case !want && (!IsCode(err, Invalid) || !strings.HasPrefix(err.Error(), "Invalid transition: "+string(from)+" → "+string(to)+". Allowed: ")):
+			case !want && (!IsKind(err, Invalid) || !strings.HasPrefix(err.Error(), "Invalid transition: "+string(from)+" → "+string(to)+". Allowed: ")):
 				t.Errorf("CheckTransition(%s, %s) = %v, want Invalid \"Invalid transition: …\"", from, to, err)
 			}
 		}
@@ -79,7 +79,7 @@ func TestStatusClasses(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "Done", "open", "in-progress"} {
-		if _, err := ParseTaskStatus(bad); !IsCode(err, Invalid) {
+		if _, err := ParseTaskStatus(bad); !IsKind(err, Invalid) {
 			t.Errorf("ParseTaskStatus(%q) = %v, want Invalid", bad, err)
 		}
 	}
@@ -106,7 +106,7 @@ func TestTaskIDs(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "task_", "TASK_", "task_-1", "msg_3", "task_+1", "task_7x"} {
-		if _, err := ParseTaskCursor(bad); !IsCode(err, Invalid) {
+		if _, err := ParseTaskCursor(bad); !IsKind(err, Invalid) {
 			t.Errorf("ParseTaskCursor(%q) = %v, want Invalid", bad, err)
 		}
 	}
@@ -118,14 +118,14 @@ func TestTaskFields(t *testing.T) {
 		t.Errorf("TaskTitle = %q, %v", got, err)
 	}
 	for _, bad := range []string{"", "   ", strings.Repeat("x", MaxTaskTitleBytes+1), "two\nlines", "nul\x00"} {
-		if _, err := TaskTitle(bad); !IsCode(err, Invalid) {
+		if _, err := TaskTitle(bad); !IsKind(err, Invalid) {
 			t.Errorf("TaskTitle(%q) = %v, want Invalid", bad, err)
 		}
 	}
 	if _, err := TaskTitle(strings.Repeat("x", MaxTaskTitleBytes)); err != nil {
 		t.Errorf("a title of exactly %d bytes: %v", MaxTaskTitleBytes, err)
 	}
-	if _, err := TaskDescription(strings.Repeat("d", MaxTaskDescriptionBytes+1)); !IsCode(err, Invalid) {
+	if _, err := TaskDescription(strings.Repeat("d", MaxTaskDescriptionBytes+1)); !IsKind(err, Invalid) {
 		t.Errorf("over-long description: %v", err)
 	}
 	if got, err := TaskDescription("line one\nline two"); err != nil || got != "line one\nline two" {
@@ -145,7 +145,7 @@ func TestTaskFields(t *testing.T) {
 		t.Errorf("LeaseTTL(60) = %v, %v", d, err)
 	}
 	for _, bad := range []int64{0, 9, 86401, -5} {
-		if _, err := LeaseTTL(ptr(bad)); !IsCode(err, Invalid) {
+		if _, err := LeaseTTL(ptr(bad)); !IsKind(err, Invalid) {
 			t.Errorf("LeaseTTL(%d) = %v, want Invalid", bad, err)
 		}
 	}

@@ -151,7 +151,7 @@ func TestRotateInviteCodeRefuses(t *testing.T) {
 	tests := []struct {
 		name, id string
 		create   bool
-		want     letagents.ErrorCode
+		want     letagents.ErrorKind
 	}{
 		{"named room", "a named room", true, letagents.Invalid},
 		{"repo room", "github.com/o/r", true, letagents.Invalid},

@@ -347,7 +347,7 @@ func (s *Store) ClaimDevicePoll(ctx context.Context, idHash []byte, now time.Tim
 			return nil
 		}
 		if !d.LastPollAt.IsZero() && now.Before(d.LastPollAt.Add(d.Interval)) {
-			return &letagents.Error{Code: letagents.RateLimited, Message: "Polling too quickly",
+			return &letagents.Error{Kind: letagents.RateLimited, Message: "Polling too quickly",
 				Fields: map[string]any{"interval": row.IntervalSeconds}, RetryAfter: d.LastPollAt.Add(d.Interval).Sub(now)}
 		}
 		if _, err := tx.Exec(ctx, `UPDATE device_requests SET last_poll_at = $2 WHERE id_hash = $1`, idHash, now); err != nil {

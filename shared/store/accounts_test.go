@@ -501,7 +501,7 @@ func TestClaimDevicePoll(t *testing.T) {
 	early := now.Add(2 * time.Second)
 	_, err = s.ClaimDevicePoll(ctx, want.IDHash, early)
 	var e *letagents.Error
-	if !errors.As(err, &e) || e.Code != letagents.RateLimited {
+	if !errors.As(err, &e) || e.Kind != letagents.RateLimited {
 		t.Fatalf("poll after 2s error = %v; want rate limited", err)
 	}
 	if e.Fields["interval"] != 5 {

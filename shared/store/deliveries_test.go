@@ -295,7 +295,7 @@ func TestTakeUnreadRefusals(t *testing.T) {
 		name string
 		room string
 		q    store.UnreadQuery
-		want letagents.ErrorCode
+		want letagents.ErrorKind
 	}{
 		{"limit 0", "refusals", store.UnreadQuery{Filter: letagents.UnreadAll}, letagents.Invalid},
 		{"limit too big", "refusals", store.UnreadQuery{Filter: letagents.UnreadAll, Limit: letagents.MaxUnreadLimit + 1}, letagents.Invalid},

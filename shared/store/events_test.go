@@ -84,7 +84,7 @@ func TestRoomEventsOneSequence(t *testing.T) {
 		name     string
 		after    int64
 		want     letagents.EventStart
-		wantCode letagents.ErrorCode
+		wantCode letagents.ErrorKind
 	}{
 		{"from now on", -1, letagents.EventStart{Cursor: 6, Seq: 4}, ""},
 		{"after nothing", 0, letagents.EventStart{Cursor: 0, Seq: 0}, ""},

@@ -292,10 +292,10 @@ func (s *Store) DecideBoardIntent(ctx context.Context, roomID string, id int64, 
 	case err != nil:
 		return cur, err
 	case cur.Status == letagents.IntentExpired:
-		return cur, &letagents.Error{Code: letagents.Conflict, Reason: letagents.CodeIntentExpired,
+		return cur, &letagents.Error{Kind: letagents.Conflict, Code: letagents.CodeIntentExpired,
 			Message: fmt.Sprintf("Board intent %s has expired; the agent must register it again.", intentRef(id))}
 	}
-	return cur, &letagents.Error{Code: letagents.Conflict, Reason: letagents.CodeIntentNotPending, Fields: map[string]any{"status": cur.Status},
+	return cur, &letagents.Error{Kind: letagents.Conflict, Code: letagents.CodeIntentNotPending, Fields: map[string]any{"status": cur.Status},
 		Message: fmt.Sprintf("Board intent %s is %s; only a pending intent can be approved or denied.", intentRef(id), cur.Status)}
 }
 
@@ -324,11 +324,11 @@ func (s *Store) UseBoardIntent(ctx context.Context, roomID string, id int64, u B
 	// Refused: say why, from the intent as it is now.
 	ref := intentRef(id)
 	refuse := func(code, format string, args ...any) error {
-		return &letagents.Error{Code: letagents.Forbidden, Reason: code, Message: fmt.Sprintf(format, args...)}
+		return &letagents.Error{Kind: letagents.Forbidden, Code: code, Message: fmt.Sprintf(format, args...)}
 	}
 	cur, err := s.BoardIntent(ctx, roomID, id, now)
 	switch {
-	case letagents.IsCode(err, letagents.NotFound):
+	case letagents.IsKind(err, letagents.NotFound):
 		return cur, refuse(letagents.CodeIntentRequired, "Board intent %s not found in this room; register one and have it approved.", ref)
 	case err != nil:
 		return cur, err
@@ -337,7 +337,7 @@ func (s *Store) UseBoardIntent(ctx context.Context, roomID string, id int64, u B
 	case cur.Status == letagents.IntentPending || cur.Status == letagents.IntentDenied:
 		return cur, refuse(letagents.CodeIntentNotApproved, "Board intent %s is %s, not approved.", ref, cur.Status)
 	case subtle.ConstantTimeCompare(cur.ApprovalTokenHash, u.TokenHash) != 1:
-		return cur, &letagents.Error{Code: letagents.Unauthorized, Reason: letagents.CodeApprovalToken,
+		return cur, &letagents.Error{Kind: letagents.Unauthorized, Code: letagents.CodeApprovalToken,
 			Message: fmt.Sprintf("Invalid board_approval_token for board intent %s.", ref)}
 	case cur.Status == letagents.IntentUsed:
 		return cur, refuse(letagents.CodeIntentUsed, "Board intent %s was already used; an approval allows one action.", ref)

@@ -18,7 +18,7 @@ import (
 func reasonOf(err error) string {
 	var e *letagents.Error
 	if errors.As(err, &e) {
-		return e.Reason
+		return e.Code
 	}
 	return ""
 }
@@ -171,7 +171,7 @@ func TestBoardIntentLifecycle(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		edit   func(u *store.BoardIntentUse)
-		code   letagents.ErrorCode
+		code   letagents.ErrorKind
 		reason string
 	}{
 		{"wrong token", func(u *store.BoardIntentUse) { u.TokenHash = tokenHash("nope") }, letagents.Unauthorized, letagents.CodeApprovalToken},

@@ -158,7 +158,7 @@ func (s *Store) AnnounceLiveness(ctx context.Context, sessionID int64, now time.
 			return err
 		})
 		switch {
-		case letagents.IsCode(err, letagents.Conflict):
+		case letagents.IsKind(err, letagents.Conflict):
 			// Rolled back to the savepoint: the mark goes without a post.
 		case err != nil:
 			return fmt.Errorf("announce liveness: post %s notice: %w", n.Kind, err)

@@ -27,7 +27,7 @@ import (
 // gives every new message a new id.
 func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (msg letagents.Message, created bool, err error) {
 	msg, err = s.sendMessage(ctx, s.pool, m)
-	if m.ClientMessageID == "" || !letagents.IsCode(err, letagents.Conflict) {
+	if m.ClientMessageID == "" || !letagents.IsKind(err, letagents.Conflict) {
 		return msg, err == nil, err
 	}
 	msg, err = s.messageByClientID(ctx, m.RoomID, m.ClientMessageID)

@@ -35,7 +35,7 @@ func TestPinMessage(t *testing.T) {
 		room string
 		seq  int64
 		pin  bool
-		want letagents.ErrorCode // "" for success
+		want letagents.ErrorKind // "" for success
 	}{
 		{"pin", room.ID, 1, true, ""},
 		{"pin again", room.ID, 1, true, ""},

@@ -123,7 +123,7 @@ func TestSearchRefusals(t *testing.T) {
 		name  string
 		rooms []string
 		q     letagents.SearchQuery
-		code  letagents.ErrorCode
+		code  letagents.ErrorKind
 		rsn   string
 	}{
 		{"empty", []string{"refusals"}, letagents.SearchQuery{Text: "  "}, letagents.Invalid, letagents.CodeSearchQueryInvalid},
@@ -144,7 +144,7 @@ func TestSearchRefusals(t *testing.T) {
 			}
 			_, err := s.Search(context.Background(), tt.rooms, tt.q)
 			var e *letagents.Error
-			if !errors.As(err, &e) || e.Code != tt.code || e.Reason != tt.rsn {
+			if !errors.As(err, &e) || e.Kind != tt.code || e.Code != tt.rsn {
 				t.Errorf("error %v (%+v), want code %s reason %s", err, e, tt.code, tt.rsn)
 			}
 		})

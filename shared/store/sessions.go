@@ -129,7 +129,7 @@ func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now t
 			}
 			return nil
 		}
-		return &letagents.Error{Code: letagents.Conflict, Reason: letagents.CodeDisplayNameExhausted,
+		return &letagents.Error{Kind: letagents.Conflict, Code: letagents.CodeDisplayNameExhausted,
 			Message: fmt.Sprintf("Every display name tried (%d) is taken by a live agent in this room; pass another display_name.", len(n.Names))}
 	})
 	if err != nil {

@@ -19,10 +19,10 @@ func newStore(t testing.TB) *store.Store {
 	return store.New(pgtest.New(t).Pool)
 }
 
-func codeOf(err error) letagents.ErrorCode {
+func codeOf(err error) letagents.ErrorKind {
 	var e *letagents.Error
 	if errors.As(err, &e) {
-		return e.Code
+		return e.Kind
 	}
 	return ""
 }
@@ -138,7 +138,7 @@ func TestInviteShapedIDs(t *testing.T) {
 	}
 	// A three-group id is the shape of a minted code: without its invite
 	// room it is a mistyped or stale code, never a new named room.
-	if r, _, err := s.EnsureRoom(ctx, "ABCD-EFGH-IJKL"); !letagents.IsCode(err, letagents.NotFound) {
+	if r, _, err := s.EnsureRoom(ctx, "ABCD-EFGH-IJKL"); !letagents.IsKind(err, letagents.NotFound) {
 		t.Errorf("EnsureRoom of an unknown three-group code = %+v, %v; want NotFound", r, err)
 	}
 	if got, invite, err := s.RoomID(ctx, "abcd-efgh-ijkl"); err != nil || got != "ABCD-EFGH-IJKL" || invite {
@@ -151,7 +151,7 @@ func TestInviteShapedIDs(t *testing.T) {
 		t.Errorf("RoomID(repo id) = %q, invite %v, %v; want it as it is", got, invite, err)
 	}
 	var e *letagents.Error
-	if _, err := s.Room(ctx, "nowhere"); !errors.As(err, &e) || e.Code != letagents.NotFound || e.Reason != "ROOM_NOT_FOUND" {
+	if _, err := s.Room(ctx, "nowhere"); !errors.As(err, &e) || e.Kind != letagents.NotFound || e.Code != "ROOM_NOT_FOUND" {
 		t.Errorf("Room(nowhere) = %#v, want not found with reason ROOM_NOT_FOUND", err)
 	}
 }
@@ -321,7 +321,7 @@ func TestSendMessageValidation(t *testing.T) {
 	tests := []struct {
 		name string
 		m    letagents.NewMessage
-		want letagents.ErrorCode
+		want letagents.ErrorKind
 	}{
 		{"no sender", letagents.NewMessage{RoomID: room.ID, Text: "x"}, letagents.Invalid},
 		{"blank text", letagents.NewMessage{RoomID: room.ID, Sender: "a", Text: "  "}, letagents.Invalid},

@@ -107,7 +107,7 @@ func TestTaskChangesNumberEveryChange(t *testing.T) {
 	if len(got) != 2 || got[0].Seq != first.Seq || got[1].Seq != 3 || got[1].Status != letagents.TaskCancelled {
 		t.Errorf("two changed tasks = %+v, want task_1 then task_3 cancelled", got)
 	}
-	if _, err := b.s.EventStart(ctx, "no such room", -1); !letagents.IsCode(err, letagents.NotFound) {
+	if _, err := b.s.EventStart(ctx, "no such room", -1); !letagents.IsKind(err, letagents.NotFound) {
 		t.Errorf("EventStart of a missing room: %v, want NotFound", err)
 	}
 }

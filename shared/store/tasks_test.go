@@ -45,7 +45,7 @@ var (
 func coordCode(err error) string {
 	var e *letagents.Error
 	if errors.As(err, &e) {
-		return e.Reason
+		return e.Code
 	}
 	return ""
 }
@@ -172,7 +172,7 @@ func TestTransitionMatrix(t *testing.T) {
 				if coordCode(err) != letagents.CodeWrongActor {
 					t.Errorf("%s: %v, want Conflict %s", name, err, letagents.CodeWrongActor)
 				}
-			case !want && !letagents.IsCode(err, letagents.Invalid):
+			case !want && !letagents.IsKind(err, letagents.Invalid):
 				t.Errorf("%s: %v, want Invalid", name, err)
 			case !want && !strings.Contains(err.Error(), "Invalid transition: "+string(from)+" → "+string(to)):
 				t.Errorf("%s: error %q does not name the transition", name, err)
@@ -236,16 +236,16 @@ func TestCreateAndList(t *testing.T) {
 			t.Errorf("%+v: tasks %v has_more %v, want %v %v", tt.q, got, page.HasMore, tt.want, tt.hasMore)
 		}
 	}
-	if _, err := b.s.Tasks(ctx, "no such room", store.TaskQuery{Limit: 10}, b.now); !letagents.IsCode(err, letagents.NotFound) {
+	if _, err := b.s.Tasks(ctx, "no such room", store.TaskQuery{Limit: 10}, b.now); !letagents.IsKind(err, letagents.NotFound) {
 		t.Errorf("list of a missing room: %v", err)
 	}
-	if _, err := b.s.Task(ctx, b.room, 99, b.now); !letagents.IsCode(err, letagents.NotFound) || err.Error() != "Task not found" {
+	if _, err := b.s.Task(ctx, b.room, 99, b.now); !letagents.IsKind(err, letagents.NotFound) || err.Error() != "Task not found" {
 		t.Errorf("missing task: %v", err)
 	}
-	if _, err := b.s.CreateTask(ctx, store.NewTask{RoomID: "no such room", Title: "x", CreatedBy: "Ann"}, b.now); !letagents.IsCode(err, letagents.NotFound) {
+	if _, err := b.s.CreateTask(ctx, store.NewTask{RoomID: "no such room", Title: "x", CreatedBy: "Ann"}, b.now); !letagents.IsKind(err, letagents.NotFound) {
 		t.Errorf("create in a missing room: %v", err)
 	}
-	if _, err := b.s.CreateTask(ctx, store.NewTask{RoomID: b.room, Title: strings.Repeat("x", letagents.MaxTaskTitleBytes+1), CreatedBy: "Ann"}, b.now); !letagents.IsCode(err, letagents.Invalid) {
+	if _, err := b.s.CreateTask(ctx, store.NewTask{RoomID: b.room, Title: strings.Repeat("x", letagents.MaxTaskTitleBytes+1), CreatedBy: "Ann"}, b.now); !letagents.IsKind(err, letagents.Invalid) {
 		t.Errorf("over-long title: %v", err)
 	}
 }
@@ -269,7 +269,7 @@ func TestConcurrentClaims(t *testing.T) {
 		switch {
 		case err == nil:
 			won++
-		case coordCode(err) != letagents.CodeWrongActor || !letagents.IsCode(err, letagents.Conflict):
+		case coordCode(err) != letagents.CodeWrongActor || !letagents.IsKind(err, letagents.Conflict):
 			t.Errorf("claim %d: %v, want Conflict %s", i, err, letagents.CodeWrongActor)
 		}
 	}
@@ -372,7 +372,7 @@ func TestOwnershipAndReview(t *testing.T) {
 		t.Fatalf("holder's change: %+v, %v", got, err)
 	}
 	someone := "Someone else"
-	if _, err := b.s.UpdateTask(ctx, b.room, task.Seq, store.TaskChange{Assignee: &someone, Actor: roomAdmin}, b.now); !letagents.IsCode(err, letagents.Invalid) {
+	if _, err := b.s.UpdateTask(ctx, b.room, task.Seq, store.TaskChange{Assignee: &someone, Actor: roomAdmin}, b.now); !letagents.IsKind(err, letagents.Invalid) {
 		t.Errorf("editing the assignee: %v, want Invalid", err)
 	}
 
@@ -433,7 +433,7 @@ func TestReleaseAndExpiry(t *testing.T) {
 	if _, _, err := b.s.ReleaseWorkLease(ctx, b.room, task.Seq, store.LeaseRelease{Actor: workerA, LeaseID: "tl_" + strings.Repeat("0", 32)}, b.now); coordCode(err) != letagents.CodeStaleLease {
 		t.Errorf("stale lease id: %v", err)
 	}
-	if _, _, err := b.s.ReleaseWorkLease(ctx, b.room, task.Seq, store.LeaseRelease{Actor: workerB}, b.now); !letagents.IsCode(err, letagents.Forbidden) {
+	if _, _, err := b.s.ReleaseWorkLease(ctx, b.room, task.Seq, store.LeaseRelease{Actor: workerB}, b.now); !letagents.IsKind(err, letagents.Forbidden) {
 		t.Errorf("release by another agent: %v, want Forbidden", err)
 	}
 	// A heartbeat by the holder pushes the expiry on.
