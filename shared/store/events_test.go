@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
@@ -114,16 +115,8 @@ func TestRoomEventsOneNotifyPerTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := d.Pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
+	conn := listenRoom(t, d.Pool, s, room.ID)
 	channel := pgx.Identifier{s.RoomChannel(room.ID)}.Sanitize()
-	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _, _ = conn.Exec(ctx, "UNLISTEN *") }()
 	if _, err := s.CreateTask(ctx, store.NewTask{RoomID: room.ID, Title: "t", CreatedBy: "ann", Accepted: true}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -230,4 +223,21 @@ func TestRoomEventsConcurrentWritersLeaveNoGap(t *testing.T) {
 			t.Fatalf("message %d the reader saw is msg_%d, want msg_%d: %v", i, seq, i+1, seen)
 		}
 	}
+}
+
+// listenRoom is a connection of pool that LISTENs on room's channel
+// until the test ends.
+func listenRoom(t *testing.T, pool *pgxpool.Pool, s *store.Store, room string) *pgxpool.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Release)
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.RoomChannel(room)}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = conn.Exec(ctx, "UNLISTEN *") })
+	return conn
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
@@ -349,14 +348,7 @@ func TestReasoningWritesRingTheRoom(t *testing.T) {
 	s := store.New(d.Pool)
 	ctx := context.Background()
 	reasoningRoom(t, s, "bell")
-	conn, err := d.Pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.RoomChannel("bell")}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
+	conn := listenRoom(t, d.Pool, s, "bell")
 	ring := func(what string) {
 		t.Helper()
 		wctx, cancel := context.WithTimeout(ctx, testwait.Bound)
@@ -380,9 +372,6 @@ func TestReasoningWritesRingTheRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	ring("close")
-	if _, err := conn.Exec(ctx, "UNLISTEN *"); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // reasoningPage is the reasoning events of a page of a room's events.
