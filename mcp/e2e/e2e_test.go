@@ -20,7 +20,7 @@ var wantTools = []string{
 	"add_task", "approve_board_intent", "check_repo", "check_repo_visibility", "claim_task", "claim_task_review", "clear_saved_auth", "complete_task",
 	"create_project", "create_room", "deny_board_intent", "disconnect_agent_session", "get_board", "get_board_settings",
 	"get_current_room", "get_onboarding_status", "get_room_artifacts", "get_room_events", "handoff_task_lease", "initialize_repo", "join_code",
-	"join_project", "join_room", "list_board_intents", "poll_device_auth", "post_reasoning", "post_status", "publish_room_artifact", "read_messages",
+	"join_project", "join_room", "list_board_intents", "pin_message", "poll_device_auth", "post_reasoning", "post_status", "publish_room_artifact", "read_messages",
 	"register_agent_session", "register_board_intent", "register_task_claim_intent", "register_task_close_intent",
 	"register_task_create_intent", "register_task_lease_action_intent", "release_task_lease", "release_task_review",
 	"resume_room_session", "search_messages", "send_message", "send_thread_message", "set_agent_name", "set_board_manager_mode", "start_device_auth",
