@@ -122,6 +122,8 @@ func (f *feed) next(ctx context.Context) ([]event, int64, bool, error) {
 		case e.Reasoning != nil:
 			name, data := reasoningEvent(f.room, *e.Reasoning)
 			evs = append(evs, event{name: name, data: data})
+		case e.Room != nil:
+			evs = append(evs, event{name: wire.EventRoomUpdate, data: wire.RoomUpdate{RoomID: e.Room.ID, DisplayName: e.Room.DisplayName}})
 		}
 	}
 	f.s.surfaced(ctx, f.sess, f.room, msgs, letagents.ViaStream)

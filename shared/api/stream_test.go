@@ -573,3 +573,26 @@ func TestStreamRender(t *testing.T) {
 		testwait.Until(t, "the stream to close", func() bool { return b.svc.Hub.Stats().Subscribers == 0 })
 	}
 }
+
+// A rename goes to every reader of the room as a room_update event with
+// the room's id and new name and nothing else, and no id, so a client's
+// resume point stays the last message.
+func TestStreamRoomUpdate(t *testing.T) {
+	t.Parallel()
+	e, ann, bob, _ := intentRoom(t, "renamed")
+	stream := e.openStream(t, "/rooms/renamed/messages/stream", http.Header{"Authorization": {"Bearer " + bob}})
+	defer stream.close()
+	for _, name := range []string{"Blue Otter", "Red Fox"} {
+		e.as(t, ann, http.MethodPatch, "/rooms/renamed", `{"display_name": "`+name+`"}`).want(t, 200, "")
+		for {
+			ev, data := stream.event(t)
+			if ev.name != wire.EventRoomUpdate {
+				continue
+			}
+			if len(data) != 2 || data["room_id"] != "renamed" || data["display_name"] != name || ev.hasID {
+				t.Errorf("rename to %q: event %+v %v, want room_id and display_name alone, with no id", name, ev, data)
+			}
+			break
+		}
+	}
+}

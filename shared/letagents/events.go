@@ -16,16 +16,19 @@ const (
 	EventReasoning EventKind = "reasoning"
 	// EventPin is a message pinned or unpinned; its item is the message.
 	EventPin EventKind = "pin"
+	// EventRoom is a room renamed; its item is the room.
+	EventRoom EventKind = "room"
 )
 
 // RoomEvent is one event of a room's log with its item as it is now:
-// exactly one of Message, Task and Reasoning is set, as Kind says.
+// exactly one of Message, Task, Reasoning and Room is set, as Kind says.
 type RoomEvent struct {
 	Seq       int64 // its number in the room's event sequence
 	Kind      EventKind
 	Message   *Message
 	Task      *Task
 	Reasoning *ReasoningChange
+	Room      *Room
 }
 
 // EventPage is the events of a room after a cursor, oldest first. Last

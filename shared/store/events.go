@@ -86,7 +86,7 @@ func (s *Store) EventStart(ctx context.Context, roomID string, afterSeq int64) (
 // RoomEvents reads up to limit events of a room after the event cursor,
 // oldest first, each with its item as it is now: a message as reads give
 // it, a task with its active leases as of now, a reasoning session with
-// the update its latest change appended. A task or reasoning session
+// the update its latest change appended, a room as it is named now. A task or reasoning session
 // changed more than once after the cursor shows once, at its latest
 // change, as it now is. Prompt-only messages are left out, as reads leave
 // them out. It only reads. NotFound when the room does not exist.
@@ -159,6 +159,7 @@ func (s *Store) RoomEvents(ctx context.Context, roomID string, after int64, limi
 type eventRefs struct {
 	messages, tasks []int64
 	reasoning       []string
+	room            bool
 }
 
 func (r *eventRefs) add(kind letagents.EventKind, ref int64, refID string) {
@@ -169,6 +170,8 @@ func (r *eventRefs) add(kind letagents.EventKind, ref int64, refID string) {
 		r.tasks = append(r.tasks, ref)
 	case letagents.EventReasoning:
 		r.reasoning = append(r.reasoning, refID)
+	case letagents.EventRoom:
+		r.room = true
 	}
 }
 
@@ -177,6 +180,7 @@ type eventItemSet struct {
 	messages  map[int64]letagents.Message
 	tasks     map[int64]letagents.Task
 	reasoning map[string]letagents.ReasoningChange
+	room      *letagents.Room
 }
 
 // fill sets ev's item; false when it is gone from reads (a prompt-only
@@ -195,8 +199,10 @@ func (s eventItemSet) fill(ev *letagents.RoomEvent, ref int64, refID string) boo
 		if c, ok := s.reasoning[refID]; ok {
 			ev.Reasoning = &c
 		}
+	case letagents.EventRoom:
+		ev.Room = s.room
 	}
-	return ev.Message != nil || ev.Task != nil || ev.Reasoning != nil
+	return ev.Message != nil || ev.Task != nil || ev.Reasoning != nil || ev.Room != nil
 }
 
 // eventItems reads the items refs names, one statement per kind present.
@@ -237,6 +243,13 @@ func (s *Store) eventItems(ctx context.Context, roomID string, refs eventRefs, n
 			c := r.change()
 			set.reasoning[c.Session.ID] = c
 		}
+	}
+	if refs.room {
+		room, err := queryOne[letagents.Room](ctx, s.pool, `SELECT `+roomColumns+` FROM rooms WHERE id = $1`, roomID)
+		if err != nil {
+			return set, fmt.Errorf("room: %w", err)
+		}
+		set.room = &room
 	}
 	return set, nil
 }

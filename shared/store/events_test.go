@@ -241,3 +241,36 @@ func listenRoom(t *testing.T, pool *pgxpool.Pool, s *store.Store, room string) *
 	t.Cleanup(func() { _, _ = conn.Exec(ctx, "UNLISTEN *") })
 	return conn
 }
+
+// A rename is one room event whose item is the room as renamed; renaming
+// a room that does not exist logs nothing.
+func TestRenameRoomLogsOneEvent(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	room, _, err := s.EnsureRoom(ctx, "renamed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"Blue Otter", "Red Fox"} {
+		before, err := s.RoomEvents(ctx, room.ID, 0, 100, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.RenameRoom(ctx, room.ID, name)
+		if err != nil || got.DisplayName != name {
+			t.Fatalf("rename %d = %+v, %v", i, got, err)
+		}
+		page, err := s.RoomEvents(ctx, room.ID, before.Last, 100, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Events) != 1 || page.Events[0].Kind != letagents.EventRoom || page.Events[0].Room == nil ||
+			page.Events[0].Room.DisplayName != name || page.Last != before.Last+1 {
+			t.Errorf("rename to %q: events %+v last %d, want one room event named so after %d", name, page.Events, page.Last, before.Last)
+		}
+	}
+	if _, err := s.RenameRoom(ctx, "nowhere", "x"); codeOf(err) != letagents.NotFound {
+		t.Errorf("renaming a missing room = %v, want NotFound", err)
+	}
+}

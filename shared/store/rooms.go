@@ -202,9 +202,12 @@ func ensureRoom(ctx context.Context, tx pgx.Tx, id string, kind letagents.RoomKi
 	return r, false, nil
 }
 
-// RenameRoom sets a room's display name.
+// RenameRoom sets a room's display name and logs the change as a room
+// event, in one statement.
 func (s *Store) RenameRoom(ctx context.Context, id, displayName string) (letagents.Room, error) {
-	r, err := queryOne[letagents.Room](ctx, s.pool, `UPDATE rooms SET display_name = $2 WHERE id = $1 RETURNING `+roomColumns, id, displayName)
+	r, err := queryOne[letagents.Room](ctx, s.pool, `
+		WITH `+roomEvent{kind: letagents.EventRoom, room: "$1", channel: "$3", set: ", display_name = $2"}.with()+`
+		SELECT `+roomColumns+` FROM next`, id, displayName, s.RoomChannel(id))
 	switch {
 	case isNoRows(err):
 		return r, letagents.RoomNotFound()

@@ -20,6 +20,8 @@ const (
 	// changed after it was sent: a room admin pinned or unpinned it. It
 	// has no id, so a client's last event id stays the last message.
 	EventMessageUpdate = "message_update"
+	// EventRoomUpdate carries a RoomUpdate: the room was renamed.
+	EventRoomUpdate = "room_update"
 	// EventAccessRevoked is the last event of an event stream whose caller
 	// may no longer read the room; the server ends the stream after it.
 	// Its data is the error a new request would get ({"error", "code",
@@ -36,12 +38,19 @@ const (
 )
 
 // Events lists every live event name, in the order above.
-var Events = []string{EventMessage, EventTaskUpdate, EventReasoningUpdate, EventReasoningRemove, EventMessageUpdate, EventAccessRevoked,
-	EventHeartbeat}
+var Events = []string{EventMessage, EventTaskUpdate, EventReasoningUpdate, EventReasoningRemove, EventMessageUpdate, EventRoomUpdate,
+	EventAccessRevoked, EventHeartbeat}
 
 // Heartbeat is the data of a heartbeat event: how often they come, so
 // that a client knows how long a silence means the stream is dead. The
 // first comes as the stream opens.
 type Heartbeat struct {
 	EveryMS int64 `json:"every_ms"`
+}
+
+// RoomUpdate is the data of a room_update event: the room's id and its
+// display name as GET /rooms/{room}/info gives them.
+type RoomUpdate struct {
+	RoomID      string `json:"room_id"`
+	DisplayName string `json:"display_name"`
 }

@@ -97,3 +97,14 @@ test("silenceLimit waits two heartbeats and some slack", () => {
     assert.equal(silenceLimit(hb), want, JSON.stringify(hb));
   }
 });
+
+test("a room update renames the room live and ignores data without a name", () => {
+  const r = reduce(initialState(), ev.ROOM_UPDATE, { room_id: "r", display_name: "Blue Otter" });
+  assert.equal(r.state.displayName, "Blue Otter");
+  assert.deepEqual([...r.draw], ["room"]);
+  for (const data of [null, "x", { room_id: "r" }]) {
+    const bad = reduce(initialState(), ev.ROOM_UPDATE, data);
+    assert.equal(bad.draw.size, 0);
+    assert.equal(bad.state.displayName, undefined);
+  }
+});

@@ -7,8 +7,9 @@ export const TASK_UPDATE = "task_update";
 export const REASONING_UPDATE = "reasoning_update";
 export const REASONING_REMOVE = "reasoning_remove";
 export const MESSAGE_UPDATE = "message_update";
+export const ROOM_UPDATE = "room_update";
 export const ACCESS_REVOKED = "access_revoked";
 export const HEARTBEAT = "heartbeat";
 
 // EVENTS lists them all.
-export const EVENTS = Object.freeze([MESSAGE, TASK_UPDATE, REASONING_UPDATE, REASONING_REMOVE, MESSAGE_UPDATE, ACCESS_REVOKED, HEARTBEAT]);
+export const EVENTS = Object.freeze([MESSAGE, TASK_UPDATE, REASONING_UPDATE, REASONING_REMOVE, MESSAGE_UPDATE, ROOM_UPDATE, ACCESS_REVOKED, HEARTBEAT]);

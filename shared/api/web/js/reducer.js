@@ -14,7 +14,8 @@ export function initialState() {
 
 // reduce applies one event of type with its JSON data to state. It
 // answers { state, messages, draw, refresh }: messages to add to the
-// chat, draw the parts to draw again ("board", "agents"), refresh the
+// chat, draw the parts to draw again ("board", "agents", "room": its
+// name, state.displayName), refresh the
 // lists to reload from the server ("agents", "board"). Unknown events
 // change nothing.
 export function reduce(state, type, data) {
@@ -50,6 +51,11 @@ export function reduce(state, type, data) {
       }
       break;
     }
+    case ev.ROOM_UPDATE:
+      if (!data || typeof data !== "object" || typeof data.display_name !== "string") break;
+      out.state = { ...state, displayName: data.display_name };
+      out.draw.add("room");
+      break;
   }
   return out;
 }

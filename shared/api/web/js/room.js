@@ -186,6 +186,7 @@ function onEvent(type, data) {
   if (r.messages.length) messages.add(r.messages);
   if (r.draw.has("board")) board.draw();
   if (r.draw.has("agents")) agents.draw();
+  if (r.draw.has("room")) showName(r.state.displayName);
   if (r.refresh.has("board")) board.refresh(true);
   if (r.refresh.has("agents")) agents.refresh();
 }
@@ -234,7 +235,7 @@ function showRoom(room) {
     h1.textContent = title;
   }
   document.title = title + " · LetAgents";
-  $("codename").textContent = room.display_name ? `“${room.display_name}” ·` : "";
+  showName(room.display_name);
   $("room-id").textContent = roomId;
   if (room.code && room.code !== title) {
     $("room-code").textContent = room.code;
@@ -243,6 +244,13 @@ function showRoom(room) {
   $("idline").hidden = false;
   intents.draw();
   board.draw(true);
+}
+
+// showName puts the room's display name (its codename, or the name an
+// admin gave it) beside the room id, as the room opens and live as it is
+// renamed.
+function showName(name) {
+  $("codename").textContent = name ? `“${name}” ·` : "";
 }
 
 // openRoom reads the room (GET …/info, which no rate counts, so reloads
