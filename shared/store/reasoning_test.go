@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
