@@ -36,4 +36,9 @@ CREATE INDEX room_events_message_idx ON room_events (room_id, ref) WHERE kind = 
 -- changes numbered from now on never meet an old one.
 INSERT INTO room_events (room_id, seq, kind, ref) SELECT room_id, seq, 'message', seq FROM messages;
 UPDATE rooms SET last_event = greatest(last_seq, last_task_change, last_reasoning_seq);
-ALTER TABLE rooms DROP COLUMN last_task_change, DROP COLUMN last_reasoning_seq;
+--
+-- rooms.last_task_change and rooms.last_reasoning_seq are no longer read
+-- by this build, but the build before it writes them, and it serves while
+-- this one rolls out, or again for good when the deploy fails and rolls
+-- back after this migration ran: they are dropped by a later migration,
+-- once no deployed build uses them (docs/deploy.md, "Schema changes").
