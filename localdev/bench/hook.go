@@ -174,7 +174,7 @@ func (b *bench) hookBench(ctx context.Context, runnerURL string) error {
 		r50, r99 := vs(serverStart)
 		return row{name: "diag: `letagents --help` (the binary's start with every package initialised, no I/O)",
 			p50: ms(serverStart.pct(.5)), p99: ms(serverStart.pct(.99)), r50: r50, r99: r99,
-			notes: fmt.Sprintf("n=%d; ratio vs floor H: what the MCP server's packages cost at start (GODEBUG=inittrace=1 shows github.com/santhosh-tekuri/jsonschema/v6, linked by the MCP server's argument validator (mcp/server/validate.go), as most of it); a hook skips them", len(serverStart))}
+			notes: fmt.Sprintf("n=%d; ratio vs floor H: what the MCP server's packages cost at start (GODEBUG=inittrace=1 shows github.com/santhosh-tekuri/jsonschema/v6, which mcp-go's server package links, as most of it); a hook skips them", len(serverStart))}
 	})
 	b.add(secHook, func() row {
 		r50, r99 := vs(start)

@@ -4,7 +4,8 @@
 //
 // The runtime holds the agent's tool call until the hook exits, and
 // initialising the MCP server's packages took longer than the hook's
-// whole work: the server's argument validator links a JSON-schema library
+// whole work: the server's argument validator and mcp-go's server package
+// both link a JSON-schema library (github.com/santhosh-tekuri/jsonschema/v6)
 // that compiles every draft's meta-schema in its init. Go initialises packages in the
 // order of their import paths as far as their imports allow, and this one
 // (github.com/letagents/…) needs nothing that waits for
