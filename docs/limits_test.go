@@ -62,6 +62,7 @@ var documentedLimits = []struct {
 	{"DefaultRoomStreamMax", "open event streams", fmt.Sprintf("/ `LETAGENTS_STREAM_ROOM_MAX` (%d)", letagents.DefaultRoomStreamMax)},
 	{"DefaultUnreadLimit", "unread take `limit`", fmt.Sprintf("default %d", letagents.DefaultUnreadLimit)},
 	{"MaxUnreadLimit", "unread take `limit`", fmt.Sprintf("at most %d", letagents.MaxUnreadLimit)},
+	{"MaxUnreadWithin", "unread take `answer_within_ms`", fmt.Sprintf("1–%d ms", letagents.MaxUnreadWithin.Milliseconds())},
 	{"MaxTokenBytes", "a presented token", fmt.Sprintf("%d bytes", letagents.MaxTokenBytes)},
 	{"MinRoomDisplayName", "room display name", fmt.Sprintf("%d–", letagents.MinRoomDisplayName)},
 	{"MaxRoomDisplayName", "room display name", fmt.Sprintf("–%d characters", letagents.MaxRoomDisplayName)},

@@ -128,6 +128,10 @@ type Config struct {
 // run gives up on stay unread for the next one.
 const DefaultTimeout = 700 * time.Millisecond
 
+// answerMargin is what a run keeps of its time, out of what it gives the
+// server to commit a take, for the answer's way back and its print.
+const answerMargin = 100 * time.Millisecond
+
 // ErrUnknownEvent is a run's only error: the event is none a run answers
 // (a configuration mistake, not a passing failure).
 var ErrUnknownEvent = errors.New("unknown hook event")
@@ -208,6 +212,16 @@ func takeUnread(ctx context.Context, apiURL, token string, sess state.AgentSessi
 		{wire.SessionIDHeader, sess.SessionID}, {wire.SessionTokenHeader, sess.SessionToken}}
 	if token != "" {
 		header = append(header, [2]string{"Authorization", "Bearer " + token})
+	}
+	if d, ok := ctx.Deadline(); ok {
+		// The server commits the take only if it can within the time this
+		// run will still read its answer, so that a run that gives up
+		// never leaves messages recorded as surfaced that it did not print.
+		within := time.Until(d) - answerMargin
+		if within < time.Millisecond {
+			return u, errors.New("no time left to take the unread messages")
+		}
+		q.AnswerWithinMs = within.Milliseconds()
 	}
 	body, err := json.Marshal(q)
 	if err != nil {

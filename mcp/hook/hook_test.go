@@ -455,10 +455,12 @@ func TestContext(t *testing.T) {
 // keeps the session. The wait here is only testwait's generous bound.
 func TestRunGivesUpOnAHangingServer(t *testing.T) {
 	t.Parallel()
-	got := make(chan struct{}, 16)
+	got := make(chan wire.TakeUnread, 16)
 	release := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got <- struct{}{}
+		var q wire.TakeUnread
+		_ = json.NewDecoder(r.Body).Decode(&q)
+		got <- q
 		select {
 		case <-r.Context().Done():
 		case <-release:
@@ -499,7 +501,12 @@ func TestRunGivesUpOnAHangingServer(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- hook.Run(context.Background(), cfg, tt.event, tt.stdin, &out) }()
 		if tt.wantRequest {
-			testwait.Recv(t, "the hanging server to get the request ("+tt.name+")", got)
+			// The server may commit a take only while the run still waits
+			// for its answer, less the time the answer needs back.
+			q := testwait.Recv(t, "the hanging server to get the request ("+tt.name+")", got)
+			if q.AnswerWithinMs <= 0 || q.AnswerWithinMs > (hook.DefaultTimeout-100*time.Millisecond).Milliseconds() {
+				t.Errorf("%s: answer_within_ms %d; want within the run's %v bound, less 100 ms for the answer", tt.name, q.AnswerWithinMs, hook.DefaultTimeout)
+			}
 		}
 		err := testwait.Recv(t, "the run to give up ("+tt.name+")", done)
 		if err != nil || out.Len() != 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/rooms"
@@ -92,6 +93,16 @@ func (s *server) takeUnread(w http.ResponseWriter, r *http.Request, c call) erro
 	case limit < 1 || limit > letagents.MaxUnreadLimit:
 		return letagents.Errorf(letagents.Invalid, "limit must be between 1 and %d", letagents.MaxUnreadLimit)
 	}
+	var deadline time.Time
+	switch within := time.Duration(req.AnswerWithinMs) * time.Millisecond; {
+	case req.AnswerWithinMs < 0 || within > letagents.MaxUnreadWithin:
+		return letagents.Errorf(letagents.Invalid, "answer_within_ms must be between 1 and %d (0: no bound)", letagents.MaxUnreadWithin.Milliseconds())
+	case within > 0:
+		// The caller's time runs from its send, before this arrived: what
+		// the request spent on the way shortens the caller's wait, which
+		// the caller allows for by asking for less.
+		deadline = time.Now().Add(within)
+	}
 	sess, err := s.agentSession(r, c.room, req.SessionCredentials, false)
 	if err != nil {
 		return err
@@ -100,7 +111,7 @@ func (s *server) takeUnread(w http.ResponseWriter, r *http.Request, c call) erro
 		return &letagents.Error{Kind: letagents.Forbidden, Code: letagents.CodeAgentSessionRequired,
 			Message: "An agent session's credentials are required: unread messages are its own."}
 	}
-	u, err := s.Store.TakeUnread(r.Context(), sess.ID, c.room, store.UnreadQuery{Filter: filter, Limit: limit, OnlyIfAsked: req.OnlyIfAsked}, s.now())
+	u, err := s.Store.TakeUnread(r.Context(), sess.ID, c.room, store.UnreadQuery{Filter: filter, Limit: limit, OnlyIfAsked: req.OnlyIfAsked, Deadline: deadline}, s.now())
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func TestUnreadTakesAndReceipts(t *testing.T) {
 	}
 
 	// Builder's hook takes what is addressed to it: the mention, asked.
-	take := e.callWith(t.Context(), t, http.MethodPost, "/rooms/team/messages/unread", `{"filter": "addressed"}`, b.headers()).want(t, 200, "")
+	take := e.callWith(t.Context(), t, http.MethodPost, "/rooms/team/messages/unread", `{"filter": "addressed", "answer_within_ms": 60000}`, b.headers()).want(t, 200, "")
 	msgs := take.messages(t)
 	if len(msgs) != 1 || msgs[0]["id"] != asked.str("id") || msgs[0]["addressed"] != "mention" || msgs[0]["asked"] != true ||
 		take.obj["asked"] != true || take.obj["has_more"] != false || take.str("cursor") != plain.str("id") || take.str("agent_session_id") != b.id {
@@ -166,6 +166,8 @@ func TestUnreadRefusals(t *testing.T) {
 		{"limit too big", http.MethodPost, "/rooms/refuse/messages/unread", `{"limit": 51}`, b.headers(), 400, "limit must be"},
 		{"negative limit", http.MethodPost, "/rooms/refuse/messages/unread", `{"limit": -1}`, b.headers(), 400, "limit must be"},
 		{"not JSON", http.MethodPost, "/rooms/refuse/messages/unread", `{"limit":`, b.headers(), 400, "not a JSON object"},
+		{"answer within too long", http.MethodPost, "/rooms/refuse/messages/unread", `{"answer_within_ms": 60001}`, b.headers(), 400, "answer_within_ms must be"},
+		{"answer within negative", http.MethodPost, "/rooms/refuse/messages/unread", `{"answer_within_ms": -1}`, b.headers(), 400, "answer_within_ms must be"},
 		{"another room's session", http.MethodPost, "/rooms/refuse/messages/unread", "", other.headers(), 403, "another room"},
 		{"no such message", http.MethodGet, "/rooms/refuse/messages/msg_999/deliveries", "", b.headers(), 404, "Message not found"},
 		{"not a message id", http.MethodGet, "/rooms/refuse/messages/nonsense/deliveries", "", b.headers(), 404, "Message not found"},

@@ -75,6 +75,9 @@ func ParseUnreadFilter(s string) (UnreadFilter, error) {
 const (
 	DefaultUnreadLimit = 10
 	MaxUnreadLimit     = 50
+	// MaxUnreadWithin bounds a take's answer_within: a caller that
+	// waits longer needs no bound.
+	MaxUnreadWithin = time.Minute
 	// UnreadScan bounds how far back a take looks past the session's
 	// cursor: an agent away for longer takes the newest UnreadScan
 	// messages' share and skips the rest.
@@ -113,3 +116,7 @@ type Unread struct {
 	// Cursor is the session's delivery cursor after the take.
 	Cursor int64
 }
+
+// CodeUnreadTooLate answers a take that could not be answered within the
+// time its caller gave (answer_within_ms): nothing was taken.
+const CodeUnreadTooLate = "UNREAD_TOO_LATE"

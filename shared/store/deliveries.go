@@ -43,6 +43,9 @@ type UnreadQuery struct {
 	// OnlyIfAsked takes nothing unless a person asked the agent
 	// something among its unread messages (letagents.Unread.Asked).
 	OnlyIfAsked bool
+	// Deadline, when set, is the last moment the take may commit; past
+	// it, nothing is taken (CodeUnreadTooLate).
+	Deadline time.Time
 }
 
 // unreadRow scans a message TakeUnread may take, with the room's last
@@ -159,6 +162,12 @@ func (s *Store) TakeUnread(ctx context.Context, sessionID int64, roomID string, 
 			sessionID, roomID, seqs, now, string(letagents.ViaHook), cursor)
 		if err != nil {
 			return fmt.Errorf("take unread messages: record: %w", err)
+		}
+		// Checked last, just before the commit: a caller that has given
+		// up would never show what a later commit records as surfaced.
+		if !q.Deadline.IsZero() && !time.Now().Before(q.Deadline) {
+			return &letagents.Error{Kind: letagents.Unavailable, Code: letagents.CodeUnreadTooLate,
+				Message: "The unread messages could not be taken within answer_within_ms; nothing was taken, take them again."}
 		}
 		u.Cursor = max(u.Cursor, cursor)
 		return nil

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -471,5 +472,25 @@ func TestTakeUnreadDurabilityIsItsOwn(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: synchronous_commit after the take is %q; want the server's %q", tt.name, got, want)
 		}
+	}
+}
+
+// A take that cannot commit by the deadline its caller gave takes
+// nothing: its hook has given up and would never print what it recorded.
+func TestTakeUnreadDeadline(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	now := testNow()
+	b := storetest.Register(t, s, "deadline", "Builder", letagents.SessionWorker, now)
+	news := send(t, s, "deadline", "ann", "news", 0, 0)
+
+	q := store.UnreadQuery{Filter: letagents.UnreadAll, Limit: 10, Deadline: time.Now().Add(-time.Millisecond)}
+	_, err := s.TakeUnread(context.Background(), b.ID, "deadline", q, now)
+	if e, ok := errors.AsType[*letagents.Error](err); !ok || e.Code != letagents.CodeUnreadTooLate || e.Kind != letagents.Unavailable {
+		t.Fatalf("a take past its deadline = %v; want an Unavailable %s", err, letagents.CodeUnreadTooLate)
+	}
+	q.Deadline = time.Now().Add(time.Minute)
+	if u := take(t, s, b, q); !slices.Equal(seqsOf(u), []int64{news.Seq}) {
+		t.Errorf("the take after the late one = %v; want [%d]: the late one took nothing", seqsOf(u), news.Seq)
 	}
 }

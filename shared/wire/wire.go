@@ -449,6 +449,11 @@ type TakeUnread struct {
 	// OnlyIfAsked takes nothing unless a person asked the agent something
 	// among its unread messages (a Stop hook's question).
 	OnlyIfAsked bool `json:"only_if_asked,omitempty"`
+	// AnswerWithinMs is how long after sending the caller still reads
+	// the answer (1 to 60000; 0: no bound): a take the server cannot
+	// commit within it takes nothing, so that nothing is recorded as
+	// surfaced to an agent whose hook had already given up.
+	AnswerWithinMs int64 `json:"answer_within_ms,omitempty"`
 	SessionCredentials
 }
 
