@@ -251,19 +251,21 @@ const changeSeq = `change_seq = coalesce((SELECT last_event FROM next), s.change
 // presence event of the room; the same report again, which agents send
 // as a heartbeat with every tool call and wait, moves only its times.
 func (s *Store) SetPresence(ctx context.Context, roomID string, id int64, p letagents.Presence) (letagents.AgentSession, error) {
-	err := s.pool.QueryRow(ctx, `
+	// The answer is the session as the UPDATE leaves it (RETURNING), which
+	// spares a read after it.
+	a, err := querySession(ctx, s.pool, `
 		WITH `+sessionChange("$1", "$5", "$6", "old.ended_at IS NULL AND (old.presence_at IS NULL OR (old.presence_status, old.presence_text) IS DISTINCT FROM ($2, $3))")+`
 		UPDATE agent_sessions s SET presence_status = $2, presence_text = $3, presence_at = $4, updated_at = $4,
 			last_seen_at = greatest(s.last_seen_at, $4), `+changeSeq+`
-		FROM old WHERE s.id = old.id AND old.ended_at IS NULL RETURNING s.id`, id, p.Status, p.Text, p.UpdatedAt, roomID,
-		s.RoomChannel(roomID)).Scan(new(int64))
+		FROM old WHERE s.id = old.id AND old.ended_at IS NULL RETURNING `+sessionColumns("$4"), id, p.Status, p.Text, p.UpdatedAt, roomID,
+		s.RoomChannel(roomID))
 	switch {
 	case isNoRows(err):
-		return letagents.AgentSession{}, letagents.Errorf(letagents.Unauthorized, "This agent session has ended; register a new one.")
+		return a, letagents.Errorf(letagents.Unauthorized, "This agent session has ended; register a new one.")
 	case err != nil:
-		return letagents.AgentSession{}, fmt.Errorf("set presence: %w", err)
+		return a, fmt.Errorf("set presence: %w", err)
 	}
-	return s.AgentSession(ctx, roomID, id, p.UpdatedAt)
+	return a, nil
 }
 
 // RecordNativeActivity notes that a session of the room's runtime
