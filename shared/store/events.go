@@ -89,8 +89,9 @@ func (s *Store) EventStart(ctx context.Context, roomID string, afterSeq int64) (
 // the update its latest change appended, a room as it is named now, a
 // worker session as of now (ended, or live with its open connections). A
 // task, reasoning session or agent session changed more than once after
-// the cursor shows once, at its latest change, as it now is. Prompt-only messages are left out, as reads leave
-// them out. It only reads. NotFound when the room does not exist.
+// the cursor shows once, at its latest change, as it now is. Prompt-only
+// messages are left out, as reads leave them out. It only reads. NotFound
+// when the room does not exist.
 func (s *Store) RoomEvents(ctx context.Context, roomID string, after int64, limit int, now time.Time) (letagents.EventPage, error) {
 	if limit < 1 {
 		return letagents.EventPage{}, letagents.Errorf(letagents.Invalid, "limit must be at least 1")
