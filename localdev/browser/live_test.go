@@ -111,10 +111,11 @@ func TestNativeActivityOnCard(t *testing.T) {
 		t.Errorf("before any report the card says %q, want no native line", got)
 	}
 
-	// The roster's own refresh brings the first report.
+	// Its presence event brings the first report (and the roster's own
+	// refresh would).
 	report(1, "working", "running go test ./...")
 	b.until("the native line", `(l => l.startsWith("codex: working — running go test ./..."))(`+line+`)`)
-	// A message, which reloads the people, brings the next at once.
+	// Its event brings the next, and so does the reload a message makes.
 	report(2, "blocked", "waiting for review")
 	r.send(room, "someone", "how is it going?")
 	b.until("the next report", `(l => l.startsWith("codex: blocked — waiting for review"))(`+line+`)`)
