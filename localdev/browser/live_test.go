@@ -111,10 +111,11 @@ func TestNativeActivityOnCard(t *testing.T) {
 		t.Errorf("before any report the card says %q, want no native line", got)
 	}
 
-	// The roster's own refresh brings the first report.
+	// Its presence event brings the first report (and the roster's own
+	// refresh would).
 	report(1, "working", "running go test ./...")
 	b.until("the native line", `(l => l.startsWith("codex: working — running go test ./..."))(`+line+`)`)
-	// A message, which reloads the people, brings the next at once.
+	// Its event brings the next, and so does the reload a message makes.
 	report(2, "blocked", "waiting for review")
 	r.send(room, "someone", "how is it going?")
 	b.until("the next report", `(l => l.startsWith("codex: blocked — waiting for review"))(`+line+`)`)
@@ -124,4 +125,56 @@ func TestNativeActivityOnCard(t *testing.T) {
 	if got := eval[string](b, `document.getElementById("log").textContent`); strings.Contains(got, "running go test") || strings.Contains(got, "waiting for review") {
 		t.Errorf("the chat shows native activity: %q", got)
 	}
+}
+
+// TestPresenceUpdatesInPlace: an agent that posts its presence, a worker
+// that joins and one that ends reach an open agents list through the
+// stream's presence events alone. The page's own reads of the list are
+// made to fail first, so only the events can bring them, and a mark on the
+// window proves the page was not reloaded.
+func TestPresenceUpdatesInPlace(t *testing.T) {
+	skipIfOptedOut(t)
+	t.Parallel()
+	r := startRunner(t)
+	const room = "presence in place"
+	sessions := "/rooms/" + roomPath(room) + "/agent-sessions"
+	r.join(room)
+	register := func(name string) (id, token string) {
+		t.Helper()
+		r.api(http.MethodPost, "/agents", map[string]string{"name": strings.ToLower(name)}, http.StatusCreated)
+		s := r.api(http.MethodPost, sessions, map[string]string{"actor_key": "local/" + strings.ToLower(name), "display_name": name,
+			"runtime": "codex"}, http.StatusCreated)
+		id, _ = s["session_id"].(string)
+		token, _ = s["session_token"].(string)
+		return id, token
+	}
+	id, token := register("Runner")
+	b := openRoom(t, r, room)
+	b.until("the event stream to open", streaming)
+	const agents = `document.getElementById("agents").textContent`
+	b.until("the worker among the agents", agents+`.includes("Runner")`)
+	eval[chromedp.Void](b, `(() => {
+		window.__notReloaded = true;
+		window.__agentReads = 0;
+		const real = window.fetch;
+		window.fetch = (u, o) => {
+			if (/\/participants/.test(String(u))) { window.__agentReads++; return Promise.reject(new TypeError("agent reads fail in this test")); }
+			return real(u, o);
+		};
+	})()`)
+
+	r.api(http.MethodPost, "/rooms/"+roomPath(room)+"/presence", map[string]string{"status": "working", "status_text": "building the parser",
+		"agent_session_id": id, "agent_session_token": token}, http.StatusOK)
+	b.until("the new status on the worker's card", agents+`.includes("working — building the parser")`)
+	register("Second")
+	b.until("the worker that joined", agents+`.includes("Second")`)
+	r.api(http.MethodPost, sessions+"/"+id+"/disconnect", map[string]string{"agent_session_id": id, "agent_session_token": token}, http.StatusOK)
+	b.until("the ended worker gone", `!`+agents+`.includes("Runner")`)
+	if !eval[bool](b, `window.__notReloaded === true`) {
+		t.Fatal("the page was reloaded: the agents did not change in place")
+	}
+	if got := eval[string](b, `document.getElementById("agents-count").textContent`); got != "(1)" {
+		t.Errorf("the agents count says %s, want (1)", got)
+	}
+	t.Logf("agent reads refused while the events came: %d", eval[int](b, `window.__agentReads`))
 }

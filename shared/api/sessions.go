@@ -248,7 +248,7 @@ func (s *server) postPresence(w http.ResponseWriter, r *http.Request, c call) er
 		return err
 	}
 	now := s.now()
-	a, err = s.Store.SetPresence(r.Context(), a.ID, letagents.Presence{Status: status, Text: text, UpdatedAt: now})
+	a, err = s.Store.SetPresence(r.Context(), c.room, a.ID, letagents.Presence{Status: status, Text: text, UpdatedAt: now})
 	if err != nil {
 		return err
 	}
@@ -402,7 +402,7 @@ func (s *server) nativeActivity(w http.ResponseWriter, r *http.Request, c call) 
 		return letagents.Errorf(letagents.Invalid, "text is at most %d bytes.", letagents.MaxNativeText)
 	}
 	native := letagents.NativeActivity{At: at, Status: cmp.Or(req.Status, "working"), Method: req.Method, Text: strings.TrimSpace(req.Text)}
-	if err := s.Store.RecordNativeActivity(r.Context(), a.ID, native); err != nil {
+	if err := s.Store.RecordNativeActivity(r.Context(), c.room, a.ID, native); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"room_id": c.room, "axis": "execution_activity", "agent_session_id": letagents.WireID(letagents.AgentSessionPrefix, a.ID),

@@ -98,7 +98,8 @@ func (f *feed) open(ctx context.Context, after int64) (int64, error) {
 // next reads the events after the cursor, each with its item as it now
 // is: its events, the cursor after them, and whether more follow at once.
 func (f *feed) next(ctx context.Context) ([]event, int64, bool, error) {
-	page, err := f.s.Store.RoomEvents(ctx, f.room, f.cursor, streamEventPage, f.s.now())
+	now := f.s.now()
+	page, err := f.s.Store.RoomEvents(ctx, f.room, f.cursor, streamEventPage, now)
 	if err != nil {
 		return nil, f.cursor, false, err
 	}
@@ -124,6 +125,11 @@ func (f *feed) next(ctx context.Context) ([]event, int64, bool, error) {
 			evs = append(evs, event{name: name, data: data})
 		case e.Room != nil:
 			evs = append(evs, event{name: wire.EventRoomUpdate, data: wire.RoomUpdate{RoomID: e.Room.ID, DisplayName: e.Room.DisplayName}})
+		case e.Session != nil && e.Session.Live():
+			evs = append(evs, event{name: wire.EventPresenceUpdate, data: toPresence(*e.Session, now)})
+		case e.Session != nil:
+			evs = append(evs, event{name: wire.EventPresenceRemove, data: wire.PresenceRemoved{RoomID: f.room,
+				AgentSessionID: letagents.WireID(letagents.AgentSessionPrefix, e.Session.ID), ActorLabel: e.Session.ActorLabel}})
 		}
 	}
 	f.s.surfaced(ctx, f.sess, f.room, msgs, letagents.ViaStream)

@@ -8,6 +8,7 @@ import (
 	"github.com/letagents/letagents-go/shared/wire"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -594,5 +595,73 @@ func TestStreamRoomUpdate(t *testing.T) {
 			}
 			break
 		}
+	}
+}
+
+// A worker's roster entry reaches readers of the room as it changes: a
+// join or a new status is a presence_update carrying the entry exactly as
+// GET …/presence gives it, an end a presence_remove naming the session;
+// none has an id. The same presence again (the heartbeat agents send with
+// every tool call) sends nothing, and a controller never shows.
+func TestStreamPresence(t *testing.T) {
+	t.Parallel()
+	e, ann, bob, w := intentRoom(t, "roster")
+	stream := e.openStream(t, "/rooms/roster/messages/stream", http.Header{"Authorization": {"Bearer " + ann}})
+	defer stream.close()
+	// nextPresence is the next presence event; anything of the controller
+	// before it fails the test.
+	nextPresence := func() (sseEvent, map[string]any) {
+		t.Helper()
+		for {
+			ev, data := stream.event(t)
+			if strings.Contains(ev.data, "Watcher") {
+				t.Errorf("the stream sent the controller: %s %s", ev.name, ev.data)
+			}
+			if ev.name == wire.EventPresenceUpdate || ev.name == wire.EventPresenceRemove {
+				if ev.hasID {
+					t.Errorf("%s has id %q, want none", ev.name, ev.id)
+				}
+				return ev, data
+			}
+		}
+	}
+	// The worker's own stream is a delivery connection: it puts the worker
+	// on GET …/presence, which the events are compared with.
+	own := e.openStream(t, "/rooms/roster/messages/stream", w.headers())
+	defer own.close()
+	e.streamsOpen(t, 2)
+	watcher := e.register(t, ann, "roster", "watcher", `{"actor_key": "ann/watcher", "display_name": "Watcher", "session_kind": "controller"}`)
+	presence := func(status, text string) {
+		t.Helper()
+		e.as(t, bob, http.MethodPost, "/rooms/roster/presence", `{"status": "`+status+`", "status_text": "`+text+`", `+w.creds()+`}`).want(t, 200, "")
+	}
+	presence("working", "building")
+	if ev, data := nextPresence(); ev.name != wire.EventPresenceUpdate || data["agent_session_id"] != w.id || data["status_text"] != "building" {
+		t.Fatalf("after the first report: %s %s, want the worker's presence_update", ev.name, ev.data)
+	}
+	// The same report again, then a message: the message comes next.
+	presence("working", "building")
+	e.as(t, ann, http.MethodPost, "/rooms/roster/messages", `{"sender": "ann", "text": "marker"}`).want(t, 201, "")
+	for {
+		ev, data := stream.event(t)
+		if ev.name == "" && data["text"] == "marker" {
+			break
+		}
+		if ev.name == wire.EventPresenceUpdate || ev.name == wire.EventPresenceRemove {
+			t.Fatalf("the same presence again sent %s %s", ev.name, ev.data)
+		}
+	}
+	presence("reviewing", "the diff")
+	ev, data := nextPresence()
+	list := e.as(t, ann, http.MethodGet, "/rooms/roster/presence", "").want(t, 200, "")
+	if entries, _ := list.obj["presence"].([]any); len(entries) != 1 || ev.name != wire.EventPresenceUpdate || !reflect.DeepEqual(data, entries[0]) {
+		t.Errorf("after a new status: %s %v\nwant presence_update with the entry GET presence gives: %s", ev.name, data, list.raw)
+	}
+	e.as(t, ann, http.MethodPost, "/rooms/roster/agent-sessions/"+watcher.id+"/disconnect", `{`+watcher.creds()+`}`).want(t, 200, "")
+	e.as(t, bob, http.MethodPost, "/rooms/roster/agent-sessions/"+w.id+"/disconnect", `{`+w.creds()+`}`).want(t, 200, "")
+	ev, data = nextPresence()
+	want := map[string]any{"room_id": "roster", "agent_session_id": w.id, "actor_label": w.label}
+	if ev.name != wire.EventPresenceRemove || !reflect.DeepEqual(data, want) {
+		t.Errorf("after the end: %s %v, want presence_remove %v", ev.name, data, want)
 	}
 }

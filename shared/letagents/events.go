@@ -18,10 +18,16 @@ const (
 	EventPin EventKind = "pin"
 	// EventRoom is a room renamed; its item is the room.
 	EventRoom EventKind = "room"
+	// EventPresence is a worker session that joined, ended, or changed
+	// what the roster shows of it (presence status or text, native
+	// activity's status or text); its item is the session. Heartbeats
+	// that move only its times log none.
+	EventPresence EventKind = "presence"
 )
 
 // RoomEvent is one event of a room's log with its item as it is now:
-// exactly one of Message, Task, Reasoning and Room is set, as Kind says.
+// exactly one of Message, Task, Reasoning, Room and Session is set, as
+// Kind says.
 type RoomEvent struct {
 	Seq       int64 // its number in the room's event sequence
 	Kind      EventKind
@@ -29,6 +35,7 @@ type RoomEvent struct {
 	Task      *Task
 	Reasoning *ReasoningChange
 	Room      *Room
+	Session   *AgentSession // a worker session, live or ended
 }
 
 // EventPage is the events of a room after a cursor, oldest first. Last

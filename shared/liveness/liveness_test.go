@@ -135,7 +135,7 @@ func TestNativeActivitySuppressesTheNotice(t *testing.T) {
 	t0 := time.Now().Truncate(time.Millisecond)
 	w := storetest.Register(t, e.store, "busy", "Runner", letagents.SessionWorker, t0)
 	storetest.Poll(t, e.store, w.ID, t0, t0)
-	if err := e.store.RecordNativeActivity(context.Background(), w.ID, letagents.NativeActivity{At: t0.Add(4 * time.Minute), Method: "item/started"}); err != nil {
+	if err := e.store.RecordNativeActivity(context.Background(), w.RoomID, w.ID, letagents.NativeActivity{At: t0.Add(4 * time.Minute), Method: "item/started"}); err != nil {
 		t.Fatal(err)
 	}
 	// Unreachable for 6 minutes, but its runtime spoke 2 minutes ago.

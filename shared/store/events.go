@@ -86,10 +86,12 @@ func (s *Store) EventStart(ctx context.Context, roomID string, afterSeq int64) (
 // RoomEvents reads up to limit events of a room after the event cursor,
 // oldest first, each with its item as it is now: a message as reads give
 // it, a task with its active leases as of now, a reasoning session with
-// the update its latest change appended, a room as it is named now. A task or reasoning session
-// changed more than once after the cursor shows once, at its latest
-// change, as it now is. Prompt-only messages are left out, as reads leave
-// them out. It only reads. NotFound when the room does not exist.
+// the update its latest change appended, a room as it is named now, a
+// worker session as of now (ended, or live with its open connections). A
+// task, reasoning session or agent session changed more than once after
+// the cursor shows once, at its latest change, as it now is. Prompt-only
+// messages are left out, as reads leave them out. It only reads. NotFound
+// when the room does not exist.
 func (s *Store) RoomEvents(ctx context.Context, roomID string, after int64, limit int, now time.Time) (letagents.EventPage, error) {
 	if limit < 1 {
 		return letagents.EventPage{}, letagents.Errorf(letagents.Invalid, "limit must be at least 1")
@@ -114,6 +116,7 @@ func (s *Store) RoomEvents(ctx context.Context, roomID string, after int64, limi
 					AND (e.kind <> 'task' OR EXISTS (SELECT FROM tasks t WHERE t.room_id = e.room_id AND t.seq = e.ref AND t.change_seq = e.seq))
 					AND (e.kind <> 'reasoning' OR EXISTS (SELECT FROM reasoning_sessions rs
 						WHERE rs.room_id = e.room_id AND rs.id = e.ref_id AND rs.change_seq = e.seq))
+					AND (e.kind <> 'presence' OR EXISTS (SELECT FROM agent_sessions a WHERE a.id = e.ref AND a.change_seq = e.seq))
 				ORDER BY e.seq LIMIT $3
 			) e ON true
 			WHERE r.id = $1
@@ -157,9 +160,9 @@ func (s *Store) RoomEvents(ctx context.Context, roomID string, after int64, limi
 
 // eventRefs are the items a page of events names, by kind.
 type eventRefs struct {
-	messages, tasks []int64
-	reasoning       []string
-	room            bool
+	messages, tasks, sessions []int64
+	reasoning                 []string
+	room                      bool
 }
 
 func (r *eventRefs) add(kind letagents.EventKind, ref int64, refID string) {
@@ -172,6 +175,8 @@ func (r *eventRefs) add(kind letagents.EventKind, ref int64, refID string) {
 		r.reasoning = append(r.reasoning, refID)
 	case letagents.EventRoom:
 		r.room = true
+	case letagents.EventPresence:
+		r.sessions = append(r.sessions, ref)
 	}
 }
 
@@ -181,6 +186,7 @@ type eventItemSet struct {
 	tasks     map[int64]letagents.Task
 	reasoning map[string]letagents.ReasoningChange
 	room      *letagents.Room
+	sessions  map[int64]letagents.AgentSession
 }
 
 // fill sets ev's item; false when it is gone from reads (a prompt-only
@@ -201,14 +207,18 @@ func (s eventItemSet) fill(ev *letagents.RoomEvent, ref int64, refID string) boo
 		}
 	case letagents.EventRoom:
 		ev.Room = s.room
+	case letagents.EventPresence:
+		if a, ok := s.sessions[ref]; ok {
+			ev.Session = &a
+		}
 	}
-	return ev.Message != nil || ev.Task != nil || ev.Reasoning != nil || ev.Room != nil
+	return ev.Message != nil || ev.Task != nil || ev.Reasoning != nil || ev.Room != nil || ev.Session != nil
 }
 
 // eventItems reads the items refs names, one statement per kind present.
 func (s *Store) eventItems(ctx context.Context, roomID string, refs eventRefs, now time.Time) (eventItemSet, error) {
 	set := eventItemSet{messages: map[int64]letagents.Message{}, tasks: map[int64]letagents.Task{},
-		reasoning: map[string]letagents.ReasoningChange{}}
+		reasoning: map[string]letagents.ReasoningChange{}, sessions: map[int64]letagents.AgentSession{}}
 	if len(refs.messages) > 0 {
 		msgs, err := s.messagesWhere(ctx, roomID, `m.seq = ANY($2)`, "", refs.messages)
 		if err != nil {
@@ -250,6 +260,18 @@ func (s *Store) eventItems(ctx context.Context, roomID string, refs eventRefs, n
 			return set, fmt.Errorf("room: %w", err)
 		}
 		set.room = &room
+	}
+	if len(refs.sessions) > 0 {
+		// Workers only: a controller never shows in the roster, so its
+		// changes, which log no event, must not leak through one either.
+		list, err := querySessions(ctx, s.pool, `SELECT `+sessionColumns("$3")+` FROM agent_sessions s
+			WHERE s.room_id = $1 AND s.id = ANY($2) AND s.session_kind = 'worker'`, roomID, refs.sessions, now)
+		if err != nil {
+			return set, fmt.Errorf("sessions: %w", err)
+		}
+		for _, a := range list {
+			set.sessions[a.ID] = a
+		}
 	}
 	return set, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/store/storetest"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
 
@@ -272,5 +273,96 @@ func TestRenameRoomLogsOneEvent(t *testing.T) {
 	}
 	if _, err := s.RenameRoom(ctx, "nowhere", "x"); codeOf(err) != letagents.NotFound {
 		t.Errorf("renaming a missing room = %v, want NotFound", err)
+	}
+}
+
+// What the roster shows of a worker is a presence event when it changes:
+// a join, a new status or text, a new native status or text, an end. A
+// report that moves only times (the heartbeat agents send with every tool
+// call and wait), a late native report, a second end and anything of a
+// controller log none; a session changed twice shows once, as it now is.
+func TestPresenceEvents(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	const room = "roster"
+	t0 := time.Now().Add(-time.Minute).UTC()
+	var w, c storetest.Worker
+	presence := func(a *storetest.Worker, status, text string, at time.Duration) func() error {
+		return func() error {
+			_, err := s.SetPresence(ctx, room, a.ID, letagents.Presence{Status: status, Text: text, UpdatedAt: t0.Add(at)})
+			return err
+		}
+	}
+	native := func(a *storetest.Worker, status, method, text string, at time.Duration) func() error {
+		return func() error {
+			return s.RecordNativeActivity(ctx, room, a.ID, letagents.NativeActivity{At: t0.Add(at), Status: status, Method: method, Text: text})
+		}
+	}
+	end := func(a *storetest.Worker) func() error {
+		return func() error { _, err := s.EndAgentSession(ctx, room, a.ID, t0.Add(time.Minute)); return err }
+	}
+	for _, step := range []struct {
+		name string
+		do   func() error
+		logs bool
+	}{
+		{"a worker joins", func() error { w = storetest.Register(t, s, room, "Worker", letagents.SessionWorker, t0); return nil }, true},
+		{"a controller joins", func() error {
+			c = storetest.Register(t, s, room, "Watcher", letagents.SessionController, t0)
+			return nil
+		}, false},
+		{"the first report", presence(&w, "working", "on task_1", time.Second), true},
+		{"the same report again", presence(&w, "working", "on task_1", 2*time.Second), false},
+		{"a new text", presence(&w, "working", "on task_2", 3*time.Second), true},
+		{"a new status", presence(&w, "blocked", "on task_2", 4*time.Second), true},
+		{"a controller's report", presence(&c, "working", "watching", 5*time.Second), false},
+		{"the first native report", native(&w, "working", "item/started", "go test", 6*time.Second), true},
+		{"another method, same status and text", native(&w, "working", "item/completed", "go test", 7*time.Second), false},
+		{"a late native report", native(&w, "idle", "turn/completed", "done", 5*time.Second), false},
+		{"a new native text", native(&w, "working", "item/started", "go vet", 8*time.Second), true},
+		{"the controller ends", end(&c), false},
+		{"the worker ends", end(&w), true},
+		{"the worker ends again", end(&w), false},
+		{"a report after the end", presence(&w, "idle", "", 9*time.Second), false},
+	} {
+		before, err := s.RoomEvents(ctx, room, 0, 100, time.Now())
+		if codeOf(err) == letagents.NotFound {
+			before.Last = 0 // no room before the first join
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		err = step.do()
+		if step.name == "a report after the end" {
+			if codeOf(err) != letagents.Unauthorized {
+				t.Errorf("%s = %v, want Unauthorized", step.name, err)
+			}
+		} else if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		page, err := s.RoomEvents(ctx, room, before.Last, 100, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case !step.logs && (len(page.Events) != 0 || page.Last != before.Last):
+			t.Errorf("%s logged %+v (last %d after %d), want nothing", step.name, page.Events, page.Last, before.Last)
+		case step.logs && (len(page.Events) != 1 || page.Events[0].Kind != letagents.EventPresence || page.Events[0].Session == nil ||
+			page.Events[0].Session.ID != w.ID):
+			t.Errorf("%s logged %+v, want one presence event of the worker", step.name, page.Events)
+		}
+	}
+	page, err := s.RoomEvents(ctx, room, 0, 100, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sessions []letagents.AgentSession
+	for _, e := range page.Events {
+		if e.Session != nil {
+			sessions = append(sessions, *e.Session)
+		}
+	}
+	if len(sessions) != 1 || sessions[0].Live() || sessions[0].Presence.Text != "on task_2" || sessions[0].Native.Text != "go vet" {
+		t.Errorf("every event from the start gives sessions %+v, want the worker once, ended, as it last was", sessions)
 	}
 }

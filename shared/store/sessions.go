@@ -100,7 +100,8 @@ type NewAgentSession struct {
 // names no live worker of the room uses, its delivery cursor at the room's
 // newest message (a new agent is not handed the history); Conflict (code
 // agent_session_display_name_exhausted) when every one is taken, NotFound
-// when the room does not exist.
+// when the room does not exist. A worker joining is a presence event of
+// the room, logged by the same statement.
 func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now time.Time) (letagents.AgentSession, error) {
 	a := n.AgentSession
 	var out letagents.AgentSession
@@ -108,13 +109,19 @@ func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now t
 		for _, name := range n.Names {
 			var id int64
 			err := savepoint(ctx, tx, func(sp pgx.Tx) error {
+				// The event names the session before it is inserted, so its id
+				// is drawn first; a name taken rolls both back.
 				return sp.QueryRow(ctx, `
-					INSERT INTO agent_sessions (room_id, token_hash, session_kind, runtime, agent_key, agent_instance_id, owner_account_id,
-						display_name, owner_label, ide_label, actor_label, repo_branch, created_at, updated_at, last_seen_at, delivered_seq)
-					VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $13,
-						coalesce((SELECT last_seq FROM rooms WHERE id = $1), 0)) RETURNING id`,
+					WITH new AS (SELECT nextval(pg_get_serial_sequence('agent_sessions', 'id')) AS id),
+					`+roomEvent{kind: letagents.EventPresence, room: "$1", channel: "$14", where: " AND $3 = '" + letagents.SessionWorker + "'",
+					ref: "(SELECT id FROM new)"}.with()+`
+					INSERT INTO agent_sessions (id, room_id, token_hash, session_kind, runtime, agent_key, agent_instance_id, owner_account_id,
+						display_name, owner_label, ide_label, actor_label, repo_branch, created_at, updated_at, last_seen_at, delivered_seq,
+						change_seq)
+					VALUES ((SELECT id FROM new), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $13,
+						coalesce((SELECT last_seq FROM rooms WHERE id = $1), 0), coalesce((SELECT last_event FROM next), 0)) RETURNING id`,
 					a.RoomID, n.TokenHash, a.Kind, a.Runtime, a.AgentKey, a.InstanceID, a.OwnerAccountID, name, a.OwnerLabel, a.IDELabel,
-					n.Label(name), a.RepoBranch, now).Scan(&id)
+					n.Label(name), a.RepoBranch, now, s.RoomChannel(a.RoomID)).Scan(&id)
 			})
 			switch {
 			case pgCode(err) == uniqueViolation:
@@ -190,16 +197,20 @@ func (s *Store) AgentSessions(ctx context.Context, roomID, kind string, now time
 
 // EndAgentSession ends a session (idempotent) and closes its delivery
 // connections, ringing its owner's access channel so that streams opened
-// with its credentials end now; the answer is the session as ended.
+// with its credentials end now; the answer is the session as ended. A
+// live worker ending is a presence event of the room; ending it again
+// logs nothing.
 func (s *Store) EndAgentSession(ctx context.Context, roomID string, id int64, now time.Time) (letagents.AgentSession, error) {
 	var a letagents.AgentSession
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
-			UPDATE agent_sessions SET ended_at = coalesce(ended_at, $3), updated_at = $3,
+			WITH `+sessionChange("$1", "$2", "$4", "old.ended_at IS NULL")+`
+			UPDATE agent_sessions s SET ended_at = coalesce(s.ended_at, $3), updated_at = $3,
 				last_disconnected_at = CASE WHEN EXISTS (SELECT 1 FROM delivery_connections c
-					WHERE c.agent_session_id = agent_sessions.id AND c.expires_at > $3)
-					THEN $3 ELSE last_disconnected_at END
-			WHERE id = $1 AND room_id = $2`, id, roomID, now)
+					WHERE c.agent_session_id = s.id AND c.expires_at > $3)
+					THEN $3 ELSE s.last_disconnected_at END,
+				`+changeSeq+`
+			FROM old WHERE s.id = old.id`, id, roomID, now, s.RoomChannel(roomID))
 		if err != nil {
 			return fmt.Errorf("end agent session: %w", err)
 		}
@@ -217,32 +228,62 @@ func (s *Store) EndAgentSession(ctx context.Context, roomID string, id int64, no
 	return a, err
 }
 
-// SetPresence records what a session says it is doing.
-func (s *Store) SetPresence(ctx context.Context, id int64, p letagents.Presence) (letagents.AgentSession, error) {
-	var roomID string
-	err := s.pool.QueryRow(ctx, `
-		UPDATE agent_sessions SET presence_status = $2, presence_text = $3, presence_at = $4, updated_at = $4,
-			last_seen_at = greatest(last_seen_at, $4)
-		WHERE id = $1 AND ended_at IS NULL RETURNING room_id`, id, p.Status, p.Text, p.UpdatedAt).Scan(&roomID)
-	switch {
-	case isNoRows(err):
-		return letagents.AgentSession{}, letagents.Errorf(letagents.Unauthorized, "This agent session has ended; register a new one.")
-	case err != nil:
-		return letagents.AgentSession{}, fmt.Errorf("set presence: %w", err)
-	}
-	return s.AgentSession(ctx, roomID, id, p.UpdatedAt)
+// sessionChange is the WITH list of a statement that changes agent
+// session $id of room $room and logs a presence event when changed (SQL
+// over old, the session's row before the change) holds and the session is
+// a worker: old locks the row, so that of two writers the second reads
+// what the first wrote, and next and logged (roomEvent) append the event.
+// The statement's UPDATE of the session joins old and sets changeSeq.
+// channel is the SQL of the room's channel.
+func sessionChange(id, room, channel, changed string) string {
+	return `old AS (
+			SELECT * FROM agent_sessions WHERE id = ` + id + ` AND room_id = ` + room + ` FOR NO KEY UPDATE
+		), ` + roomEvent{kind: letagents.EventPresence, room: room, channel: channel, ref: id,
+		where: ` AND EXISTS (SELECT FROM old WHERE old.session_kind = '` + letagents.SessionWorker + `' AND ` + changed + `)`}.with()
 }
 
-// RecordNativeActivity notes that a session's runtime reported activity:
-// the latest report (by n.At) is the one kept; an older one arriving late
-// only leaves its time, if it were later.
-func (s *Store) RecordNativeActivity(ctx context.Context, id int64, n letagents.NativeActivity) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE agent_sessions SET
-			native_status = CASE WHEN last_native_activity_at IS NULL OR $2 >= last_native_activity_at THEN $3 ELSE native_status END,
-			native_method = CASE WHEN last_native_activity_at IS NULL OR $2 >= last_native_activity_at THEN $4 ELSE native_method END,
-			native_text = CASE WHEN last_native_activity_at IS NULL OR $2 >= last_native_activity_at THEN $5 ELSE native_text END,
-			last_native_activity_at = greatest(last_native_activity_at, $2)
-		WHERE id = $1`, id, n.At, n.Status, n.Method, n.Text); err != nil {
+// changeSeq sets a session's change_seq to its event's number when the
+// statement (sessionChange) logged one.
+const changeSeq = `change_seq = coalesce((SELECT last_event FROM next), s.change_seq)`
+
+// SetPresence records what a session of the room says it is doing. A
+// change the roster shows (the first report, a new status or text) is a
+// presence event of the room; the same report again, which agents send
+// as a heartbeat with every tool call and wait, moves only its times.
+func (s *Store) SetPresence(ctx context.Context, roomID string, id int64, p letagents.Presence) (letagents.AgentSession, error) {
+	// The answer is the session as the UPDATE leaves it (RETURNING), which
+	// spares a read after it.
+	a, err := querySession(ctx, s.pool, `
+		WITH `+sessionChange("$1", "$5", "$6", "old.ended_at IS NULL AND (old.presence_at IS NULL OR (old.presence_status, old.presence_text) IS DISTINCT FROM ($2, $3))")+`
+		UPDATE agent_sessions s SET presence_status = $2, presence_text = $3, presence_at = $4, updated_at = $4,
+			last_seen_at = greatest(s.last_seen_at, $4), `+changeSeq+`
+		FROM old WHERE s.id = old.id AND old.ended_at IS NULL RETURNING `+sessionColumns("$4"), id, p.Status, p.Text, p.UpdatedAt, roomID,
+		s.RoomChannel(roomID))
+	switch {
+	case isNoRows(err):
+		return a, letagents.Errorf(letagents.Unauthorized, "This agent session has ended; register a new one.")
+	case err != nil:
+		return a, fmt.Errorf("set presence: %w", err)
+	}
+	return a, nil
+}
+
+// RecordNativeActivity notes that a session of the room's runtime
+// reported activity: the latest report (by n.At) is the one kept; an
+// older one arriving late only leaves its time, if it were later. A kept
+// report of a live worker whose status or text the roster does not show
+// yet is a presence event of the room; its method and time alone are not.
+func (s *Store) RecordNativeActivity(ctx context.Context, roomID string, id int64, n letagents.NativeActivity) error {
+	const latest = `(old.last_native_activity_at IS NULL OR $2 >= old.last_native_activity_at)`
+	if _, err := s.pool.Exec(ctx, `
+		WITH `+sessionChange("$1", "$6", "$7", "old.ended_at IS NULL AND "+latest+
+		" AND (old.last_native_activity_at IS NULL OR (old.native_status, old.native_text) IS DISTINCT FROM ($3, $5))")+`
+		UPDATE agent_sessions s SET
+			native_status = CASE WHEN `+latest+` THEN $3 ELSE s.native_status END,
+			native_method = CASE WHEN `+latest+` THEN $4 ELSE s.native_method END,
+			native_text = CASE WHEN `+latest+` THEN $5 ELSE s.native_text END,
+			last_native_activity_at = greatest(s.last_native_activity_at, $2), `+changeSeq+`
+		FROM old WHERE s.id = old.id`, id, n.At, n.Status, n.Method, n.Text, roomID, s.RoomChannel(roomID)); err != nil {
 		return fmt.Errorf("record native activity: %w", err)
 	}
 	return nil

@@ -22,6 +22,15 @@ const (
 	EventMessageUpdate = "message_update"
 	// EventRoomUpdate carries a RoomUpdate: the room was renamed.
 	EventRoomUpdate = "room_update"
+	// EventPresenceUpdate carries a Presence, the worker's entry as GET
+	// …/presence gives it: a worker joined, or what the roster shows of it
+	// changed (its status or text, its native activity's status or text).
+	// Whether an entry is listed and how fresh it is also move with time
+	// alone (freshness, activity_state), which no event announces.
+	EventPresenceUpdate = "presence_update"
+	// EventPresenceRemove carries a PresenceRemoved: a worker's session
+	// ended, and it leaves the roster.
+	EventPresenceRemove = "presence_remove"
 	// EventAccessRevoked is the last event of an event stream whose caller
 	// may no longer read the room; the server ends the stream after it.
 	// Its data is the error a new request would get ({"error", "code",
@@ -39,7 +48,7 @@ const (
 
 // Events lists every live event name, in the order above.
 var Events = []string{EventMessage, EventTaskUpdate, EventReasoningUpdate, EventReasoningRemove, EventMessageUpdate, EventRoomUpdate,
-	EventAccessRevoked, EventHeartbeat}
+	EventPresenceUpdate, EventPresenceRemove, EventAccessRevoked, EventHeartbeat}
 
 // Heartbeat is the data of a heartbeat event: how often they come, so
 // that a client knows how long a silence means the stream is dead. The
@@ -53,4 +62,12 @@ type Heartbeat struct {
 type RoomUpdate struct {
 	RoomID      string `json:"room_id"`
 	DisplayName string `json:"display_name"`
+}
+
+// PresenceRemoved is the data of a presence_remove event: the room, and
+// the ended session by its id and its actor label.
+type PresenceRemoved struct {
+	RoomID         string `json:"room_id"`
+	AgentSessionID string `json:"agent_session_id"`
+	ActorLabel     string `json:"actor_label"`
 }

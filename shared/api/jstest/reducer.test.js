@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as ev from "../web/js/events.js";
-import { applyTask, initialState, newer, older, reduce, silenceLimit, upsertReasoning } from "../web/js/reducer.js";
+import { applyPresence, applyTask, initialState, newer, older, reduce, silenceLimit, upsertReasoning } from "../web/js/reducer.js";
 
 const task = (id, status, title = id) => ({ id, status, title });
 const loaded = (tasks, all = false) => ({ ...initialState(), board: { tasks, all, more: false } });
@@ -106,5 +106,58 @@ test("a room update renames the room live and ignores data without a name", () =
     const bad = reduce(initialState(), ev.ROOM_UPDATE, data);
     assert.equal(bad.draw.size, 0);
     assert.equal(bad.state.displayName, undefined);
+  }
+});
+
+// presence is a worker's entry as GET …/presence gives it.
+const presence = (id, label, more = {}) => ({ room_id: "r", agent_session_id: id, actor_label: label, display_name: label.split(" |")[0],
+  owner_label: "ann", ide_label: "Codex", status: "idle", status_text: null, source_flags: [], native_activity: null, ...more });
+const withAgents = (list) => ({ ...initialState(), agents: { list, hidden: 2 } });
+const human = { kind: "human", display_name: "ann", source_flags: ["messages"] };
+const worker = { kind: "agent", session_id: "as_1", actor_label: "Runner | ann's agent | Codex", display_name: "Runner", status: "",
+  connected: true, source_flags: ["delivery", "presence"] };
+
+test("presence events change the agents in place, without a reload", () => {
+  const cases = [
+    { name: "a new status shows on the worker's card", before: [human, worker], type: ev.PRESENCE_UPDATE,
+      data: presence("as_1", "Runner | ann's agent | Codex", { status: "working", status_text: "parsing", source_flags: ["presence"] }),
+      check: (list) => list.length === 2 && list[1].status === "working" && list[1].status_text === "parsing" && list[1].connected === false &&
+        list[0] === human },
+    { name: "found by label when the list has no session for it", before: [{ ...worker, session_id: null }], type: ev.PRESENCE_UPDATE,
+      data: presence("as_1", "runner | ANN's agent | codex", { status: "blocked", source_flags: ["presence"], reached_by: "live" }),
+      check: (list) => list.length === 1 && list[0].status === "blocked" && list[0].session_id === "as_1" && list[0].connected === true },
+    { name: "a worker that joined comes first", before: [human], type: ev.PRESENCE_UPDATE, data: presence("as_2", "New | ann's agent | Codex"),
+      check: (list) => list.length === 2 && list[0].session_id === "as_2" && list[0].kind === "agent" && list[0].status === "" && list[1] === human },
+    { name: "native activity shows", before: [worker], type: ev.PRESENCE_UPDATE,
+      data: presence("as_1", worker.actor_label, { native_activity: { status: "working", method: "item/started", text: "go test" } }),
+      check: (list) => list[0].native_activity.text === "go test" },
+    { name: "an ended worker leaves", before: [human, worker], type: ev.PRESENCE_REMOVE,
+      data: { room_id: "r", agent_session_id: "as_1", actor_label: worker.actor_label }, check: (list) => list.length === 1 && list[0] === human },
+    { name: "an ended worker that posted stays, offline, as a reload shows it", before: [{ ...worker, status: "working", source_flags: ["presence", "messages"] }],
+      type: ev.PRESENCE_REMOVE, data: { room_id: "r", agent_session_id: "as_1", actor_label: worker.actor_label },
+      check: (list) => list.length === 1 && list[0].connected === false && list[0].status === null && list[0].activity_state === "offline" &&
+        list[0].display_name === "Runner" },
+  ];
+  for (const c of cases) {
+    const state = withAgents(c.before);
+    const r = reduce(state, c.type, c.data);
+    assert.ok(c.check(r.state.agents.list), c.name + ": " + JSON.stringify(r.state.agents.list));
+    assert.equal(r.state.agents.hidden, 2, c.name + ": keeps the hidden count");
+    assert.deepEqual([...r.draw], ["agents"], c.name + ": draws the agents");
+    assert.equal(r.refresh.size, 0, c.name + ": reloads nothing");
+    assert.equal(r.state.presenceEvents, 1, c.name + ": counted, so that a load under way is read again");
+    assert.deepEqual(state.agents.list, c.before, c.name + ": the old state is left as it was");
+  }
+});
+
+test("presence events the page cannot use change nothing", () => {
+  const agents = { list: [human, worker], hidden: 0 };
+  for (const [type, data] of [[ev.PRESENCE_UPDATE, null], [ev.PRESENCE_UPDATE, { actor_label: "no session" }], [ev.PRESENCE_REMOVE, "x"],
+    [ev.PRESENCE_REMOVE, { agent_session_id: "as_9", actor_label: "Nobody | x's agent | Codex" }]]) {
+    assert.equal(applyPresence(agents, type, data), agents, `${type} ${JSON.stringify(data)}`);
+    const r = reduce({ ...initialState(), agents }, type, data);
+    assert.equal(r.state.agents, agents);
+    assert.equal(r.draw.size, 0);
+    assert.equal(r.state.presenceEvents, 0);
   }
 });

@@ -49,9 +49,10 @@ function renderAgent(p, reasoning) {
   return li;
 }
 
-// agentList wires the list. page is the store, whose agents and
-// agentsByLabel it loads and whose live reasoning it shows. It answers
-// refresh(now), a reload, and draw(), which draws what changed.
+// agentList wires the list. page is the store, whose live agents and
+// agentsByLabel it loads and whose live reasoning it shows; presence
+// events change the live agents in place (reducer.js applyPresence). It
+// answers refresh(now), a reload, and draw(), which draws what changed.
 export function agentList({ page }) {
   const changed = changes();
   // Reasoning cards show while the server has the API: a 404 hides them
@@ -59,14 +60,18 @@ export function agentList({ page }) {
   let reasoningOn = true;
 
   async function loadAgents() {
+    const events = page.get().live.presenceEvents; // to spot presence events a load may predate
     let body;
     try { body = await api(`/rooms/${page.get().path}/participants`, {}, 20000); }
     catch (err) { $("agents-err").textContent = "Could not load agents: " + errText(err); return false; }
     $("agents-err").textContent = "";
+    // A worker changed while this load was under way: its answer may hold
+    // the worker as it was, so it is read again rather than shown.
+    if (events !== page.get().live.presenceEvents) { refresh(); return true; }
     const agents = { list: Array.isArray(body && body.participants) ? body.participants : [], hidden: Number(body && body.hidden_count) || 0 };
     const agentsByLabel = new Map();
     for (const p of agents.list) if (p && p.actor_label) agentsByLabel.set(lc(p.actor_label), p);
-    page.set({ agents, agentsByLabel });
+    page.set({ live: { ...page.get().live, agents }, agentsByLabel });
     draw();
     return true;
   }
@@ -90,7 +95,8 @@ export function agentList({ page }) {
   }
 
   function draw() {
-    const { agents: { list, hidden }, live } = page.get();
+    const { live } = page.get();
+    const { list, hidden } = live.agents;
     if (!changed([list, hidden, reasoningOn && [...live.reasoning.values()]])) return;
     $("agents-count").textContent = `(${list.length})`;
     const items = list.map((p) => renderAgent(p, reasoningOn ? reasoningOf(live.reasoning.values(), p) : null));

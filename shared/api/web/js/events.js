@@ -8,8 +8,10 @@ export const REASONING_UPDATE = "reasoning_update";
 export const REASONING_REMOVE = "reasoning_remove";
 export const MESSAGE_UPDATE = "message_update";
 export const ROOM_UPDATE = "room_update";
+export const PRESENCE_UPDATE = "presence_update";
+export const PRESENCE_REMOVE = "presence_remove";
 export const ACCESS_REVOKED = "access_revoked";
 export const HEARTBEAT = "heartbeat";
 
 // EVENTS lists them all.
-export const EVENTS = Object.freeze([MESSAGE, TASK_UPDATE, REASONING_UPDATE, REASONING_REMOVE, MESSAGE_UPDATE, ROOM_UPDATE, ACCESS_REVOKED, HEARTBEAT]);
+export const EVENTS = Object.freeze([MESSAGE, TASK_UPDATE, REASONING_UPDATE, REASONING_REMOVE, MESSAGE_UPDATE, ROOM_UPDATE, PRESENCE_UPDATE, PRESENCE_REMOVE, ACCESS_REVOKED, HEARTBEAT]);

@@ -4,12 +4,15 @@
 // (draw the board, reload a list); room.js does it.
 
 import * as ev from "./events.js";
-import { OPEN_STATUSES, numOf } from "./view.js";
+import { OPEN_STATUSES, lc, numOf } from "./view.js";
 
 // initialState is the live state before anything is loaded: the board is
-// null until its first load, the reasoning sessions by id.
+// null until its first load, the reasoning sessions by id, the room's
+// people and agents (GET …/participants) as last loaded. taskEvents and
+// presenceEvents count the events that changed the board and the agents,
+// so that a load that may predate one is read again rather than shown.
 export function initialState() {
-  return { board: null, reasoning: new Map(), taskEvents: 0 };
+  return { board: null, reasoning: new Map(), taskEvents: 0, agents: { list: [], hidden: 0 }, presenceEvents: 0 };
 }
 
 // reduce applies one event of type with its JSON data to state. It
@@ -51,6 +54,14 @@ export function reduce(state, type, data) {
       }
       break;
     }
+    case ev.PRESENCE_UPDATE:
+    case ev.PRESENCE_REMOVE: {
+      const agents = applyPresence(state.agents, type, data);
+      if (agents === state.agents) break;
+      out.state = { ...state, agents, presenceEvents: state.presenceEvents + 1 };
+      out.draw.add("agents");
+      break;
+    }
     case ev.ROOM_UPDATE:
       if (!data || typeof data !== "object" || typeof data.display_name !== "string") break;
       out.state = { ...state, displayName: data.display_name };
@@ -70,6 +81,44 @@ export function applyTask(board, t) {
   else if (i >= 0) tasks.splice(i, 1);
   else if (keep) tasks.push(t);
   return { ...board, tasks };
+}
+
+// applyPresence is agents (the participants list, { list, hidden }) with
+// a worker's roster change applied in place: a presence_update (its GET
+// …/presence entry) updates its entry, found by session or label, or adds
+// it first, as the newest seen; a presence_remove drops it, or keeps an
+// agent that posted in the room as a sender with no session, as a reload
+// would show it. It answers agents itself when data is not one. Whether
+// an agent is reached now moves with time too (a lease lapsing), which no
+// event says: the agents list reloads every PANEL_EVERY (panel.js) for it.
+export function applyPresence(agents, type, data) {
+  if (!data || typeof data !== "object" || typeof data.agent_session_id !== "string" || typeof data.actor_label !== "string") return agents;
+  const list = agents.list.slice();
+  const i = list.findIndex((p) => p && p.kind !== "human" && (p.session_id === data.agent_session_id || lc(p.actor_label) === lc(data.actor_label)));
+  if (type === ev.PRESENCE_REMOVE) {
+    if (i < 0) return agents;
+    const p = list[i];
+    const posted = Array.isArray(p.source_flags) && p.source_flags.includes("messages");
+    if (posted) {
+      list[i] = { ...p, session_id: null, status: null, status_text: null, native_activity: null, connected: false, reached_by: undefined,
+        activity_state: "offline", source_flags: ["messages"] };
+    } else {
+      list.splice(i, 1);
+    }
+    return { ...agents, list };
+  }
+  const flags = Array.isArray(data.source_flags) ? data.source_flags : [];
+  const entry = {
+    kind: "agent", session_id: data.agent_session_id, actor_label: data.actor_label, display_name: data.display_name,
+    owner_label: data.owner_label, ide_label: data.ide_label, agent_key: data.agent_key, session_kind: data.session_kind, runtime: data.runtime,
+    // The roster says idle for a worker that never said; the list, nothing.
+    status: flags.includes("presence") ? data.status : "", status_text: data.status_text ?? null,
+    native_activity: data.native_activity ?? null, activity_state: data.activity_state, reached_by: data.reached_by,
+    connected: data.reached_by === "live",
+  };
+  if (i >= 0) list[i] = { ...list[i], ...entry };
+  else list.unshift({ ...entry, source_flags: flags });
+  return { ...agents, list };
 }
 
 // upsertReasoning is sessions with s as it now is: kept while open,

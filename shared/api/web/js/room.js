@@ -174,8 +174,9 @@ function startPanel() {
 // onEvent takes each live event, whatever carries it: the event stream
 // (…/messages/stream) feeds it its events by name, each with its JSON
 // data; the long-poll, where the server cannot stream, only "message"s.
-// Presence has no event of its own: whatever may change it (a message,
-// a task, reasoning) reloads the agents.
+// A worker's roster change (presence_update, presence_remove) changes
+// the agents in place; other events that may change them (a message, a
+// task, reasoning) reload them.
 // What an event means is reduce's (reducer.js); this draws and reloads
 // what it says.
 let pins = null; // pinned messages (pins.js), once the history is loaded

@@ -28,13 +28,12 @@ export function pageState(roomId, path) {
     admin: false,       // the reader administers the room
     account: null,      // the signed-in account, who posts as themselves
     panelOn: false,     // the side panel refreshes
-    live: initialState(), // what live events change (reducer.js): the board, reasoning
+    live: initialState(), // what live events change (reducer.js): the board, reasoning, the agents
     msgs: new Map(),    // id → every message loaded
     lastNum: 0,         // highest message number loaded
     oldestNum: Infinity, // lowest message number loaded
     hasOlder: false,    // whether messages before oldestNum exist
     historyLoaded: false,
-    agents: { list: [], hidden: 0 }, // the room's people and agents, as last loaded
     agentsByLabel: new Map(), // lower-cased actor label → participant of agents
   };
 }
