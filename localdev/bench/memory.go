@@ -295,13 +295,7 @@ func (b *bench) memoryRun(ctx context.Context, mode string, w int, stream bool) 
 				return false, "", err
 			}
 			if mode == "ours" {
-				// An anonymous parked poll subscribes to its room's messages
-				// and access channel; a stream to its messages, tasks,
-				// reasoning and access channel.
-				subs := 2 * n
-				if stream {
-					subs = 4 * n
-				}
+				subs := subsPerWaiter * n
 				return st.Subscribers == subs && st.Listening == st.Channels && st.Acquired == 0,
 					fmt.Sprintf("%d/%d subscribers", st.Subscribers, subs), nil
 			}
