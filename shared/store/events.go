@@ -166,13 +166,15 @@ func (s *Store) PruneRoomEvents(ctx context.Context, before time.Time, limit int
 	if limit < 1 {
 		return 0, letagents.Errorf(letagents.Invalid, "limit must be at least 1")
 	}
+	// By ctid: a join on the key instead makes the planner scan the whole
+	// log, messages and all, to delete a batch (measured: 35–47 ms for a
+	// batch of 1000 in 200,000 rows, against 0.9 ms). The kind is checked
+	// again so that no message's event can go, whatever the ctid found.
 	tag, err := s.pool.Exec(ctx, `
-		DELETE FROM room_events e USING (
-			SELECT room_id, seq FROM room_events
+		DELETE FROM room_events WHERE kind <> 'message' AND ctid = ANY (ARRAY(
+			SELECT ctid FROM room_events
 			WHERE kind <> 'message' AND created_at < $1
-			ORDER BY created_at LIMIT $2
-		) old
-		WHERE e.room_id = old.room_id AND e.seq = old.seq`, before, limit)
+			ORDER BY created_at LIMIT $2))`, before, limit)
 	if err != nil {
 		return 0, fmt.Errorf("prune room events: %w", err)
 	}
