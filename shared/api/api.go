@@ -59,7 +59,7 @@ type Deps struct {
 type server struct {
 	Deps
 	pages   readGroup[pageKey, letagents.MessagePage] // long-polls' shared reads
-	events  readGroup[eventKey, letagents.EventPage]  // streams' shared reads
+	events  readGroup[eventKey, letagents.EventPage]  // streams' shared reads; keeps no read begun before a wake
 	streams streamSlots
 }
 
