@@ -33,6 +33,11 @@ type caseRun struct {
 	totalConnsMax              int32
 }
 
+// subsPerWaiter is how many hub subscriptions an anonymous waiter holds:
+// a parked poll or an open stream subscribes to its room's channel (the
+// doorbell of its one event log) and its room's access channel.
+const subsPerWaiter = 2
+
 // latencyCase parks c.W long-polls (or opens c.W event streams) spread
 // evenly over c.R rooms, then
 // c.iters times sends one message (rooms taken round-robin) and times every
@@ -67,12 +72,7 @@ func (b *bench) latencyCase(ctx context.Context, c latCase) error {
 			return st.Subscribers == 0, fmt.Sprintf("%d subscribers", st.Subscribers), nil
 		})
 	}()
-	// An anonymous parked poll subscribes to its room's messages and access
-	// channel; a stream to its messages, tasks, reasoning and access channel.
-	subs := 2 * c.W
-	if c.stream {
-		subs = 4 * c.W
-	}
+	subs := subsPerWaiter * c.W
 	parked := func() (bool, string, error) {
 		st := b.svc.Hub.Stats()
 		acq := b.pool.Stat().AcquiredConns()

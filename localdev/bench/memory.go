@@ -295,13 +295,7 @@ func (b *bench) memoryRun(ctx context.Context, mode string, w int, stream bool) 
 				return false, "", err
 			}
 			if mode == "ours" {
-				// An anonymous parked poll subscribes to its room's messages
-				// and access channel; a stream to its messages, tasks,
-				// reasoning and access channel.
-				subs := 2 * n
-				if stream {
-					subs = 4 * n
-				}
+				subs := subsPerWaiter * n
 				return st.Subscribers == subs && st.Listening == st.Channels && st.Acquired == 0,
 					fmt.Sprintf("%d/%d subscribers", st.Subscribers, subs), nil
 			}
@@ -396,7 +390,7 @@ func (b *bench) memory(ctx context.Context) error {
 	b.add(secMemory, func() row {
 		return row{name: "Ours: server memory per open event stream",
 			p50: kb(streams.perWaiter()), p99: "—", r50: ratioF(streams.perWaiter(), floor.perWaiter()), r99: "—",
-			notes: fmt.Sprintf("target ≤ 35 KB, like a parked long-poll; as the row above, with W=%d event streams open in one room, each subscribed to two doorbells (messages, tasks); %s; pool conns %d before, %d after",
+			notes: fmt.Sprintf("target ≤ 35 KB, like a parked long-poll; as the row above, with W=%d event streams open in one room, each subscribed to its room's log and its access channel; %s; pool conns %d before, %d after",
 				w, memNotes(streams), streams.connsBefore, streams.connsAfter)}
 	})
 	return nil

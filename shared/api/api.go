@@ -58,7 +58,8 @@ type Deps struct {
 
 type server struct {
 	Deps
-	reads   readGroup
+	pages   readGroup[pageKey, letagents.MessagePage] // long-polls' shared reads
+	events  readGroup[eventKey, letagents.EventPage]  // streams' shared reads; keeps no read begun before a wake
 	streams streamSlots
 }
 
@@ -86,7 +87,7 @@ func New(d Deps, groups ...Group) http.Handler {
 	if d.Auth == nil {
 		d.Auth = auth.New(d.Store, auth.Config{Logger: d.Logger})
 	}
-	s := &server{Deps: d}
+	s := &server{Deps: d, pages: readGroup[pageKey, letagents.MessagePage]{keep: hasMessages}}
 	rs := router{s: s}
 	for _, rt := range s.routes() {
 		if len(groups) == 0 || slices.Contains(groups, rt.Group) {

@@ -29,56 +29,66 @@ func TestReadGroupSharesOneRead(t *testing.T) {
 }
 
 func testReadGroupSharesOneRead(t *testing.T) {
-	var g readGroup
+	var g readGroup[eventKey, int64]
 	var calls atomic.Int32
 	release := make(chan struct{})
-	fn := func(context.Context) (letagents.MessagePage, error) {
-		calls.Add(1)
-		<-release
-		return pageOf(7), nil
+	// Readers at two cursors of a room: each cursor's readers share a
+	// read of their own.
+	read := func(key eventKey) func(context.Context) (int64, error) {
+		return func(context.Context) (int64, error) {
+			calls.Add(1)
+			<-release
+			return key.after + 1, nil
+		}
 	}
-	key := readKey{room: "r"}
 	const n = 50
+	since := g.ticket() // one ring wakes them all before any reads
 	var wg sync.WaitGroup
-	got := make([]letagents.MessagePage, n)
+	keys := make([]eventKey, n)
+	got := make([]int64, n)
 	for i := range n {
+		keys[i] = eventKey{room: "r", after: int64(i % 2)}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got[i], _ = g.read(context.Background(), key, g.ticket(), fn)
+			got[i], _ = g.read(context.Background(), keys[i], since, read(keys[i]))
 		}()
 	}
 	synctest.Wait()
 	close(release)
 	wg.Wait()
-	if c := calls.Load(); c != 1 {
-		t.Errorf("%d concurrent identical reads ran %d queries, want one shared", n, c)
+	if c := calls.Load(); c != 2 {
+		t.Errorf("%d concurrent reads at 2 cursors ran %d queries, want one shared per cursor", n, c)
 	}
-	for i, p := range got {
-		if len(p.Messages) != 1 || p.Messages[0].Seq != 7 {
-			t.Fatalf("reader %d got %+v", i, p)
+	for i, v := range got {
+		if want := keys[i].after + 1; v != want {
+			t.Fatalf("reader %d after %d got %d, want its cursor's read %d", i, keys[i].after, v, want)
 		}
 	}
 }
 
-// A reader woken after a read began may take that read's page only if it
-// has messages: an empty one may predate the commit that woke the reader.
-func TestReadGroupReadsAgainAfterAStaleEmptyRead(t *testing.T) {
+// A reader woken after a read began may take that read's page only if
+// keep accepts it: a long-poll's page that has messages (an empty one may
+// predate the commit that woke the reader), and nothing for a stream,
+// which would move its cursor past a read that may have missed its ring.
+func TestReadGroupReadsAgainAfterAStaleRead(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name        string
+		keep        func(letagents.MessagePage) bool
 		first, next letagents.MessagePage // what the read under way and a later read find
 		want        int64                 // the woken reader's first message, 0 for none
 	}{
-		{"stale and empty: read again", pageOf(), pageOf(1), 1},
-		{"stale with messages: keep it", pageOf(3), pageOf(4), 3},
+		{"long-poll, stale and empty: read again", hasMessages, pageOf(), pageOf(1), 1},
+		{"long-poll, stale with messages: keep it", hasMessages, pageOf(3), pageOf(4), 3},
+		{"stream, stale with events: read again", nil, pageOf(3), pageOf(4), 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				var g readGroup
-				key := readKey{room: "r"}
+				g := readGroup[pageKey, letagents.MessagePage]{keep: tt.keep}
+				key := pageKey{room: "r"}
 				started, release := make(chan struct{}), make(chan struct{})
 				var calls atomic.Int32
 				fn := func(context.Context) (letagents.MessagePage, error) {
@@ -120,8 +130,8 @@ func TestReadGroupWaiterLeaves(t *testing.T) {
 }
 
 func testReadGroupWaiterLeaves(t *testing.T) {
-	var g readGroup
-	key := readKey{room: "r"}
+	var g readGroup[pageKey, letagents.MessagePage]
+	key := pageKey{room: "r"}
 	started, release := make(chan struct{}), make(chan struct{})
 	fn := func(ctx context.Context) (letagents.MessagePage, error) {
 		close(started)

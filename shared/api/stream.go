@@ -95,11 +95,27 @@ func (f *feed) open(ctx context.Context, after int64) (int64, error) {
 	return at.Seq, nil
 }
 
+// eventKey is what a page of a room's event log depends on. RoomEvents
+// names no caller: its page is the same for everyone let into the room,
+// and each stream's leash has checked its own caller's access before it
+// reads, so streams share by room and cursor alone. The page size is
+// streamEventPage for every stream, and ?render changes only how each
+// stream writes the page, never what is read.
+type eventKey struct {
+	room  string
+	after int64
+}
+
 // next reads the events after the cursor, each with its item as it now
 // is: its events, the cursor after them, and whether more follow at once.
+// Streams of the room at the same cursor share the read (readGroup), so
+// the page's items are only read here, never changed.
 func (f *feed) next(ctx context.Context) ([]event, int64, bool, error) {
 	now := f.s.now()
-	page, err := f.s.Store.RoomEvents(ctx, f.room, f.cursor, streamEventPage, now)
+	since := f.s.events.ticket()
+	page, err := f.s.events.read(ctx, eventKey{f.room, f.cursor}, since, func(ctx context.Context) (letagents.EventPage, error) {
+		return f.s.Store.RoomEvents(ctx, f.room, f.cursor, streamEventPage, now)
+	})
 	if err != nil {
 		return nil, f.cursor, false, err
 	}

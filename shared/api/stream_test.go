@@ -665,3 +665,71 @@ func TestStreamPresence(t *testing.T) {
 		t.Errorf("after the end: %s %v, want presence_remove %v", ev.name, data, want)
 	}
 }
+
+// Streams of one room at one cursor share each read of the room's event
+// log (readGroup); whatever they share, every stream, with ?render=html or
+// without, gets every message once and in order, and every task change.
+func TestStreamsOfOneRoomGetEveryEvent(t *testing.T) {
+	t.Parallel()
+	b := newBoardEnv(t)
+	auth := http.Header{"Authorization": {"Bearer " + b.ann}}
+	start := b.send(t, "board", "a", "before the streams")
+	const streams = 12
+	var ss []*sseStream
+	for i := range streams {
+		path := "/rooms/board/messages/stream"
+		if i%2 == 1 {
+			path += "?render=html"
+		}
+		ss = append(ss, b.openStream(t, path, auth))
+	}
+	b.streamsOpen(t, streams)
+
+	const senders, each, tasks = 3, 20, 3
+	var wg sync.WaitGroup
+	for k := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				body := fmt.Sprintf(`{"sender": "s%d", "text": "%d"}`, k, i)
+				if code, _, err := rawCall(http.MethodPost, b.url+"/rooms/board/messages", body, auth.Clone()); err != nil || code != 201 {
+					t.Errorf("send: %d %v", code, err)
+					return
+				}
+			}
+		}()
+	}
+	var taskIDs []string
+	for i := range tasks {
+		taskIDs = append(taskIDs, b.newTask(t, fmt.Sprint("task ", i)))
+	}
+	wg.Wait()
+	last := b.send(t, "board", "a", "after every other")
+	want := ids(b.as(t, b.ann, http.MethodGet, "/rooms/board/messages?limit=500&after="+start, "").want(t, 200, "").messages(t))
+	if len(want) < senders*each+tasks+1 {
+		t.Fatalf("the room has %d messages after the streams opened, want at least %d", len(want), senders*each+tasks+1)
+	}
+
+	for i, s := range ss {
+		var got []string
+		var gotTasks []string
+		for len(got) == 0 || got[len(got)-1] != last {
+			ev, obj := s.event(t)
+			switch ev.name {
+			case "":
+				got = append(got, ev.id)
+			case wire.EventTaskUpdate:
+				gotTasks = append(gotTasks, obj["id"].(string))
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("stream %d got messages %v, want %v", i, got, want)
+		}
+		for _, id := range taskIDs {
+			if !slices.Contains(gotTasks, id) {
+				t.Errorf("stream %d got task changes of %v, want one of %s", i, gotTasks, id)
+			}
+		}
+	}
+}

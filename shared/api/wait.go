@@ -69,11 +69,22 @@ func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQue
 	return read(ctx)
 }
 
+// pageKey is what a long-poll's page depends on: its room and its query.
+type pageKey struct {
+	room  string
+	query store.MessageQuery
+}
+
+// hasMessages says whether a long-poll may be answered with page however
+// long before its wake-up it was read: its messages are new to the
+// waiter, which is answered and asks again from after them.
+func hasMessages(page letagents.MessagePage) bool { return len(page.Messages) > 0 }
+
 // sharedPage reads page q of room id as of now, sharing the read with
 // every waiter that asks for the same page at the same time (readGroup).
 func (s *server) sharedPage(ctx context.Context, id string, q store.MessageQuery) (letagents.MessagePage, error) {
-	since := s.reads.ticket()
-	return s.reads.read(ctx, readKey{id, q}, since, func(ctx context.Context) (letagents.MessagePage, error) {
+	since := s.pages.ticket()
+	return s.pages.read(ctx, pageKey{id, q}, since, func(ctx context.Context) (letagents.MessagePage, error) {
 		return s.Store.Messages(ctx, id, q)
 	})
 }

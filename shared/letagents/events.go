@@ -1,5 +1,18 @@
 package letagents
 
+import "time"
+
+// EventRetention is how long a room's log keeps an event other than a
+// message (a task, reasoning, pin or rename change); the liveness sweeper
+// prunes older ones. Message events stay for good: a stream resumes after
+// any message. A stream that resumes from before a pruned event still gets
+// every message and every change since the retention began; it only does
+// not replay the older change, so an item changed only then shows as the
+// reader last saw it. A week is longer than a browser tab or a laptop
+// sleeps over a long weekend; an EventSource otherwise reconnects within
+// seconds, and a page loaded afresh reads every item as it is.
+const EventRetention = 7 * 24 * time.Hour
+
 // EventKind is what a room event changed: the kind of the item it names.
 // A new kind of live change is a new kind here, written by the store's
 // one event helper and read by the one feed (store.RoomEvents).

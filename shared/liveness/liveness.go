@@ -1,6 +1,8 @@
 // Package liveness owns the liveness sweeper: the scheduled job that tells
 // a room, once per outage, when a worker agent's message channel has been
-// unreachable for a while, and again when the agent is back.
+// unreachable for a while, and again when the agent is back. Being the
+// one periodic job, it also prunes the room event log of what is past
+// letagents.EventRetention.
 //
 // A worker is reachable while a long-poll of its holds an unexpired
 // delivery lease, or for letagents.ReconnectGrace after its last poll
@@ -40,6 +42,15 @@ const (
 	SweepInterval = time.Minute
 )
 
+// A sweep prunes old room events pruneBatch at a time (one statement
+// each, short, so no delete holds the table's rows long), at most
+// pruneBatches times: a backlog, as one retention after the log's
+// retention began, goes over several sweeps, each bounded.
+const (
+	pruneBatch   = 1000
+	pruneBatches = 20
+)
+
 // Sweeper posts liveness notices.
 type Sweeper struct {
 	store       *store.Store
@@ -65,11 +76,13 @@ type Report struct {
 	Offline   int `json:"offline"`   // offline notices posted
 	Recovered int `json:"recovered"` // recovery notices posted
 	Failed    int `json:"failed"`    // sessions whose notice failed (retried next sweep)
+	Pruned    int `json:"pruned"`    // room events deleted, past letagents.EventRetention
 }
 
 // Sweep looks at every room's live workers seen within MaxOutageAge and
-// posts the notices due at now. A failure on one session does not stop
-// the others; the failures are returned joined.
+// posts the notices due at now, then prunes the room events older than
+// letagents.EventRetention at now. A failure on one session does not stop
+// the others, nor the pruning; the failures are returned joined.
 func (s *Sweeper) Sweep(ctx context.Context, now time.Time) (Report, error) {
 	var r Report
 	candidates, err := s.store.LivenessCandidates(ctx, now, now.Add(-MaxOutageAge))
@@ -108,10 +121,32 @@ func (s *Sweeper) Sweep(ctx context.Context, now time.Time) (Report, error) {
 		}
 		s.logger.Info("liveness notice posted", "kind", n.Kind, "room", rooms.ForLog(st.Session.RoomID), "session", st.Session.ID)
 	}
+	pruned, err := s.prune(ctx, now)
+	r.Pruned = pruned
+	if err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return r, fmt.Errorf("liveness sweep: %w", errors.Join(errs...))
 	}
 	return r, nil
+}
+
+// prune deletes the room events past letagents.EventRetention at now, in
+// bounded batches, and says how many it deleted.
+func (s *Sweeper) prune(ctx context.Context, now time.Time) (int, error) {
+	total := 0
+	for range pruneBatches {
+		n, err := s.store.PruneRoomEvents(ctx, now.Add(-letagents.EventRetention), pruneBatch)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("prune room events: %w", err)
+		}
+		if n < pruneBatch {
+			break
+		}
+	}
+	return total, nil
 }
 
 // Run sweeps at once and then every interval until ctx ends, at the time
@@ -124,7 +159,7 @@ func (s *Sweeper) Run(ctx context.Context, interval time.Duration, now func() ti
 		r, err := s.Sweep(sweepCtx, now())
 		cancel()
 		if err != nil && ctx.Err() == nil {
-			s.logger.Error("liveness sweep", "error", err, "checked", r.Checked, "offline", r.Offline, "recovered", r.Recovered)
+			s.logger.Error("liveness sweep", "error", err, "checked", r.Checked, "offline", r.Offline, "recovered", r.Recovered, "pruned", r.Pruned)
 		}
 		select {
 		case <-ctx.Done():

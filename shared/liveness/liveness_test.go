@@ -423,3 +423,48 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+// A sweep also prunes the room event log: the events other than messages
+// that are past letagents.EventRetention at the sweep's time go, and
+// message events stay.
+func TestSweepPrunesOldRoomEvents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	room, _, err := e.store.EnsureRoom(ctx, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.store.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "ann", Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	// Its status line is a message; the task's change is not.
+	if _, err := e.store.CreateTask(ctx, store.NewTask{RoomID: room.ID, Title: "t", CreatedBy: "ann", Accepted: true}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	kinds := func() string {
+		t.Helper()
+		var got string
+		if err := e.db.Pool.QueryRow(ctx, `SELECT string_agg(kind, ',' ORDER BY seq) FROM room_events WHERE room_id = $1`, room.ID).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	now := time.Now()
+	for _, c := range []struct {
+		name   string
+		at     time.Time
+		pruned int
+		kinds  string
+	}{
+		{"within the retention", now, 0, "message,message,task"},
+		{"past it", now.Add(letagents.EventRetention + time.Minute), 1, "message,message"},
+	} {
+		if r := e.sweep(t, c.at, 0, 0); r.Pruned != c.pruned {
+			t.Errorf("%s: the sweep pruned %d events, want %d", c.name, r.Pruned, c.pruned)
+		}
+		if got := kinds(); got != c.kinds {
+			t.Errorf("%s: the log holds %s, want %s", c.name, got, c.kinds)
+		}
+	}
+}

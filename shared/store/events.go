@@ -158,6 +158,32 @@ func (s *Store) RoomEvents(ctx context.Context, roomID string, after int64, limi
 	})
 }
 
+// PruneRoomEvents deletes up to limit of the oldest events other than
+// messages logged before before (now less letagents.EventRetention), in
+// every room, and returns how many it deleted: fewer than limit means
+// none older is left. Message events are never pruned: a stream resumes
+// after any message (EventStart). Deleting an event a reader has not
+// reached only leaves that change out of what it replays; the log's
+// numbers, and every cursor, stay as they were.
+func (s *Store) PruneRoomEvents(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit < 1 {
+		return 0, letagents.Errorf(letagents.Invalid, "limit must be at least 1")
+	}
+	// By ctid: a join on the key instead makes the planner scan the whole
+	// log, messages and all, to delete a batch (measured: 35–47 ms for a
+	// batch of 1000 in 200,000 rows, against 0.9 ms). The kind is checked
+	// again so that no message's event can go, whatever the ctid found.
+	tag, err := s.pool.Exec(ctx, `
+		DELETE FROM room_events WHERE kind <> 'message' AND ctid = ANY (ARRAY(
+			SELECT ctid FROM room_events
+			WHERE kind <> 'message' AND created_at < $1
+			ORDER BY created_at LIMIT $2))`, before, limit)
+	if err != nil {
+		return 0, fmt.Errorf("prune room events: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
 // eventRefs are the items a page of events names, by kind.
 type eventRefs struct {
 	messages, tasks, sessions []int64

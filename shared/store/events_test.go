@@ -17,6 +17,24 @@ import (
 	"github.com/letagents/letagents-go/shared/testwait"
 )
 
+// roomWithSender makes room name and returns it with what sends ann's
+// text to it.
+func roomWithSender(t *testing.T, s *store.Store, name string) (letagents.Room, func(text string) letagents.Message) {
+	t.Helper()
+	room, _, err := s.EnsureRoom(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return room, func(text string) letagents.Message {
+		t.Helper()
+		m, _, err := s.SendMessage(context.Background(), letagents.NewMessage{RoomID: room.ID, Sender: "ann", Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+}
+
 // Every kind of live change is one event in the room's one sequence, read
 // back in order with its item as it now is; a stream resuming after a
 // message starts just after that message's event.
@@ -25,18 +43,7 @@ func TestRoomEventsOneSequence(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	now := time.Now()
-	room, _, err := s.EnsureRoom(ctx, "log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	send := func(text string) letagents.Message {
-		t.Helper()
-		m, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "ann", Text: text})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	room, send := roomWithSender(t, s, "log")
 	send("one") // event 1
 	// An accepted task posts its status line: a message (2), then the task (3).
 	task, err := s.CreateTask(ctx, store.NewTask{RoomID: room.ID, Title: "t", CreatedBy: "ann", Accepted: true}, now)
@@ -364,5 +371,80 @@ func TestPresenceEvents(t *testing.T) {
 	}
 	if len(sessions) != 1 || sessions[0].Live() || sessions[0].Presence.Text != "on task_2" || sessions[0].Native.Text != "go vet" {
 		t.Errorf("every event from the start gives sessions %+v, want the worker once, ended, as it last was", sessions)
+	}
+}
+
+// Pruning takes the oldest events other than messages logged before the
+// bound, a batch at a time, and never a message's: a reader still gets
+// every message, numbered as before, resumes after any of them, and the
+// log goes on from where it was.
+func TestPruneRoomEventsKeepsMessages(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	room, send := roomWithSender(t, s, "pruned")
+	first := send("one") // event 1
+	// The status line (2), the task (3), a reasoning session (4), a pin
+	// (5), a rename (6), each in a transaction of its own, so logged in
+	// this order.
+	if _, err := s.CreateTask(ctx, store.NewTask{RoomID: room.ID, Title: "t", CreatedBy: "ann", Accepted: true}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateReasoningSession(ctx, store.NewReasoningSession{RoomID: room.ID, ActorLabel: "A",
+		Snapshot: snapshot(t, `{"summary": "thinking"}`)}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PinMessage(ctx, room.ID, first.Seq, "ann", true, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RenameRoom(ctx, room.ID, "Blue Otter"); err != nil {
+		t.Fatal(err)
+	}
+	send("two") // event 7
+
+	if _, err := s.PruneRoomEvents(ctx, now, 0); codeOf(err) != letagents.Invalid {
+		t.Errorf("a limit of 0 = %v, want Invalid", err)
+	}
+	seqs := func(after int64) []int64 {
+		t.Helper()
+		page, err := s.RoomEvents(ctx, room.ID, after, 100, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, e := range page.Events {
+			got = append(got, e.Seq)
+		}
+		return got
+	}
+	later := time.Now().Add(time.Hour)
+	for _, step := range []struct {
+		name   string
+		before time.Time
+		want   int     // events pruned
+		left   []int64 // the log after it
+	}{
+		{"nothing is older than the bound", time.Now().Add(-time.Hour), 0, []int64{1, 2, 3, 4, 5, 6, 7}},
+		{"a batch of the oldest", later, 3, []int64{1, 2, 6, 7}},
+		{"fewer than a batch: the last", later, 1, []int64{1, 2, 7}},
+		{"none left", later, 0, []int64{1, 2, 7}},
+	} {
+		n, err := s.PruneRoomEvents(ctx, step.before, 3)
+		if err != nil || n != step.want {
+			t.Errorf("%s: pruned %d, %v; want %d", step.name, n, err, step.want)
+		}
+		if got := seqs(0); fmt.Sprint(got) != fmt.Sprint(step.left) {
+			t.Errorf("%s: the log holds events %v, want %v", step.name, got, step.left)
+		}
+	}
+
+	at, err := s.EventStart(ctx, room.ID, first.Seq)
+	if err != nil || at.Cursor != 1 || at.Seq != first.Seq {
+		t.Errorf("resuming after %d starts at %+v, %v; want just after event 1", first.Seq, at, err)
+	}
+	send("three")
+	if got := seqs(7); fmt.Sprint(got) != "[8]" {
+		t.Errorf("the next message's event after pruning = %v, want [8]", got)
 	}
 }
