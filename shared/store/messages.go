@@ -119,11 +119,11 @@ var messageSelect = messageColumns + `, ` + quoteColumns + `,
 	t.reply_count, t.latest_reply_seq, t.latest_reply_at, mn.mention_ids, mn.mention_names, mn.mention_labels`
 
 const messageJoins = `
-	LEFT JOIN messages p ON p.room_id = m.room_id AND p.seq = m.thread_parent_seq
-	LEFT JOIN message_threads t ON t.room_id = m.room_id AND t.root_seq = m.seq
+	LEFT JOIN LATERAL (SELECT * FROM messages p WHERE p.room_id = m.room_id AND p.seq = m.thread_parent_seq LIMIT 1) p ON true
+	LEFT JOIN LATERAL (SELECT * FROM message_threads t WHERE t.room_id = m.room_id AND t.root_seq = m.seq LIMIT 1) t ON true
 	LEFT JOIN LATERAL (SELECT array_agg(ms.id ORDER BY ms.id) AS mention_ids, array_agg(ms.display_name ORDER BY ms.id) AS mention_names,
 		array_agg(ms.actor_label ORDER BY ms.id) AS mention_labels
-		FROM agent_sessions ms WHERE ms.id = ANY(m.mentions)) mn ON true`
+		FROM unnest(m.mentions) x JOIN LATERAL (SELECT * FROM agent_sessions ms WHERE ms.id = x LIMIT 1) ms ON true) mn ON true`
 
 // mentionNameSQL is letagents.MentionName of a session's display_name,
 // as an "@Name" mention's key is compared with it.
@@ -279,6 +279,22 @@ type MessageQuery struct {
 // visible is the SQL condition of a messages row that is not prompt-only.
 const visible = `(agent_prompt_kind IS DISTINCT FROM 'auto' OR text ~ '\S')`
 
+// messagePageSQL reads a page of a room's messages ($1) after the message
+// $2, or before it when before is set, at most $3 of them, with prompt-only
+// messages when $4; with the room's last number, and one row with no
+// message when the page is empty. One message more than the page is read,
+// to tell whether more lie beyond it: hidden messages leave gaps. The page
+// comes from message_page (migration 0026), which can only read it in the
+// primary key's order, whatever the statistics say.
+func messagePageSQL(before bool) string {
+	return `
+		SELECT r.last_seq, ` + messageSelect + `
+		FROM rooms r
+		LEFT JOIN LATERAL message_page(r.id, $2, $3 + 1, $4, ` + fmt.Sprint(before) + `) m ON true ` + messageJoins + `
+		WHERE r.id = $1
+		ORDER BY m.seq`
+}
+
 // Messages reads one page of a room's timeline, oldest first, in one round
 // trip that also tells a missing room from an empty one.
 func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (letagents.MessagePage, error) {
@@ -287,23 +303,14 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 		if q.Limit < 1 || q.Limit > letagents.MaxPageSize {
 			return page, letagents.Errorf(letagents.Invalid, "limit must be between 1 and %d", letagents.MaxPageSize)
 		}
-		// One message more than the page, to tell whether more lie beyond
-		// it: hidden messages leave gaps in what is read.
-		inner := `SELECT * FROM messages WHERE room_id = r.id AND seq > $2 AND ($4 OR ` + visible + `) ORDER BY seq LIMIT $3 + 1`
 		bound := q.After
 		if q.Before > 0 {
-			inner = `SELECT * FROM messages WHERE room_id = r.id AND seq < $2 AND ($4 OR ` + visible + `) ORDER BY seq DESC LIMIT $3 + 1`
 			bound = q.Before
 		}
 		rows, err := queryAll[struct {
 			LastSeq int64 `db:"last_seq"`
 			messageRow
-		}](ctx, s.pool, `
-			SELECT r.last_seq, `+messageSelect+`
-			FROM rooms r
-			LEFT JOIN LATERAL (`+inner+`) m ON true `+messageJoins+`
-			WHERE r.id = $1
-			ORDER BY m.seq`, roomID, bound, q.Limit, q.IncludePromptOnly)
+		}](ctx, s.pool, messagePageSQL(q.Before > 0), roomID, bound, q.Limit, q.IncludePromptOnly)
 		if err != nil {
 			return page, fmt.Errorf("read messages: %w", err)
 		}
