@@ -828,14 +828,22 @@ func readThreadTurns(ctx context.Context, c *Conn, sess state.CodexLiveSession, 
 		return out, err
 	}
 	out.Status = read.Thread.Status
+	rebuilt := false
 	for i := range read.Thread.Turns {
 		if t := &read.Thread.Turns[i]; t.ID == sess.TurnID {
-			out.Turn, out.Items = t, t.Items
+			out.Items = t.Items
+			// A turn the listing gave keeps the status it gave.
+			if out.Turn == nil {
+				out.Turn, rebuilt = t, true
+			}
 		}
 	}
-	// Rebuilt from the rollout, a turn still running reads as
-	// interrupted (seen with 0.171): while the thread is active, it runs.
-	if out.Turn != nil && statusName(out.Status) == "active" {
+	// Rebuilt from the rollout, a turn whose end is not written yet reads
+	// as interrupted (seen with 0.171), and 0.171 rebuilds only a turn it
+	// will not list: one that runs. Early in the turn the thread still
+	// reads as idle: a rebuilt "interrupted" is a turn running, and so is
+	// any turn of an active thread; a thread in error says the turn failed.
+	if rebuilt && (statusName(out.Status) == "active" || out.Turn.status() == "interrupted") {
 		out.Turn.Status, out.Turn.Error = json.RawMessage(`"inProgress"`), nil
 	}
 	return out, nil

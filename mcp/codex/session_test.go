@@ -52,7 +52,7 @@ func newEnv(t *testing.T, cfg Config) env {
 
 // registerWorker makes the next start's worker register, as its MCP
 // server does, once its live session is saved: its agent session is
-// saved and its bridge told.
+// saved and its bridge told (b nil: a bridge that cannot bind it).
 func registerWorker(t *testing.T, m *Manager, b *Bridges) {
 	t.Helper()
 	m.saved = func(live state.CodexLiveSession) {
@@ -60,7 +60,10 @@ func registerWorker(t *testing.T, m *Manager, b *Bridges) {
 		started, _ := time.Parse(time.RFC3339Nano, live.StartedAt)
 		a := worker
 		a.SessionID = "as_" + live.SessionID
-		b.Registered(saveAgent(t, m.state, a, started))
+		a = saveAgent(t, m.state, a, started)
+		if b != nil {
+			b.Registered(a)
+		}
 	}
 }
 
@@ -193,6 +196,67 @@ func TestStartHandshake(t *testing.T) {
 	}
 	if cur, ok, n := m.Current(testRoom); !ok || cur.SessionID != s.SessionID || n != 1 {
 		t.Errorf("Current = %v %v %d, want the new session of 1", cur.SessionID, ok, n)
+	}
+}
+
+// TestStartWatch: the start's watch reads the worker's thread over one
+// connection however many times it looks (the turn's start has the
+// other), and a turn Codex 0.171 rebuilds from its rollout early on (the
+// thread idle, the turn "interrupted": its end not written) is a turn
+// that runs, not one that ended.
+func TestStartWatch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		opts codextest.Options
+	}{
+		{"turns listed", codextest.Options{}},
+		{"0.171 early in the turn", codextest.Options{ListsOnlyEnded: true, IdleReads: 4}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake := codextest.New(t, tc.opts)
+			e := newEnv(t, Config{})
+			done := make(chan started, 1)
+			go func() {
+				s, reused, err := e.m.Start(context.Background(), startInput(t, fake.URL))
+				done <- started{s, reused, err}
+			}()
+			const looks = 4
+			for range looks {
+				testwait.Until(t, "the watch to wait for its next look", func() bool { return e.clk.Waiters() > 0 || len(done) > 0 })
+				if len(done) > 0 {
+					got := <-done
+					t.Fatalf("Start = %s, %v before the worker registered; want it watching", got.sess.Status, got.err)
+				}
+				e.clk.Advance(startupPoll)
+			}
+			// The worker registers; its bridge, in the worker's process,
+			// binds it.
+			testwait.Until(t, "the session to be saved", func() bool { st, _ := e.f.Load(); return len(st.CodexLiveSessions) == 1 })
+			st, _ := e.f.Load()
+			for _, live := range st.CodexLiveSessions {
+				started, _ := time.Parse(time.RFC3339Nano, live.StartedAt)
+				live.AgentSessionID = saveAgent(t, e.f, worker, started).SessionID
+				saveLive(t, e.f, live)
+			}
+			got := drive(t, e.clk, nil, func() started { return <-done })
+			if got.err != nil || got.sess.Status != StatusRunning || got.sess.EndedAt != "" {
+				t.Fatalf("Start = %s ended %q, %v; want running", got.sess.Status, got.sess.EndedAt, got.err)
+			}
+			if n := len(fake.Calls("thread/read")); n < looks+1 {
+				t.Errorf("thread/read %d times, want at least once a look (%d)", n, looks+1)
+			}
+			if n := len(fake.Calls("initialize")); n != 2 {
+				t.Errorf("%d connections (initialize), want 2: the turn's start and the watch", n)
+			}
+			e.room.mu.Lock()
+			defer e.room.mu.Unlock()
+			if len(e.room.posts) != 0 || len(e.room.ended) != 0 {
+				t.Errorf("posted %+v, ended %v; want the room told nothing", e.room.posts, e.room.ended)
+			}
+		})
 	}
 }
 
