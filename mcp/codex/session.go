@@ -258,7 +258,8 @@ func (m *Manager) startTurn(ctx context.Context, sess *state.CodexLiveSession) e
 // observe watches a started session on one app-server connection until
 // its worker has registered in the room (the start succeeds), or its
 // server goes away, its turn ends or registerWait passes (the start
-// fails, saying why, and the worker is stopped).
+// fails, saying why, and the worker is stopped). A worker that registered
+// and whose turn then ended before a look (a short turn) started too.
 func (m *Manager) observe(ctx context.Context, sess state.CodexLiveSession) (state.CodexLiveSession, error) {
 	// A server that cannot be dialled is inspected as gone.
 	c, err := dial(ctx, sess.ServerURL)
@@ -272,6 +273,11 @@ func (m *Manager) observe(ctx context.Context, sess state.CodexLiveSession) (sta
 			return sess, err
 		}
 		sess = st.Session
+		// A bridge binds only a session that is starting or running: for
+		// one that ended, registration is read from the agent sessions.
+		if sess.AgentSessionID != "" || (terminal(sess.Status) && pickWorker(sess, m.load().AgentSessions) != "") {
+			return m.started(ctx, sess), nil
+		}
 		var fail *StartError
 		switch {
 		case !st.ServerReachable:
@@ -287,18 +293,6 @@ func (m *Manager) observe(ctx context.Context, sess state.CodexLiveSession) (sta
 			fail = &StartError{Kind: failureKind(st.TurnError), Reason: "turn failed: " + sess.LastError}
 		case terminal(sess.Status):
 			fail = &StartError{Kind: FailServer, Reason: "turn " + sess.Status + " during startup"}
-		case sess.AgentSessionID != "":
-			// A worker in the room is running, whatever Codex has written yet.
-			if sess.Status == StatusStarting {
-				if upd, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
-					if s.Status == StatusStarting {
-						s.Status = StatusRunning
-					}
-				}); err == nil {
-					sess = upd
-				}
-			}
-			return sess, nil
 		case !m.clock.Now().Before(deadline):
 			fail = &StartError{Kind: FailRegistration, Reason: "the worker did not register in the room within " + registerWait.String() +
 				": " + whyUnregistered(st.RecentItems)}
@@ -312,6 +306,29 @@ func (m *Manager) observe(ctx context.Context, sess state.CodexLiveSession) (sta
 			return sess, fmt.Errorf("watch the worker's start: %w", ctx.Err())
 		}
 	}
+}
+
+// started is the session of a start whose worker registered: running, or,
+// when its turn has already ended, ended as a status call would end it.
+// The room hears that ending from the starter if no bridge streams the
+// session: a bridge cannot bind a session that has ended.
+func (m *Manager) started(ctx context.Context, sess state.CodexLiveSession) state.CodexLiveSession {
+	if terminal(sess.Status) {
+		return m.endOwned(ctx, sess)
+	}
+	if sess.Status != StatusStarting {
+		return sess
+	}
+	// A worker in the room is running, whatever Codex has written yet.
+	upd, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
+		if s.Status == StatusStarting {
+			s.Status = StatusRunning
+		}
+	})
+	if err != nil {
+		return sess
+	}
+	return upd
 }
 
 // failStart marks a session whose start failed, stops its worker, and

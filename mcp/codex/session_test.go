@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -196,6 +197,49 @@ func TestStartHandshake(t *testing.T) {
 	}
 	if cur, ok, n := m.Current(testRoom); !ok || cur.SessionID != s.SessionID || n != 1 {
 		t.Errorf("Current = %v %v %d, want the new session of 1", cur.SessionID, ok, n)
+	}
+}
+
+// TestStartShortTurn: a worker that registers and whose turn completes
+// before the start's watch looks (a short turn) has started, and the room
+// is told the ending once, as the worker: the turn's summaries, a final
+// idle update, the reasoning session closed, the worker's agent session
+// ended; by its bridge, or by the starter when no bridge could bind a
+// session that had ended.
+func TestStartShortTurn(t *testing.T) {
+	t.Parallel()
+	for _, bridge := range []bool{true, false} {
+		t.Run(fmt.Sprintf("bridge binds %v", bridge), func(t *testing.T) {
+			t.Parallel()
+			fake := codextest.New(t, codextest.Options{TurnStatus: "completed"})
+			e := newEnv(t, Config{})
+			b := e.b
+			if !bridge {
+				b = nil
+			}
+			registerWorker(t, e.m, b)
+			got := startAlone(t, e.m, e.clk, startInput(t, fake.URL), nil)
+			if got.err != nil {
+				t.Fatalf("Start = %v, want a start whose worker registered", got.err)
+			}
+			s := got.sess
+			want := "as_" + s.SessionID
+			if s.Status != StatusCompleted || s.AgentSessionID != want || s.EndedAt == "" {
+				t.Errorf("Start answered %s worker %q ended %q; want completed, worker %s, ended", s.Status, s.AgentSessionID, s.EndedAt, want)
+			}
+			testwait.Until(t, "the room to be told the session ended", func() bool { return saved(t, e.f, s.SessionID).ToldAt != "" })
+			e.room.mu.Lock()
+			defer e.room.mu.Unlock()
+			if got := summaries(e.room.posts); !slices.Equal(got, []string{"**Joining**", "Codex worker finished its turn."}) {
+				t.Errorf("posted %q, want the turn's summary, then the ending", got)
+			}
+			if n := len(e.room.posts); n == 0 || e.room.posts[n-1].Status != idle || e.room.posts[n-1].AgentSessionID != want {
+				t.Errorf("posts %+v, want the last one idle, as the worker", e.room.posts)
+			}
+			if len(e.room.closed) != 1 || !slices.Equal(e.room.ended, []string{want}) {
+				t.Errorf("closed %v, ended %v; want the reasoning session closed and the worker's session ended", e.room.closed, e.room.ended)
+			}
+		})
 	}
 }
 
