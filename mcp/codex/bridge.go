@@ -314,8 +314,8 @@ func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) 
 				following = true
 				s.heard()
 			}
-			// The turn's end is also read, in case its notification was
-			// missed (a full notification buffer drops them).
+			// The turn's end is also read, in case its notification never
+			// comes: a stream that does not follow the thread hears none.
 			if !s.tick(b.ctx, c) || s.turnEnded(b.ctx, c, following) {
 				return
 			}
