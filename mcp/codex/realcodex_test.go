@@ -336,7 +336,9 @@ func TestRealCodex(t *testing.T) {
 			e.m.saved = nil // the model fails before the worker could register
 			sess, _, err := e.m.Start(context.Background(), e.in)
 			var se *StartError
-			if !errors.As(err, &se) || se.Kind != tc.kind || sess.Status != StatusFailed || sess.LastError == "" {
+			// The turn's own error, not only the thread's status.
+			if !errors.As(err, &se) || se.Kind != tc.kind || sess.Status != StatusFailed || sess.LastError == "" ||
+				strings.Contains(sess.LastError, "codex thread is in status") {
 				t.Errorf("model answering %d: Start = %+v, %v; want a failed start of kind %d with the turn's error", tc.status, sess, err, tc.kind)
 			}
 			if sv := saved(t, e.f, sess.SessionID); sv.Status != StatusFailed || sv.LastError == "" {

@@ -267,12 +267,13 @@ func (m *Manager) observe(ctx context.Context, sess state.CodexLiveSession) (sta
 		defer c.Close()
 	}
 	deadline := m.clock.Now().Add(registerWait)
+	interrupted := false // the last look read the turn interrupted
 	for {
-		st, err := m.inspectOn(ctx, c, sess)
+		st, err := m.inspectOn(ctx, c, sess, interrupted)
 		if err != nil {
 			return sess, err
 		}
-		sess = st.Session
+		sess, interrupted = st.Session, statusName(st.TurnStatus) == "interrupted"
 		// A bridge binds only a session that is starting or running: for
 		// one that ended, registration is read from the agent sessions.
 		if sess.AgentSessionID != "" || (terminal(sess.Status) && pickWorker(sess, m.load().AgentSessions) != "") {
@@ -390,7 +391,7 @@ func (m *Manager) Inspect(ctx context.Context, id, roomID string) (Status, error
 // inspect is inspectOn over a connection of its own.
 func (m *Manager) inspect(ctx context.Context, sess state.CodexLiveSession) (Status, error) {
 	if !ready(ctx, m.http, sess.ServerURL) {
-		return m.inspectOn(ctx, nil, sess)
+		return m.inspectOn(ctx, nil, sess, true)
 	}
 	c, err := dial(ctx, sess.ServerURL)
 	if err != nil {
@@ -407,12 +408,16 @@ func (m *Manager) inspect(ctx context.Context, sess state.CodexLiveSession) (Sta
 		return Status{Session: upd, ServerReachable: true}, nil
 	}
 	defer c.Close()
-	return m.inspectOn(ctx, c, sess)
+	return m.inspectOn(ctx, c, sess, true)
 }
 
 // inspectOn reads a session's thread over c (nil or closed: the server is
-// unreachable) and saves the status it derives. A final status stays.
-func (m *Manager) inspectOn(ctx context.Context, c *Conn, sess state.CodexLiveSession) (Status, error) {
+// unreachable) and saves the status it derives. A final status stays. A
+// turn read as interrupted is taken for ended only when trustInterrupted:
+// Codex (0.171) reads a turn that has just ended, whose end it has not
+// written yet, as interrupted (and without its error), and the start's
+// watch, which would fail on it, waits for a second read to say so.
+func (m *Manager) inspectOn(ctx context.Context, c *Conn, sess state.CodexLiveSession, trustInterrupted bool) (Status, error) {
 	if c == nil || c.Err() != nil {
 		exit := m.exitOf(sess)
 		upd, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
@@ -444,7 +449,10 @@ func (m *Manager) inspectOn(ctx context.Context, c *Conn, sess state.CodexLiveSe
 	}
 	upd, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
 		prev := s.Status
-		s.Status = derive(s.Status, true, statusName(read.Status), read.Turn.status())
+		if read.Turn.status() == "interrupted" && !terminal(prev) && !trustInterrupted {
+			return
+		}
+		s.Status = derive(prev, true, statusName(read.Status), read.Turn.status())
 		switch {
 		case terminal(prev):
 		case s.Status == StatusFailed && read.Turn != nil && read.Turn.Error != nil:
@@ -857,10 +865,12 @@ func readThreadTurns(ctx context.Context, c *Conn, sess state.CodexLiveSession, 
 	}
 	// Rebuilt from the rollout, a turn whose end is not written yet reads
 	// as interrupted (seen with 0.171), and 0.171 rebuilds only a turn it
-	// will not list: one that runs. Early in the turn the thread still
-	// reads as idle: a rebuilt "interrupted" is a turn running, and so is
-	// any turn of an active thread; a thread in error says the turn failed.
-	if rebuilt && (statusName(out.Status) == "active" || out.Turn.status() == "interrupted") {
+	// will not list: one that runs, or has just ended. Early in the turn
+	// the thread still reads as idle: a rebuilt "interrupted" is a turn
+	// running, and so is any turn of an active thread, but not one of a
+	// thread in error, which has just failed.
+	thread := statusName(out.Status)
+	if rebuilt && (thread == "active" || (out.Turn.status() == "interrupted" && thread != "systemError")) {
 		out.Turn.Status, out.Turn.Error = json.RawMessage(`"inProgress"`), nil
 	}
 	return out, nil

@@ -357,6 +357,12 @@ func TestStartFailures(t *testing.T) {
 		{"turn ends before the loop", codextest.Options{TurnStatus: "completed"}, "turn completed before the worker registered", true},
 		{"turn fails", codextest.Options{TurnStatus: "failed", TurnError: "unexpected status 500: model overloaded"},
 			"turn failed: unexpected status 500: model overloaded", true},
+		// 0.171 lists the turn as interrupted until it has written its end.
+		{"turn fails, its end written late", codextest.Options{TurnStatus: "failed", TurnError: "unexpected status 500: model overloaded",
+			UnwrittenEndReads: 1}, "turn failed: unexpected status 500: model overloaded", true},
+		{"turn ends, its end written late", codextest.Options{TurnStatus: "completed", UnwrittenEndReads: 1},
+			"turn completed before the worker registered", true},
+		{"turn interrupted", codextest.Options{TurnStatus: "interrupted"}, "turn interrupted during startup", true},
 		{"no WebSocket", codextest.Options{RefuseWebSocket: true}, "connect to codex app-server", false},
 		{"the worker never registers", codextest.Options{Items: []map[string]any{{"type": "mcpToolCall", "id": "i1", "tool": "register_agent_session",
 			"result": map[string]any{"isError": true, "content": []map[string]any{{"type": "text", "text": "Sign in first: no token"}}}}}},

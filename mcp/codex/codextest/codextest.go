@@ -60,6 +60,10 @@ type Options struct {
 	// IdleReads is how many thread/read calls first answer the thread as
 	// idle while its turn is in progress, as 0.171 does early in a turn.
 	IdleReads int
+	// UnwrittenEndReads is how many thread/turns/list calls first answer
+	// an ended turn as interrupted, without its error, as 0.171 does
+	// until it has written the turn's end.
+	UnwrittenEndReads int
 }
 
 // Items are the turn's items a fake answers by default: one of each kind
@@ -100,6 +104,7 @@ type Server struct {
 	items      []map[string]any
 	resumes    int                      // thread/resume calls so far
 	reads      int                      // thread/read calls so far
+	endReads   int                      // thread/turns/list calls answered with an ended turn
 	conns      map[*websocket.Conn]bool // open connections: true for those following the thread
 	closed     bool
 }
@@ -349,7 +354,10 @@ func (s *Server) answer(c *websocket.Conn, method string, params json.RawMessage
 		return map[string]any{}, nil
 	case "thread/read":
 		thread := "active"
-		if s.reads++; s.turnStatus != "inProgress" || s.reads <= s.opts.IdleReads {
+		switch s.reads++; {
+		case s.turnStatus == "failed":
+			thread = "systemError" // as 0.171 has it after a failed turn
+		case s.turnStatus != "inProgress" || s.reads <= s.opts.IdleReads:
 			thread = "idle"
 		}
 		var p struct {
@@ -367,7 +375,14 @@ func (s *Server) answer(c *websocket.Conn, method string, params json.RawMessage
 		}
 		return map[string]any{"thread": map[string]any{"id": ThreadID, "status": map[string]string{"type": thread}, "turns": turns}}, nil
 	case "thread/turns/list":
-		return map[string]any{"data": []any{s.turn(true)}, "nextCursor": nil}, nil
+		t := s.turn(true)
+		if s.turnStatus != "inProgress" {
+			if s.endReads++; s.endReads <= s.opts.UnwrittenEndReads {
+				t["status"] = "interrupted"
+				delete(t, "error")
+			}
+		}
+		return map[string]any{"data": []any{t}, "nextCursor": nil}, nil
 	case "thread/items/list":
 		var p struct {
 			SortDirection string `json:"sortDirection"`
