@@ -343,8 +343,11 @@ func (s *streamer) subscribe(ctx context.Context, c *Conn) bool {
 			return false
 		}
 		s.b.log.Debug("codex bridge: thread/resume refused; trying again", "session", s.live.SessionID, "attempt", attempt, "error", err)
+		// A connection that ends meanwhile fails the next try at once: a
+		// call can fail on its write before the connection reads as ended.
 		select {
 		case <-s.b.clock.After(resumeEvery):
+		case <-c.Done():
 		case <-ctx.Done():
 			return false
 		}

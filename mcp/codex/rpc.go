@@ -160,6 +160,9 @@ func (m message) decode(method string, out any) error {
 // has ended and what came before the end is delivered, or at Close.
 func (c *Conn) Notifications() <-chan Notification { return c.notes }
 
+// Done is closed once the connection has ended (Err says why).
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
 // Err is why the connection ended (nil while it is up); Notifications
 // is closed then.
 func (c *Conn) Err() error {
