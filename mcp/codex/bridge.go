@@ -314,8 +314,8 @@ func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) 
 				following = true
 				s.heard()
 			}
-			// The turn's end is also read, in case its notification was
-			// missed (a full notification buffer drops them).
+			// The turn's end is also read, in case its notification never
+			// comes: a stream that does not follow the thread hears none.
 			if !s.tick(b.ctx, c) || s.turnEnded(b.ctx, c, following) {
 				return
 			}
@@ -343,8 +343,11 @@ func (s *streamer) subscribe(ctx context.Context, c *Conn) bool {
 			return false
 		}
 		s.b.log.Debug("codex bridge: thread/resume refused; trying again", "session", s.live.SessionID, "attempt", attempt, "error", err)
+		// A connection that ends meanwhile fails the next try at once: a
+		// call can fail on its write before the connection reads as ended.
 		select {
 		case <-s.b.clock.After(resumeEvery):
+		case <-c.Done():
 		case <-ctx.Done():
 			return false
 		}

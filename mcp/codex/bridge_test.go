@@ -747,3 +747,26 @@ func TestBridgeReadsEnd(t *testing.T) {
 		t.Errorf("saved %s %q, want failed with the turn's error", sv.Status, sv.LastError)
 	}
 }
+
+// TestBridgeLosesServerWhileFollowing: an app-server that goes away while
+// the stream waits to try thread/resume again ends the wait, and the room
+// is told, without the clock moving on: a refusal can be the failed write
+// of a connection that does not read as ended yet.
+func TestBridgeLosesServerWhileFollowing(t *testing.T) {
+	t.Parallel()
+	fake := codextest.New(t, codextest.Options{ResumeRefusals: 1 << 30})
+	b, room, clk, f, _ := bridgeEnv(t, fake.URL, true)
+	b.Registered(worker)
+	waitCall(t, fake, "thread/resume")
+	testwait.Until(t, "the stream to wait to try again", func() bool { return clk.Waiters() > 0 })
+	fake.Close()
+	testwait.Until(t, "the room to be told the server went away", func() bool { return saved(t, f, "live-1").ToldAt != "" })
+	if sv := saved(t, f, "live-1"); sv.Status != StatusFailed || !strings.Contains(sv.LastError, "went away") {
+		t.Errorf("saved %s %q, want failed: the server went away", sv.Status, sv.LastError)
+	}
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	if !slices.Equal(room.ended, []string{worker.SessionID}) {
+		t.Errorf("ended %v, want the worker's session", room.ended)
+	}
+}

@@ -81,12 +81,17 @@ type ender struct {
 
 // claim marks the live session id ended with o, unless someone did
 // already (ok false). A status already final stays: a failure is not
-// turned into a stop by the clean-up that follows it.
+// turned into a stop by the clean-up that follows it. A session no bridge
+// bound is bound to its worker now, if one registered: the ending is
+// posted as that worker, and its agent session ended.
 func (e ender) claim(ctx context.Context, id string, o outcome) (live state.CodexLiveSession, agent state.AgentSession, ok bool, err error) {
 	err = e.state.Update(ctx, func(st *state.State) error {
 		l, found := st.CodexLiveSessions[id]
 		if !found || l.EndedAt != "" {
 			return nil
+		}
+		if l.AgentSessionID == "" {
+			l.AgentSessionID = pickWorker(l, st.AgentSessions)
 		}
 		now := stamp(e.clock.Now())
 		l.EndedAt, l.UpdatedAt = now, now

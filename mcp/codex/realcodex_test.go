@@ -300,6 +300,31 @@ func TestRealCodex(t *testing.T) {
 			}
 		}
 	})
+	// A turn that registers, thinks once and answers: it may end before
+	// the start's watch looks again, and, when no bridge could bind its
+	// session, the starter tells the room, as the worker.
+	for _, bridge := range []bool{true, false} {
+		t.Run(fmt.Sprintf("a short turn, bridge binds %v", bridge), func(t *testing.T) {
+			t.Parallel()
+			model := newFakeModel(t, reply{summaries: []string{"**Nothing to do**"}, message: "Done."})
+			e := newRealEnv(t, model)
+			if !bridge {
+				registerWorker(t, e.m, nil)
+			}
+			sess, _, err := e.m.Start(context.Background(), e.in)
+			if err != nil {
+				t.Fatalf("Start = %v, want a start whose worker registered", err)
+			}
+			end := e.ending(t, sess.SessionID)
+			if end.Status != StatusCompleted || end.LastError != "" {
+				t.Errorf("ended %s %q, want completed", end.Status, end.LastError)
+			}
+			got := summaries(e.told(t, idle, "finished its turn"))
+			if want := []string{"**Nothing to do**", "Codex worker finished its turn."}; !slices.Equal(got, want) {
+				t.Errorf("posted %q, want %q", got, want)
+			}
+		})
+	}
 	t.Run("a model error at start", func(t *testing.T) {
 		t.Parallel()
 		for _, tc := range []struct {
@@ -311,7 +336,9 @@ func TestRealCodex(t *testing.T) {
 			e.m.saved = nil // the model fails before the worker could register
 			sess, _, err := e.m.Start(context.Background(), e.in)
 			var se *StartError
-			if !errors.As(err, &se) || se.Kind != tc.kind || sess.Status != StatusFailed || sess.LastError == "" {
+			// The turn's own error, not only the thread's status.
+			if !errors.As(err, &se) || se.Kind != tc.kind || sess.Status != StatusFailed || sess.LastError == "" ||
+				strings.Contains(sess.LastError, "codex thread is in status") {
 				t.Errorf("model answering %d: Start = %+v, %v; want a failed start of kind %d with the turn's error", tc.status, sess, err, tc.kind)
 			}
 			if sv := saved(t, e.f, sess.SessionID); sv.Status != StatusFailed || sv.LastError == "" {

@@ -21,11 +21,6 @@ const (
 // its turns' items runs to megabytes, far past the library's 32 KiB default.
 const maxMessage = 64 << 20
 
-// notificationBuffer is how many notifications wait for a slow reader
-// before newer ones are dropped: they are progress hints, and holding the
-// read loop would hold the answers to calls too.
-const notificationBuffer = 256
-
 // RPCError is an error answer from the app-server.
 type RPCError struct {
 	Code    int    `json:"code"`
@@ -57,14 +52,24 @@ type message struct {
 // Conn is one JSON-RPC 2.0 connection to a Codex app-server over
 // WebSocket, past the initialize handshake. Calls may run concurrently.
 type Conn struct {
-	ws    *websocket.Conn
-	notes chan Notification
-	done  chan struct{}
+	ws        *websocket.Conn
+	notes     chan Notification
+	done      chan struct{} // the connection has ended
+	closing   chan struct{} // Close was called: no one reads notifications any more
+	delivered chan struct{} // deliver has returned
+	closeOnce sync.Once
 
 	mu      sync.Mutex
 	next    int64
 	pending map[int64]chan message
 	err     error // why the connection ended, once done is closed
+	// queue holds the notifications not yet delivered: however slow
+	// their reader, none is dropped (a lost summary delta garbles a
+	// summary, a lost turn/completed delays an ending), and the read
+	// loop, which answers calls too, never waits for it. more wakes
+	// deliver.
+	queue []Notification
+	more  chan struct{}
 }
 
 // Dial connects to the app-server at url (ws://host:port) and does the
@@ -76,8 +81,10 @@ func Dial(ctx context.Context, url string) (*Conn, error) {
 		return nil, fmt.Errorf("connect to codex app-server at %s: %w", url, err)
 	}
 	ws.SetReadLimit(maxMessage)
-	c := &Conn{ws: ws, notes: make(chan Notification, notificationBuffer), done: make(chan struct{}), pending: map[int64]chan message{}}
+	c := &Conn{ws: ws, notes: make(chan Notification), done: make(chan struct{}), closing: make(chan struct{}), delivered: make(chan struct{}),
+		pending: map[int64]chan message{}, more: make(chan struct{}, 1)}
 	go c.read()
+	go c.deliver()
 	init := map[string]any{
 		"clientInfo":   map[string]string{"name": ClientName, "version": ClientVersion},
 		"capabilities": map[string]bool{"experimentalApi": true},
@@ -148,9 +155,13 @@ func (m message) decode(method string, out any) error {
 	return nil
 }
 
-// Notifications delivers what the app-server sends unasked, until the
-// connection ends (then it is closed).
+// Notifications delivers what the app-server sends unasked, in order and
+// all of it, however slowly it is read; it is closed once the connection
+// has ended and what came before the end is delivered, or at Close.
 func (c *Conn) Notifications() <-chan Notification { return c.notes }
+
+// Done is closed once the connection has ended (Err says why).
+func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Err is why the connection ended (nil while it is up); Notifications
 // is closed then.
@@ -160,11 +171,49 @@ func (c *Conn) Err() error {
 	return c.err
 }
 
-// Close ends the connection.
+// Close ends the connection; notifications not yet read are dropped.
 func (c *Conn) Close() error {
+	c.closeOnce.Do(func() { close(c.closing) })
 	err := c.ws.Close(websocket.StatusNormalClosure, "")
 	<-c.done
+	<-c.delivered
 	return err
+}
+
+// deliver hands the queued notifications to Notifications' reader, in
+// order, until the connection has ended and the queue is empty, or Close.
+func (c *Conn) deliver() {
+	defer close(c.delivered)
+	defer close(c.notes)
+	for {
+		c.mu.Lock()
+		batch := c.queue
+		c.queue = nil
+		c.mu.Unlock()
+		for _, n := range batch {
+			select {
+			case c.notes <- n:
+			case <-c.closing:
+				return
+			}
+		}
+		if len(batch) > 0 {
+			continue
+		}
+		select {
+		case <-c.more:
+		case <-c.done:
+			// What came before the end is queued by now: deliver it, then stop.
+			c.mu.Lock()
+			rest := len(c.queue)
+			c.mu.Unlock()
+			if rest == 0 {
+				return
+			}
+		case <-c.closing:
+			return
+		}
+	}
 }
 
 func (c *Conn) send(ctx context.Context, m message) error {
@@ -186,7 +235,6 @@ func (c *Conn) read() {
 		}
 		c.mu.Unlock()
 		close(c.done)
-		close(c.notes)
 	}()
 	for {
 		var data []byte
@@ -211,9 +259,12 @@ func (c *Conn) read() {
 			go c.send(context.Background(), message{JSONRPC: "2.0", ID: m.ID,
 				Error: &RPCError{Code: -32601, Message: "not supported by " + ClientName}})
 		case m.Method != "":
+			c.mu.Lock()
+			c.queue = append(c.queue, Notification{Method: m.Method, Params: m.Params})
+			c.mu.Unlock()
 			select {
-			case c.notes <- Notification{Method: m.Method, Params: m.Params}:
-			default:
+			case c.more <- struct{}{}:
+			default: // deliver is woken already
 			}
 		case m.ID != nil:
 			var id int64

@@ -20,41 +20,23 @@ import (
 func TestConn(t *testing.T) {
 	t.Parallel()
 	refusal := make(chan map[string]any, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
+	url := rpcServer(t, func(m map[string]any, write func(any)) bool {
+		switch m["method"] {
+		case "initialize":
+			write(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": map[string]any{}})
+		case "initialized":
+			write(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "item/commandExecution/requestApproval", "params": map[string]any{}})
+			write(map[string]any{"jsonrpc": "2.0", "method": "first", "params": map[string]any{"n": 1}})
+			write(map[string]any{"jsonrpc": "2.0", "method": "second"})
+		case "thread/start":
+			write(map[string]any{"jsonrpc": "2.0", "id": m["id"], "error": map[string]any{"code": -32600, "message": "no rollout"}})
+		case nil:
+			refusal <- m
 		}
-		defer c.CloseNow()
-		ctx := context.Background()
-		write := func(v any) {
-			b, _ := json.Marshal(v)
-			_ = c.Write(ctx, websocket.MessageText, b)
-		}
-		for {
-			_, data, err := c.Read(ctx)
-			if err != nil {
-				return
-			}
-			var m map[string]any
-			_ = json.Unmarshal(data, &m)
-			switch m["method"] {
-			case "initialize":
-				write(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": map[string]any{}})
-			case "initialized":
-				write(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "item/commandExecution/requestApproval", "params": map[string]any{}})
-				write(map[string]any{"jsonrpc": "2.0", "method": "first", "params": map[string]any{"n": 1}})
-				write(map[string]any{"jsonrpc": "2.0", "method": "second"})
-			case "thread/start":
-				write(map[string]any{"jsonrpc": "2.0", "id": m["id"], "error": map[string]any{"code": -32600, "message": "no rollout"}})
-			case nil:
-				refusal <- m
-			}
-		}
-	}))
-	t.Cleanup(srv.Close)
+		return false
+	})
 	ctx := context.Background()
-	c, err := Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	c, err := Dial(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,4 +60,75 @@ func TestConn(t *testing.T) {
 	if _, ok := <-c.Notifications(); ok {
 		t.Error("Notifications still open after Close")
 	}
+}
+
+// TestConnKeepsNotifications: a reader slower than the app-server loses
+// no notification: all of them arrive, in order, even those sent just
+// before the server closed the connection; then Notifications closes.
+func TestConnKeepsNotifications(t *testing.T) {
+	t.Parallel()
+	const sent = 2000
+	url := rpcServer(t, func(m map[string]any, write func(any)) bool {
+		switch m["method"] {
+		case "initialize":
+			write(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": map[string]any{}})
+		case "initialized":
+			for i := range sent {
+				write(map[string]any{"jsonrpc": "2.0", "method": "item/reasoning/summaryTextDelta", "params": map[string]any{"n": i}})
+			}
+			return true
+		}
+		return false
+	})
+	c, err := Dial(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Nothing is read until the connection has ended: every notification
+	// waits meanwhile.
+	testwait.Until(t, "the server to close the connection", func() bool { return c.Err() != nil })
+	got := 0
+	for n := range c.Notifications() {
+		var p struct{ N int }
+		if err := json.Unmarshal(n.Params, &p); err != nil || p.N != got {
+			t.Fatalf("notification %d = %s, want number %d", got, n.Params, got)
+		}
+		got++
+	}
+	if got != sent {
+		t.Errorf("got %d notifications, want all %d", got, sent)
+	}
+}
+
+// rpcServer is a WebSocket server, shut down when the test ends, that
+// hands each message it gets to handle, with a way to write back; it
+// closes the connection once handle answers true. It answers its ws:// URL.
+func rpcServer(t *testing.T, handle func(m map[string]any, write func(any)) (stop bool)) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close(websocket.StatusNormalClosure, "")
+		ctx := context.Background()
+		write := func(v any) {
+			b, _ := json.Marshal(v)
+			_ = c.Write(ctx, websocket.MessageText, b)
+		}
+		for {
+			_, data, err := c.Read(ctx)
+			if err != nil {
+				return
+			}
+			var m map[string]any
+			_ = json.Unmarshal(data, &m)
+			if handle(m, write) {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
 }

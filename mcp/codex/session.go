@@ -258,7 +258,8 @@ func (m *Manager) startTurn(ctx context.Context, sess *state.CodexLiveSession) e
 // observe watches a started session on one app-server connection until
 // its worker has registered in the room (the start succeeds), or its
 // server goes away, its turn ends or registerWait passes (the start
-// fails, saying why, and the worker is stopped).
+// fails, saying why, and the worker is stopped). A worker that registered
+// and whose turn then ended before a look (a short turn) started too.
 func (m *Manager) observe(ctx context.Context, sess state.CodexLiveSession) (state.CodexLiveSession, error) {
 	// A server that cannot be dialled is inspected as gone.
 	c, err := dial(ctx, sess.ServerURL)
@@ -266,12 +267,18 @@ func (m *Manager) observe(ctx context.Context, sess state.CodexLiveSession) (sta
 		defer c.Close()
 	}
 	deadline := m.clock.Now().Add(registerWait)
+	interrupted := false // the last look read the turn interrupted
 	for {
-		st, err := m.inspectOn(ctx, c, sess)
+		st, err := m.inspectOn(ctx, c, sess, interrupted)
 		if err != nil {
 			return sess, err
 		}
-		sess = st.Session
+		sess, interrupted = st.Session, statusName(st.TurnStatus) == "interrupted"
+		// A bridge binds only a session that is starting or running: for
+		// one that ended, registration is read from the agent sessions.
+		if sess.AgentSessionID != "" || (terminal(sess.Status) && pickWorker(sess, m.load().AgentSessions) != "") {
+			return m.started(ctx, sess), nil
+		}
 		var fail *StartError
 		switch {
 		case !st.ServerReachable:
@@ -287,18 +294,6 @@ func (m *Manager) observe(ctx context.Context, sess state.CodexLiveSession) (sta
 			fail = &StartError{Kind: failureKind(st.TurnError), Reason: "turn failed: " + sess.LastError}
 		case terminal(sess.Status):
 			fail = &StartError{Kind: FailServer, Reason: "turn " + sess.Status + " during startup"}
-		case sess.AgentSessionID != "":
-			// A worker in the room is running, whatever Codex has written yet.
-			if sess.Status == StatusStarting {
-				if upd, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
-					if s.Status == StatusStarting {
-						s.Status = StatusRunning
-					}
-				}); err == nil {
-					sess = upd
-				}
-			}
-			return sess, nil
 		case !m.clock.Now().Before(deadline):
 			fail = &StartError{Kind: FailRegistration, Reason: "the worker did not register in the room within " + registerWait.String() +
 				": " + whyUnregistered(st.RecentItems)}
@@ -312,6 +307,29 @@ func (m *Manager) observe(ctx context.Context, sess state.CodexLiveSession) (sta
 			return sess, fmt.Errorf("watch the worker's start: %w", ctx.Err())
 		}
 	}
+}
+
+// started is the session of a start whose worker registered: running, or,
+// when its turn has already ended, ended as a status call would end it.
+// The room hears that ending from the starter if no bridge streams the
+// session: a bridge cannot bind a session that has ended.
+func (m *Manager) started(ctx context.Context, sess state.CodexLiveSession) state.CodexLiveSession {
+	if terminal(sess.Status) {
+		return m.endOwned(ctx, sess)
+	}
+	if sess.Status != StatusStarting {
+		return sess
+	}
+	// A worker in the room is running, whatever Codex has written yet.
+	upd, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
+		if s.Status == StatusStarting {
+			s.Status = StatusRunning
+		}
+	})
+	if err != nil {
+		return sess
+	}
+	return upd
 }
 
 // failStart marks a session whose start failed, stops its worker, and
@@ -373,7 +391,7 @@ func (m *Manager) Inspect(ctx context.Context, id, roomID string) (Status, error
 // inspect is inspectOn over a connection of its own.
 func (m *Manager) inspect(ctx context.Context, sess state.CodexLiveSession) (Status, error) {
 	if !ready(ctx, m.http, sess.ServerURL) {
-		return m.inspectOn(ctx, nil, sess)
+		return m.inspectOn(ctx, nil, sess, true)
 	}
 	c, err := dial(ctx, sess.ServerURL)
 	if err != nil {
@@ -390,12 +408,16 @@ func (m *Manager) inspect(ctx context.Context, sess state.CodexLiveSession) (Sta
 		return Status{Session: upd, ServerReachable: true}, nil
 	}
 	defer c.Close()
-	return m.inspectOn(ctx, c, sess)
+	return m.inspectOn(ctx, c, sess, true)
 }
 
 // inspectOn reads a session's thread over c (nil or closed: the server is
-// unreachable) and saves the status it derives. A final status stays.
-func (m *Manager) inspectOn(ctx context.Context, c *Conn, sess state.CodexLiveSession) (Status, error) {
+// unreachable) and saves the status it derives. A final status stays. A
+// turn read as interrupted is taken for ended only when trustInterrupted:
+// Codex (0.171) reads a turn that has just ended, whose end it has not
+// written yet, as interrupted (and without its error), and the start's
+// watch, which would fail on it, waits for a second read to say so.
+func (m *Manager) inspectOn(ctx context.Context, c *Conn, sess state.CodexLiveSession, trustInterrupted bool) (Status, error) {
 	if c == nil || c.Err() != nil {
 		exit := m.exitOf(sess)
 		upd, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
@@ -427,7 +449,10 @@ func (m *Manager) inspectOn(ctx context.Context, c *Conn, sess state.CodexLiveSe
 	}
 	upd, err := m.update(ctx, sess.SessionID, func(s *state.CodexLiveSession) {
 		prev := s.Status
-		s.Status = derive(s.Status, true, statusName(read.Status), read.Turn.status())
+		if read.Turn.status() == "interrupted" && !terminal(prev) && !trustInterrupted {
+			return
+		}
+		s.Status = derive(prev, true, statusName(read.Status), read.Turn.status())
 		switch {
 		case terminal(prev):
 		case s.Status == StatusFailed && read.Turn != nil && read.Turn.Error != nil:
@@ -828,14 +853,24 @@ func readThreadTurns(ctx context.Context, c *Conn, sess state.CodexLiveSession, 
 		return out, err
 	}
 	out.Status = read.Thread.Status
+	rebuilt := false
 	for i := range read.Thread.Turns {
 		if t := &read.Thread.Turns[i]; t.ID == sess.TurnID {
-			out.Turn, out.Items = t, t.Items
+			out.Items = t.Items
+			// A turn the listing gave keeps the status it gave.
+			if out.Turn == nil {
+				out.Turn, rebuilt = t, true
+			}
 		}
 	}
-	// Rebuilt from the rollout, a turn still running reads as
-	// interrupted (seen with 0.171): while the thread is active, it runs.
-	if out.Turn != nil && statusName(out.Status) == "active" {
+	// Rebuilt from the rollout, a turn whose end is not written yet reads
+	// as interrupted (seen with 0.171), and 0.171 rebuilds only a turn it
+	// will not list: one that runs, or has just ended. Early in the turn
+	// the thread still reads as idle: a rebuilt "interrupted" is a turn
+	// running, and so is any turn of an active thread, but not one of a
+	// thread in error, which has just failed.
+	thread := statusName(out.Status)
+	if rebuilt && (thread == "active" || (out.Turn.status() == "interrupted" && thread != "systemError")) {
 		out.Turn.Status, out.Turn.Error = json.RawMessage(`"inProgress"`), nil
 	}
 	return out, nil

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -52,7 +53,7 @@ func newEnv(t *testing.T, cfg Config) env {
 
 // registerWorker makes the next start's worker register, as its MCP
 // server does, once its live session is saved: its agent session is
-// saved and its bridge told.
+// saved and its bridge told (b nil: a bridge that cannot bind it).
 func registerWorker(t *testing.T, m *Manager, b *Bridges) {
 	t.Helper()
 	m.saved = func(live state.CodexLiveSession) {
@@ -60,7 +61,10 @@ func registerWorker(t *testing.T, m *Manager, b *Bridges) {
 		started, _ := time.Parse(time.RFC3339Nano, live.StartedAt)
 		a := worker
 		a.SessionID = "as_" + live.SessionID
-		b.Registered(saveAgent(t, m.state, a, started))
+		a = saveAgent(t, m.state, a, started)
+		if b != nil {
+			b.Registered(a)
+		}
 	}
 }
 
@@ -196,6 +200,110 @@ func TestStartHandshake(t *testing.T) {
 	}
 }
 
+// TestStartShortTurn: a worker that registers and whose turn completes
+// before the start's watch looks (a short turn) has started, and the room
+// is told the ending once, as the worker: the turn's summaries, a final
+// idle update, the reasoning session closed, the worker's agent session
+// ended; by its bridge, or by the starter when no bridge could bind a
+// session that had ended.
+func TestStartShortTurn(t *testing.T) {
+	t.Parallel()
+	for _, bridge := range []bool{true, false} {
+		t.Run(fmt.Sprintf("bridge binds %v", bridge), func(t *testing.T) {
+			t.Parallel()
+			fake := codextest.New(t, codextest.Options{TurnStatus: "completed"})
+			e := newEnv(t, Config{})
+			b := e.b
+			if !bridge {
+				b = nil
+			}
+			registerWorker(t, e.m, b)
+			got := startAlone(t, e.m, e.clk, startInput(t, fake.URL), nil)
+			if got.err != nil {
+				t.Fatalf("Start = %v, want a start whose worker registered", got.err)
+			}
+			s := got.sess
+			want := "as_" + s.SessionID
+			if s.Status != StatusCompleted || s.AgentSessionID != want || s.EndedAt == "" {
+				t.Errorf("Start answered %s worker %q ended %q; want completed, worker %s, ended", s.Status, s.AgentSessionID, s.EndedAt, want)
+			}
+			testwait.Until(t, "the room to be told the session ended", func() bool { return saved(t, e.f, s.SessionID).ToldAt != "" })
+			e.room.mu.Lock()
+			defer e.room.mu.Unlock()
+			if got := summaries(e.room.posts); !slices.Equal(got, []string{"**Joining**", "Codex worker finished its turn."}) {
+				t.Errorf("posted %q, want the turn's summary, then the ending", got)
+			}
+			if n := len(e.room.posts); n == 0 || e.room.posts[n-1].Status != idle || e.room.posts[n-1].AgentSessionID != want {
+				t.Errorf("posts %+v, want the last one idle, as the worker", e.room.posts)
+			}
+			if len(e.room.closed) != 1 || !slices.Equal(e.room.ended, []string{want}) {
+				t.Errorf("closed %v, ended %v; want the reasoning session closed and the worker's session ended", e.room.closed, e.room.ended)
+			}
+		})
+	}
+}
+
+// TestStartWatch: the start's watch reads the worker's thread over one
+// connection however many times it looks (the turn's start has the
+// other), and a turn Codex 0.171 rebuilds from its rollout early on (the
+// thread idle, the turn "interrupted": its end not written) is a turn
+// that runs, not one that ended.
+func TestStartWatch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		opts codextest.Options
+	}{
+		{"turns listed", codextest.Options{}},
+		{"0.171 early in the turn", codextest.Options{ListsOnlyEnded: true, IdleReads: 4}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake := codextest.New(t, tc.opts)
+			e := newEnv(t, Config{})
+			done := make(chan started, 1)
+			go func() {
+				s, reused, err := e.m.Start(context.Background(), startInput(t, fake.URL))
+				done <- started{s, reused, err}
+			}()
+			const looks = 4
+			for range looks {
+				testwait.Until(t, "the watch to wait for its next look", func() bool { return e.clk.Waiters() > 0 || len(done) > 0 })
+				if len(done) > 0 {
+					got := <-done
+					t.Fatalf("Start = %s, %v before the worker registered; want it watching", got.sess.Status, got.err)
+				}
+				e.clk.Advance(startupPoll)
+			}
+			// The worker registers; its bridge, in the worker's process,
+			// binds it.
+			testwait.Until(t, "the session to be saved", func() bool { st, _ := e.f.Load(); return len(st.CodexLiveSessions) == 1 })
+			st, _ := e.f.Load()
+			for _, live := range st.CodexLiveSessions {
+				started, _ := time.Parse(time.RFC3339Nano, live.StartedAt)
+				live.AgentSessionID = saveAgent(t, e.f, worker, started).SessionID
+				saveLive(t, e.f, live)
+			}
+			got := drive(t, e.clk, nil, func() started { return <-done })
+			if got.err != nil || got.sess.Status != StatusRunning || got.sess.EndedAt != "" {
+				t.Fatalf("Start = %s ended %q, %v; want running", got.sess.Status, got.sess.EndedAt, got.err)
+			}
+			if n := len(fake.Calls("thread/read")); n < looks+1 {
+				t.Errorf("thread/read %d times, want at least once a look (%d)", n, looks+1)
+			}
+			if n := len(fake.Calls("initialize")); n != 2 {
+				t.Errorf("%d connections (initialize), want 2: the turn's start and the watch", n)
+			}
+			e.room.mu.Lock()
+			defer e.room.mu.Unlock()
+			if len(e.room.posts) != 0 || len(e.room.ended) != 0 {
+				t.Errorf("posted %+v, ended %v; want the room told nothing", e.room.posts, e.room.ended)
+			}
+		})
+	}
+}
+
 // TestStartReuse: a start for the same room, directory and branch reuses
 // the running session; another branch or directory starts a new one.
 func TestStartReuse(t *testing.T) {
@@ -249,6 +357,12 @@ func TestStartFailures(t *testing.T) {
 		{"turn ends before the loop", codextest.Options{TurnStatus: "completed"}, "turn completed before the worker registered", true},
 		{"turn fails", codextest.Options{TurnStatus: "failed", TurnError: "unexpected status 500: model overloaded"},
 			"turn failed: unexpected status 500: model overloaded", true},
+		// 0.171 lists the turn as interrupted until it has written its end.
+		{"turn fails, its end written late", codextest.Options{TurnStatus: "failed", TurnError: "unexpected status 500: model overloaded",
+			UnwrittenEndReads: 1}, "turn failed: unexpected status 500: model overloaded", true},
+		{"turn ends, its end written late", codextest.Options{TurnStatus: "completed", UnwrittenEndReads: 1},
+			"turn completed before the worker registered", true},
+		{"turn interrupted", codextest.Options{TurnStatus: "interrupted"}, "turn interrupted during startup", true},
 		{"no WebSocket", codextest.Options{RefuseWebSocket: true}, "connect to codex app-server", false},
 		{"the worker never registers", codextest.Options{Items: []map[string]any{{"type": "mcpToolCall", "id": "i1", "tool": "register_agent_session",
 			"result": map[string]any{"isError": true, "content": []map[string]any{{"type": "text", "text": "Sign in first: no token"}}}}}},

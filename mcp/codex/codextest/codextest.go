@@ -51,6 +51,19 @@ type Options struct {
 	// ResumeRefusals is how many thread/resume calls are refused first,
 	// as Codex refuses them early in a thread's first turn.
 	ResumeRefusals int
+	// ListsOnlyEnded serves turns as Codex 0.171 does: thread/turns/list
+	// and thread/items/list refuse ("list_turns is not supported yet")
+	// while the turn is in progress, and thread/read with includeTurns
+	// gives the turn rebuilt from the rollout, where a turn whose end is
+	// not written reads as interrupted.
+	ListsOnlyEnded bool
+	// IdleReads is how many thread/read calls first answer the thread as
+	// idle while its turn is in progress, as 0.171 does early in a turn.
+	IdleReads int
+	// UnwrittenEndReads is how many thread/turns/list calls first answer
+	// an ended turn as interrupted, without its error, as 0.171 does
+	// until it has written the turn's end.
+	UnwrittenEndReads int
 }
 
 // Items are the turn's items a fake answers by default: one of each kind
@@ -90,6 +103,8 @@ type Server struct {
 	turnStatus string
 	items      []map[string]any
 	resumes    int                      // thread/resume calls so far
+	reads      int                      // thread/read calls so far
+	endReads   int                      // thread/turns/list calls answered with an ended turn
 	conns      map[*websocket.Conn]bool // open connections: true for those following the thread
 	closed     bool
 }
@@ -318,6 +333,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 func (s *Server) answer(c *websocket.Conn, method string, params json.RawMessage) (any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.opts.ListsOnlyEnded && s.turnStatus == "inProgress" && (method == "thread/turns/list" || method == "thread/items/list") {
+		return nil, &rpcError{Code: -32601, Message: "list_turns is not supported yet"}
+	}
 	switch method {
 	case "initialize":
 		return map[string]any{"userAgent": "codextest"}, nil
@@ -336,12 +354,35 @@ func (s *Server) answer(c *websocket.Conn, method string, params json.RawMessage
 		return map[string]any{}, nil
 	case "thread/read":
 		thread := "active"
-		if s.turnStatus != "inProgress" {
+		switch s.reads++; {
+		case s.turnStatus == "failed":
+			thread = "systemError" // as 0.171 has it after a failed turn
+		case s.turnStatus != "inProgress" || s.reads <= s.opts.IdleReads:
 			thread = "idle"
 		}
-		return map[string]any{"thread": map[string]any{"id": ThreadID, "status": map[string]string{"type": thread}, "turns": []any{}}}, nil
+		var p struct {
+			IncludeTurns bool `json:"includeTurns"`
+		}
+		_ = json.Unmarshal(params, &p)
+		turns := []any{}
+		if p.IncludeTurns && s.opts.ListsOnlyEnded {
+			t := s.turn(true)
+			if t["status"] == "inProgress" {
+				t["status"] = "interrupted"
+			}
+			t["items"] = s.items
+			turns = append(turns, t)
+		}
+		return map[string]any{"thread": map[string]any{"id": ThreadID, "status": map[string]string{"type": thread}, "turns": turns}}, nil
 	case "thread/turns/list":
-		return map[string]any{"data": []any{s.turn(true)}, "nextCursor": nil}, nil
+		t := s.turn(true)
+		if s.turnStatus != "inProgress" {
+			if s.endReads++; s.endReads <= s.opts.UnwrittenEndReads {
+				t["status"] = "interrupted"
+				delete(t, "error")
+			}
+		}
+		return map[string]any{"data": []any{t}, "nextCursor": nil}, nil
 	case "thread/items/list":
 		var p struct {
 			SortDirection string `json:"sortDirection"`
