@@ -64,13 +64,19 @@ func TestLiveBoardAndReasoning(t *testing.T) {
 
 // TestLiveWithoutStream: a page the server will not give a stream (the
 // room holds its most, LETAGENTS_STREAM_ROOM_MAX, here 1) follows the
-// room through the long-poll, as does the page that has the stream.
+// room through the long-poll, as does the page that has the stream. The
+// long-poll brings messages alone, so that page reloads its panel on a
+// timer (every 15 s): a worker's new status, an event no poll carries,
+// reaches it.
 func TestLiveWithoutStream(t *testing.T) {
 	skipIfOptedOut(t)
 	t.Parallel()
 	r := startRunner(t, "LETAGENTS_STREAM_ROOM_MAX=1")
 	const room = "capped room"
 	r.join(room)
+	r.api(http.MethodPost, "/agents", map[string]string{"name": "runner"}, http.StatusCreated)
+	s := r.api(http.MethodPost, "/rooms/"+roomPath(room)+"/agent-sessions",
+		map[string]string{"actor_key": "local/runner", "display_name": "Runner", "runtime": "codex"}, http.StatusCreated)
 	first := openRoom(t, r, room)
 	first.until("the event stream to open", streaming)
 	second := openRoom(t, r, room)
@@ -81,6 +87,20 @@ func TestLiveWithoutStream(t *testing.T) {
 		if n := eval[int](b, `document.querySelectorAll("#log .msg").length`); n != 1 {
 			t.Errorf("the log shows %d messages, want 1", n)
 		}
+	}
+	// The page's reads of the agents from now on: a reload the message
+	// asked for may still come, once; a second can only be the timer's.
+	eval[chromedp.Void](second, `(() => {
+		window.__agentReads = 0;
+		const real = window.fetch;
+		window.fetch = (u, o) => { if (/\/participants/.test(String(u))) window.__agentReads++; return real(u, o); };
+	})()`)
+	r.api(http.MethodPost, "/rooms/"+roomPath(room)+"/presence", map[string]any{"status": "working", "status_text": "polled for",
+		"agent_session_id": s["session_id"], "agent_session_token": s["session_token"]}, http.StatusOK)
+	second.until("the polling page's timer to reload the agents", `window.__agentReads >= 2`)
+	second.until("the worker's new status on the polling page", `document.getElementById("agents").textContent.includes("working — polled for")`)
+	if n := eval[int](second, `document.querySelectorAll("#log .msg").length`); n != 1 {
+		t.Errorf("the log shows %d messages, want 1: the status came with no message", n)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"regexp"
@@ -147,7 +148,7 @@ func TestFavicon(t *testing.T) {
 		}
 	}
 	for _, path := range []string{"/", "/in/team"} {
-		if p := e.call(t, http.MethodGet, path, "").want(t, 200, ""); !strings.Contains(p.raw, `<link rel="icon" href="/favicon.svg"`) {
+		if p := e.call(t, http.MethodGet, path, "").want(t, 200, ""); !strings.Contains(p.raw, `<link rel="icon" href="/favicon.svg?v=`) {
 			t.Errorf("GET %s does not link the icon", path)
 		}
 	}
@@ -197,7 +198,7 @@ func TestLandingPageSaysHowToInstall(t *testing.T) {
 
 // scriptRef finds the scripts a page or module loads: <script src> and
 // static imports of the modules beside it.
-var scriptRef = regexp.MustCompile(`<script[^>]* src="/js/([a-z0-9-]+\.js)"|from "\./([a-z0-9-]+\.js)"`)
+var scriptRef = regexp.MustCompile(`<script[^>]* src="/js/([a-z0-9-]+\.js)(?:\?v=[0-9a-f]+)?"|from "\./([a-z0-9-]+\.js)(?:\?v=[0-9a-f]+)?"`)
 
 // pageWithScripts is the page at path followed by every script it loads,
 // directly or through imports, each as served.
@@ -318,3 +319,87 @@ func TestScriptsServed(t *testing.T) {
 		}
 	}
 }
+
+// TestPagesCached holds the pages' caching (issue 27): a page is
+// revalidated on every visit by its strong ETag, so a warm visit is a 304
+// with no body; every file it loads (its scripts, the modules they
+// import, its icon) is linked by a versioned URL that answers immutable,
+// for a year; the same file under its bare path, or under a version this
+// build does not have (a page open across a deploy), answers too, but
+// revalidated.
+func TestPagesCached(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	const immutable, revalidate = "public, max-age=31536000, immutable", "no-cache"
+	ifNoneMatch := func(etag string) http.Header { return http.Header{"If-None-Match": {etag}} }
+	// check fetches path (with h) and wants status and Cache-Control cc,
+	// a strong ETag, and no body on a 304; it answers the reply.
+	check := func(t *testing.T, path string, h http.Header, status int, cc string) reply {
+		t.Helper()
+		r := e.callWith(t.Context(), t, http.MethodGet, path, "", h)
+		etag := r.header.Get("ETag")
+		switch {
+		case r.status != status:
+			t.Errorf("GET %s (%v) = %d, want %d", path, h, r.status, status)
+		case r.header.Get("Cache-Control") != cc:
+			t.Errorf("GET %s: Cache-Control %q, want %q", path, r.header.Get("Cache-Control"), cc)
+		case !strings.HasPrefix(etag, `"`) || len(etag) < 3:
+			t.Errorf("GET %s: ETag %q, want a strong one", path, etag)
+		case status == http.StatusNotModified && r.raw != "":
+			t.Errorf("GET %s: a 304 with a body of %d bytes", path, len(r.raw))
+		}
+		return r
+	}
+	for _, page := range []string{"/", "/in/team", "/in/github.com/acme/app"} {
+		t.Run(page, func(t *testing.T) {
+			t.Parallel()
+			r := check(t, page, nil, 200, revalidate)
+			etag := r.header.Get("ETag")
+			check(t, page, ifNoneMatch(etag), http.StatusNotModified, revalidate)
+			check(t, page, ifNoneMatch(`"other", `+etag), http.StatusNotModified, revalidate)
+			check(t, page, ifNoneMatch(`"other"`), 200, revalidate)
+
+			// Every file the page loads, through its imports too.
+			urls := []string{}
+			for _, m := range pageAsset.FindAllStringSubmatch(r.raw, -1) {
+				urls = append(urls, m[1])
+			}
+			if len(urls) < 2 {
+				t.Fatalf("GET %s links %q, want its script and icon by versioned URL", page, urls)
+			}
+			seen := map[string]bool{}
+			for len(urls) > 0 {
+				u := urls[0]
+				urls = urls[1:]
+				if seen[u] {
+					continue
+				}
+				seen[u] = true
+				a := check(t, u, nil, 200, immutable)
+				etag := a.header.Get("ETag")
+				check(t, u, ifNoneMatch(etag), http.StatusNotModified, immutable)
+				bare, _, _ := strings.Cut(u, "?")
+				if b := check(t, bare, nil, 200, revalidate); b.raw != a.raw || b.header.Get("ETag") != etag {
+					t.Errorf("GET %s answers other than GET %s", bare, u)
+				}
+				check(t, bare, ifNoneMatch(etag), http.StatusNotModified, revalidate)
+				check(t, bare+"?v=0123456789abcdef", nil, 200, revalidate)
+				for _, m := range versionedImport.FindAllStringSubmatch(a.raw, -1) {
+					urls = append(urls, "/js/"+m[1])
+				}
+				if bad := bareImport.FindAllString(a.raw, -1); len(bad) > 0 {
+					t.Errorf("GET %s imports %q by bare URL: the page could run two versions", u, bad)
+				}
+			}
+			if page != "/" && !slices.ContainsFunc(slices.Collect(maps.Keys(seen)), func(u string) bool { return strings.HasPrefix(u, "/js/panel.js?v=") }) {
+				t.Errorf("the room page's files %v never reach panel.js: imports are not followed", seen)
+			}
+		})
+	}
+}
+
+var (
+	pageAsset       = regexp.MustCompile(`(?:src|href)="(/(?:js/[a-z0-9-]+\.js|favicon\.svg)\?v=[0-9a-f]+)"`)
+	versionedImport = regexp.MustCompile(`from "\./([a-z0-9-]+\.js\?v=[0-9a-f]+)"`)
+	bareImport      = regexp.MustCompile(`from "\./[a-z0-9-]+\.js"`)
+)

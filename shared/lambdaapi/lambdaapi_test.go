@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -27,6 +29,7 @@ const lambdaAnswerLimit = 6_000_000
 
 type answer struct {
 	status int
+	header map[string]string
 	body   string // decoded
 	size   int    // of the whole answer as the runtime sends it
 	base64 bool
@@ -36,8 +39,15 @@ type answer struct {
 // answer as the Lambda runtime encodes it.
 func invoke(t *testing.T, h lambdaapi.HandlerFunc, method, path, query, body string) answer {
 	t.Helper()
-	ev := events.APIGatewayV2HTTPRequest{RawPath: path, RawQueryString: query, Body: body,
-		Headers: map[string]string{"content-type": "application/json"},
+	return invokeWith(t, h, method, path, query, body, nil)
+}
+
+// invokeWith is invoke with request headers besides the content type.
+func invokeWith(t *testing.T, h lambdaapi.HandlerFunc, method, path, query, body string, header map[string]string) answer {
+	t.Helper()
+	headers := map[string]string{"content-type": "application/json"}
+	maps.Copy(headers, header)
+	ev := events.APIGatewayV2HTTPRequest{RawPath: path, RawQueryString: query, Body: body, Headers: headers,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{DomainName: "abc.execute-api.eu-west-1.amazonaws.com",
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path, SourceIP: "203.0.113.9"}}}
 	resp, err := h(context.Background(), ev)
@@ -48,7 +58,7 @@ func invoke(t *testing.T, h lambdaapi.HandlerFunc, method, path, query, body str
 	if err := json.NewEncoder(&enc).Encode(resp); err != nil {
 		t.Fatal(err)
 	}
-	a := answer{status: resp.StatusCode, body: resp.Body, size: enc.Len(), base64: resp.IsBase64Encoded}
+	a := answer{status: resp.StatusCode, header: resp.Headers, body: resp.Body, size: enc.Len(), base64: resp.IsBase64Encoded}
 	if a.base64 {
 		raw, err := base64.StdEncoding.DecodeString(resp.Body)
 		if err != nil {
@@ -111,6 +121,36 @@ func TestPagesFitALambdaAnswer(t *testing.T) {
 	}
 	if page, more := read("before=latest"); len(page) == 0 || page[len(page)-1] != "msg_5" || !more {
 		t.Errorf("newest page = %v, has_more %v; want a cut page ending at msg_5, more before it", page, more)
+	}
+}
+
+// TestPagesCachedUnderLambda: behind API Gateway the web function
+// answers the pages' caching as the local runner does (issue 27): the
+// page revalidated by its ETag (a warm visit a 304), its script under
+// the versioned URL the page links (the query reaches the handler)
+// immutable, under its bare path revalidated.
+func TestPagesCachedUnderLambda(t *testing.T) {
+	t.Parallel()
+	h := openHandler(t)
+	page := invoke(t, h, http.MethodGet, "/in/team", "", "")
+	etag := page.header["Etag"]
+	if page.status != http.StatusOK || page.header["Cache-Control"] != "no-cache" || etag == "" {
+		t.Fatalf("GET /in/team = %d, headers %v; want 200, no-cache and an ETag", page.status, page.header)
+	}
+	if a := invokeWith(t, h, http.MethodGet, "/in/team", "", "", map[string]string{"if-none-match": etag}); a.status != http.StatusNotModified || a.body != "" {
+		t.Errorf("GET /in/team with its ETag = %d with %d bytes, want 304 and no body", a.status, len(a.body))
+	}
+	m := regexp.MustCompile(`src="/js/room\.js\?(v=[0-9a-f]+)"`).FindStringSubmatch(page.body)
+	if m == nil {
+		t.Fatalf("the room page links no versioned /js/room.js")
+	}
+	for _, tt := range []struct{ query, cache string }{
+		{m[1], "public, max-age=31536000, immutable"},
+		{"", "no-cache"},
+	} {
+		if a := invoke(t, h, http.MethodGet, "/js/room.js", tt.query, ""); a.status != http.StatusOK || a.header["Cache-Control"] != tt.cache {
+			t.Errorf("GET /js/room.js?%s = %d, Cache-Control %q; want 200, %q", tt.query, a.status, a.header["Cache-Control"], tt.cache)
+		}
 	}
 }
 

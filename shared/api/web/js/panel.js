@@ -1,11 +1,11 @@
 // The side panel's lists (agents, board, pending intents) reload from the
-// server on events and on a timer; these keep those reloads few and the
-// redraws to what changed. The panel is extra: its failures show inline
-// and never touch the chat.
+// server on events (on a timer only while the page long-polls, room.js);
+// these keep those reloads few and the redraws to what changed. The
+// panel is extra: its failures show inline and never touch the chat.
 
-// PANEL_EVERY is the fallback reload of each list, and the wait after a
-// failure; PANEL_GAP the least wait between reloads after a success, so
-// that events show within a second.
+// PANEL_EVERY is the reload of each list while the page long-polls, and
+// the wait after a failure; PANEL_GAP the least wait between reloads
+// after a success, so that events show within a second.
 export const PANEL_EVERY = 15000;
 const PANEL_GAP = 500;
 

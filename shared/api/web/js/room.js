@@ -159,15 +159,29 @@ function sawMessages(list) {
   if (list.some(isSystem)) { board.refresh(); intents.refresh(); }
 }
 
-// startPanel starts the panel's refreshes: on events, when the tab is
-// shown again, and every PANEL_EVERY as the fallback.
+// startPanel loads the panel, and reloads its lists on the events that
+// may change them (onEvent, sawMessages), when the tab is shown again,
+// and when the connection is back after a gap (follow's onBack): never on
+// a timer while the event stream brings the changes. What moves with time
+// alone (a worker's connection lapsing, which no event says) shows at the
+// next of those.
 function startPanel() {
   page.set({ panelOn: true });
   refreshPanel(true);
-  const every = setInterval(() => { if (isStopped()) clearInterval(every); else refreshPanel(); }, PANEL_EVERY);
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "visible") refreshPanel(true);
   });
+}
+
+// pollPanel reloads the panel every PANEL_EVERY while the page long-polls
+// (how = "poll"), which brings messages alone: no task, reasoning or
+// presence events. Following the stream again (how = "stream") stops it.
+let panelTimer = 0;
+function pollPanel(how) {
+  const stop = () => { clearInterval(panelTimer); panelTimer = 0; };
+  if (how !== "poll") { stop(); return; }
+  if (panelTimer) return;
+  panelTimer = setInterval(() => { if (isStopped()) stop(); else refreshPanel(); }, PANEL_EVERY);
 }
 
 // ---- live: the one place new messages and events arrive -------------------
@@ -206,7 +220,7 @@ async function connect(up) {
     up();
     messages.jumpTo(location.hash.slice(1));
   }
-  const via = (how) => () => { $("status").dataset.via = how; up(); };
+  const via = (how) => () => { $("status").dataset.via = how; pollPanel(how); up(); };
   const { path } = page.get();
   const lastId = () => "msg_" + page.get().lastNum;
   if (await eventStream(`/rooms/${path}/messages/stream?after=${lastId()}&heartbeat=event${RENDER}`,
