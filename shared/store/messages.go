@@ -119,7 +119,7 @@ var messageSelect = messageColumns + `, ` + quoteColumns + `,
 	t.reply_count, t.latest_reply_seq, t.latest_reply_at, mn.mention_ids, mn.mention_names, mn.mention_labels`
 
 const messageJoins = `
-	LEFT JOIN LATERAL (SELECT * FROM messages p WHERE p.room_id = m.room_id AND p.seq = m.thread_parent_seq LIMIT 1) p ON true
+	LEFT JOIN LATERAL (SELECT * FROM messages p WHERE m.thread_parent_seq IS NOT NULL AND p.room_id = m.room_id AND p.seq = m.thread_parent_seq LIMIT 1) p ON true
 	LEFT JOIN LATERAL (SELECT * FROM message_threads t WHERE t.room_id = m.room_id AND t.root_seq = m.seq LIMIT 1) t ON true
 	LEFT JOIN LATERAL (SELECT array_agg(ms.id ORDER BY ms.id) AS mention_ids, array_agg(ms.display_name ORDER BY ms.id) AS mention_names,
 		array_agg(ms.actor_label ORDER BY ms.id) AS mention_labels
