@@ -30,7 +30,7 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, c call) error {
 		return err
 	}
 	if sess != nil {
-		defer s.deliver(r.Context(), sess.RoomID, sess.ID)()
+		defer s.deliver(r.Context(), sess.ID)()
 	}
 	ctx := r.Context()
 	page, err := s.nextMessages(ctx, c.room, q, holdable(ctx, timeout), s.leash(r, c, sess, false))
@@ -80,9 +80,9 @@ func pollTimeout(v string, maxWait time.Duration) time.Duration {
 // connection is a lease in the database: if this process dies, it lapses
 // by itself within letagents.DeliveryLease. Failures only cost liveness
 // accuracy, never the poll, so they are logged.
-func (s *server) deliver(ctx context.Context, roomID string, sessionID int64) func() {
+func (s *server) deliver(ctx context.Context, sessionID int64) func() {
 	bg := context.WithoutCancel(ctx)
-	id, err := s.Store.OpenDelivery(bg, roomID, sessionID, s.now(), s.now().Add(letagents.DeliveryLease))
+	id, err := s.Store.OpenDelivery(bg, sessionID, s.now(), s.now().Add(letagents.DeliveryLease))
 	if err != nil {
 		s.Logger.Warn("open delivery connection", "session", sessionID, "error", err)
 		return func() {}

@@ -215,7 +215,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 		return err
 	}
 	if sess != nil {
-		defer s.deliver(ctx, sess.RoomID, sess.ID)()
+		defer s.deliver(ctx, sess.ID)()
 	}
 
 	h := w.Header()
