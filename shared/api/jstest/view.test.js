@@ -134,10 +134,10 @@ test("nativeLine is one line of what the runtime last reported", () => {
 
 test("receiptsBadge folds the receipts to a count, naming them in its label", () => {
   assert.deepEqual(receiptsBadge({ seen_by: [{ display_name: "a" }, { display_name: "b" }] }),
-    { text: "✓✓ 2", label: "Seen by a, b", all: true });
+    { text: "2 seen", label: "2 seen: seen by a, b", all: true });
   assert.deepEqual(receiptsBadge({ seen_by: [{ display_name: "a" }], unread_by: [{ display_name: "c" }] }),
-    { text: "✓ 1/2", label: "Seen by a · not yet seen by c", all: false });
-  assert.deepEqual(receiptsBadge({ unread_by: [{ display_name: "c" }] }), { text: "✓ 0/1", label: "Not yet seen by c", all: false });
+    { text: "1/2 seen", label: "1/2 seen: seen by a · not yet seen by c", all: false });
+  assert.deepEqual(receiptsBadge({ unread_by: [{ display_name: "c" }] }), { text: "0/1 seen", label: "0/1 seen: not yet seen by c", all: false });
   assert.equal(receiptsBadge({}), null);
 });
 

@@ -12,24 +12,28 @@ export function idLink(id, cls) {
   return a;
 }
 
-// markMentions styles the @mentions of body's text (not in code or
-// links) as mentions, each with its key (mentions.js), which
-// markReader checks.
-function markMentions(body) {
+// decorate makes the msg_N ids of body's text links and styles its
+// @mentions as mentions, each with its key (mentions.js), which
+// markReader checks; never in code or in a link. It works on the text
+// nodes alone, so the server's html (which links no ids) and the
+// escaped text are decorated alike.
+function decorate(body) {
   const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
   const nodes = [];
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-    if (n.data.includes("@") && !n.parentElement.closest("code, pre, a")) nodes.push(n);
+    if (/@|msg_\d/.test(n.data) && !n.parentElement.closest("code, pre, a")) nodes.push(n);
   }
   for (const n of nodes) {
-    const parts = mentionParts(n.data);
-    if (!parts.some((p) => p.key)) continue;
     const frag = document.createDocumentFragment();
-    for (const p of parts) {
-      if (!p.key) { frag.appendChild(document.createTextNode(p.text)); continue; }
-      const span = el("span", "mention", p.text);
-      span.dataset.key = p.key;
-      frag.appendChild(span);
+    const pieces = n.data.split(/\b(msg_\d+)\b/);
+    for (let i = 0; i < pieces.length; i++) {
+      if (i % 2) { frag.appendChild(idLink(pieces[i])); continue; }
+      for (const p of mentionParts(pieces[i])) {
+        if (!p.key) { frag.appendChild(document.createTextNode(p.text)); continue; }
+        const span = el("span", "mention", p.text);
+        span.dataset.key = p.key;
+        frag.appendChild(span);
+      }
     }
     n.replaceWith(frag);
   }
@@ -53,19 +57,17 @@ export function markReader(li, reader) {
 
 // renderBody is the one place a message's body is drawn. The server's
 // html (its Markdown, rendered and sanitised by the server) is used when
-// it sends one; otherwise the text, escaped, with msg_N ids as links.
+// it sends one; otherwise the text, escaped. Either way msg_N ids become
+// links and @mentions are marked (decorate).
 function renderBody(m, text) {
   const body = el("div", "text");
   if (typeof m.html === "string" && !isSystem(m)) {
     body.classList.add("md"); // sanitised by the server (shared/markdown)
     body.innerHTML = m.html;
-    return body;
+  } else {
+    body.textContent = text;
   }
-  const parts = text.split(/\b(msg_\d+)\b/);
-  for (let i = 0; i < parts.length; i++) {
-    if (i % 2) body.appendChild(idLink(parts[i]));
-    else if (parts[i]) body.appendChild(document.createTextNode(parts[i]));
-  }
+  if (/@|msg_\d/.test(text)) decorate(body);
   return body;
 }
 
@@ -127,12 +129,13 @@ export function renderMessage(m, prov, ctx) {
     acts.setAttribute("aria-label", `Tools of ${m.id}`);
     const reply = tool("Reply", () => ctx.openThread(root, reply));
     reply.setAttribute("aria-label", `Reply in the thread of ${root}`);
-    const copy = tool("Copy link", async () => {
-      const url = new URL("#" + m.id, location.href).href;
-      try { await copyText(url); copy.textContent = "Copied"; } catch { copy.textContent = "Copy failed"; }
-      setTimeout(() => { copy.textContent = "Copy link"; }, 1600);
+    const copy = tool("", async () => {
+      try { await copyText(new URL("#" + m.id, location.href).href); say("Copied"); } catch { say("Copy failed"); }
+      setTimeout(() => say("Copy link"), 1600);
     });
-    copy.setAttribute("aria-label", `Copy a link to ${m.id}`);
+    // The spoken name starts with the words shown (voice control).
+    const say = (t) => { copy.textContent = t; copy.setAttribute("aria-label", t === "Copy link" ? `Copy link to ${m.id}` : `${t}: link to ${m.id}`); };
+    say("Copy link");
     const pin = tool("Pin", () => ctx.pin(m.id, pin), "pin");
     pin.setAttribute("aria-label", `Pin ${m.id}`);
     acts.append(reply, copy, pin);
@@ -168,10 +171,7 @@ export function renderMessage(m, prov, ctx) {
   const body = renderBody(m, text);
   body.id = `${idp}body-${m.id}`;
   li.appendChild(body);
-  if (text.includes("@")) {
-    markMentions(body);
-    markReader(li, ctx.reader);
-  }
+  if (text.includes("@")) markReader(li, ctx.reader);
   if (collapses(text)) li.appendChild(foldable(body));
   const ment = mentionsLine(m);
   if (ment) li.appendChild(el("div", "quote mentions", ment));
@@ -181,10 +181,13 @@ export function renderMessage(m, prov, ctx) {
     const line = el("div", "quote receipts", receiptsLine(m));
     line.id = `${idp}receipts-${m.id}`;
     line.hidden = true;
-    const b = tool(receipts.text, () => {
+    const b = tool("", () => {
       line.hidden = !line.hidden;
       b.setAttribute("aria-expanded", String(!line.hidden));
     }, "seen" + (receipts.all ? " all" : ""));
+    const tick = el("span", "", receipts.all ? "✓✓ " : "✓ ");
+    tick.setAttribute("aria-hidden", "true");
+    b.append(tick, receipts.text);
     b.title = receipts.label;
     b.setAttribute("aria-label", receipts.label);
     b.setAttribute("aria-expanded", "false");

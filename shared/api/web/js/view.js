@@ -94,12 +94,13 @@ export function receiptsLine(m) {
 
 // receiptsBadge is the compact form of m's receipts: text, a count of
 // the agents that saw it (of all it reached, when some have not yet),
-// and label, who they are (receiptsLine); null when it has none.
+// and label, the text and who they are (receiptsLine); null when it has
+// none.
 export function receiptsBadge(m) {
   const seen = displayNames(m.seen_by).length, unread = displayNames(m.unread_by).length;
   if (!seen && !unread) return null;
-  const line = receiptsLine(m);
-  return { text: unread ? `✓ ${seen}/${seen + unread}` : `✓✓ ${seen}`, label: line[0].toUpperCase() + line.slice(1), all: !unread };
+  const text = unread ? `${seen}/${seen + unread} seen` : `${seen} seen`;
+  return { text, label: `${text}: ${receiptsLine(m)}`, all: !unread };
 }
 
 // COLLAPSE_LINES is how many lines a message shows before it folds
