@@ -11,8 +11,6 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-
-	"github.com/letagents/letagents-go/shared/github/githubtest"
 )
 
 // opacity is the computed opacity of the tools of message id.
@@ -326,12 +324,7 @@ func TestUnreadDivider(t *testing.T) {
 func TestRenameRoomAndMentionsOfMe(t *testing.T) {
 	skipIfOptedOut(t)
 	t.Parallel()
-	gh := githubtest.New(t)
-	gh.AddUser("grace")
-	gh.SignIn("grace")
-	gc := gh.Config()
-	r := startRunner(t, "GITHUB_CLIENT_ID="+gc.ClientID, "GITHUB_CLIENT_SECRET="+gc.ClientSecret,
-		"GITHUB_OAUTH_URL="+gc.OAuthURL, "GITHUB_API_URL="+gc.APIURL)
+	r := githubRunner(t, "grace")
 	const room = "rename room"
 	r.join(room)
 	r.send(room, "Reviewer", "@grace please look, and @Builder too")
@@ -350,10 +343,7 @@ func TestRenameRoomAndMentionsOfMe(t *testing.T) {
 	// Signed in, grace is the room's first signed-in joiner: its admin.
 	admin := newTab(t, chromedp.WithNewBrowserContext())
 	admin.open(r.URL + "/in/" + roomPath(room))
-	admin.until("the sign-in button", `[...document.querySelectorAll("#auth button")].some(x => x.textContent === "Sign in with GitHub")`)
-	authURL := eval[string](admin, `fetch("/auth/github/login", {method: "POST", headers: {"Content-Type": "application/json"},
-		body: JSON.stringify({redirect_to: location.pathname})}).then(r => r.json()).then(j => j.auth_url)`)
-	admin.open(authURL)
+	admin.signIn()
 	admin.until("the mention of grace highlighted", `(li => li && li.classList.contains("mentions-me") &&
 		[...li.querySelectorAll(".mention")].map(e => e.textContent + (e.classList.contains("me") ? "*" : "")).join() === "@grace*,@Builder")(document.getElementById("msg_1"))`)
 	admin.until("Rename offered to the admin", `!document.getElementById("rename").hidden`)
