@@ -72,7 +72,9 @@ function autocomplete(ta, names) {
     ta.dispatchEvent(new Event("input", { bubbles: true }));
   }
   ta.addEventListener("input", update);
+  // The caret moved without typing: the list follows it.
   ta.addEventListener("keyup", (e) => { if (["ArrowLeft", "ArrowRight", "Home", "End"].includes(e.key)) update(); });
+  ta.addEventListener("click", update);
   ta.addEventListener("blur", close);
   ta.addEventListener("keydown", (e) => {
     if (!q || e.isComposing || e.altKey || e.ctrlKey || e.metaKey) return;
