@@ -6,11 +6,16 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/store/storetest"
 )
 
 // opacity is the computed opacity of the tools of message id.
@@ -41,7 +46,8 @@ func (b *tab) enter() {
 // TestMessageTools: each message is one tab stop whose tools (Reply,
 // Copy link, Pin for an admin) show on hover and on keyboard focus and
 // are reached from it with the keyboard; Copy link copies the message's
-// address, Pin pins it. The message id is no text of the message.
+// address, Pin pins it. The message id is no text of the message, and
+// its receipts are a count that shows who on demand.
 func TestMessageTools(t *testing.T) {
 	skipIfOptedOut(t)
 	t.Parallel()
@@ -51,7 +57,22 @@ func TestMessageTools(t *testing.T) {
 	for i := range 3 {
 		r.send(room, "Builder | ada's agent | Codex", fmt.Sprintf("step %d", i+1))
 	}
+	st := store.New(r.db.Pool)
+	w := storetest.Register(t, st, room, "Watcher", letagents.SessionWorker, time.Now())
+	if err := st.RecordSurfaced(context.Background(), w.ID, room, []int64{1}, letagents.ViaRead, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	b := openRoom(t, r, room)
+
+	seen := `document.querySelector("#msg_1 .meta .seen")`
+	if got := eval[string](b, `(s => s ? s.textContent + " | " + s.getAttribute("aria-label") + " | " + s.getAttribute("aria-expanded") : "none")(`+seen+`)`); got != "✓✓ 1 seen | 1 seen: seen by Watcher | false" {
+		t.Errorf("msg_1's receipts = %q, want its count, naming Watcher", got)
+	}
+	if !eval[bool](b, `document.querySelector("#msg_1 .receipts").hidden && !document.querySelector("#msg_2 .seen")`) {
+		t.Errorf("the receipts line shows before it is asked for, or msg_2, seen by nobody, has receipts")
+	}
+	b.press("msg_1's receipts", "#msg_1 .meta .seen")
+	b.until("who saw msg_1", `(l => !l.hidden && l.textContent === "seen by Watcher")(document.querySelector("#msg_1 .receipts")) && `+seen+`.getAttribute("aria-expanded") === "true"`)
 
 	if got := eval[string](b, opacity("msg_2")); got != "0" {
 		t.Errorf("the tools of msg_2 have opacity %s before any hover or focus, want 0", got)
