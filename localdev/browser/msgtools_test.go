@@ -90,6 +90,7 @@ func TestMessageTools(t *testing.T) {
 	y := eval[float64](b, `(r => r.top + r.height / 2)(document.getElementById("msg_2").getBoundingClientRect())`)
 	b.do("hover msg_2", chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y))
 	b.until("msg_2's tools shown on hover", opacity("msg_2")+` === "1"`)
+	b.screenshot("tools-on-hover")
 	b.do("move the mouse away", chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, 1, 1))
 	b.until("msg_2's tools hidden again", opacity("msg_2")+` === "0"`)
 
@@ -163,6 +164,7 @@ func TestLongMessageFolds(t *testing.T) {
 		li.querySelector(".text").scrollHeight > li.querySelector(".text").clientHeight + 100 &&
 		li.querySelector(".more").getAttribute("aria-expanded") === "false")(document.getElementById(` + jsString(long) + `))`
 	b.until("the long message folded", folded)
+	b.screenshot("folded")
 	if eval[bool](b, `!!document.querySelector("#msg_1 .more")`) {
 		t.Errorf("the short message has a Show more toggle")
 	}
@@ -222,6 +224,7 @@ func TestMentionAutocomplete(t *testing.T) {
 	b.until("the text box pointing at the chosen one", `(t => t.getAttribute("aria-activedescendant") === "text-mentions-0" &&
 		t.getAttribute("aria-controls") === "text-mentions" && t.getAttribute("aria-autocomplete") === "list")(document.getElementById("text"))`)
 	axeCheck(b, "room, mention list open")
+	b.screenshot("mention-list")
 	b.do("move down", chromedp.KeyEvent(kb.ArrowDown))
 	b.until(second+" chosen", options+` === `+jsString(first+","+second+"*"))
 	b.enter()
