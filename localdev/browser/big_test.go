@@ -122,9 +122,16 @@ func TestBigRoom(t *testing.T) {
 	open := eval[float64](b, `window.__big.shown`)
 	history := eval[float64](b, `(performance.getEntriesByType("resource").find((e) => e.name.includes("before=latest")) || {}).duration || -1`)
 	t.Logf("opened: msg_%d on screen %.0f ms after navigation start (latest page's request %.0f ms)", bigRoomSize, open, history)
-	// Generous: what fails this is a page that reads or draws the whole
-	// room, not a slow machine.
-	if bound := float64(testwait.Bound.Milliseconds()) / 4; open > bound {
+	// What fails this is a page that reads or draws the whole room, not a
+	// slow machine: it shows the latest message after one read of one page
+	// of history (the 100 on screen, counted above). The time is only
+	// logged; a loaded machine took 18 s where a quiet one takes 0.6.
+	reads := eval[int](b, `performance.getEntriesByType("resource").filter((e) =>
+		/\/messages\?/.test(e.name) && e.startTime < window.__big.shown).length`)
+	if reads != 1 {
+		t.Errorf("the page read history %d times before showing the latest message, want once", reads)
+	}
+	if bound := float64(testwait.Bound.Milliseconds()); open > bound {
 		t.Errorf("the latest message took %.0f ms to show, want under %.0f", open, bound)
 	}
 
