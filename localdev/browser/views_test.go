@@ -47,11 +47,32 @@ func asWorker(t *testing.T, r *runner, w storetest.Worker, method, path string, 
 	}
 }
 
+// waitFor parks a long-poll on path with the session headers h until the
+// test ends: messages reach that session now.
+func waitFor(t *testing.T, r *runner, path string, h http.Header) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = h
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
 // TestBoardColumnsAndActions: the board as columns, each card with its
 // description (collapsed), people, dates, both leases with their holders
 // and expiry, and its merge readiness; a room admin gets the moves and
 // lease actions and sees the server's refusal on the card, a viewer who
-// is not signed in gets none of them.
+// is not signed in gets none of them. The admin hands the work to a
+// worker connected now.
 func TestBoardColumnsAndActions(t *testing.T) {
 	skipIfOptedOut(t)
 	t.Parallel()
@@ -120,6 +141,14 @@ func TestBoardColumnsAndActions(t *testing.T) {
 	admin.press("merge without a review", `#board button[aria-label="Merged task_1"]`)
 	admin.until("the refusal on the card", card+`.querySelector(".panel-err") && /review/i.test(`+card+`.querySelector(".panel-err").textContent)`)
 
+	// Checker starts waiting for messages: connected now, it is offered
+	// as the work's new holder, and the admin hands the work to it.
+	waitFor(t, r, "/rooms/"+roomPath(room)+"/messages/poll?timeout=120000", http.Header{"Authorization": {"Bearer " + checker.OwnerToken},
+		"X-Letagents-Agent-Session-Id": {letagents.WireID(letagents.AgentSessionPrefix, checker.ID)}, "X-Letagents-Agent-Session-Token": {checker.Token}})
+	admin.until("a handoff to Checker offered", `[...document.querySelectorAll('#board select[aria-label="Hand task_1 off to"] option')].some(o => o.textContent === "Checker")`)
+	admin.press("hand the work off", `#board button[aria-label="Hand task_1 off"]`)
+	viewer.until("the work lease Checker's, live", card+`.querySelector(".lease") && `+card+`.querySelector(".lease").textContent.includes("Work: Checker")`)
+
 	// The wide board: a column per open status across the page, the chat
 	// out of the way, and back.
 	viewer.press("widen the board", "#board-wide")
@@ -166,22 +195,7 @@ func TestAgentsViewSplitAndLiveDot(t *testing.T) {
 	})()`)
 
 	// The worker waits for messages: a long-poll with its session.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	poll, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL+path+"/messages/poll?timeout=120000", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	poll.Header.Set("X-Letagents-Agent-Session-Id", id)
-	poll.Header.Set("X-Letagents-Agent-Session-Token", token)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if resp, err := http.DefaultClient.Do(poll); err == nil {
-			resp.Body.Close()
-		}
-	}()
-	defer func() { cancel(); <-done }()
+	waitFor(t, r, path+"/messages/poll?timeout=120000", http.Header{"X-Letagents-Agent-Session-Id": {id}, "X-Letagents-Agent-Session-Token": {token}})
 	b.until("the worker connected, live", group+`("Connected now").includes("Runner") && document.querySelector("#agents .dot.on")`)
 	if !eval[bool](b, `window.__notReloaded === true`) {
 		t.Fatal("the page was reloaded: the dot did not change in place")

@@ -22,8 +22,9 @@ function renderCard(slot, s) {
 // agentList wires the list. page is the store, whose live agents and
 // agentsByLabel it loads and whose live reasoning it shows; presence
 // events change the live agents in place (reducer.js applyPresence). It
-// answers refresh(now), a reload, and draw(), which draws what changed.
-export function agentList({ page }) {
+// answers refresh(now), a reload, and draw(), which draws what changed
+// and then calls drawn().
+export function agentList({ page, drawn = () => {} }) {
   const changed = changes();
   // Reasoning cards show while the server has the API: a 404 hides them
   // for the life of the page.
@@ -162,6 +163,7 @@ export function agentList({ page }) {
     if (!nodes.length) nodes.push(el("p", "note", "Nobody has posted in this room yet."));
     if (hidden) nodes.push(el("p", "note", `${hidden} more not shown.`));
     $("agents").replaceChildren(...nodes);
+    drawn();
   }
 
   const refresh = refresher(async () => (await Promise.all([loadAgents(), loadReasoning()])).every(Boolean), page);
