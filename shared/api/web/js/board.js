@@ -7,7 +7,7 @@
 import { api, errText, jsonPost } from "./api.js";
 import { $, agentName, button, el } from "./dom.js";
 import { changes, refresher } from "./panel.js";
-import { agentLabel, boardGroups, fmtTime, leaseActions, leaseLines, moves, parseLabel, reviewState, taskLinks } from "./view.js";
+import { agentLabel, boardGroups, fmtTime, leaseActions, leaseLines, moves, reviewState, taskLinks } from "./view.js";
 
 // taskBoard wires the board. page is the store, whose live.board it
 // loads and draws; sender() is the name tasks are added under. It
@@ -63,7 +63,7 @@ export function taskBoard({ page, sender }) {
   // badges, a person's name as it is.
   function who(label) {
     const l = agentLabel({ actor_label: label });
-    return parseLabel(label).owner || parseLabel(label).ide ? agentName(l) : [el("span", "", label)];
+    return l.owner || l.client ? agentName(l) : [el("span", "", label)];
   }
 
   function renderTask(t) {
