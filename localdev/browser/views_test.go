@@ -133,11 +133,18 @@ func TestBoardColumnsAndActions(t *testing.T) {
 		}
 	}
 
+	// An opened description stays open while the board changes under it.
+	viewer.press("open the description", `#board li[data-task="task_1"] details.desc summary`)
+	viewer.until("the description open", card+`.querySelector("details.desc").open`)
+
 	// The admin takes the review lease back: the card says it needs a
 	// reviewer, and merging now is the server's refusal, on the card.
 	admin.press("release the review", `#board button[aria-label="Release review lease of task_1"]`)
 	viewer.until("the review gone, live", card+`.textContent.includes("needs a reviewer") && !`+card+`.textContent.includes("Review: Checker")`)
 	admin.until("the review gone", card+`.textContent.includes("needs a reviewer")`)
+	if !eval[bool](viewer, card+`.querySelector("details.desc").open`) {
+		t.Error("the opened description closed when the board redrew")
+	}
 	admin.press("merge without a review", `#board button[aria-label="Merged task_1"]`)
 	admin.until("the refusal on the card", card+`.querySelector(".panel-err") && /review/i.test(`+card+`.querySelector(".panel-err").textContent)`)
 

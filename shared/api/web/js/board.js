@@ -16,6 +16,7 @@ import { agentLabel, boardGroups, fmtTime, leaseActions, leaseLines, moves, revi
 export function taskBoard({ page, sender }) {
   const changed = changes();
   const taskErrs = new Map(); // task id → the server's answer to the last move
+  const openDescs = new Set(); // the tasks whose description the reader opened, kept open across redraws
 
   async function loadMode() {
     let mode = "";
@@ -75,6 +76,8 @@ export function taskBoard({ page, sender }) {
     li.appendChild(head);
     if (t.description) {
       const d = el("details", "desc");
+      d.open = openDescs.has(t.id);
+      d.addEventListener("toggle", () => { if (d.open) openDescs.add(t.id); else openDescs.delete(t.id); });
       d.append(el("summary", "", "Description"), el("p", "text", t.description));
       li.appendChild(d);
     }
