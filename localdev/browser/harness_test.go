@@ -25,6 +25,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
@@ -169,6 +170,19 @@ func (r *runner) stop() {
 		r.t.Errorf("runner did not stop within %v of SIGTERM", testwait.Bound)
 	}
 	r.cmd = nil
+}
+
+// githubRunner starts a runner whose sign-in is gh, a fake GitHub,
+// where user is signed in already: its sign-in page sends the browser
+// straight back.
+func githubRunner(t *testing.T, user string) *runner {
+	t.Helper()
+	gh := githubtest.New(t)
+	gh.AddUser(user)
+	gh.SignIn(user)
+	gc := gh.Config()
+	return startRunner(t, "GITHUB_CLIENT_ID="+gc.ClientID, "GITHUB_CLIENT_SECRET="+gc.ClientSecret,
+		"GITHUB_OAUTH_URL="+gc.OAuthURL, "GITHUB_API_URL="+gc.APIURL)
 }
 
 // api calls the runner's API, failing the test unless it answers want.
@@ -407,6 +421,19 @@ func (b *tab) untilNavigated(what, expr string) {
 func (b *tab) press(what, selector string) {
 	b.t.Helper()
 	b.until(what, `(e => e ? (e.click(), true) : false)(document.querySelector(`+strconv.Quote(selector)+`))`)
+}
+
+// signIn signs the open page in through its runner's GitHub
+// (githubRunner): the request of its sign-in button, then the navigation
+// to GitHub, which sends the browser back through the callback to the
+// page. A tab of a browser context of its own keeps the cookie to itself:
+// cookies ignore ports, and other tests' runners are on this host too.
+func (b *tab) signIn() {
+	b.t.Helper()
+	b.until("the sign-in button", `[...document.querySelectorAll("#auth button")].some(x => x.textContent === "Sign in with GitHub")`)
+	authURL := eval[string](b, `fetch("/auth/github/login", {method: "POST", headers: {"Content-Type": "application/json"},
+		body: JSON.stringify({redirect_to: location.pathname})}).then(r => r.json()).then(j => j.auth_url)`)
+	b.open(authURL)
 }
 
 // open loads a page of the runner.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
@@ -86,12 +85,7 @@ func TestBoardUpdatesInPlace(t *testing.T) {
 func TestIntentsApproveDeny(t *testing.T) {
 	skipIfOptedOut(t)
 	t.Parallel()
-	gh := githubtest.New(t)
-	gh.AddUser("grace")
-	gh.SignIn("grace")
-	gc := gh.Config()
-	r := startRunner(t, "GITHUB_CLIENT_ID="+gc.ClientID, "GITHUB_CLIENT_SECRET="+gc.ClientSecret,
-		"GITHUB_OAUTH_URL="+gc.OAuthURL, "GITHUB_API_URL="+gc.APIURL)
+	r := githubRunner(t, "grace")
 	const room = "intent room"
 	st := store.New(r.db.Pool)
 	w := storetest.Register(t, st, room, "Builder", letagents.SessionWorker, time.Now())
@@ -106,10 +100,7 @@ func TestIntentsApproveDeny(t *testing.T) {
 
 	b := newTab(t, chromedp.WithNewBrowserContext())
 	b.open(r.URL + "/in/" + roomPath(room))
-	b.until("the sign-in button", `[...document.querySelectorAll("#auth button")].some(x => x.textContent === "Sign in with GitHub")`)
-	authURL := eval[string](b, `fetch("/auth/github/login", {method: "POST", headers: {"Content-Type": "application/json"},
-		body: JSON.stringify({redirect_to: location.pathname})}).then(r => r.json()).then(j => j.auth_url)`)
-	b.open(authURL)
+	b.signIn()
 	b.until("both intents with the admin's buttons", `document.querySelector('#intents button[aria-label="Approve bi_1"]') &&
 		document.querySelector('#intents button[aria-label="Deny bi_2"]')`)
 	if got := eval[string](b, `document.getElementById("intents-count").textContent`); got != "(2)" {

@@ -6,8 +6,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-
-	"github.com/letagents/letagents-go/shared/github/githubtest"
 )
 
 // TestSignedInPageWrites: the room page signed in with GitHub (a fake
@@ -17,23 +15,11 @@ import (
 func TestSignedInPageWrites(t *testing.T) {
 	skipIfOptedOut(t)
 	t.Parallel()
-	gh := githubtest.New(t)
-	gh.AddUser("grace")
-	gh.SignIn("grace") // at GitHub, so its sign-in page sends the browser straight back
-	gc := gh.Config()
-	r := startRunner(t, "GITHUB_CLIENT_ID="+gc.ClientID, "GITHUB_CLIENT_SECRET="+gc.ClientSecret,
-		"GITHUB_OAUTH_URL="+gc.OAuthURL, "GITHUB_API_URL="+gc.APIURL)
+	r := githubRunner(t, "grace")
 	const room = "signed in room"
-	// A browser context of its own: cookies ignore ports, and other tests'
-	// runners are on this host too.
 	b := newTab(t, chromedp.WithNewBrowserContext())
 	b.open(r.URL + "/in/" + roomPath(room))
-	b.until("the sign-in button", `[...document.querySelectorAll("#auth button")].some(x => x.textContent === "Sign in with GitHub")`)
-	// The sign-in button's request, then its navigation to GitHub, which
-	// sends the browser back through the callback to the room.
-	authURL := eval[string](b, `fetch("/auth/github/login", {method: "POST", headers: {"Content-Type": "application/json"},
-		body: JSON.stringify({redirect_to: location.pathname})}).then(r => r.json()).then(j => j.auth_url)`)
-	b.open(authURL)
+	b.signIn()
 	b.until("the account shown, the room live", `document.getElementById("auth").textContent.includes("(grace)") &&
 		document.getElementById("status").classList.contains("live")`)
 	b.do("write a message", chromedp.SendKeys(chromedp.ID("text"), "hello, signed in"+kb.Enter))

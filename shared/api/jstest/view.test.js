@@ -3,8 +3,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   agentGroups, agentLabel, expiryText, lastSeenLine, latencyLine, leaseActions, leaseLines, reviewState, taskLinks, trailLines,
-  boardGroups, fmtTime, httpUrl, intentByline, intentPayload, mentionsLine, moves, nativeLine, numOf, parseLabel, provenance,
-  reasoningLines, reasoningOf, receiptsLine, replyCount, rootOf,
+  COLLAPSE_LINES, boardGroups, chimes, collapses, fmtTime, httpUrl, intentByline, intentPayload, mentionsLine, moves, nativeLine, numOf, parseLabel, provenance,
+  noUnread, reasoningLines, reasoningOf, receiptsBadge, receiptsLine, replyCount, rootOf, unreadArrived, unreadSeen,
 } from "../web/js/view.js";
 
 test("numOf and rootOf", () => {
@@ -263,4 +263,58 @@ test("trailLines: the earlier updates, newest first, without the latest", () => 
   assert.deepEqual(trailLines(updates, fmt), ["t2 — found it (blocked, milestone: repro)", "t1 — start"]);
   assert.deepEqual(trailLines([{ created_at: "t1", summary: "only" }], fmt), []);
   assert.deepEqual(trailLines(null, fmt), []);
+});
+
+test("receiptsBadge folds the receipts to a count, naming them in its label", () => {
+  assert.deepEqual(receiptsBadge({ seen_by: [{ display_name: "a" }, { display_name: "b" }] }),
+    { text: "2 seen", label: "2 seen: seen by a, b", all: true });
+  assert.deepEqual(receiptsBadge({ seen_by: [{ display_name: "a" }], unread_by: [{ display_name: "c" }] }),
+    { text: "1/2 seen", label: "1/2 seen: seen by a · not yet seen by c", all: false });
+  assert.deepEqual(receiptsBadge({ unread_by: [{ display_name: "c" }] }), { text: "0/1 seen", label: "0/1 seen: not yet seen by c", all: false });
+  assert.equal(receiptsBadge({}), null);
+});
+
+test("collapses folds messages over the line limit, counting wrapped lines", () => {
+  const lines = (n, len = 10) => Array.from({ length: n }, () => "x".repeat(len)).join("\n");
+  const cases = [
+    ["", false],
+    [lines(COLLAPSE_LINES), false],
+    [lines(COLLAPSE_LINES + 3), false], // folding away so little saves nothing
+    [lines(COLLAPSE_LINES + 4), true],
+    ["y".repeat(100 * 16), true],       // one paragraph that wraps to 16 lines
+    ["y".repeat(100 * 14), false],
+  ];
+  for (const [text, want] of cases) assert.equal(collapses(text), want, `${text.length} chars, ${text.split("\n").length} lines`);
+});
+
+test("unread mark: placed on the first unseen batch, kept until seen, then moved by the next", () => {
+  let mark = noUnread;
+  mark = unreadArrived(mark, ["msg_5", "msg_6"], true);
+  assert.deepEqual(mark, noUnread, "seen as they came: no divider");
+  mark = unreadArrived(mark, ["msg_7", "msg_8"], false);
+  assert.deepEqual(mark, { first: "msg_7", seen: false });
+  mark = unreadArrived(mark, ["msg_9"], false);
+  assert.deepEqual(mark, { first: "msg_7", seen: false }, "a later batch, still unseen, leaves it");
+  mark = unreadArrived(mark, [], false);
+  assert.equal(mark.first, "msg_7");
+  mark = unreadSeen(mark);
+  assert.deepEqual(mark, { first: "msg_7", seen: true });
+  assert.equal(unreadSeen(mark), mark);
+  assert.deepEqual(unreadArrived(mark, ["msg_10"], true), mark, "seen as it came: the divider stays");
+  assert.deepEqual(unreadArrived(mark, ["msg_11"], false), { first: "msg_11", seen: false }, "the next unseen batch moves it");
+});
+
+test("chimes: others' messages while hidden, and mentions of the reader", () => {
+  const mine = (m) => m.sender === "me";
+  const mentionsMe = (m) => m.text.includes("@me");
+  const other = { sender: "ann", text: "hi" };
+  const own = { sender: "me", text: "hi @me" };
+  const mention = { sender: "ann", text: "@me look" };
+  const status = { sender: "letagents", source: "system", text: "@me" };
+  const cases = [
+    [[other], true, true], [[other], false, false],
+    [[own], true, false], [[mention], false, true],
+    [[status], true, false], [[], true, false], [[own, other], true, true],
+  ];
+  for (const [list, hidden, want] of cases) assert.equal(chimes(list, { hidden, mine, mentionsMe }), want, JSON.stringify({ list, hidden }));
 });

@@ -1,8 +1,9 @@
 // How one message is drawn, in the room's list or in a thread's panel.
-// What it says is view.js's; this makes the elements.
+// What it says is view.js's and mentions.js's; this makes the elements.
 
-import { button, el } from "./dom.js";
-import { fmtTime, isSystem, mentionsLine, parseLabel, receiptsLine, rootOf } from "./view.js";
+import { button, copyText, el } from "./dom.js";
+import { mentionParts } from "./mentions.js";
+import { collapses, fmtTime, isSystem, mentionsLine, parseLabel, receiptsBadge, receiptsLine, rootOf } from "./view.js";
 
 // idLink is a link to message id, which the page follows in place.
 export function idLink(id, cls) {
@@ -11,37 +12,134 @@ export function idLink(id, cls) {
   return a;
 }
 
+// decorate makes the msg_N ids of body's text links and styles its
+// @mentions as mentions, each with its key (mentions.js), which
+// markReader checks; never in code or in a link. It works on the text
+// nodes alone, so the server's html (which links no ids) and the
+// escaped text are decorated alike.
+function decorate(body) {
+  const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (/@|msg_\d/.test(n.data) && !n.parentElement.closest("code, pre, a")) nodes.push(n);
+  }
+  for (const n of nodes) {
+    const frag = document.createDocumentFragment();
+    const pieces = n.data.split(/\b(msg_\d+)\b/);
+    for (let i = 0; i < pieces.length; i++) {
+      if (i % 2) { frag.appendChild(idLink(pieces[i])); continue; }
+      for (const p of mentionParts(pieces[i])) {
+        if (!p.key) { frag.appendChild(document.createTextNode(p.text)); continue; }
+        const span = el("span", "mention", p.text);
+        span.dataset.key = p.key;
+        frag.appendChild(span);
+      }
+    }
+    n.replaceWith(frag);
+  }
+}
+
+// markReader highlights the mentions of the reader in li, a drawn
+// message, reader being their mention keys (mentions.js readerKeys); it
+// answers whether li mentions them. The reader may be known only after
+// the first messages are drawn (the session answers late): room.js then
+// calls it on each.
+export function markReader(li, reader) {
+  let me = false;
+  for (const span of li.querySelectorAll(":scope > .text .mention")) {
+    const mine = reader.has(span.dataset.key);
+    span.classList.toggle("me", mine);
+    me = me || mine;
+  }
+  li.classList.toggle("mentions-me", me);
+  return me;
+}
+
 // renderBody is the one place a message's body is drawn. The server's
 // html (its Markdown, rendered and sanitised by the server) is used when
-// it sends one; otherwise the text, escaped, with msg_N ids as links.
+// it sends one; otherwise the text, escaped. Either way msg_N ids become
+// links and @mentions are marked (decorate).
 function renderBody(m, text) {
   const body = el("div", "text");
   if (typeof m.html === "string" && !isSystem(m)) {
     body.classList.add("md"); // sanitised by the server (shared/markdown)
     body.innerHTML = m.html;
-    return body;
+  } else {
+    body.textContent = text;
   }
-  const parts = text.split(/\b(msg_\d+)\b/);
-  for (let i = 0; i < parts.length; i++) {
-    if (i % 2) body.appendChild(idLink(parts[i]));
-    else if (parts[i]) body.appendChild(document.createTextNode(parts[i]));
-  }
+  if (/@|msg_\d/.test(text)) decorate(body);
   return body;
 }
 
-// renderMessage draws m, whose sender's provenance is prov (view.js),
-// for the room's list, with its thread buttons calling openThread(root,
-// button); or, without openThread, for the thread panel (no element id,
-// no thread buttons).
-export function renderMessage(m, prov, openThread) {
-  const inThread = !openThread;
+// expand unfolds li's body when it is folded (a jump to it, a link in
+// it focused).
+export function expand(li) {
+  const more = li.querySelector(":scope > .more");
+  if (more && more.getAttribute("aria-expanded") === "false") more.click();
+}
+
+// foldable folds body, a long message's, behind a "Show more" toggle,
+// which it answers; focus reaching a link inside unfolds it.
+function foldable(body) {
+  body.classList.add("collapsed");
+  const more = button("Show more", () => {
+    const open = body.classList.toggle("collapsed");
+    more.textContent = open ? "Show more" : "Show less";
+    more.setAttribute("aria-expanded", String(!open));
+  }, "link more tool");
+  more.setAttribute("aria-expanded", "false");
+  more.setAttribute("aria-controls", body.id);
+  body.addEventListener("focusin", () => { if (body.classList.contains("collapsed")) more.click(); });
+  return more;
+}
+
+// tool makes one of a message's tools: reached from the message by the
+// keyboard (messages.js), so no tab stop of its own.
+function tool(label, onClick, cls) {
+  const b = button(label, onClick, "link tool" + (cls ? " " + cls : ""));
+  b.tabIndex = -1;
+  return b;
+}
+
+// renderMessage draws m, whose sender's provenance is prov (view.js).
+// ctx.reader is the reader's mention keys (mentions.js readerKeys). With
+// ctx.openThread(root, button) it draws m for the room's list: focusable,
+// with its tools (Reply, Copy link, and Pin, which ctx.pin(id, button)
+// does and the list shows to admins alone); without, for the thread
+// panel (no element ids of the list's, no tools).
+export function renderMessage(m, prov, ctx) {
+  const inList = !!ctx.openThread;
+  const idp = inList ? "" : "t-"; // the panel may show a message the list shows too
   const li = el("li", "msg");
-  if (!inThread) { li.id = m.id; li.tabIndex = -1; }
+  if (inList) {
+    li.id = m.id;
+    li.tabIndex = 0;
+    li.setAttribute("aria-describedby", "msg-keys");
+  }
   li.dataset.id = m.id;
   let text = typeof m.text === "string" ? m.text : "";
   if (prov.kind === "system") {
     li.classList.add("status-line");
     if (text.startsWith("[status] ")) text = text.slice(9);
+  }
+  if (inList) {
+    const root = rootOf(m);
+    const acts = el("div", "acts");
+    acts.setAttribute("role", "toolbar");
+    acts.setAttribute("aria-label", `Tools of ${m.id}`);
+    const reply = tool("Reply", () => ctx.openThread(root, reply));
+    reply.setAttribute("aria-label", `Reply in the thread of ${root}`);
+    const copy = tool("", async () => {
+      try { await copyText(new URL("#" + m.id, location.href).href); say("Copied"); } catch { say("Copy failed"); }
+      setTimeout(() => say("Copy link"), 1600);
+    });
+    // The spoken name starts with the words shown (voice control).
+    const say = (t) => { copy.textContent = t; copy.setAttribute("aria-label", t === "Copy link" ? `Copy link to ${m.id}` : `${t}: link to ${m.id}`); };
+    say("Copy link");
+    const pin = tool("Pin", () => ctx.pin(m.id, pin), "pin");
+    pin.setAttribute("aria-label", `Pin ${m.id}`);
+    acts.append(reply, copy, pin);
+    li.appendChild(acts);
   }
   const meta = el("div", "meta");
   const who = el("span", "sender", prov.name || "unknown");
@@ -51,8 +149,14 @@ export function renderMessage(m, prov, openThread) {
   meta.append(who, badge);
   if (prov.detail) meta.appendChild(el("span", "", prov.detail));
   const t = el("time", "", fmtTime(m.timestamp));
-  if (m.timestamp) { t.dateTime = m.timestamp; t.title = m.timestamp; }
-  meta.append(t, idLink(m.id, "mid mono"));
+  if (m.timestamp) t.dateTime = m.timestamp;
+  t.title = [m.id, m.timestamp].filter(Boolean).join(" · ");
+  meta.appendChild(t);
+  if (inList && rootOf(m) === m.id) {
+    const replies = tool("", () => ctx.openThread(m.id, replies), "replies");
+    replies.hidden = true;
+    meta.appendChild(replies);
+  }
   li.appendChild(meta);
   if (m.thread_parent_id) {
     const q = el("div", "quote", "↳ reply to ");
@@ -64,24 +168,34 @@ export function renderMessage(m, prov, openThread) {
     }
     li.appendChild(q);
   }
-  li.appendChild(renderBody(m, text));
+  const body = renderBody(m, text);
+  body.id = `${idp}body-${m.id}`;
+  li.appendChild(body);
+  if (text.includes("@")) markReader(li, ctx.reader);
+  if (collapses(text)) li.appendChild(foldable(body));
   const ment = mentionsLine(m);
   if (ment) li.appendChild(el("div", "quote mentions", ment));
-  const receipts = receiptsLine(m);
-  if (receipts) li.appendChild(el("div", "quote receipts", receipts));
-  if (!inThread) {
-    const root = rootOf(m);
-    const acts = el("div", "acts");
-    const reply = button("Reply", () => openThread(root, reply), "link");
-    reply.setAttribute("aria-label", `Reply in the thread of ${root}`);
-    acts.appendChild(reply);
-    if (root === m.id) {
-      const replies = button("", () => openThread(root, replies), "link replies");
-      replies.hidden = true;
-      acts.appendChild(replies);
-    }
-    // A status line keeps to one line: its buttons go in its meta line.
-    (prov.kind === "system" ? meta : li).appendChild(acts);
+  const receipts = receiptsBadge(m);
+  if (receipts) {
+    // Folded to a count; its button shows who.
+    const line = el("div", "quote receipts", receiptsLine(m));
+    line.id = `${idp}receipts-${m.id}`;
+    line.hidden = true;
+    const b = tool("", () => {
+      line.hidden = !line.hidden;
+      b.setAttribute("aria-expanded", String(!line.hidden));
+    }, "seen" + (receipts.all ? " all" : ""));
+    const tick = el("span", "", receipts.all ? "✓✓ " : "✓ ");
+    tick.setAttribute("aria-hidden", "true");
+    b.append(tick, receipts.text);
+    b.title = receipts.label;
+    b.setAttribute("aria-label", receipts.label);
+    b.setAttribute("aria-expanded", "false");
+    b.setAttribute("aria-controls", line.id);
+    meta.appendChild(b);
+    li.appendChild(line);
   }
+  // The panel's messages are no tab stops: their buttons are.
+  if (!inList) for (const b of li.querySelectorAll(".tool")) b.tabIndex = 0;
   return li;
 }

@@ -1,13 +1,15 @@
 // The room's list of messages: the latest page, older pages on the way
-// up, new ones as they arrive, the "new messages" pill, the status-line
-// filter and jumps to a msg_N. What is loaded lives in the page's store
+// up, new ones as they arrive, the "new messages" pill and divider, the
+// status-line filter, jumps to a msg_N and the keys that move between
+// messages and their tools. What is loaded lives in the page's store
 // (msgs, lastNum, oldestNum, hasOlder, historyLoaded).
 
 import { api, errText } from "./api.js";
 import { $, el, flash, store } from "./dom.js";
-import { renderMessage } from "./message.js";
+import { expand, renderMessage } from "./message.js";
+import { readerKeys } from "./mentions.js";
 import { newer, older } from "./reducer.js";
-import { numOf, replyCount, rootOf } from "./view.js";
+import { noUnread, numOf, replyCount, rootOf, unreadArrived, unreadSeen } from "./view.js";
 
 const PAGE = 100;                  // messages per history page
 export const RENDER = "&render=html"; // ask for the server's sanitised html of each message
@@ -15,10 +17,12 @@ const STATUS_KEY = "letagents.status-lines";
 
 // messageList wires the list. page is the store; gate(err) answers
 // whether err closed the room; provenance(m) is what is known of m's
-// sender; openThread(root, opener) opens a thread; shown(roots) is told
-// the threads of messages just drawn, fresh(list) the messages that just
-// arrived live; reveal() brings the chat into view before a jump.
-export function messageList({ page, gate, provenance, openThread, shown, fresh, reveal }) {
+// sender; openThread(root, opener) opens a thread; pin(id, button) pins
+// or unpins a message; mine(m) tells the reader's own messages;
+// shown(roots) is told the threads of messages just drawn, fresh(list)
+// the messages that just arrived live; reveal() brings the chat into
+// view before a jump.
+export function messageList({ page, gate, provenance, openThread, pin, mine, shown, fresh, reveal }) {
   const scroller = $("scroller");
   const log = $("log");
   const pill = $("pill");
@@ -26,6 +30,8 @@ export function messageList({ page, gate, provenance, openThread, shown, fresh, 
   let unseen = 0;
   let emptyNote = null;     // "No messages yet." until the first message
   let olderBusy = null;     // the load of an older page under way
+  let unread = noUnread;    // where the "New messages" divider goes (view.js)
+  const divider = el("li", "unread", "New messages");
 
   const atBottom = () => scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48;
   const toBottom = (smooth) => scroller.scrollTo({ top: scroller.scrollHeight, behavior: smooth ? "smooth" : "auto" });
@@ -48,9 +54,24 @@ export function messageList({ page, gate, provenance, openThread, shown, fresh, 
 
   function renderInto(list) {
     const frag = document.createDocumentFragment();
-    for (const m of list) frag.appendChild(renderMessage(m, provenance(m), openThread));
+    const ctx = { openThread, pin, reader: readerKeys(page.get().account) };
+    for (const m of list) frag.appendChild(renderMessage(m, provenance(m), ctx));
     return frag;
   }
+
+  // ---- the "New messages" divider: above the first message that came
+  // while the reader did not see the end of the list ----------------------
+  const inView = () => document.visibilityState === "visible" && atBottom();
+  function arrived(list, seen) {
+    const ids = list.filter((m) => !mine(m)).map((m) => m.id);
+    unread = unreadArrived(unread, ids, seen);
+    const first = unread.first && document.getElementById(unread.first);
+    if (first && first.previousElementSibling !== divider) first.before(divider);
+  }
+  function sawEnd() {
+    if (inView()) unread = unreadSeen(unread);
+  }
+  document.addEventListener("visibilitychange", sawEnd);
 
   // add appends the messages newer than any shown, in id order, and
   // answers how many.
@@ -64,7 +85,10 @@ export function messageList({ page, gate, provenance, openThread, shown, fresh, 
     if (emptyNote) { emptyNote.remove(); emptyNote = null; }
     log.appendChild(renderInto(fresher));
     drawn(fresher);
-    if (!initial) fresh(fresher);
+    if (!initial) {
+      arrived(fresher, stick && document.visibilityState === "visible");
+      fresh(fresher);
+    }
     if (stick) {
       toBottom(false);
     } else {
@@ -92,6 +116,7 @@ export function messageList({ page, gate, provenance, openThread, shown, fresh, 
 
   scroller.addEventListener("scroll", () => {
     if (!pill.hidden && atBottom()) { pill.hidden = true; unseen = 0; }
+    sawEnd();
     if (scroller.scrollTop < 300) loadOlder();
   }, { passive: true });
   pill.addEventListener("click", () => {
@@ -187,11 +212,37 @@ export function messageList({ page, gate, provenance, openThread, shown, fresh, 
     if (!li || !log.contains(li)) { flash(chatNote, `${id} is not in this room.`); return; }
     if (li.classList.contains("status-line") && !showStatus.checked) { showStatus.checked = true; applyStatusFilter(); }
     reveal();
+    expand(li);
     li.scrollIntoView({ block: "center" });
     li.focus({ preventScroll: true });
     li.classList.add("flash");
     setTimeout(() => li.classList.remove("flash"), 2500);
   }
+
+  // ---- keys: a message is one tab stop; Enter or → goes to its tools,
+  // ←/→ between them, Escape back; ↑/↓ go to the message before or after.
+  log.addEventListener("keydown", (e) => {
+    const li = e.target instanceof Element ? e.target.closest("li.msg") : null;
+    if (!li || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    const tools = [...li.querySelectorAll(".tool")].filter((b) => !b.hidden && b.getClientRects().length);
+    let to = null;
+    if (e.target === li) {
+      if (e.key === "Enter" || e.key === "ArrowRight") to = tools[0];
+      else if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+        to = li;
+        do { to = e.key === "ArrowDown" ? to.nextElementSibling : to.previousElementSibling; }
+        while (to && !(to.matches("li.msg") && to.getClientRects().length));
+      }
+    } else {
+      const i = tools.indexOf(e.target);
+      if (i < 0) return;
+      const n = tools.length;
+      to = { ArrowRight: tools[(i + 1) % n], ArrowLeft: tools[(i + n - 1) % n], Home: tools[0], End: tools[n - 1], Escape: li }[e.key];
+    }
+    if (!to) return;
+    e.preventDefault(); // Escape then leaves an open thread open
+    to.focus();
+  });
 
   return { add, loadHistory, loadUntil, jumpTo, toBottom, pillShown: () => !pill.hidden };
 }

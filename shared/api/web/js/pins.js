@@ -48,9 +48,15 @@ export function initPins(P, log) {
     box.appendChild(ol);
   };
 
-  // mark sets, or takes off, the pin marker of li, a drawn message.
+  // mark sets, or takes off, the pin marker of li, a drawn message, and
+  // names its Pin tool (message.js) for what it would do.
   const mark = (li) => {
     const label = pinLabel(list.find((p) => p.id === li.dataset.id));
+    const pinTool = li.querySelector(":scope > .acts .pin");
+    if (pinTool) {
+      pinTool.textContent = label ? "Unpin" : "Pin";
+      pinTool.setAttribute("aria-label", `${pinTool.textContent} ${li.dataset.id}`);
+    }
     let tag = li.querySelector(":scope > .pin-mark");
     if (!label) { if (tag) tag.remove(); li.classList.remove("pinned"); return; }
     if (!tag) { tag = el("div", "quote pin-mark"); li.prepend(tag); }

@@ -6,24 +6,28 @@
 // how the page follows the room in live.js; the state they share is the
 // page's store (store.js).
 
-import { ApiError, api, enc, jsonPost, retryDelay } from "./api.js";
+import { ApiError, api, enc, errText, jsonPost, retryDelay } from "./api.js";
 import { agentList } from "./agents.js";
 import { accountNodes, signIn, signOut } from "./auth.js";
 import { taskBoard } from "./board.js";
 import { composers } from "./compose.js";
-import { $, button, copyText, el, store } from "./dom.js";
+import { $, button, copyText, el, flash, store } from "./dom.js";
 import { MESSAGE_UPDATE } from "./events.js";
 import { exportButton } from "./export.js";
 import { intentList } from "./intents.js";
 import { eventStream, follow, longPoll, nap, untilBack } from "./live.js";
+import { markReader } from "./message.js";
 import { RENDER, messageList } from "./messages.js";
+import { mentionsReader, readerKeys } from "./mentions.js";
 import { PANEL_EVERY } from "./panel.js";
 import { initPins } from "./pins.js";
 import { reduce } from "./reducer.js";
+import { renameForm } from "./rename.js";
 import { roomSearch } from "./search.js";
+import { soundToggle } from "./sound.js";
 import { createStore, pageState } from "./store.js";
 import { threadPanel } from "./threads.js";
-import { isSystem, provenance as provenanceOf } from "./view.js";
+import { chimes, isSystem, provenance as provenanceOf } from "./view.js";
 
 const page = createStore(pageState("", ""));
 const isStopped = () => page.get().stopped;
@@ -91,9 +95,14 @@ showTheme();
 // what the room's agent list knows of an agent.
 const provenance = (m) => provenanceOf(m, page.get().agentsByLabel);
 
+// mine tells the reader's own messages: under their account, or the
+// name they post under.
+const mine = (m) => !!m.sender && m.sender === compose.sender() && (!page.get().account || m.source === "browser");
+
 const messages = messageList({
-  page, gate, provenance,
+  page, gate, provenance, mine,
   openThread: (root, opener) => threads.open(root, opener),
+  pin: (id, b) => setPin(id, b),
   shown: (roots) => threads.shown(roots),
   fresh: (list) => sawMessages(list),
   reveal: () => {
@@ -110,6 +119,23 @@ exportButton({ page, gate, provenance });
 const agents = agentList({ page, drawn: () => board.draw() });
 const board = taskBoard({ page, sender: compose.sender });
 const intents = intentList({ page });
+const sound = soundToggle();
+const rename = renameForm({ page, renamed: (name) => showName(name) });
+
+// setPin pins message id, or unpins it when pinned, for an admin (the
+// Pin tool, which only admins see); a refusal shows in the chat's note.
+async function setPin(id, b) {
+  const pinned = !!b.closest(".pinned");
+  b.disabled = true;
+  try {
+    const m = await api(`/rooms/${page.get().path}/messages/${id}/pin`, jsonPost(pinned ? "DELETE" : "POST", {}), 30000);
+    if (pins) pins.update(m); // the stream's message_update says the same, later
+  } catch (err) {
+    flash($("chat-note"), `Could not ${pinned ? "unpin" : "pin"} ${id}: ${errText(err)}`);
+  } finally {
+    b.disabled = false;
+  }
+}
 
 // Links to msg_N jump there, in place; so does the address's #msg_N.
 document.addEventListener("click", (e) => {
@@ -154,9 +180,13 @@ function refreshPanel(now) {
   intents.refresh(now);
 }
 
-// sawMessages follows new chat messages: anyone may have joined or
-// changed status; a line of the server's may mean the board moved.
+// sawMessages follows new chat messages: they may ring the reader's
+// sound (when on: others' while the tab is hidden, mentions of them);
+// anyone may have joined or changed status; a line of the server's may
+// mean the board moved.
 function sawMessages(list) {
+  const reader = readerKeys(page.get().account);
+  if (chimes(list, { hidden: document.visibilityState !== "visible", mine, mentionsMe: (m) => mentionsReader(m.text, reader) })) sound.ring();
   agents.refresh();
   if (list.some(isSystem)) { board.refresh(); intents.refresh(); }
 }
@@ -237,7 +267,9 @@ async function connect(up) {
 // two-word codename goes beside the room id.
 function showRoom(room) {
   if (typeof room.room_id === "string" && room.room_id) page.set({ roomId: room.room_id, path: enc(room.room_id) });
-  const { roomId } = page.set({ admin: room.role === "admin" });
+  const { roomId, admin } = page.set({ admin: room.role === "admin" });
+  $("log").classList.toggle("can-pin", admin);
+  rename.shown();
   const g = room.git_room && typeof room.git_room === "object" ? room.git_room : null;
   const h1 = $("title");
   let title = room.code || room.name || roomId;
@@ -267,6 +299,7 @@ function showRoom(room) {
 // admin gave it) beside the room id, as the room opens and live as it is
 // renamed.
 function showName(name) {
+  page.set({ displayName: typeof name === "string" ? name : "" });
   $("codename").textContent = name ? `“${name}” ·` : "";
 }
 
@@ -351,6 +384,8 @@ function main() {
       if (!s.account) return;
       page.set({ account: s.account });
       compose.signedIn();
+      const reader = readerKeys(s.account);
+      for (const li of document.querySelectorAll("#log li.msg, #thread-log li.msg")) markReader(li, reader);
       openAsMember();
     });
   start();

@@ -35,5 +35,6 @@ export function pageState(roomId, path) {
     hasOlder: false,    // whether messages before oldestNum exist
     historyLoaded: false,
     agentsByLabel: new Map(), // lower-cased actor label → participant of agents
+    displayName: "",    // the room's display name as shown (its codename, or an admin's name)
   };
 }

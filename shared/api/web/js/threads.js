@@ -3,6 +3,7 @@
 
 import { $, el } from "./dom.js";
 import { renderMessage } from "./message.js";
+import { readerKeys } from "./mentions.js";
 import { numOf, rootOf } from "./view.js";
 
 // threadPanel wires the panel. page is the store; provenance(m) is what
@@ -18,9 +19,10 @@ export function threadPanel({ page, provenance, loadUntil }) {
     const first = msgs.get(root);
     const replies = [...msgs.values()].filter((m) => rootOf(m) === root && m.id !== root).sort((a, b) => numOf(a.id) - numOf(b.id));
     const items = [];
-    if (first) items.push(renderMessage(first, provenance(first)));
+    const ctx = { reader: readerKeys(page.get().account) };
+    if (first) items.push(renderMessage(first, provenance(first), ctx));
     else items.push(el("li", "note", hasOlder ? "Loading the thread…" : `${root} is not in this room.`));
-    items.push(...replies.map((m) => renderMessage(m, provenance(m))));
+    items.push(...replies.map((m) => renderMessage(m, provenance(m), ctx)));
     if (first && !replies.length) items.push(el("li", "note", "No replies yet."));
     const stick = threadLog.scrollHeight - threadLog.scrollTop - threadLog.clientHeight < 48;
     threadLog.replaceChildren(...items);

@@ -92,6 +92,65 @@ export function receiptsLine(m) {
   return parts.join(" · ");
 }
 
+// receiptsBadge is the compact form of m's receipts: text, a count of
+// the agents that saw it (of all it reached, when some have not yet),
+// and label, the text and who they are (receiptsLine); null when it has
+// none.
+export function receiptsBadge(m) {
+  const seen = displayNames(m.seen_by).length, unread = displayNames(m.unread_by).length;
+  if (!seen && !unread) return null;
+  const text = unread ? `${seen}/${seen + unread} seen` : `${seen} seen`;
+  return { text, label: `${text}: ${receiptsLine(m)}`, all: !unread };
+}
+
+// COLLAPSE_LINES is how many lines a message shows before it folds
+// behind "Show more"; CHARS_PER_LINE how many characters count as a line
+// when one wraps (the list's measure, about 56rem, holds some 100).
+export const COLLAPSE_LINES = 12;
+const CHARS_PER_LINE = 100;
+
+// collapses says whether a message of text is long enough to fold: over
+// COLLAPSE_LINES lines as they wrap, with some slack (folding away two
+// lines saves nothing).
+export function collapses(text) {
+  let lines = 0;
+  for (const line of String(text || "").split("\n")) {
+    lines += Math.max(1, Math.ceil(line.length / CHARS_PER_LINE));
+    if (lines > COLLAPSE_LINES + 3) return true;
+  }
+  return false;
+}
+
+// unreadMark is where the "New messages" divider goes: { first, seen },
+// first the id of the first message the reader has not seen ("" for no
+// divider), seen whether they have seen it since. Messages that arrive
+// while the reader does not see the end of the list (tab hidden,
+// scrolled up) put it above the first of them, unless it already marks
+// an unseen batch; once seen it stays where it is until the next unseen
+// batch moves it.
+export const noUnread = Object.freeze({ first: "", seen: true });
+
+// unreadArrived is mark after the messages ids arrived; visible says
+// whether the reader sees them come (the tab shown, the list at its end).
+export function unreadArrived(mark, ids, visible) {
+  if (visible || !ids.length) return mark;
+  if (mark.first && !mark.seen) return mark;
+  return { first: ids[0], seen: false };
+}
+
+// unreadSeen is mark once the reader saw the end of the list.
+export function unreadSeen(mark) {
+  return mark.seen ? mark : { ...mark, seen: true };
+}
+
+// chimes says whether new messages ring the reader's bell (when they
+// turned it on): any from someone else while the tab is hidden, and any
+// that mentions them. mine(m) tells the reader's own; mentionsMe(m) a
+// message that mentions them.
+export function chimes(list, { hidden, mine, mentionsMe }) {
+  return list.some((m) => !isSystem(m) && !mine(m) && (hidden || mentionsMe(m)));
+}
+
 // mentionsLine names the agents m @mentions, as the server resolved
 // them when it was sent; "" when none.
 export function mentionsLine(m) {
