@@ -12,7 +12,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
@@ -76,12 +75,7 @@ func waitFor(t *testing.T, r *runner, path string, h http.Header) {
 func TestBoardColumnsAndActions(t *testing.T) {
 	skipIfOptedOut(t)
 	t.Parallel()
-	gh := githubtest.New(t)
-	gh.AddUser("grace")
-	gh.SignIn("grace")
-	gc := gh.Config()
-	r := startRunner(t, "GITHUB_CLIENT_ID="+gc.ClientID, "GITHUB_CLIENT_SECRET="+gc.ClientSecret,
-		"GITHUB_OAUTH_URL="+gc.OAuthURL, "GITHUB_API_URL="+gc.APIURL)
+	r := githubRunner(t, "grace")
 	const room = "board views"
 	st := store.New(r.db.Pool)
 	builder := storetest.Register(t, st, room, "Builder", letagents.SessionWorker, time.Now())
@@ -92,10 +86,7 @@ func TestBoardColumnsAndActions(t *testing.T) {
 	// The admin: the first signed-in person to open the room.
 	admin := newTab(t, chromedp.WithNewBrowserContext())
 	admin.open(r.URL + "/in/" + roomPath(room))
-	admin.until("the sign-in button", `[...document.querySelectorAll("#auth button")].some(x => x.textContent === "Sign in with GitHub")`)
-	authURL := eval[string](admin, `fetch("/auth/github/login", {method: "POST", headers: {"Content-Type": "application/json"},
-		body: JSON.stringify({redirect_to: location.pathname})}).then(r => r.json()).then(j => j.auth_url)`)
-	admin.open(authURL)
+	admin.signIn()
 	admin.until("the admin's Accept on the proposed task", `document.querySelector('#board button[aria-label="Accept task_1"]')`)
 	viewer := newTab(t, chromedp.WithNewBrowserContext())
 	viewer.open(r.URL + "/in/" + roomPath(room))
