@@ -502,7 +502,7 @@ func quietWorker(t *testing.T, st *store.Store) {
 	t.Helper()
 	ago := time.Now().Add(-10 * time.Minute)
 	w := storetest.Register(t, st, fixtureRoom, "Quiet", letagents.SessionWorker, ago)
-	storetest.Poll(t, st, w.ID, ago, ago)
+	storetest.Poll(t, st, w.RoomID, w.ID, ago, ago)
 }
 
 // firstSweep is what the first sweep after quietWorker reports.

@@ -28,7 +28,7 @@ func TestSweepsLiveness(t *testing.T) {
 	// five-minute grace.
 	ago := time.Now().Add(-10 * time.Minute)
 	w := storetest.Register(t, st, room, "Scout", letagents.SessionWorker, ago)
-	storetest.Poll(t, st, w.ID, ago, ago.Add(time.Second))
+	storetest.Poll(t, st, w.RoomID, w.ID, ago, ago.Add(time.Second))
 
 	in := start(t, map[string]string{"DB_URL": d.URL, "PORT": "0", "LETAGENTS_LOCALDEV_DIR": t.TempDir()})
 	deadline := time.Now().Add(60 * time.Second)

@@ -61,7 +61,13 @@ func TestAccessibility(t *testing.T) {
 	r.join(room)
 	r.send(room, "Builder | ada's agent | Codex", "Merged **#12**: see https://example.com/pr/12\n\n```go\n// main prints a greeting.\nfunc main() {\n\tfmt.Println(\"hi\", 42)\n}\n```")
 	r.send(room, "Reviewer", "| check | state |\n|---|---|\n| vet | `ok` |\n\n> a quote\n\n1. one\n2. two")
-	r.api(http.MethodPost, "/rooms/"+roomPath(room)+"/tasks", map[string]string{"title": "Write the browser tests", "created_by": "Reviewer"}, http.StatusCreated)
+	r.api(http.MethodPost, "/rooms/"+roomPath(room)+"/tasks", map[string]string{"title": "Write the browser tests", "created_by": "Reviewer",
+		"description": "Cover the board and the agents views."}, http.StatusCreated)
+	// An agent with its badges and a reasoning card with its trail.
+	r.api(http.MethodPost, "/agents", map[string]string{"name": "scout"}, http.StatusCreated)
+	r.api(http.MethodPost, "/rooms/"+roomPath(room)+"/agent-sessions", map[string]string{"actor_key": "local/scout", "display_name": "Scout",
+		"ide_label": "Claude Code"}, http.StatusCreated)
+	r.api(http.MethodPost, "/rooms/"+roomPath(room)+"/reasoning-sessions", map[string]string{"actor_label": "Scout", "agent_key": "local/scout", "summary": "checking contrast"}, http.StatusCreated)
 
 	for _, scheme := range []string{"light", "dark"} {
 		t.Run(scheme, func(t *testing.T) {
@@ -82,6 +88,17 @@ func TestAccessibility(t *testing.T) {
 			b.until("the room's stylesheets applied", stylesApplied)
 			axeCheck(b, "room")
 			b.screenshot("room")
+			b.until("the agent's badges and reasoning trail", `document.querySelector("#agents .badge.client") && document.querySelector("#agents details.trail")`)
+			b.do("open the trail", chromedp.Click(chromedp.CSS(`#agents details.trail summary`)))
+			b.do("open a description", chromedp.Click(chromedp.CSS(`#board details.desc summary`)))
+			b.until("the trail read", `!document.querySelector("#agents details.trail").textContent.includes("loading")`)
+			axeCheck(b, "room, trail and description open")
+			b.press("widen the board", "#board-wide")
+			b.until("the wide board", `document.querySelectorAll("#board .col").length === 7`)
+			axeCheck(b, "room, wide board")
+			b.screenshot("room-wide-board")
+			b.press("back to the chat", "#board-wide")
+			b.until("the chat back", `!document.getElementById("layout").classList.contains("wide-board")`)
 
 			b.do("narrow the window", chromedp.EmulateViewport(390, 844))
 			b.until("the tabs", `getComputedStyle(document.getElementById("tabs")).display !== "none"`)

@@ -188,7 +188,9 @@ func TestHostileContentNeverRuns(t *testing.T) {
 		t.Errorf("the log does not show the sender %q as text", sender)
 	}
 	checks := map[string]string{
-		"elements that run or load": `document.querySelectorAll("#layout :is(script, img, svg, iframe, object, embed, details)").length`,
+		// The page's own collapsibles (a card's description, a reasoning
+		// trail) are details too; none may come from what was written.
+		"elements that run or load": `document.querySelectorAll("#layout :is(script, img, svg, iframe, object, embed), #layout :is(#log, #thread-log, #results) details").length`,
 		"javascript: links":         `[...document.querySelectorAll("a[href]")].filter(a => !["http:", "https:", "mailto:"].includes(a.protocol)).length`,
 		"inline handlers":           `[...document.querySelectorAll("#layout *")].filter(e => [...e.attributes].some(a => a.name.startsWith("on"))).length`,
 	}

@@ -30,7 +30,8 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, c call) error {
 		return err
 	}
 	if sess != nil {
-		defer s.deliver(r.Context(), sess.ID)()
+		closeDelivery, _ := s.deliver(r.Context(), sess.RoomID, sess.ID)
+		defer closeDelivery()
 	}
 	ctx := r.Context()
 	page, err := s.nextMessages(ctx, c.room, q, holdable(ctx, timeout), s.leash(r, c, sess, false))
@@ -75,17 +76,19 @@ func pollTimeout(v string, maxWait time.Duration) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// deliver records a parked poll as an open delivery connection of a
-// session, renewed while it waits; the returned func closes it. The
+// deliver records a parked poll or an open stream as an open delivery
+// connection of a session, renewed while it waits; the returned func
+// closes it, and the number is the presence event its opening logged (0:
+// none), which a stream leaves out of what it sends its own agent. The
 // connection is a lease in the database: if this process dies, it lapses
 // by itself within letagents.DeliveryLease. Failures only cost liveness
 // accuracy, never the poll, so they are logged.
-func (s *server) deliver(ctx context.Context, sessionID int64) func() {
+func (s *server) deliver(ctx context.Context, roomID string, sessionID int64) (func(), int64) {
 	bg := context.WithoutCancel(ctx)
-	id, err := s.Store.OpenDelivery(bg, sessionID, s.now(), s.now().Add(letagents.DeliveryLease))
+	d, err := s.Store.OpenDelivery(bg, roomID, sessionID, s.now(), s.now().Add(letagents.DeliveryLease))
 	if err != nil {
 		s.Logger.Warn("open delivery connection", "session", sessionID, "error", err)
-		return func() {}
+		return func() {}, 0
 	}
 	done := make(chan struct{})
 	go func() {
@@ -96,7 +99,7 @@ func (s *server) deliver(ctx context.Context, sessionID int64) func() {
 			case <-done:
 				return
 			case <-t.C:
-				if err := s.Store.RenewDelivery(bg, id, s.now().Add(letagents.DeliveryLease)); err != nil {
+				if err := s.Store.RenewDelivery(bg, d.ID, s.now().Add(letagents.DeliveryLease)); err != nil {
 					s.Logger.Warn("renew delivery connection", "session", sessionID, "error", err)
 				}
 			}
@@ -104,8 +107,8 @@ func (s *server) deliver(ctx context.Context, sessionID int64) func() {
 	}()
 	return func() {
 		close(done)
-		if err := s.Store.CloseDelivery(bg, id, s.now()); err != nil {
+		if err := s.Store.CloseDelivery(bg, d.ID, s.now()); err != nil {
 			s.Logger.Warn("close delivery connection", "session", sessionID, "error", err)
 		}
-	}
+	}, d.Event
 }

@@ -73,6 +73,10 @@ type feed struct {
 	room   string
 	render bool                    // messages with their text rendered as html
 	sess   *letagents.AgentSession // the agent whose delivery connection this is, or nil
+	// own is the presence event this stream's opening logged (its agent
+	// reached now), left out of what it sends: the agent knows it opened
+	// its stream, and its first event is what others did.
+	own    int64
 	cursor int64
 	sub    *notify.Subscription
 	due    bool // rung, or just opened: read before waiting again
@@ -141,6 +145,7 @@ func (f *feed) next(ctx context.Context) ([]event, int64, bool, error) {
 			evs = append(evs, event{name: name, data: data})
 		case e.Room != nil:
 			evs = append(evs, event{name: wire.EventRoomUpdate, data: wire.RoomUpdate{RoomID: e.Room.ID, DisplayName: e.Room.DisplayName}})
+		case e.Session != nil && e.Seq == f.own:
 		case e.Session != nil && e.Session.Live():
 			evs = append(evs, event{name: wire.EventPresenceUpdate, data: toPresence(*e.Session, now)})
 		case e.Session != nil:
@@ -215,7 +220,9 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 		return err
 	}
 	if sess != nil {
-		defer s.deliver(ctx, sess.ID)()
+		closeDelivery, own := s.deliver(ctx, sess.RoomID, sess.ID)
+		defer closeDelivery()
+		f.own = own
 	}
 
 	h := w.Header()

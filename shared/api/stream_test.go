@@ -626,10 +626,19 @@ func TestStreamPresence(t *testing.T) {
 		}
 	}
 	// The worker's own stream is a delivery connection: it puts the worker
-	// on GET …/presence, which the events are compared with.
+	// on GET …/presence, which the events are compared with. Messages reach
+	// it now, which readers hear at once (the page's connected dot); the
+	// stream that did it leaves that news out of what it sends its agent.
 	own := e.openStream(t, "/rooms/roster/messages/stream", w.headers())
 	defer own.close()
 	e.streamsOpen(t, 2)
+	if ev, data := nextPresence(); ev.name != wire.EventPresenceUpdate || data["agent_session_id"] != w.id || data["reached_by"] != "live" {
+		t.Fatalf("after the worker's stream opened: %s %s, want the worker's presence_update, reached", ev.name, ev.data)
+	}
+	e.as(t, ann, http.MethodPost, "/rooms/roster/messages", `{"sender": "ann", "text": "first"}`).want(t, 201, "")
+	if ev, data := own.event(t); ev.name != "" || data["text"] != "first" {
+		t.Fatalf("the worker's own stream began with %s %s, want the message: not its own reach", ev.name, ev.data)
+	}
 	watcher := e.register(t, ann, "roster", "watcher", `{"actor_key": "ann/watcher", "display_name": "Watcher", "session_kind": "controller"}`)
 	presence := func(status, text string) {
 		t.Helper()

@@ -76,6 +76,7 @@ type Report struct {
 	Offline   int `json:"offline"`   // offline notices posted
 	Recovered int `json:"recovered"` // recovery notices posted
 	Failed    int `json:"failed"`    // sessions whose notice failed (retried next sweep)
+	Lapsed    int `json:"lapsed"`    // workers whose reach lapsed since the last sweep, told to the roster
 	Pruned    int `json:"pruned"`    // room events deleted, past letagents.EventRetention
 }
 
@@ -120,6 +121,11 @@ func (s *Sweeper) Sweep(ctx context.Context, now time.Time) (Report, error) {
 			r.Recovered++
 		}
 		s.logger.Info("liveness notice posted", "kind", n.Kind, "room", rooms.ForLog(st.Session.RoomID), "session", st.Session.ID)
+	}
+	lapsed, err := s.store.AnnounceReachLapses(ctx, now.Add(-SweepInterval), now)
+	r.Lapsed = lapsed
+	if err != nil {
+		errs = append(errs, err)
 	}
 	pruned, err := s.prune(ctx, now)
 	r.Pruned = pruned

@@ -87,11 +87,15 @@ func TestOfflineOnceThenRecovery(t *testing.T) {
 	t0 := time.Now().Truncate(time.Millisecond)
 	w := storetest.Register(t, e.store, "team", "Builder", letagents.SessionWorker, t0)
 	stopped := t0.Add(30 * time.Second)
-	storetest.Poll(t, e.store, w.ID, t0, stopped)
+	storetest.Poll(t, e.store, w.RoomID, w.ID, t0, stopped)
 
-	// Within the grace: nothing.
-	if r := e.sweep(t, stopped.Add(grace-time.Second), 0, 0); r.Checked != 1 {
-		t.Errorf("checked %d sessions, want 1", r.Checked)
+	// Within the grace: nothing, but the roster is told, in the sweep
+	// after its reconnect grace ended, that messages no longer reach it.
+	if r := e.sweep(t, stopped.Add(time.Minute), 0, 0); r.Checked != 1 || r.Lapsed != 1 {
+		t.Errorf("checked %d sessions, told %d lapses; want 1 and 1", r.Checked, r.Lapsed)
+	}
+	if r := e.sweep(t, stopped.Add(grace-time.Second), 0, 0); r.Checked != 1 || r.Lapsed != 0 {
+		t.Errorf("checked %d sessions, told %d lapses; want 1 and none", r.Checked, r.Lapsed)
 	}
 	// The grace has passed: one notice; later sweeps add none.
 	e.sweep(t, stopped.Add(grace), 1, 0)
@@ -107,7 +111,7 @@ func TestOfflineOnceThenRecovery(t *testing.T) {
 
 	// It polls again: reachable, so one recovery notice.
 	back := stopped.Add(grace + 40*time.Minute)
-	storetest.Poll(t, e.store, w.ID, back, time.Time{})
+	storetest.Poll(t, e.store, w.RoomID, w.ID, back, time.Time{})
 	e.sweep(t, back.Add(time.Second), 0, 1)
 	e.sweep(t, back.Add(time.Minute), 0, 0)
 	announced := stopped.Add(grace) // the offline notice's time
@@ -134,7 +138,7 @@ func TestNativeActivitySuppressesTheNotice(t *testing.T) {
 	e := newEnv(t)
 	t0 := time.Now().Truncate(time.Millisecond)
 	w := storetest.Register(t, e.store, "busy", "Runner", letagents.SessionWorker, t0)
-	storetest.Poll(t, e.store, w.ID, t0, t0)
+	storetest.Poll(t, e.store, w.RoomID, w.ID, t0, t0)
 	if err := e.store.RecordNativeActivity(context.Background(), w.RoomID, w.ID, letagents.NativeActivity{At: t0.Add(4 * time.Minute), Method: "item/started"}); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +162,7 @@ func TestEndedSessionsAndControllersAreNeverAnnounced(t *testing.T) {
 	ctrl := storetest.Register(t, e.store, "quiet", "Watcher", letagents.SessionController, t0)
 	gone := storetest.Register(t, e.store, "quiet", "Goner", letagents.SessionWorker, t0)
 	for _, w := range []storetest.Worker{ended, ctrl, gone} {
-		storetest.Poll(t, e.store, w.ID, t0, t0.Add(time.Second))
+		storetest.Poll(t, e.store, w.RoomID, w.ID, t0, t0.Add(time.Second))
 	}
 	if _, err := e.store.EndAgentSession(ctx, "quiet", ended.ID, t0.Add(2*time.Second)); err != nil {
 		t.Fatal(err)
@@ -185,9 +189,9 @@ func TestOutagesOlderThanAnHourAreNotAnnounced(t *testing.T) {
 	old := storetest.Register(t, e.store, "history", "Oldie", letagents.SessionWorker, t0)
 	talker := storetest.Register(t, e.store, "history", "Talker", letagents.SessionWorker, t0)
 	recent := storetest.Register(t, e.store, "history", "Recent", letagents.SessionWorker, t0)
-	storetest.Poll(t, e.store, old.ID, t0, t0)
-	storetest.Poll(t, e.store, talker.ID, t0, t0)
-	storetest.Poll(t, e.store, recent.ID, t0, t0.Add(2*time.Minute))
+	storetest.Poll(t, e.store, old.RoomID, old.ID, t0, t0)
+	storetest.Poll(t, e.store, talker.RoomID, talker.ID, t0, t0)
+	storetest.Poll(t, e.store, recent.RoomID, recent.ID, t0, t0.Add(2*time.Minute))
 	// Talker still sends with its session now and then, but never polls:
 	// it stays a candidate, yet its outage began at its last poll.
 	if _, err := e.store.AgentSessionByToken(ctx, auth.HashToken(talker.Token), t0.Add(30*time.Minute)); err != nil {
@@ -216,7 +220,7 @@ func TestWorkerThatNeverPolled(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.sweep(t, t0.Add(6*time.Minute+grace+time.Second), 0, 0)
-	storetest.Poll(t, e.store, w.ID, t0.Add(20*time.Minute), time.Time{})
+	storetest.Poll(t, e.store, w.RoomID, w.ID, t0.Add(20*time.Minute), time.Time{})
 	e.sweep(t, t0.Add(20*time.Minute), 0, 1)
 	if got := e.notices(t, "silent", "agent_liveness:"); len(got) != 2 || got[0].clientID != offlineID(w, t0) {
 		t.Errorf("notices = %q, want the offline notice from registration and one recovery", got)
@@ -232,7 +236,7 @@ func TestHooksKeepAWorkerReached(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Now().Truncate(time.Millisecond)
 	w := storetest.Register(t, e.store, "hooked", "Hooky", letagents.SessionWorker, t0)
-	storetest.Poll(t, e.store, w.ID, t0, t0) // its last poll ended at t0
+	storetest.Poll(t, e.store, w.RoomID, w.ID, t0, t0) // its last poll ended at t0
 	send := func(text string) {
 		t.Helper()
 		if _, _, err := e.store.SendMessage(ctx, letagents.NewMessage{RoomID: "hooked", Sender: "ann", Text: text}); err != nil {
@@ -266,7 +270,7 @@ func TestConcurrentSweepsPostOnce(t *testing.T) {
 	const workers, sweepers = 3, 4
 	for i := range workers {
 		w := storetest.Register(t, e.store, "crowd", fmt.Sprintf("Worker%d", i), letagents.SessionWorker, t0)
-		storetest.Poll(t, e.store, w.ID, t0, t0.Add(time.Second))
+		storetest.Poll(t, e.store, w.RoomID, w.ID, t0, t0.Add(time.Second))
 	}
 	sweep := func(now time.Time) (total liveness.Report) {
 		t.Helper()
@@ -294,16 +298,17 @@ func TestConcurrentSweepsPostOnce(t *testing.T) {
 	if got := e.notices(t, "crowd", "agent_liveness:offline:"); len(got) != workers {
 		t.Errorf("%d offline notices in the room, want %d", len(got), workers)
 	}
-	rows, err := e.db.Pool.Query(context.Background(), `SELECT id FROM agent_sessions`)
+	rows, err := e.db.Pool.Query(context.Background(), `SELECT room_id, id FROM agent_sessions`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
+		var room string
 		var id int64
-		if err := rows.Scan(&id); err != nil {
+		if err := rows.Scan(&room, &id); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.store.OpenDelivery(context.Background(), id, t0.Add(10*time.Minute), t0.Add(12*time.Minute)); err != nil {
+		if _, err := e.store.OpenDelivery(context.Background(), room, id, t0.Add(10*time.Minute), t0.Add(12*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -309,6 +310,21 @@ func TestPresenceEvents(t *testing.T) {
 	end := func(a *storetest.Worker) func() error {
 		return func() error { _, err := s.EndAgentSession(ctx, room, a.ID, t0.Add(time.Minute)); return err }
 	}
+	var conn store.Delivery // the latest delivery connection opened
+	wait := func(a *storetest.Worker, at time.Duration) func() error {
+		return func() (err error) {
+			conn, err = s.OpenDelivery(ctx, room, a.ID, t0.Add(at), t0.Add(at+letagents.DeliveryLease))
+			return err
+		}
+	}
+	waitAgain := func(a *storetest.Worker, closed, at time.Duration) func() error {
+		return func() error {
+			if err := s.CloseDelivery(ctx, conn.ID, t0.Add(closed)); err != nil {
+				return err
+			}
+			return wait(a, at)()
+		}
+	}
 	for _, step := range []struct {
 		name string
 		do   func() error
@@ -328,6 +344,10 @@ func TestPresenceEvents(t *testing.T) {
 		{"another method, same status and text", native(&w, "working", "item/completed", "go test", 7*time.Second), false},
 		{"a late native report", native(&w, "idle", "turn/completed", "done", 5*time.Second), false},
 		{"a new native text", native(&w, "working", "item/started", "go vet", 8*time.Second), true},
+		{"it waits: messages reach it now", wait(&w, 10*time.Second), true},
+		{"its wait ends and it waits again at once", waitAgain(&w, 20*time.Second, 21*time.Second), false},
+		{"it waits again after more than the reconnect grace", waitAgain(&w, 30*time.Second, 30*time.Second+letagents.ReconnectGrace), true},
+		{"a controller waits", wait(&c, 50*time.Second), false},
 		{"the controller ends", end(&c), false},
 		{"the worker ends", end(&w), true},
 		{"the worker ends again", end(&w), false},
@@ -339,6 +359,7 @@ func TestPresenceEvents(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
+		was := conn
 		err = step.do()
 		if step.name == "a report after the end" {
 			if codeOf(err) != letagents.Unauthorized {
@@ -357,6 +378,9 @@ func TestPresenceEvents(t *testing.T) {
 		case step.logs && (len(page.Events) != 1 || page.Events[0].Kind != letagents.EventPresence || page.Events[0].Session == nil ||
 			page.Events[0].Session.ID != w.ID):
 			t.Errorf("%s logged %+v, want one presence event of the worker", step.name, page.Events)
+		case conn != was && (step.logs && conn.Event != page.Last || !step.logs && conn.Event != 0):
+			// The stream that opened the connection leaves out its own news by this number.
+			t.Errorf("%s: the opened connection names event %d, the log's last is %d", step.name, conn.Event, page.Last)
 		}
 	}
 	page, err := s.RoomEvents(ctx, room, 0, 100, time.Now())
@@ -446,5 +470,58 @@ func TestPruneRoomEventsKeepsMessages(t *testing.T) {
 	send("three")
 	if got := seqs(7); fmt.Sprint(got) != "[8]" {
 		t.Errorf("the next message's event after pruning = %v, want [8]", got)
+	}
+}
+
+// A worker's reach lapses with time alone, so the sweep tells the roster:
+// once, in the sweep whose window holds the moment, and not for a worker
+// still reached.
+func TestReachLapsesAnnounced(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	const room = "lapses"
+	t0 := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	waited := storetest.Register(t, s, room, "Waited", letagents.SessionWorker, t0)
+	hooked := storetest.Register(t, s, room, "Hooked", letagents.SessionWorker, t0)
+	waiting := storetest.Register(t, s, room, "Waiting", letagents.SessionWorker, t0)
+	storetest.Register(t, s, room, "Watcher", letagents.SessionController, t0)
+	storetest.Poll(t, s, room, waited.ID, t0, t0.Add(time.Second)) // reached until t0+1s+ReconnectGrace
+	if _, err := s.TakeUnread(ctx, hooked.ID, room, store.UnreadQuery{Filter: letagents.UnreadAll, Limit: 1}, t0); err != nil {
+		t.Fatal(err) // its hooks ran at t0: reached until t0+HookGrace
+	}
+	storetest.Poll(t, s, room, waiting.ID, t0, time.Time{}) // parked, its lease till t0+DeliveryLease
+	for _, tt := range []struct {
+		name      string
+		from, to  time.Duration
+		announced []int64
+	}{
+		{"before any lapse", -time.Minute, 0, nil},
+		{"the wait's grace ends", 0, time.Minute, []int64{waited.ID}},
+		{"a parked wait's lease runs out, unrenewed", time.Minute, 2 * time.Minute, []int64{waiting.ID}},
+		{"nothing lapses", 2 * time.Minute, 3 * time.Minute, nil},
+		{"the hooks' grace ends", 4 * time.Minute, 5 * time.Minute, []int64{hooked.ID}},
+	} {
+		before, err := s.RoomEvents(ctx, room, 0, 100, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := s.AnnounceReachLapses(ctx, t0.Add(tt.from), t0.Add(tt.to))
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := s.RoomEvents(ctx, room, before.Last, 100, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, e := range page.Events {
+			if e.Session != nil {
+				got = append(got, e.Session.ID)
+			}
+		}
+		if n != len(tt.announced) || !slices.Equal(got, tt.announced) {
+			t.Errorf("%s: announced %d, events for %v; want %v", tt.name, n, got, tt.announced)
+		}
 	}
 }

@@ -41,20 +41,20 @@ func TestLivenessCandidates(t *testing.T) {
 	recent := storetest.Register(t, s, "other", "Recent", letagents.SessionWorker, later)   // another room, seen just now
 	closed := storetest.Register(t, s, "other", "Closed", letagents.SessionWorker, t0)      // closed a poll 10 min ago
 
-	if _, err := s.OpenDelivery(ctx, leased.ID, t0, later.Add(time.Minute)); err != nil {
+	if _, err := s.OpenDelivery(ctx, leased.RoomID, leased.ID, t0, later.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.OpenDelivery(ctx, lapsed.ID, later.Add(-10*time.Minute), later.Add(-8*time.Minute)); err != nil {
+	if _, err := s.OpenDelivery(ctx, lapsed.RoomID, lapsed.ID, later.Add(-10*time.Minute), later.Add(-8*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.OpenDelivery(ctx, lapsed.ID, later.Add(-7*time.Minute), later.Add(-5*time.Minute)); err != nil {
+	if _, err := s.OpenDelivery(ctx, lapsed.RoomID, lapsed.ID, later.Add(-7*time.Minute), later.Add(-5*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	id, err := s.OpenDelivery(ctx, closed.ID, later.Add(-20*time.Minute), later)
+	d, err := s.OpenDelivery(ctx, closed.RoomID, closed.ID, later.Add(-20*time.Minute), later)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CloseDelivery(ctx, id, later.Add(-10*time.Minute)); err != nil {
+	if err := s.CloseDelivery(ctx, d.ID, later.Add(-10*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.EndAgentSession(ctx, "cand", ended.ID, later); err != nil {

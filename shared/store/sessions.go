@@ -289,16 +289,39 @@ func (s *Store) RecordNativeActivity(ctx context.Context, roomID string, id int6
 	return nil
 }
 
-// OpenDelivery records a parked long-poll of a session as an open
-// delivery connection until expiresAt, and returns its id.
-func (s *Store) OpenDelivery(ctx context.Context, sessionID int64, now, expiresAt time.Time) (int64, error) {
-	var id int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO delivery_connections (agent_session_id, opened_at, expires_at) VALUES ($1, $2, $3) RETURNING id`,
-		sessionID, now, expiresAt).Scan(&id)
-	if err != nil {
-		return 0, fmt.Errorf("open delivery connection: %w", err)
+// Delivery is a delivery connection just opened: its id, and the number
+// of the presence event its opening logged (0: none).
+type Delivery struct {
+	ID    int64
+	Event int64
+}
+
+// OpenDelivery records a parked long-poll or open stream of a session of
+// the room as an open delivery connection until expiresAt. A live worker
+// that messages did not reach a moment ago (no open connection, none
+// closed within letagents.ReconnectGrace) is reached now: the roster shows
+// it connected, so that is a presence event; an agent that waits again at
+// once, as agents do in a loop, logs none. The event's number lets the
+// stream that opened the connection leave out its own news.
+func (s *Store) OpenDelivery(ctx context.Context, roomID string, sessionID int64, now, expiresAt time.Time) (Delivery, error) {
+	var d Delivery
+	err := s.pool.QueryRow(ctx, `
+		WITH `+sessionChange("$1", "$4", "$5", `old.ended_at IS NULL
+			AND NOT EXISTS (SELECT FROM delivery_connections c WHERE c.agent_session_id = old.id AND c.expires_at > $2)
+			AND (old.last_disconnected_at IS NULL OR old.last_disconnected_at <= $6)`)+`,
+		seq AS (
+			UPDATE agent_sessions s SET `+changeSeq+` FROM old WHERE s.id = old.id AND EXISTS (SELECT FROM next)
+		)
+		INSERT INTO delivery_connections (agent_session_id, opened_at, expires_at) SELECT id, $2, $3 FROM old
+		RETURNING id, coalesce((SELECT last_event FROM next), 0)`,
+		sessionID, now, expiresAt, roomID, s.RoomChannel(roomID), now.Add(-letagents.ReconnectGrace)).Scan(&d.ID, &d.Event)
+	switch {
+	case isNoRows(err):
+		return d, letagents.Errorf(letagents.NotFound, "Agent session not found")
+	case err != nil:
+		return d, fmt.Errorf("open delivery connection: %w", err)
 	}
-	return id, nil
+	return d, nil
 }
 
 // RenewDelivery extends an open delivery connection.
@@ -390,4 +413,44 @@ func (s *Store) SenderClaim(ctx context.Context, roomID, label, display, owner s
 		return c, fmt.Errorf("read claims on sender: %w", err)
 	}
 	return c, nil
+}
+
+// AnnounceReachLapses logs a presence event for each live worker whose
+// reach lapsed in (since, now]: its last delivery connection closed more
+// than letagents.ReconnectGrace ago or expired unclosed, or its hooks last
+// ran letagents.HookGrace ago, and nothing reaches it now. No write marks
+// that moment, so the liveness sweeper calls this every SweepInterval;
+// the roster's readers then show the agent unreached without asking
+// again. It returns how many it logged.
+func (s *Store) AnnounceReachLapses(ctx context.Context, since, now time.Time) (int, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT s.id, s.room_id FROM agent_sessions s
+		WHERE s.ended_at IS NULL AND s.session_kind = '`+letagents.SessionWorker+`'
+			AND NOT EXISTS (SELECT FROM delivery_connections c WHERE c.agent_session_id = s.id AND c.expires_at > $2)
+			AND (greatest(s.last_disconnected_at + $3::interval,
+					(SELECT max(c.expires_at) FROM delivery_connections c WHERE c.agent_session_id = s.id)) > $1
+				AND greatest(s.last_disconnected_at + $3::interval,
+					(SELECT max(c.expires_at) FROM delivery_connections c WHERE c.agent_session_id = s.id)) <= $2
+				OR s.unread_checked_at + $4::interval > $1 AND s.unread_checked_at + $4::interval <= $2)`,
+		since, now, letagents.ReconnectGrace, letagents.HookGrace)
+	if err != nil {
+		return 0, fmt.Errorf("find reach lapses: %w", err)
+	}
+	type lapse struct {
+		ID   int64  `db:"id"`
+		Room string `db:"room_id"`
+	}
+	lapses, err := pgx.CollectRows(rows, pgx.RowToStructByName[lapse])
+	if err != nil {
+		return 0, fmt.Errorf("find reach lapses: %w", err)
+	}
+	for i, l := range lapses {
+		if _, err := s.pool.Exec(ctx, `
+			WITH `+sessionChange("$1", "$2", "$3", "old.ended_at IS NULL")+`
+			UPDATE agent_sessions s SET `+changeSeq+` FROM old WHERE s.id = old.id AND EXISTS (SELECT FROM next)`,
+			l.ID, l.Room, s.RoomChannel(l.Room)); err != nil {
+			return i, fmt.Errorf("announce reach lapse of session %d: %w", l.ID, err)
+		}
+	}
+	return len(lapses), nil
 }

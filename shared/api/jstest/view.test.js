@@ -2,6 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
+  agentGroups, agentLabel, expiryText, lastSeenLine, latencyLine, leaseActions, leaseLines, reviewState, taskLinks, trailLines,
   COLLAPSE_LINES, boardGroups, chimes, collapses, fmtTime, httpUrl, intentByline, intentPayload, mentionsLine, moves, nativeLine, numOf, parseLabel, provenance,
   noUnread, reasoningLines, reasoningOf, receiptsBadge, receiptsLine, replyCount, rootOf, unreadArrived, unreadSeen,
 } from "../web/js/view.js";
@@ -77,13 +78,14 @@ test("fmtTime shows the date only when not today", () => {
   assert.equal(fmtTime("not a time", now), "not a time");
 });
 
-test("moves offered per status", () => {
+test("moves offered per status: a room admin's only", () => {
   const cases = [
-    ["proposed", false, ["accepted", "cancelled"]],
-    ["accepted", false, ["cancelled"]],
-    ["in_progress", false, []],
+    ["proposed", false, []],
+    ["in_review", false, []],
+    ["proposed", true, ["accepted", "cancelled"]],
+    ["accepted", true, ["cancelled"]],
     ["in_progress", true, ["cancelled"]],
-    ["in_review", false, ["merged"]],
+    ["in_review", true, ["merged", "cancelled"]],
     ["merged", true, ["done"]],
     ["done", true, []],
   ];
@@ -130,6 +132,137 @@ test("nativeLine is one line of what the runtime last reported", () => {
     [null, ""],
   ];
   for (const [p, want] of cases) assert.equal(nativeLine(p, at), want, JSON.stringify(p));
+});
+
+test("boardGroups as columns keeps empty statuses", () => {
+  const tasks = [{ id: "1", status: "in_review" }];
+  assert.deepEqual(boardGroups({ tasks, all: false }, true).map((g) => g.status),
+    ["proposed", "accepted", "assigned", "in_progress", "blocked", "in_review", "merged"]);
+  assert.equal(boardGroups({ tasks, all: true }, true).length, 9);
+});
+
+test("agentLabel: a name with owner and client badges", () => {
+  const cases = [
+    [{ actor_label: "SageOrchid | Maria Chen's agent | Claude Code" }, { name: "SageOrchid", owner: "Maria Chen", client: "Claude Code" }],
+    [{ actor_label: "x | a's agent | Codex", display_name: "Sage", owner_label: "Maria", ide_label: "Cursor" }, { name: "Sage", owner: "Maria", client: "Cursor" }],
+    [{ actor_label: "beta (james' agent)" }, { name: "beta", owner: "james", client: "" }],
+    [{}, { name: "agent", owner: "", client: "" }],
+  ];
+  for (const [p, want] of cases) {
+    const got = agentLabel(p);
+    assert.deepEqual({ name: got.name, owner: got.owner, client: got.client }, want, JSON.stringify(p));
+    assert.equal(got.title, p.actor_label || want.name);
+  }
+});
+
+test("agentGroups splits connected agents, those that were here (latest first) and people", () => {
+  const list = [
+    { kind: "agent", actor_label: "a", connected: false, last_seen_at: "2026-12-05T09:00:00Z" },
+    { kind: "human", display_name: "ann" },
+    { kind: "agent", actor_label: "b", connected: true },
+    { kind: "agent", actor_label: "c", connected: false, last_seen_at: "2026-12-05T10:00:00Z" },
+    null,
+  ];
+  const g = agentGroups(list);
+  assert.deepEqual(g.connected.map((p) => p.actor_label), ["b"]);
+  assert.deepEqual(g.away.map((p) => p.actor_label), ["c", "a"]);
+  assert.deepEqual(g.people.map((p) => p.display_name), ["ann"]);
+  assert.deepEqual(agentGroups(undefined), { connected: [], away: [], people: [] });
+});
+
+test("lastSeenLine and latencyLine", () => {
+  const now = new Date("2026-12-05T12:00:00Z");
+  const fmt = (ts) => `<${ts}>`;
+  assert.equal(lastSeenLine({ last_seen_at: "2026-12-05T11:48:00Z" }, now, fmt), "last seen <2026-12-05T11:48:00Z> (12 min ago)");
+  assert.equal(lastSeenLine({ last_seen_at: "2026-12-05T09:00:00Z" }, now, fmt), "last seen <2026-12-05T09:00:00Z> (3 h ago)");
+  assert.equal(lastSeenLine({}, now, fmt), "");
+  assert.equal(latencyLine({ delivery_latency: { count: 4, p50_ms: 120, p99_ms: 2400 } }), "delivery: median 120 ms, p99 2.4 s over 4 messages (24 h)");
+  assert.equal(latencyLine({ delivery_latency: null }), "");
+  assert.equal(latencyLine({ delivery_latency: { count: 0 } }), "");
+});
+
+test("expiryText says when a lease ends", () => {
+  const now = new Date("2026-12-05T12:00:00Z");
+  const cases = [
+    [null, "no expiry"],
+    ["2026-12-05T12:12:00Z", "expires in 12 min"],
+    ["2026-12-05T12:00:20Z", "expires in moments"],
+    ["2026-12-05T14:00:00Z", "expires in 2 h"],
+    ["2026-12-05T11:57:00Z", "expired 3 min ago"],
+    ["not a time", ""],
+  ];
+  for (const [at, want] of cases) assert.equal(expiryText(at, now), want, String(at));
+});
+
+const held = (over = {}) => ({
+  id: "task_1", status: "in_review",
+  active_leases: [
+    { id: "tl_w", kind: "work", status: "active", agent_key: "ann/builder", actor_label: "Builder | ann's agent | Codex", expires_at: "2026-12-05T12:30:00Z" },
+    { id: "tl_r", kind: "review", status: "active", agent_key: "bob/checker", actor_label: "Checker | bob's agent", expires_at: null },
+  ],
+  ...over,
+});
+
+test("leaseLines: each lease with its holder and expiry", () => {
+  const now = new Date("2026-12-05T12:00:00Z");
+  const lines = leaseLines(held(), now);
+  assert.deepEqual(lines.map((l) => [l.kind, l.holder.name, l.holder.owner, l.expiry, l.expired]),
+    [["work", "Builder", "ann", "expires in 30 min", false], ["review", "Checker", "bob", "no expiry", false]]);
+  assert.equal(leaseLines(held(), new Date("2026-12-05T13:00:00Z"))[0].expired, true);
+  assert.deepEqual(leaseLines({ active_leases: [{ kind: "work", status: "released" }] }), []);
+  assert.deepEqual(leaseLines({}), []);
+});
+
+test("reviewState: merge readiness as the board rules have it", () => {
+  const t = held();
+  assert.match(reviewState(t), /^ready to merge once Checker approves/);
+  assert.equal(reviewState({ ...t, active_leases: t.active_leases.slice(0, 1) }), "needs a reviewer");
+  assert.match(reviewState({ ...t, active_leases: [t.active_leases[0], { ...t.active_leases[1], agent_key: "ann/builder" }] }), /another agent must review/);
+  assert.equal(reviewState({ ...t, status: "in_progress" }), "");
+});
+
+test("leaseActions: a room admin's release and handoff, to connected workers other than the holder", () => {
+  const workers = [
+    { agent_key: "ann/builder", session_id: "as_1" },
+    { agent_key: "cat/helper", session_id: "as_2" },
+    { agent_key: "dan/x" }, // no session: cannot take a handoff
+  ];
+  assert.deepEqual(leaseActions(held(), { admin: false, workers }), []);
+  const got = leaseActions(held(), { admin: true, workers });
+  assert.deepEqual(got.map((a) => [a.route, a.action, a.lease]),
+    [["lease-action", "release", "tl_w"], ["lease-action", "handoff", "tl_w"], ["review-lease-action", "release", "tl_r"]]);
+  assert.deepEqual(got[1].to.map((w) => w.agent_key), ["cat/helper"]);
+  assert.deepEqual(leaseActions(held(), { admin: true }).map((a) => a.action), ["release", "release"]);
+});
+
+test("taskLinks: the pull request, its checks and the issue, http(s) only", () => {
+  const t = { pr_url: "https://github.com/o/r/pull/7", workflow_artifacts: [{ kind: "pull_request", number: 7, url: "https://github.com/o/r/pull/7" }] };
+  const linked = [
+    { kind: "issue", artifact_number: 3, url: "https://github.com/o/r/issues/3", state: "open" },
+    { kind: "check_run", title: "ci", state: "success", url: null },
+    { kind: "pull_request", artifact_number: 7, url: "https://github.com/o/r/pull/7", state: "open" },
+    { kind: "issue", artifact_number: 4, url: "javascript:alert(1)" },
+    { kind: "branch", ref: "main" },
+  ];
+  assert.deepEqual(taskLinks(t, linked).map((l) => [l.kind, l.text, l.url, l.state]), [
+    ["pull_request", "PR #7", "https://github.com/o/r/pull/7", "open"],
+    ["check_run", "checks: ci", "", "success"],
+    ["issue", "issue #3", "https://github.com/o/r/issues/3", "open"],
+  ]);
+  assert.deepEqual(taskLinks({ pr_url: "https://x.test/p/1", workflow_artifacts: [] }).map((l) => l.text), ["PR"]);
+  assert.deepEqual(taskLinks({ pr_url: "ftp://x" }), []);
+});
+
+test("trailLines: the earlier updates, newest first, without the latest", () => {
+  const fmt = (ts) => ts;
+  const updates = [
+    { created_at: "t1", summary: "start", status: null, milestone: null },
+    { created_at: "t2", summary: "found it", status: "blocked", milestone: "repro" },
+    { created_at: "t3", summary: "latest" },
+  ];
+  assert.deepEqual(trailLines(updates, fmt), ["t2 — found it (blocked, milestone: repro)", "t1 — start"]);
+  assert.deepEqual(trailLines([{ created_at: "t1", summary: "only" }], fmt), []);
+  assert.deepEqual(trailLines(null, fmt), []);
 });
 
 test("receiptsBadge folds the receipts to a count, naming them in its label", () => {

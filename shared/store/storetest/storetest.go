@@ -60,15 +60,15 @@ func Register(t testing.TB, st *store.Store, room, name, kind string, now time.T
 
 // Poll records a long-poll of a session held from open to close; a zero
 // close leaves it parked, its lease running to open+DeliveryLease.
-func Poll(t testing.TB, st *store.Store, sessionID int64, open, close time.Time) {
+func Poll(t testing.TB, st *store.Store, roomID string, sessionID int64, open, close time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	id, err := st.OpenDelivery(ctx, sessionID, open, open.Add(letagents.DeliveryLease))
+	d, err := st.OpenDelivery(ctx, roomID, sessionID, open, open.Add(letagents.DeliveryLease))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !close.IsZero() {
-		if err := st.CloseDelivery(ctx, id, close); err != nil {
+		if err := st.CloseDelivery(ctx, d.ID, close); err != nil {
 			t.Fatal(err)
 		}
 	}

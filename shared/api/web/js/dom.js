@@ -48,3 +48,14 @@ export function flash(target, text, ms = 6000) {
   clearTimeout(flashTimers.get(target));
   flashTimers.set(target, setTimeout(() => { target.textContent = ""; }, ms));
 }
+
+// agentName draws an agent's label (view.js agentLabel): its name in
+// strong, then its owner and client as badges, the whole label on hover.
+export function agentName(l) {
+  const name = el("strong", "", l.name);
+  name.title = l.title;
+  const out = [name];
+  if (l.owner) out.push(" ", el("span", "badge owner", `${l.owner}'s`));
+  if (l.client) out.push(" ", el("span", "badge client", l.client));
+  return out;
+}

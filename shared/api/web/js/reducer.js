@@ -89,9 +89,9 @@ export function applyTask(board, t) {
 // it first, as the newest seen; a presence_remove drops it, or keeps an
 // agent that posted in the room as a sender with no session, as a reload
 // would show it. It answers agents itself when data is not one. Whether
-// an agent is reached now moves with time too (a lease lapsing), which no
-// event says: the agents list reloads for it at the next event that may
-// change it, the tab shown again, or a connection back after a gap.
+// an agent is reached now comes the same way: the server logs a presence
+// event when a worker starts waiting, and its liveness sweeper one when a
+// worker's wait or hooks lapsed.
 export function applyPresence(agents, type, data) {
   if (!data || typeof data !== "object" || typeof data.agent_session_id !== "string" || typeof data.actor_label !== "string") return agents;
   const list = agents.list.slice();

@@ -114,7 +114,9 @@ const threads = threadPanel({ page, provenance, loadUntil: messages.loadUntil })
 const search = roomSearch({ page, gate, provenance, open: messages.jumpTo });
 const compose = composers({ page, threadRoot: threads.root, sent: () => messages.toBottom(false) });
 exportButton({ page, gate, provenance });
-const agents = agentList({ page });
+// The board redraws when the agents do: a handoff offers the workers
+// connected now.
+const agents = agentList({ page, drawn: () => board.draw() });
 const board = taskBoard({ page, sender: compose.sender });
 const intents = intentList({ page });
 const sound = soundToggle();

@@ -173,25 +173,29 @@ export function replyCount(msgs, root) {
 export const OPEN_STATUSES = ["proposed", "accepted", "assigned", "in_progress", "blocked", "in_review", "merged"];
 export const CLOSED_STATUSES = ["done", "cancelled"];
 
-// moves are the status changes a person is offered from status, as the
-// original page offers them (the server decides, and its refusal shows
-// on the task); admins may also cancel work under way.
+// moves are the status changes the page offers a room admin from status
+// (the original's: accept, merged, done, cancel): those statuses are the
+// admins' (the board rules), so a reader who is not one is offered none
+// rather than buttons the server refuses. The server still decides
+// (merged needs another agent's review) and its refusal shows on the task.
 export function moves(status, isAdmin) {
+  if (!isAdmin) return [];
   const out = [];
   if (status === "proposed") out.push(["Accept", "accepted"]);
   if (status === "in_review") out.push(["Merged", "merged"]);
   if (status === "merged") out.push(["Done", "done"]);
-  if (status === "proposed" || status === "accepted" || (isAdmin && OPEN_STATUSES.includes(status) && status !== "merged")) out.push(["Cancel", "cancelled"]);
+  if (OPEN_STATUSES.includes(status) && status !== "merged") out.push(["Cancel", "cancelled"]);
   return out;
 }
 
-// boardGroups are the board's tasks by status, in the board's order,
-// leaving out empty statuses (and closed ones unless all are shown).
-export function boardGroups({ tasks, all }) {
+// boardGroups are the board's tasks by status, in the board's order:
+// the statuses that have tasks (and closed ones only when all are shown),
+// or, as columns (the wide board), every status shown, empty or not.
+export function boardGroups({ tasks, all }, columns = false) {
   const out = [];
   for (const status of all ? OPEN_STATUSES.concat(CLOSED_STATUSES) : OPEN_STATUSES) {
     const group = tasks.filter((t) => t.status === status);
-    if (group.length) out.push({ status, label: status.replace("_", " "), tasks: group });
+    if (group.length || columns) out.push({ status, label: status.replace("_", " "), tasks: group });
   }
   return out;
 }
@@ -242,4 +246,154 @@ export function nativeLine(p, fmt = fmtTime) {
   const what = [String(n.status || "working"), typeof n.text === "string" && n.text.trim()].filter(Boolean).join(" — ");
   const at = n.observed_at ? ` · ${fmt(n.observed_at)}` : "";
   return `${p.runtime || "runtime"}: ${what}${at}`;
+}
+
+// agentLabel is how an agent reads on the page: its name, and its owner
+// and client (IDE or runtime) as badges beside it, from the fields the
+// server split out or, failing those, from its actor label ("SageOrchid |
+// Maria Chen's agent | Claude Code"), which stays the hover text.
+export function agentLabel(p) {
+  const parsed = parseLabel(p && p.actor_label);
+  const text = (v) => (typeof v === "string" ? v.trim() : "");
+  const name = text(p && p.display_name) || parsed.display || "agent";
+  return { name, owner: text(p && p.owner_label) || parsed.owner, client: text(p && p.ide_label) || parsed.ide, title: text(p && p.actor_label) || name };
+}
+
+// agentGroups splits the room's participants: the agents messages reach
+// now, the agents that were here (the latest seen first), and the people.
+export function agentGroups(list) {
+  const out = { connected: [], away: [], people: [] };
+  for (const p of Array.isArray(list) ? list : []) {
+    if (!p || typeof p !== "object") continue;
+    if (p.kind === "human") out.people.push(p);
+    else if (p.connected) out.connected.push(p);
+    else out.away.push(p);
+  }
+  out.away.sort((a, b) => String(b.last_seen_at || "").localeCompare(String(a.last_seen_at || "")));
+  return out;
+}
+
+// ago says how long before now ts was, in the largest whole unit.
+function ago(ms) {
+  const min = Math.round(ms / 60000);
+  if (min < 1) return "moments";
+  if (min < 60) return `${min} min`;
+  const h = Math.round(min / 60);
+  return h < 48 ? `${h} h` : `${Math.round(h / 24)} days`;
+}
+
+// lastSeenLine says when an agent that is not connected was last here.
+export function lastSeenLine(p, now = new Date(), fmt = fmtTime) {
+  const at = new Date(p && p.last_seen_at);
+  if (!p || !p.last_seen_at || isNaN(at)) return "";
+  return `last seen ${fmt(p.last_seen_at, now)} (${ago(now - at)} ago)`;
+}
+
+// latencyLine is how soon messages reached an agent over the last day
+// (delivery_latency of GET …/participants); "" when the server has none.
+export function latencyLine(p) {
+  const l = p && p.delivery_latency;
+  if (!l || typeof l !== "object" || !(Number(l.count) > 0)) return "";
+  const ms = (v) => (v >= 1000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
+  return `delivery: median ${ms(Number(l.p50_ms) || 0)}, p99 ${ms(Number(l.p99_ms) || 0)} over ${Number(l.count)} messages (24 h)`;
+}
+
+// expiryText says when a lease ends: "no expiry", "expires in 12 min",
+// or "expired 3 min ago" (the server frees an expired lease lazily, at
+// the next move).
+export function expiryText(expiresAt, now = new Date()) {
+  if (!expiresAt) return "no expiry";
+  const at = new Date(expiresAt);
+  if (isNaN(at)) return "";
+  const left = at - now;
+  return left > 0 ? `expires in ${ago(left)}` : `expired ${ago(-left)} ago`;
+}
+
+// leaseLines are a task's active leases as a card shows them: the work
+// lease and the review lease, each with its holder and its expiry.
+export function leaseLines(t, now = new Date()) {
+  const out = [];
+  for (const l of Array.isArray(t && t.active_leases) ? t.active_leases : []) {
+    if (!l || typeof l !== "object" || (l.status && l.status !== "active")) continue;
+    out.push({ id: l.id, kind: l.kind === "review" ? "review" : "work", label: l.kind === "review" ? "Review" : "Work",
+      holder: agentLabel({ actor_label: l.actor_label }), agentKey: l.agent_key || "", expiry: expiryText(l.expires_at, now),
+      expired: !!l.expires_at && new Date(l.expires_at) <= now });
+  }
+  return out;
+}
+
+// reviewState says where a task stands toward merging: merged needs a
+// review lease held by an agent other than the work lease's (the server's
+// rule, which it enforces); "" outside review.
+export function reviewState(t) {
+  if (!t || t.status !== "in_review") return "";
+  const leases = Array.isArray(t.active_leases) ? t.active_leases : [];
+  const work = leases.find((l) => l && l.kind === "work");
+  const review = leases.find((l) => l && l.kind === "review");
+  if (!review) return "needs a reviewer";
+  if (work && work.agent_key && work.agent_key === review.agent_key) return "reviewer is its author: another agent must review";
+  return `ready to merge once ${agentLabel({ actor_label: review.actor_label }).name} approves`;
+}
+
+// taskLinks are what a card links to: its pull request (the task's
+// workflow_artifacts, from pr_url) and what the room's artifacts linked
+// to it add (GET …/artifacts: its checks, its GitHub issue), one link per
+// kind and URL, each with its state; only http(s) URLs, checks without one
+// as text.
+export function taskLinks(t, linked = []) {
+  const out = [];
+  const seen = new Set();
+  const add = (a) => {
+    if (!a || typeof a !== "object") return;
+    const kind = a.kind === "merge_request" ? "pull_request" : a.kind;
+    const number = Number(a.number ?? a.artifact_number) || 0;
+    const url = httpUrl(a.url);
+    const key = kind + " " + (url || number || a.title || "");
+    if (seen.has(key)) return;
+    let text;
+    if (kind === "pull_request") text = number ? `PR #${number}` : "PR";
+    else if (kind === "issue") text = number ? `issue #${number}` : "issue";
+    else if (kind === "check_run") text = "checks" + (a.title ? `: ${a.title}` : "");
+    else return;
+    if (!url && kind !== "check_run") return;
+    seen.add(key);
+    out.push({ kind, text, url, state: typeof a.state === "string" ? a.state : "" });
+  };
+  // The room's artifacts first: they carry states the task's own lacks.
+  for (const a of Array.isArray(linked) ? linked : []) add(a);
+  for (const a of Array.isArray(t && t.workflow_artifacts) ? t.workflow_artifacts : []) add(a);
+  if (!out.some((l) => l.kind === "pull_request") && t && httpUrl(t.pr_url)) add({ kind: "pull_request", url: t.pr_url });
+  const order = { pull_request: 0, check_run: 1, issue: 2 };
+  return out.sort((x, y) => order[x.kind] - order[y.kind]);
+}
+
+// leaseActions are the lease moves the page offers on a card: a room
+// admin may release a work or review lease and hand the work to another
+// connected worker (the server refuses anyone else without a worker
+// session, and only an agent claims a review). handoffTo lists the
+// connected workers other than the holder.
+export function leaseActions(t, { admin, workers = [] } = {}) {
+  if (!admin) return [];
+  const out = [];
+  for (const l of leaseLines(t)) {
+    if (l.kind === "work") {
+      out.push({ action: "release", route: "lease-action", lease: l.id, label: "Release work" });
+      const to = workers.filter((w) => w && w.agent_key && w.agent_key !== l.agentKey && w.session_id);
+      if (to.length) out.push({ action: "handoff", route: "lease-action", lease: l.id, label: "Hand off", to });
+    } else {
+      out.push({ action: "release", route: "review-lease-action", lease: l.id, label: "Release review" });
+    }
+  }
+  return out;
+}
+
+// trailLines are a reasoning session's earlier updates (GET
+// …/reasoning-sessions/{id}, oldest first) as a trail shows them, the
+// newest first, leaving out the latest, which the card shows.
+export function trailLines(updates, fmt = fmtTime) {
+  const list = Array.isArray(updates) ? updates.filter((u) => u && typeof u === "object") : [];
+  return list.slice(0, -1).reverse().map((u) => {
+    const extra = [u.status, u.milestone && `milestone: ${u.milestone}`].filter((v) => typeof v === "string" && v).join(", ");
+    return `${fmt(u.created_at)} — ${String(u.summary || "")}${extra ? ` (${extra})` : ""}`;
+  });
 }
