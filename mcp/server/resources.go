@@ -232,6 +232,15 @@ func (s *Server) announce(room string) {
 			Method: mcp.MethodNotificationResourceUpdated,
 			Params: mcp.NotificationParams{AdditionalFields: map[string]any{"uri": sub.uri}},
 		}}
+		if s.cfg.Hosted != nil {
+			// Over HTTP a request's session ends with the request: the
+			// update goes to the session's standalone stream (its GET),
+			// if one is open.
+			if err := s.mcp.SendNotificationToSpecificClient(sub.session.SessionID(), n.Method, n.Params.AdditionalFields); err != nil {
+				s.log.Debug("resource update not sent", "uri", sub.uri, "error", err)
+			}
+			continue
+		}
 		if sub.listen != nil {
 			// It travels on that request's stream, which says so. (This
 			// is why it goes to the session's channel directly: mcp-go's

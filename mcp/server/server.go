@@ -161,6 +161,10 @@ type Server struct {
 	watchMu sync.Mutex
 	watch   *watcher // of the joined room; nil in the lobby or once closed
 
+	// handlers are a hosted session's tools' handlers, by name (Hosted
+	// dispatches to them); nil for a local server.
+	handlers map[string]mcpserver.ToolHandlerFunc
+
 	// codex runs live Codex sessions; bridges streams their workers'
 	// progress into their rooms.
 	codex   *codex.Manager

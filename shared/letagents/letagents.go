@@ -51,6 +51,9 @@ const (
 	DefaultPollTimeout = 30 * time.Second
 	// DefaultPollMax is the default of LETAGENTS_POLL_MAX_MS, the clamp on ?timeout.
 	DefaultPollMax = 180 * time.Second
+	// HostedSessionIdle is how long a hosted MCP session (/mcp) lasts
+	// unused: a client that comes back later starts another.
+	HostedSessionIdle = 7 * 24 * time.Hour
 	// MinPollMax and MaxPollMax bound LETAGENTS_POLL_MAX_MS itself.
 	MinPollMax = time.Second
 	MaxPollMax = 24 * time.Hour

@@ -1,0 +1,304 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/letagents/letagents-go/shared/testwait"
+)
+
+// newHosted serves the hosted endpoint of b over real HTTP, its sessions
+// in b's database, and returns its URL.
+func newHosted(t *testing.T, b *backend) string {
+	t.Helper()
+	h := newHostedOn(t, b)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + HostedPath
+}
+
+func newHostedOn(t *testing.T, b *backend) *Hosted {
+	t.Helper()
+	h, err := NewHosted(HostedConfig{APIURL: b.url, Sessions: b.svc.Store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	return h
+}
+
+// newHostedAgent connects mcp-go's Streamable HTTP client to endpoint,
+// sending token as its bearer ("" for none).
+func newHostedAgent(t *testing.T, endpoint, token string) *agent {
+	t.Helper()
+	var opts []transport.StreamableHTTPCOption
+	if token != "" {
+		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	}
+	c, err := client.NewStreamableHttpClient(endpoint, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{client: c, notes: make(chan mcp.JSONRPCNotification, 100)}
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		select {
+		case a.notes <- n:
+		default:
+		}
+	})
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-06-18"
+	init.Params.ClientInfo = mcp.Implementation{Name: "hosted-test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return a
+}
+
+// listTools is every tool a client sees, as JSON.
+func (a *agent) listTools(t *testing.T) string {
+	t.Helper()
+	res, err := a.client.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(res.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+// TestHostedToolsAreTheLocalOnes: the hosted endpoint lists the local
+// server's tools, the same names, descriptions and schemas, machine
+// tools included, which say they are not served there.
+func TestHostedToolsAreTheLocalOnes(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, false)
+	local := newAgent(t, b, "", nil).listTools(t)
+	hosted := newHostedAgent(t, newHosted(t, b), "").listTools(t)
+	if local != hosted {
+		t.Fatalf("hosted tools differ from the local ones:\nlocal  %s\nhosted %s", local, hosted)
+	}
+	if !strings.Contains(hosted, "Not on the hosted endpoint (/mcp)") {
+		t.Fatal("no tool says it is not on the hosted endpoint")
+	}
+}
+
+// TestHostedChat: a hosted agent joins a repository's room by its URL,
+// and chats with a local agent there; its wait streams progress over SSE
+// and answers when the local agent's message arrives.
+func TestHostedChat(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, false)
+	hosted := newHostedAgent(t, newHosted(t, b), "")
+	local := newAgent(t, b, "", nil)
+	j := hosted.call(t, "join_room", map[string]any{"name": "https://github.com/acme/widgets.git"}).ok(t)
+	if j.str("room_id") != "github.com/acme/widgets" {
+		t.Fatalf("joined %s", j.raw)
+	}
+	local.call(t, "join_room", map[string]any{"name": "github.com/acme/widgets"}).ok(t)
+	if r := hosted.call(t, "get_current_room", nil).ok(t); r.str("room_id") != "github.com/acme/widgets" {
+		t.Fatalf("current room %s", r.raw)
+	}
+
+	sent := hosted.call(t, "send_message", map[string]any{"text": "hello from the hosted side"}).ok(t)
+	read := local.call(t, "read_messages", map[string]any{"room_id": "github.com/acme/widgets"}).ok(t)
+	if !strings.Contains(read.raw, "hello from the hosted side") {
+		t.Fatalf("the local agent did not read the hosted one's message: %s", read.raw)
+	}
+	cursor := sent.str("id")
+	if cursor == "" {
+		t.Fatalf("no message id in %s", sent.raw)
+	}
+
+	woken := make(chan string, 1)
+	go func() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "wait_for_messages"
+		req.Params.Arguments = map[string]any{"after_message_id": cursor, "timeout": 50000}
+		req.Params.Meta = &mcp.Meta{ProgressToken: "wait-1"}
+		res, err := hosted.client.CallTool(context.Background(), req)
+		switch {
+		case err != nil:
+			woken <- err.Error()
+		case len(res.Content) == 1:
+			text, _ := res.Content[0].(mcp.TextContent)
+			woken <- text.Text
+		default:
+			woken <- "no content"
+		}
+	}()
+	// The wait is blocked once it has reported progress over its stream.
+	testwait.Until(t, "a progress notification of the wait", func() bool {
+		select {
+		case n := <-hosted.notes:
+			return n.Method == "notifications/progress"
+		default:
+			return false
+		}
+	})
+	local.call(t, "send_message", map[string]any{"text": "hello from the local side"}).ok(t)
+	if got := testwait.Recv(t, "the hosted wait woken by the local agent's message", woken); !strings.Contains(got, "hello from the local side") {
+		t.Fatalf("the wait answered %s", got)
+	}
+}
+
+// TestHostedSessionOnAnyTask: two endpoints on one database, behind a
+// balancer without stickiness, serve one session; when one of them
+// stops, the other goes on with it.
+func TestHostedSessionOnAnyTask(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, false)
+	tasks := []*Hosted{newHostedOn(t, b), newHostedOn(t, b)}
+	var next, down atomic.Int64
+	down.Store(-1)
+	lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := next.Add(1) % 2
+		if i == down.Load() {
+			i = 1 - i
+		}
+		tasks[i].ServeHTTP(w, r)
+	}))
+	t.Cleanup(lb.Close)
+	a := newHostedAgent(t, lb.URL+HostedPath, "")
+	a.call(t, "join_room", map[string]any{"name": "github.com/acme/anytask"}).ok(t)
+	for range 2 { // one call on each task
+		if r := a.call(t, "get_current_room", nil).ok(t); r.str("room_id") != "github.com/acme/anytask" {
+			t.Fatalf("current room on another task: %s", r.raw)
+		}
+	}
+	tasks[0].Close()
+	down.Store(0)
+	a.call(t, "send_message", map[string]any{"text": "after a task stopped"}).ok(t)
+	if r := a.call(t, "read_messages", nil).ok(t); !strings.Contains(r.raw, "after a task stopped") {
+		t.Fatalf("read after a task stopped: %s", r.raw)
+	}
+}
+
+// TestHostedMachineTools: what needs the agent's machine answers why the
+// hosted endpoint cannot, with what to do instead.
+func TestHostedMachineTools(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, false)
+	a := newHostedAgent(t, newHosted(t, b), "")
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"check_repo", nil, "call join_room with the repository's URL"},
+		{"start_device_auth", nil, "your MCP client signs in by itself"},
+		{"start_local_codex_session", nil, "Codex workers run on your machine"},
+		{"join_room", map[string]any{"name": "github.com/acme/live", "session_mode": "live"}, `session_mode \"live\" is not available`},
+	} {
+		a.call(t, tt.tool, tt.args).failed(t, tt.want)
+	}
+}
+
+// rawMCP posts one JSON-RPC message to endpoint and returns the answer.
+func rawMCP(t *testing.T, method, endpoint string, headers map[string]string, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, endpoint, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp, string(raw)
+}
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},` +
+	`"clientInfo":{"name":"raw","version":"1"}}}`
+
+// TestHostedSessionBoundaries: a session answers only its opener's
+// credential, ends with DELETE, and a page of another origin is refused.
+func TestHostedSessionBoundaries(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, false)
+	endpoint := newHosted(t, b)
+	resp, raw := rawMCP(t, http.MethodPost, endpoint, map[string]string{"Authorization": "Bearer " + strings.Repeat("a", 64)}, initializeBody)
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(id, sessionIDPrefix) {
+		t.Fatalf("initialize = %d %q, session %q", resp.StatusCode, raw, id)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	for _, tt := range []struct {
+		name    string
+		headers map[string]string
+		status  int
+	}{
+		{"the opener's credential", map[string]string{"Authorization": "Bearer " + strings.Repeat("a", 64)}, http.StatusOK},
+		{"no credential", nil, http.StatusNotFound},
+		{"another credential", map[string]string{"Authorization": "Bearer " + strings.Repeat("b", 64)}, http.StatusNotFound},
+		{"another site's page", map[string]string{"Authorization": "Bearer " + strings.Repeat("a", 64), "Origin": "https://evil.example"},
+			http.StatusForbidden},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := map[string]string{"Mcp-Session-Id": id}
+			for k, v := range tt.headers {
+				h[k] = v
+			}
+			if resp, raw := rawMCP(t, http.MethodPost, endpoint, h, list); resp.StatusCode != tt.status {
+				t.Fatalf("tools/list = %d %s, want %d", resp.StatusCode, raw, tt.status)
+			}
+		})
+	}
+	owner := map[string]string{"Authorization": "Bearer " + strings.Repeat("a", 64), "Mcp-Session-Id": id}
+	if resp, raw := rawMCP(t, http.MethodDelete, endpoint, owner, ""); resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE = %d %s", resp.StatusCode, raw)
+	}
+	if resp, raw := rawMCP(t, http.MethodPost, endpoint, owner, list); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("tools/list after DELETE = %d %s, want 404", resp.StatusCode, raw)
+	}
+}
+
+// TestHostedOwnerToken: an owner token sent as the bearer is the hosted
+// session's sign-in: it joins a private repository's room its account
+// may see, which an anonymous session may not.
+func TestHostedOwnerToken(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, true)
+	b.gh.AddRepo("acme/vault", true)
+	b.gh.AddUser("octo")
+	b.gh.Grant("acme/vault", "octo", "write")
+	local := newAgent(t, b, "", nil)
+	local.signIn(t, b, "octo")
+	auth, _ := readState(t, local.state)["auth"].(map[string]any)
+	token, _ := auth["token"].(string)
+	if token == "" {
+		t.Fatal("no owner token saved by the sign-in")
+	}
+	endpoint := newHosted(t, b)
+	newHostedAgent(t, endpoint, "").call(t, "join_room", map[string]any{"name": "github.com/acme/vault"}).failed(t, "Sign in through your MCP client")
+	signed := newHostedAgent(t, endpoint, token)
+	signed.call(t, "join_room", map[string]any{"name": "github.com/acme/vault"}).ok(t)
+	if r := signed.call(t, "send_message", map[string]any{"text": "signed in"}).ok(t); !strings.Contains(r.raw, "octo") {
+		t.Fatalf("sent as %s, want octo's", r.raw)
+	}
+}
