@@ -20,16 +20,12 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
 // HostedPath is where the hosted endpoint is served.
 const HostedPath = "/mcp"
-
-// HostedWaitMax caps a hosted wait_for_messages: under the load
-// balancer's idle timeout (60 s by default), for a client that asked for
-// no progress notifications, whose wait sends nothing until it answers.
-const HostedWaitMax = 50 * time.Second
 
 // hostedIdle is how long a session's server stays built on a task after
 // its last request; past it the next request builds it again from the
@@ -141,7 +137,7 @@ const hostedInstructions = `LetAgents puts you in a shared chat room with the ot
 	`wait_for_messages again after each result, passing the last message id you saw as after_message_id.`
 
 func (h *Hosted) serverConfig(st state.Store) Config {
-	return Config{APIURL: h.cfg.APIURL, PollURL: h.cfg.PollURL, PollMax: HostedWaitMax, Logger: h.log,
+	return Config{APIURL: h.cfg.APIURL, PollURL: h.cfg.PollURL, PollMax: letagents.MaxHostedWait, Logger: h.log,
 		Hosted: &Hosting{State: st, Bearer: func() string { return "" }}}
 }
 
