@@ -1,11 +1,16 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -300,5 +305,97 @@ func TestHostedOwnerToken(t *testing.T) {
 	signed.call(t, "join_room", map[string]any{"name": "github.com/acme/vault"}).ok(t)
 	if r := signed.call(t, "send_message", map[string]any{"text": "signed in"}).ok(t); !strings.Contains(r.raw, "octo") {
 		t.Fatalf("sent as %s, want octo's", r.raw)
+	}
+}
+
+// TestHostedTypeScriptClient: the official MCP TypeScript SDK's
+// Streamable HTTP client (npm @modelcontextprotocol/sdk, installed by
+// .ci/ensure-mcp-sdk) lists the local server's tools on the hosted
+// endpoint, joins a room, chats there with a local agent, is woken from
+// a wait that streamed progress, and ends its session with DELETE.
+func TestHostedTypeScriptClient(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("bash", filepath.Join("..", "..", ".ci", "ensure-mcp-sdk")).Output()
+	if err != nil {
+		t.Fatalf(".ci/ensure-mcp-sdk: %v", err)
+	}
+	sdk := strings.TrimSpace(string(out))
+	script, err := os.ReadFile(filepath.Join("testdata", "hosted-client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Beside the SDK's node_modules, where its imports resolve.
+	f, err := os.CreateTemp(sdk, "hosted-client-*.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	if _, err := f.Write(script); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	b := newBackend(t, false)
+	endpoint := newHosted(t, b)
+	local := newAgent(t, b, "", nil)
+	const room = "github.com/acme/tsclient"
+	cmd := exec.Command("node", f.Name(), endpoint, room, "hello from the TypeScript SDK")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr testwait.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 10)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	if got := testwait.Recv(t, "the TypeScript client's wait to park", lines); got != "parked" {
+		t.Fatalf("the TypeScript client said %q (stderr %s)", got, stderr.String())
+	}
+	local.call(t, "join_room", map[string]any{"name": room}).ok(t)
+	if r := local.call(t, "read_messages", nil).ok(t); !strings.Contains(r.raw, "hello from the TypeScript SDK") {
+		t.Fatalf("the local agent did not read the TypeScript client's message: %s", r.raw)
+	}
+	local.call(t, "send_message", map[string]any{"text": "hello back"}).ok(t)
+	last, ok := <-lines
+	if !ok {
+		t.Fatalf("the TypeScript client ended without its report: %s", stderr.String())
+	}
+	var report struct {
+		Session, Protocol, Room string
+		Tools, Woken            []string
+	}
+	if err := json.Unmarshal([]byte(last), &report); err != nil {
+		t.Fatalf("report %q: %v (stderr %s)", last, err, stderr.String())
+	}
+	var localTools []string
+	res, err := local.client.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		localTools = append(localTools, tool.Name)
+	}
+	slices.Sort(localTools)
+	slices.Sort(report.Tools)
+	if !slices.Equal(report.Tools, localTools) {
+		t.Errorf("the TypeScript client listed %v, the local server %v", report.Tools, localTools)
+	}
+	if report.Room != room || !slices.Contains(report.Woken, "hello back") || !strings.HasPrefix(report.Session, sessionIDPrefix) {
+		t.Errorf("report %s", last)
+	}
+	var left int
+	if err := b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM mcp_sessions WHERE id = $1`, report.Session).Scan(&left); err != nil || left != 0 {
+		t.Errorf("after DELETE %d sessions %q remain (%v)", left, report.Session, err)
 	}
 }
