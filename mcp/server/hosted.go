@@ -217,8 +217,12 @@ type sessionIDs struct {
 	owner string
 }
 
-// sessionIDPrefix starts every hosted session id.
-const sessionIDPrefix = "mcps_"
+// sessionIDPrefix starts every hosted session id; credentialIDPrefix
+// the id of a credential's state outside sessions (Hosted.server).
+const (
+	sessionIDPrefix    = "mcps_"
+	credentialIDPrefix = "mcpc_"
+)
 
 func (m sessionIDs) Generate() string {
 	b := make([]byte, 24)
@@ -305,17 +309,25 @@ func (h *Hosted) serverOf(ctx context.Context) *Server {
 
 // server is the server of the request's session: the one built on this
 // task, or one built now from the session's saved state and rejoined to
-// its room. A request outside any saved session (protocol revisions
-// without sessions) gets a server of its own, with no state to keep.
+// its room. A request outside any session (MCP revisions from
+// 2026-07-28 have none) is its credential's: every such request of one
+// token shares one state, so the room it joined is remembered. An
+// anonymous one gets a server of its own, with nothing to remember.
 func (h *Hosted) server(ctx context.Context) (*Server, error) {
 	token, _ := ctx.Value(bearerKey{}).(string)
 	id := ""
 	if sess := mcpserver.ClientSessionFromContext(ctx); sess != nil {
 		id = sess.SessionID()
 	}
+	if !strings.HasPrefix(id, sessionIDPrefix) {
+		id = ""
+		if token != "" {
+			id = credentialIDPrefix + owner(token)
+		}
+	}
 	now := time.Now()
 	h.mu.Lock()
-	if b, ok := h.built[id]; ok {
+	if b, ok := h.built[id]; ok && id != "" {
 		b.lastUsed = now
 		h.mu.Unlock()
 		return b.srv, nil
@@ -333,12 +345,18 @@ func (h *Hosted) server(ctx context.Context) (*Server, error) {
 	}
 
 	saved := false
-	if strings.HasPrefix(id, sessionIDPrefix) {
+	switch {
+	case strings.HasPrefix(id, sessionIDPrefix):
 		got, found, err := h.cfg.Sessions.SessionOwner(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		saved = found && got == owner(token)
+	case id != "":
+		if err := h.cfg.Sessions.CreateSession(ctx, id, owner(token)); err != nil {
+			return nil, err
+		}
+		saved = true
 	}
 	cfg := h.serverConfig(h.blob(id, saved))
 	cfg.Hosted.Bearer = func() string { return token }

@@ -43,8 +43,13 @@ func newHostedOn(t *testing.T, b *backend) *Hosted {
 }
 
 // newHostedAgent connects mcp-go's Streamable HTTP client to endpoint,
-// sending token as its bearer ("" for none).
+// sending token as its bearer ("" for none), speaking MCP 2025-06-18.
 func newHostedAgent(t *testing.T, endpoint, token string) *agent {
+	t.Helper()
+	return newHostedAgentSpeaking(t, endpoint, token, mcp.ProtocolVersion20250618)
+}
+
+func newHostedAgentSpeaking(t *testing.T, endpoint, token, protocol string) *agent {
 	t.Helper()
 	var opts []transport.StreamableHTTPCOption
 	if token != "" {
@@ -66,7 +71,7 @@ func newHostedAgent(t *testing.T, endpoint, token string) *agent {
 		t.Fatal(err)
 	}
 	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-06-18"
+	init.Params.ProtocolVersion = protocol
 	init.Params.ClientInfo = mcp.Implementation{Name: "hosted-test", Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatal(err)
@@ -397,5 +402,30 @@ func TestHostedTypeScriptClient(t *testing.T) {
 	var left int
 	if err := b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM mcp_sessions WHERE id = $1`, report.Session).Scan(&left); err != nil || left != 0 {
 		t.Errorf("after DELETE %d sessions %q remain (%v)", left, report.Session, err)
+	}
+}
+
+// TestHostedSessionless: MCP 2026-07-28 has no sessions (Claude Code
+// speaks it): a token's requests share one state, so the room one
+// connection joined is the current room of its next calls, and of
+// another connection with the token; without a token nothing is
+// remembered between calls.
+func TestHostedSessionless(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, false)
+	endpoint := newHosted(t, b)
+	token := strings.Repeat("c", 64)
+	const room = "github.com/acme/sessionless"
+	first := newHostedAgentSpeaking(t, endpoint, token, mcp.ProtocolVersion20260728)
+	first.call(t, "join_room", map[string]any{"name": room}).ok(t)
+	for i, a := range []*agent{first, newHostedAgentSpeaking(t, endpoint, token, mcp.ProtocolVersion20260728)} {
+		if r := a.call(t, "get_current_room", nil).ok(t); r.str("room_id") != room {
+			t.Errorf("connection %d of the token: current room %s", i, r.raw)
+		}
+	}
+	anon := newHostedAgentSpeaking(t, endpoint, "", mcp.ProtocolVersion20260728)
+	anon.call(t, "join_room", map[string]any{"name": room}).ok(t)
+	if r := anon.call(t, "get_current_room", nil); r.str("room_id") != "" {
+		t.Errorf("an anonymous sessionless client's next call is in %s", r.raw)
 	}
 }

@@ -11,11 +11,13 @@ import (
 // SessionStore. A session unused for letagents.HostedSessionIdle is
 // gone: reads do not see it, and opening a session removes such ones.
 
-// CreateSession opens hosted MCP session id for owner.
+// CreateSession opens hosted MCP session id for owner; one that is open
+// already keeps its state and is marked used (a credential's state is
+// opened by each task that builds it).
 func (s *Store) CreateSession(ctx context.Context, id, owner string) error {
 	if _, err := s.pool.Exec(ctx, `
-		WITH gone AS (DELETE FROM mcp_sessions WHERE used_at < now() - make_interval(secs => $3))
-		INSERT INTO mcp_sessions (id, owner) VALUES ($1, $2)`, id, owner, letagents.HostedSessionIdle.Seconds()); err != nil {
+		WITH gone AS (DELETE FROM mcp_sessions WHERE used_at < now() - make_interval(secs => $3) AND id <> $1)
+		INSERT INTO mcp_sessions (id, owner) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET used_at = now()`, id, owner, letagents.HostedSessionIdle.Seconds()); err != nil {
 		return fmt.Errorf("create MCP session: %w", err)
 	}
 	return nil
