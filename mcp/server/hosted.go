@@ -360,6 +360,9 @@ func (h *Hosted) server(ctx context.Context) (*Server, error) {
 	}
 	cfg := h.serverConfig(h.blob(id, saved))
 	cfg.Hosted.Bearer = func() string { return token }
+	if saved {
+		cfg.Hosted.Instance = stableInstance(id)
+	}
 	s := newServer(cfg)
 	s.mcp = h.mcp
 	s.handlers = map[string]mcpserver.ToolHandlerFunc{}
@@ -379,6 +382,16 @@ func (h *Hosted) server(ctx context.Context) (*Server, error) {
 	h.mu.Unlock()
 	s.rejoin(ctx)
 	return s, nil
+}
+
+// stableInstance is the agent instance id of a saved session: a UUID
+// (version 4 in form) made from its id, the same on every task.
+func stableInstance(id string) string {
+	b := sha256.Sum256([]byte("letagents hosted instance:" + id))
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:16])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // blob is the state of session id: the store's when saved, else one kept

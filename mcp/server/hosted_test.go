@@ -188,10 +188,17 @@ func TestHostedSessionOnAnyTask(t *testing.T) {
 	t.Cleanup(lb.Close)
 	a := newHostedAgent(t, lb.URL+HostedPath, "")
 	a.call(t, "join_room", map[string]any{"name": "github.com/acme/anytask"}).ok(t)
+	keys := map[any]bool{}
 	for range 2 { // one call on each task
-		if r := a.call(t, "get_current_room", nil).ok(t); r.str("room_id") != "github.com/acme/anytask" {
+		r := a.call(t, "get_current_room", nil).ok(t)
+		if r.str("room_id") != "github.com/acme/anytask" {
 			t.Fatalf("current room on another task: %s", r.raw)
 		}
+		id, _ := r.obj["agent_identity"].(map[string]any)
+		keys[id["runtime_key"]] = true
+	}
+	if len(keys) != 1 {
+		t.Errorf("the session's agent has runtime keys %v on the two tasks, want one (its sessions are saved under it)", keys)
 	}
 	tasks[0].Close()
 	down.Store(0)

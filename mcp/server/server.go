@@ -89,6 +89,10 @@ type Config struct {
 type Hosting struct {
 	State  state.Store
 	Bearer func() string
+	// Instance is the session's agent instance id, the same on every
+	// task that builds its server, so that its identity and the agent
+	// sessions saved under it are found again there.
+	Instance string
 }
 
 // LoadConfig reads the environment, naming the variable at fault.
@@ -226,7 +230,11 @@ func newServer(cfg Config) *Server {
 	} else {
 		store = state.Open(cfg.StatePath)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, state: store, instance: identity.NewInstanceUUID(),
+	instance := identity.NewInstanceUUID()
+	if cfg.Hosted != nil && cfg.Hosted.Instance != "" {
+		instance = cfg.Hosted.Instance
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, state: store, instance: instance,
 		progressEvery: progressEvery, sessions: map[string]agentSession{}, conversations: map[string]identity.Identity{}}
 	s.life, s.endLife = context.WithCancel(context.Background())
 	key := identity.Resolve(identity.Inputs{Getenv: cfg.Getenv, InstanceUUID: s.instance, ClientProcess: cfg.ClientProcess}).RuntimeKey
