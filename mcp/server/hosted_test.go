@@ -59,25 +59,7 @@ func newHostedAgentSpeaking(t *testing.T, endpoint, token, protocol string) *age
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &agent{client: c, notes: make(chan mcp.JSONRPCNotification, 100)}
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		select {
-		case a.notes <- n:
-		default:
-		}
-	})
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = protocol
-	init.Params.ClientInfo = mcp.Implementation{Name: "hosted-test", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return a
+	return connect(t, c, protocol)
 }
 
 // listTools is every tool a client sees, as JSON.
