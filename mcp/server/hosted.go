@@ -91,7 +91,9 @@ func NewHosted(cfg HostedConfig) (*Hosted, error) {
 	// The table is the local server's: built once here for its
 	// declarations, then each call runs the handler of the same name on
 	// the session's own server.
-	tools := newServer(h.serverConfig(state.Blob{})).tools()
+	proto := newServer(h.serverConfig(state.Blob{}))
+	tools := proto.tools()
+	proto.Close()
 	list := make([]mcp.Tool, len(tools))
 	for i, t := range tools {
 		list[i] = t.Tool
@@ -121,10 +123,10 @@ func NewHosted(cfg HostedConfig) (*Hosted, error) {
 		mcpserver.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			return context.WithValue(ctx, bearerKey{}, bearer(r))
 		}),
+		// mcp-go refuses a request over loopback whose Host is not a
+		// loopback name (a rebound DNS name, whose page's Origin is its
+		// own Host); ServeHTTP refuses other sites' pages everywhere.
 		mcpserver.WithStreamableHTTPLogger(cfg.Logger),
-		// The Origin check below is ours, for every peer, not only
-		// loopback ones.
-		mcpserver.WithDisableLocalhostProtection(true),
 	)
 	return h, nil
 }

@@ -223,6 +223,9 @@ func rawMCP(t *testing.T, method, endpoint string, headers map[string]string, bo
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
+	if h := headers["Host"]; h != "" {
+		req.Host = h
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +239,8 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 	`"clientInfo":{"name":"raw","version":"1"}}}`
 
 // TestHostedSessionBoundaries: a session answers only its opener's
-// credential, ends with DELETE, and a page of another origin is refused.
+// credential, ends with DELETE, and a page of another origin, or of a
+// DNS name rebound to loopback, is refused.
 func TestHostedSessionBoundaries(t *testing.T) {
 	t.Parallel()
 	b := newBackend(t, false)
@@ -257,6 +261,8 @@ func TestHostedSessionBoundaries(t *testing.T) {
 		{"another credential", map[string]string{"Authorization": "Bearer " + strings.Repeat("b", 64)}, http.StatusNotFound},
 		{"another site's page", map[string]string{"Authorization": "Bearer " + strings.Repeat("a", 64), "Origin": "https://evil.example"},
 			http.StatusForbidden},
+		{"a rebound DNS name over loopback", map[string]string{"Authorization": "Bearer " + strings.Repeat("a", 64),
+			"Host": "rebind.example", "Origin": "http://rebind.example"}, http.StatusForbidden},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := map[string]string{"Mcp-Session-Id": id}
