@@ -78,6 +78,7 @@ var documentedLimits = []struct {
 	{"DefaultIntentTTL", "board intent lifetime", fmt.Sprintf("default %d s", int(letagents.DefaultIntentTTL/time.Second))},
 	{"MinIntentTTL", "board intent lifetime", fmt.Sprintf("%d–", int(letagents.MinIntentTTL/time.Second))},
 	{"MaxIntentTTL", "board intent lifetime", fmt.Sprintf("–%d s", int(letagents.MaxIntentTTL/time.Second))},
+	{"MaxHostedWait", "hosted `wait_for_messages`", fmt.Sprintf("at most %d s", int(letagents.MaxHostedWait/time.Second))},
 	{"EventRetention", "room event log", fmt.Sprintf("kept %d days", int(letagents.EventRetention/(24*time.Hour)))},
 }
 

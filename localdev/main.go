@@ -21,6 +21,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,12 +34,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/letagents/letagents-go/localdev/embeddedpg"
+	"github.com/letagents/letagents-go/mcp/server"
 	"github.com/letagents/letagents-go/migrations"
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/config"
@@ -46,7 +49,9 @@ import (
 	"github.com/letagents/letagents-go/shared/httpserver"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/liveness"
+	"github.com/letagents/letagents-go/shared/mcphost"
 	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/wire"
 )
 
 // parentCheck is how often the runner looks whether its parent has exited.
@@ -165,9 +170,32 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 			svc.Drain()
 		}
 	}
-	return httpserver.Serve(ctx, loopback(cfg.Addr), gw, httpserver.Options{Drain: drain, Grace: httpserver.ShutdownGrace, BodyTimeout: cfg.BodyTimeout, IdleTimeout: cfg.IdleTimeout,
+	// The hosted MCP endpoint reaches the API at the address the
+	// listener gets, known once it listens; until then /mcp answers 503.
+	var hosted atomic.Pointer[server.Hosted]
+	defer func() {
+		if h := hosted.Load(); h != nil {
+			h.Close()
+		}
+	}()
+	handler := mcphost.Mount(gw, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := hosted.Load(); h != nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w).Encode(wire.Error{Error: "the hosted MCP endpoint is starting; try again"})
+	}))
+	return httpserver.Serve(ctx, loopback(cfg.Addr), handler, httpserver.Options{Drain: drain, Grace: httpserver.ShutdownGrace, BodyTimeout: cfg.BodyTimeout, IdleTimeout: cfg.IdleTimeout,
 		Ready: func(a net.Addr) {
 			u := httpserver.Listening(a)
+			if h, err := mcphost.New(services[api.GroupPoll], u, ""); err != nil {
+				logger.Error("hosted MCP endpoint off", "error", err)
+			} else {
+				hosted.Store(h)
+				fmt.Fprintf(stdout, "hosted MCP: %s%s (claude mcp add --transport http letagents %s%s)\n", u, server.HostedPath, u, server.HostedPath)
+			}
 			fmt.Fprintf(stdout, "letagents localdev: every function on %s\n", u)
 			fmt.Fprintf(stdout, "export LETAGENTS_API_URL=%s\n", u)
 			fmt.Fprintf(stdout, "database: %s\n", dbDesc)

@@ -4,7 +4,8 @@
 // whole); anywhere else (a container, a VM) it is a long-running HTTP
 // server on PORT whose one LISTEN connection serves every parked waiter
 // and open stream, and which on SIGTERM answers the waiters and ends the
-// streams. It also answers service.LivePath, 200 while the process
+// streams. With LETAGENTS_BASE_URL set it serves the hosted MCP endpoint
+// too (/mcp, package mcphost). It also answers service.LivePath, 200 while the process
 // serves, for the load balancer's health check (a database failover must
 // not get every task replaced), and service.ReadyPath, 503 while its
 // listener is down or it is draining, for operators.
@@ -17,12 +18,14 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/httpserver"
 	"github.com/letagents/letagents-go/shared/lambdaapi"
+	"github.com/letagents/letagents-go/shared/mcphost"
 	"github.com/letagents/letagents-go/shared/service"
 )
 
@@ -47,7 +50,30 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return fmt.Errorf("start poll server: %w", err)
 	}
 	defer svc.Close()
-	return httpserver.Serve(ctx, cfg.Addr, svc.WithReadiness(svc.Handler), httpserver.Options{Drain: svc.Drain, Grace: httpserver.ShutdownGrace,
+	handler := svc.Handler
+	if cfg.BaseURL != "" {
+		// The hosted MCP endpoint's sessions call the API where agents
+		// do, and their long-polls here.
+		hosted, err := mcphost.New(svc, cfg.BaseURL, selfURL(cfg.Addr))
+		if err != nil {
+			return fmt.Errorf("start poll server: hosted MCP: %w", err)
+		}
+		defer hosted.Close()
+		handler = mcphost.Mount(handler, hosted)
+	} else {
+		svc.Logger.Warn("LETAGENTS_BASE_URL is unset: the hosted MCP endpoint (/mcp) is off, since it reaches the API there")
+	}
+	return httpserver.Serve(ctx, cfg.Addr, svc.WithReadiness(handler), httpserver.Options{Drain: svc.Drain, Grace: httpserver.ShutdownGrace,
 		BodyTimeout: cfg.BodyTimeout, IdleTimeout: cfg.IdleTimeout,
 		Ready: func(a net.Addr) { svc.Logger.Info("poll server listening", "url", httpserver.Listening(a)) }})
+}
+
+// selfURL is this server as its own process reaches it: the port of
+// addr on loopback.
+func selfURL(addr string) string {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		port = strings.TrimPrefix(addr, ":")
+	}
+	return "http://" + net.JoinHostPort("127.0.0.1", port)
 }

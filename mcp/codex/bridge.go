@@ -95,7 +95,7 @@ type ReasoningPost struct {
 
 // BridgeConfig is what a Bridges posts with and where it finds sessions.
 type BridgeConfig struct {
-	State    *state.File
+	State    state.Store
 	Activity Activity
 	// Reasoning is nil to post no reasoning, only native activity.
 	Reasoning Reasoning

@@ -125,7 +125,7 @@ func saveLive(t *testing.T, f *state.File, live state.CodexLiveSession) {
 	}
 }
 
-func saveAgent(t *testing.T, f *state.File, a state.AgentSession, created time.Time) state.AgentSession {
+func saveAgent(t *testing.T, f state.Store, a state.AgentSession, created time.Time) state.AgentSession {
 	t.Helper()
 	a.CreatedAt = stamp(created)
 	if err := f.Update(context.Background(), func(st *state.State) error {

@@ -74,7 +74,7 @@ func exitOutcome(exitErr error) outcome {
 // the starter) posts it.
 type ender struct {
 	room  Room
-	state *state.File
+	state state.Store
 	clock Clock
 	log   *slog.Logger
 }

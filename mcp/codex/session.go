@@ -73,7 +73,7 @@ type Config struct {
 // file. It is safe for concurrent use.
 type Manager struct {
 	cfg   Config
-	state *state.File
+	state state.Store
 	clock Clock
 	http  *http.Client
 	log   *slog.Logger
@@ -90,7 +90,7 @@ type Manager struct {
 }
 
 // NewManager returns a Manager keeping its sessions in f.
-func NewManager(f *state.File, cfg Config) *Manager {
+func NewManager(f state.Store, cfg Config) *Manager {
 	m := &Manager{cfg: cfg, state: f, clock: cfg.Clock, http: &http.Client{}, log: cfg.Logger, spawned: map[int]*server{}}
 	if m.clock == nil {
 		m.clock = realClock{}

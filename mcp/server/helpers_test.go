@@ -148,7 +148,16 @@ func startAgent(t *testing.T, b *backend, dir string, env map[string]string, pro
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &agent{srv: s, client: c, state: statePath, notes: make(chan mcp.JSONRPCNotification, 100)}
+	a := connect(t, c, protocol)
+	a.srv, a.state = s, statePath
+	return a
+}
+
+// connect completes c's MCP handshake in protocol, the notifications it
+// gets kept in the agent's notes; c closes when the test ends.
+func connect(t *testing.T, c *client.Client, protocol string) *agent {
+	t.Helper()
+	a := &agent{client: c, notes: make(chan mcp.JSONRPCNotification, 100)}
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		select {
 		case a.notes <- n:

@@ -68,7 +68,7 @@ func (s *Server) forgetIdentity() {
 // agent so its canonical key (owner login/name) is the server's.
 func (s *Server) resolveIdentity(ctx context.Context) identity.Identity {
 	st := s.load()
-	in := identity.Inputs{Getenv: s.cfg.Getenv, InstanceUUID: s.instance, ClientProcess: s.cfg.ClientProcess, OSUser: osUser(),
+	in := identity.Inputs{Getenv: s.cfg.Getenv, InstanceUUID: s.instance, ClientProcess: s.cfg.ClientProcess, OSUser: s.osUser(),
 		GitUserName: s.git(ctx, "config", "user.name"), GitUserEmail: s.git(ctx, "config", "user.email")}
 	if st.Auth != nil && st.Auth.Account != nil {
 		in.AccountLogin, in.AccountDisplayName = st.Auth.Account.Login, st.Auth.Account.DisplayName

@@ -68,41 +68,50 @@ func roomOfURI(uri string) (string, error) {
 // resourceOptions turn on resources, with subscriptions and list
 // changes, and track who subscribed to what: by resources/subscribe, or
 // from protocol 2026-07-28 on in a subscriptions/listen request, which
-// holds its subscriptions for as long as it stays open.
-func (s *Server) resourceOptions() []mcpserver.ServerOption {
+// holds its subscriptions for as long as it stays open. serverOf is the
+// server whose subscriptions a request's are (nil: none to keep): the
+// one server of a local process, a hosted session's own.
+func resourceOptions(serverOf func(context.Context) *Server) []mcpserver.ServerOption {
+	subs := func(ctx context.Context, fn func(*subscriptions)) {
+		if s := serverOf(ctx); s != nil {
+			fn(&s.subs)
+		}
+	}
 	hooks := &mcpserver.Hooks{}
 	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
-		s.subs.add(ctx, nil, req.Params.URI)
+		subs(ctx, func(ss *subscriptions) { ss.add(ctx, nil, req.Params.URI) })
 	})
 	hooks.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
-		s.subs.remove(ctx, nil, req.Params.URI)
+		subs(ctx, func(ss *subscriptions) { ss.remove(ctx, nil, req.Params.URI) })
 	})
 	hooks.AddBeforeSubscriptionsListen(func(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
-		for _, uri := range req.Params.Notifications.ResourceSubscriptions {
-			s.subs.add(ctx, id, uri)
-		}
+		subs(ctx, func(ss *subscriptions) {
+			for _, uri := range req.Params.Notifications.ResourceSubscriptions {
+				ss.add(ctx, id, uri)
+			}
+		})
 	})
 	hooks.AddAfterSubscriptionsListen(func(ctx context.Context, id any, _ *mcp.SubscriptionsListenRequest, _ *mcp.SubscriptionsListenResult) {
-		s.subs.remove(ctx, id, "")
+		subs(ctx, func(ss *subscriptions) { ss.remove(ctx, id, "") })
 	})
 	hooks.AddOnError(func(ctx context.Context, id any, method mcp.MCPMethod, _ any, _ error) {
 		if method == mcp.MethodSubscriptionsListen {
-			s.subs.remove(ctx, id, "")
+			subs(ctx, func(ss *subscriptions) { ss.remove(ctx, id, "") })
 		}
 	})
-	hooks.AddOnUnregisterSession(func(_ context.Context, sess mcpserver.ClientSession) {
-		s.subs.drop(sess.SessionID())
+	hooks.AddOnUnregisterSession(func(ctx context.Context, sess mcpserver.ClientSession) {
+		subs(ctx, func(ss *subscriptions) { ss.drop(sess.SessionID()) })
 	})
 	return []mcpserver.ServerOption{mcpserver.WithResourceCapabilities(true, true), mcpserver.WithHooks(hooks)}
 }
 
-// addResources registers the messages template.
-func (s *Server) addResources() {
-	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(messagesTemplate, "room_messages",
+// addResources registers the messages template on m, read by read.
+func addResources(m *mcpserver.MCPServer, read mcpserver.ResourceTemplateHandlerFunc) {
+	m.AddResourceTemplate(mcp.NewResourceTemplate(messagesTemplate, "room_messages",
 		mcp.WithTemplateDescription("The whole message history of a room, oldest first, as JSON {\"messages\": [...]}. "+
 			"Subscribe to the joined room's to hear of each new message."),
 		mcp.WithTemplateMIMEType("application/json")),
-		s.readMessagesResource)
+		read)
 }
 
 // readMessagesResource reads a room's whole history, page by page.
@@ -191,8 +200,11 @@ func (s *Server) watchRoom(ctx context.Context, room string) {
 		}
 	}()
 	s.watch = w
-	if same {
-		return // a watcher that gave up, started again: the list stands
+	if same || s.cfg.Hosted != nil {
+		// A watcher that gave up, started again: the list stands. A
+		// hosted session's room is not listed: the endpoint's resource
+		// list is every session's.
+		return
 	}
 	s.mcp.SetResources(mcpserver.ServerResource{
 		Resource: mcp.NewResource(messagesURI(room), "room_messages",
@@ -220,6 +232,15 @@ func (s *Server) announce(room string) {
 			Method: mcp.MethodNotificationResourceUpdated,
 			Params: mcp.NotificationParams{AdditionalFields: map[string]any{"uri": sub.uri}},
 		}}
+		if s.cfg.Hosted != nil {
+			// Over HTTP a request's session ends with the request: the
+			// update goes to the session's standalone stream (its GET),
+			// if one is open.
+			if err := s.mcp.SendNotificationToSpecificClient(sub.session.SessionID(), n.Method, n.Params.AdditionalFields); err != nil {
+				s.log.Debug("resource update not sent", "uri", sub.uri, "error", err)
+			}
+			continue
+		}
 		if sub.listen != nil {
 			// It travels on that request's stream, which says so. (This
 			// is why it goes to the session's channel directly: mcp-go's

@@ -83,6 +83,8 @@ func (s *Server) hintFor(ctx context.Context, e *apiclient.APIError) string {
 	case code == letagents.CodeAgentSessionEnded, code == letagents.CodeAgentSessionInvalid:
 		s.forgetSessions(ctx)
 		return "Your agent session is no longer valid and has been forgotten. Call register_agent_session again, then retry."
+	case s.cfg.Hosted != nil && e.Status == http.StatusUnauthorized:
+		return hostedSignIn
 	case e.TokenIgnored != "" && e.Status == http.StatusUnauthorized:
 		// tokenIgnored has heard it too, and dropped a saved sign-in the
 		// server does not know.

@@ -103,9 +103,10 @@ func (s *Server) join(ctx context.Context, roomID, via string) (joinAnswer, *aut
 	j, err := s.api.Join(ctx, roomID)
 	var apiErr *apiclient.APIError
 	envIgnored := errors.As(err, &apiErr) && apiErr.TokenIgnored != "" && s.tokenSource() == tokenFromEnv
-	// A sign-in would not be used while LETAGENTS_TOKEN is set: the
-	// failure's hint says what to do instead.
-	if apiclient.Code(err) == letagents.CodeNotAuthenticated && !envIgnored {
+	// A sign-in would not be used while LETAGENTS_TOKEN is set, and a
+	// hosted session signs in through its client: the failure's hint
+	// says what to do instead.
+	if apiclient.Code(err) == letagents.CodeNotAuthenticated && !envIgnored && s.cfg.Hosted == nil {
 		p, _, derr := s.startDevice(ctx, roomID, false)
 		if derr != nil {
 			return joinAnswer{}, nil, derr

@@ -76,6 +76,23 @@ type Config struct {
 	ClientProcess string
 	// Logger writes to stderr: stdout carries the MCP protocol.
 	Logger *slog.Logger
+	// Hosted, when set, makes this the server of one hosted MCP session
+	// (NewHosted): it has no machine of its own (see Hosting).
+	Hosted *Hosting
+}
+
+// Hosting is what a hosted session's server has instead of a machine: its
+// state kept by the host, and the bearer token of the client's current
+// request as its only credential. Such a server reads no environment,
+// working directory, git configuration or state file, and runs no Codex;
+// the tools that need them say so and refuse (machineTools).
+type Hosting struct {
+	State  state.Store
+	Bearer func() string
+	// Instance is the session's agent instance id, the same on every
+	// task that builds its server, so that its identity and the agent
+	// sessions saved under it are found again there.
+	Instance string
 }
 
 // LoadConfig reads the environment, naming the variable at fault.
@@ -119,7 +136,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	api     *apiclient.Client
-	state   *state.File
+	state   state.Store
 	prompts prompts.Delivery
 	mcp     *mcpserver.MCPServer
 	// instance is this process's agent instance id.
@@ -147,6 +164,10 @@ type Server struct {
 	endLife context.CancelFunc
 	watchMu sync.Mutex
 	watch   *watcher // of the joined room; nil in the lobby or once closed
+
+	// handlers are a hosted session's tools' handlers, by name (Hosted
+	// dispatches to them); nil for a local server.
+	handlers map[string]mcpserver.ToolHandlerFunc
 
 	// codex runs live Codex sessions; bridges streams their workers'
 	// progress into their rooms.
@@ -176,7 +197,44 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, state: state.Open(cfg.StatePath), instance: identity.NewInstanceUUID(),
+	s := newServer(cfg)
+	tools := s.tools()
+	list := make([]mcp.Tool, len(tools))
+	for i, t := range tools {
+		list[i] = t.Tool
+	}
+	v, err := newValidator(list)
+	if err != nil {
+		return nil, err
+	}
+	s.mcp = mcpserver.NewMCPServer(Name, Version, append(resourceOptions(func(context.Context) *Server { return s }),
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithToolHandlerMiddleware(v.middleware),
+		mcpserver.WithToolHandlerMiddleware(s.learnRuntimeKey),
+		mcpserver.WithRecovery(),
+		mcpserver.WithInstructions(instructions),
+	)...)
+	s.mcp.AddTools(tools...)
+	addResources(s.mcp, s.readMessagesResource)
+	return s, nil
+}
+
+// newServer builds a server without its MCP side: New adds its own, and
+// a hosted session's server is served by the endpoint's (NewHosted).
+func newServer(cfg Config) *Server {
+	var store state.Store
+	if cfg.Hosted != nil {
+		store = cfg.Hosted.State
+		cfg.Getenv = func(string) string { return "" } // the host's environment is not the agent's
+		cfg.EnvToken, cfg.ClientProcess = "", ""
+	} else {
+		store = state.Open(cfg.StatePath)
+	}
+	instance := identity.NewInstanceUUID()
+	if cfg.Hosted != nil && cfg.Hosted.Instance != "" {
+		instance = cfg.Hosted.Instance
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, state: store, instance: instance,
 		progressEvery: progressEvery, sessions: map[string]agentSession{}, conversations: map[string]identity.Identity{}}
 	s.life, s.endLife = context.WithCancel(context.Background())
 	key := identity.Resolve(identity.Inputs{Getenv: cfg.Getenv, InstanceUUID: s.instance, ClientProcess: cfg.ClientProcess}).RuntimeKey
@@ -188,25 +246,7 @@ func New(cfg Config) (*Server, error) {
 		Logger: cfg.Logger})
 	s.bridges = codex.NewBridges(codex.BridgeConfig{State: s.state, Activity: codexRoom.Activity, Reasoning: codexRoom.Reasoning,
 		Sessions: codexRoom.Sessions, Clock: cfg.CodexClock, Logger: cfg.Logger})
-	tools := s.tools()
-	list := make([]mcp.Tool, len(tools))
-	for i, t := range tools {
-		list[i] = t.Tool
-	}
-	v, err := newValidator(list)
-	if err != nil {
-		return nil, err
-	}
-	s.mcp = mcpserver.NewMCPServer(Name, Version, append(s.resourceOptions(),
-		mcpserver.WithToolCapabilities(false),
-		mcpserver.WithToolHandlerMiddleware(v.middleware),
-		mcpserver.WithToolHandlerMiddleware(s.learnRuntimeKey),
-		mcpserver.WithRecovery(),
-		mcpserver.WithInstructions(instructions),
-	)...)
-	s.mcp.AddTools(tools...)
-	s.addResources()
-	return s, nil
+	return s
 }
 
 // Close ends what the server runs beside its tools: the joined room's
@@ -243,8 +283,9 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 
 // Where the owner token requests carry comes from, as the tools report it.
 const (
-	tokenFromEnv   = "env"         // LETAGENTS_TOKEN
-	tokenFromState = "local_state" // the device flow's, saved in the state file
+	tokenFromEnv    = "env"         // LETAGENTS_TOKEN
+	tokenFromState  = "local_state" // the device flow's, saved in the state file
+	tokenFromBearer = "bearer"      // a hosted session's: its request's Authorization
 	// authLocalOwner is the auth source of an agent with no token on a
 	// server that acts for the local owner (wire.Session.LocalOwner).
 	authLocalOwner = "local_owner"
@@ -252,6 +293,9 @@ const (
 
 // tokenSource is where the token requests carry comes from (see token).
 func (s *Server) tokenSource() string {
+	if s.cfg.Hosted != nil {
+		return tokenFromBearer
+	}
 	if s.cfg.EnvToken != "" {
 		return tokenFromEnv
 	}
@@ -259,8 +303,11 @@ func (s *Server) tokenSource() string {
 }
 
 // token is the owner token requests carry: LETAGENTS_TOKEN, else the one
-// the device flow saved.
+// the device flow saved; a hosted session's, its request's bearer.
 func (s *Server) token() string {
+	if s.cfg.Hosted != nil {
+		return s.cfg.Hosted.Bearer()
+	}
 	if s.cfg.EnvToken != "" {
 		return s.cfg.EnvToken
 	}
@@ -309,7 +356,11 @@ func (s *Server) roomURL(roomID string) string { return s.cfg.APIURL + roomPath(
 func roomPath(roomID string) string { return "/in/" + rooms.PathOf(roomID) }
 
 // detect inspects a working directory (the process's when dir is "").
+// A hosted session has none: the host's directories are not the agent's.
 func (s *Server) detect(ctx context.Context, dir string) gitctx.Context {
+	if s.cfg.Hosted != nil {
+		return gitctx.Context{}
+	}
 	if dir == "" {
 		dir = s.cfg.Dir
 	}
@@ -322,6 +373,9 @@ func (s *Server) detect(ctx context.Context, dir string) gitctx.Context {
 
 // git runs a git query in the working directory; "" when it fails.
 func (s *Server) git(ctx context.Context, args ...string) string {
+	if s.cfg.Hosted != nil {
+		return ""
+	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
@@ -352,7 +406,12 @@ func (s *Server) learnRuntimeKey(next mcpserver.ToolHandlerFunc) mcpserver.ToolH
 	}
 }
 
-func osUser() string {
+// osUser is the user the process runs as; "" for a hosted session, whose
+// agent is not the host's user.
+func (s *Server) osUser() string {
+	if s.cfg.Hosted != nil {
+		return ""
+	}
 	if u, err := user.Current(); err == nil {
 		return u.Username
 	}

@@ -20,8 +20,33 @@ func (s *Server) tools() []mcpserver.ServerTool {
 	} {
 		all = append(all, family...)
 	}
+	for i, t := range all {
+		if why, ok := machineTools[t.Tool.Name]; ok {
+			all[i].Tool.Description += " Not on the hosted endpoint (/mcp): " + why
+		}
+	}
 	return all
 }
+
+// machineTools are the tools that need the agent's machine (its working
+// directory, git, the state file's sign-in, Codex), with why the hosted
+// endpoint, which has none of it, refuses them. Both transports list
+// them, so that one tool list serves both; the description says so.
+var machineTools = map[string]string{
+	"start_device_auth":          "your MCP client signs in by itself (OAuth), or sends an owner token as its bearer.",
+	"poll_device_auth":           "your MCP client signs in by itself (OAuth), or sends an owner token as its bearer.",
+	"clear_saved_auth":           "nothing is saved there; sign out in your MCP client.",
+	"check_repo":                 "it cannot see your files; call join_room with the repository's URL (and branch room id) instead.",
+	"initialize_repo":            "it cannot write your files; commit .letagents.json yourself.",
+	"check_repo_visibility":      "it cannot see your git remote; join_room with the repository's URL tells whether you may join.",
+	"start_local_codex_session":  "Codex workers run on your machine; use the local letagents server for them.",
+	"status_local_codex_session": "Codex workers run on your machine; use the local letagents server for them.",
+	"stop_local_codex_session":   "Codex workers run on your machine; use the local letagents server for them.",
+}
+
+// hostedSignIn is the hint of a hosted session that the API asked to sign in.
+const hostedSignIn = "Sign in through your MCP client: the hosted endpoint (/mcp) asks it for OAuth sign-in with GitHub, " +
+	"or give the client an owner token to send as \"Authorization: Bearer <token>\"."
 
 // bind makes a tool of its declaration and its handler. Every tool has
 // this one handler shape: the context and the tool's arguments decoded

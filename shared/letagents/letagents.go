@@ -51,6 +51,14 @@ const (
 	DefaultPollTimeout = 30 * time.Second
 	// DefaultPollMax is the default of LETAGENTS_POLL_MAX_MS, the clamp on ?timeout.
 	DefaultPollMax = 180 * time.Second
+	// MaxHostedWait caps a wait_for_messages on the hosted MCP endpoint:
+	// under a load balancer's idle timeout (an ALB's is 60 s), for a
+	// client that asked for no progress notifications, whose wait sends
+	// nothing until it answers.
+	MaxHostedWait = 50 * time.Second
+	// HostedSessionIdle is how long a hosted MCP session (/mcp) lasts
+	// unused: a client that comes back later starts another.
+	HostedSessionIdle = 7 * 24 * time.Hour
 	// MinPollMax and MaxPollMax bound LETAGENTS_POLL_MAX_MS itself.
 	MinPollMax = time.Second
 	MaxPollMax = 24 * time.Hour

@@ -1,0 +1,439 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/letagents/letagents-go/mcp/state"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/wire"
+)
+
+// HostedPath is where the hosted endpoint is served.
+const HostedPath = "/mcp"
+
+// hostedIdle is how long a session's server stays built on a task after
+// its last request; past it the next request builds it again from the
+// session's saved state, as another task would.
+const hostedIdle = 30 * time.Minute
+
+// SessionStore keeps the hosted MCP sessions, so that any task serves any
+// session (the poll server's is PostgreSQL). owner is who opened the
+// session (Hosted.owner of its credential); the state is the session's
+// state document (package state).
+type SessionStore interface {
+	CreateSession(ctx context.Context, id, owner string) error
+	// SessionOwner is found false for a session never opened or ended.
+	SessionOwner(ctx context.Context, id string) (owner string, found bool, err error)
+	SessionState(ctx context.Context, id string) (data []byte, found bool, err error)
+	SaveSessionState(ctx context.Context, id string, data []byte) error
+	EndSession(ctx context.Context, id string) error
+}
+
+// HostedConfig configures the hosted endpoint.
+type HostedConfig struct {
+	// APIURL and PollURL are where its sessions' servers reach the API,
+	// as Config's.
+	APIURL, PollURL string
+	Sessions        SessionStore
+	// Origins are the origins, besides the endpoint's own, whose pages
+	// may call it; any other Origin is refused (DNS rebinding).
+	Origins []string
+	Logger  *slog.Logger
+}
+
+// Hosted is the hosted MCP endpoint: the tools of the local server, from
+// the same table and handlers, over Streamable HTTP. Each MCP session has
+// a server of its own (Config.Hosted), whose credential is the bearer
+// token of the session's requests and whose state is kept by the
+// SessionStore; a task that has not seen a session builds its server
+// from that state, so sessions need no sticky load balancer.
+type Hosted struct {
+	cfg  HostedConfig
+	log  *slog.Logger
+	mcp  *mcpserver.MCPServer
+	http *mcpserver.StreamableHTTPServer
+
+	mu    sync.Mutex
+	built map[string]*hostedSession
+}
+
+// hostedSession is a session's server on this task.
+type hostedSession struct {
+	srv      *Server
+	lastUsed time.Time
+}
+
+// bearerKey carries a request's bearer token in its context.
+type bearerKey struct{}
+
+// NewHosted builds the endpoint; Close ends its sessions' servers.
+func NewHosted(cfg HostedConfig) (*Hosted, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	h := &Hosted{cfg: cfg, log: cfg.Logger, built: map[string]*hostedSession{}}
+	// The table is the local server's: built once here for its
+	// declarations, then each call runs the handler of the same name on
+	// the session's own server.
+	proto := newServer(h.serverConfig(state.Blob{}))
+	tools := proto.tools()
+	proto.Close()
+	list := make([]mcp.Tool, len(tools))
+	for i, t := range tools {
+		list[i] = t.Tool
+		tools[i].Handler = h.dispatch(t.Tool.Name)
+	}
+	v, err := newValidator(list)
+	if err != nil {
+		return nil, err
+	}
+	h.mcp = mcpserver.NewMCPServer(Name, Version, append(resourceOptions(h.serverOf),
+		mcpserver.WithToolCapabilities(false),
+		mcpserver.WithToolHandlerMiddleware(refuseMachineTools), // before the schema check: the refusal is the answer
+		mcpserver.WithToolHandlerMiddleware(v.middleware),
+		mcpserver.WithRecovery(),
+		mcpserver.WithInstructions(hostedInstructions),
+	)...)
+	h.mcp.AddTools(tools...)
+	addResources(h.mcp, func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		s, err := h.server(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return s.readMessagesResource(ctx, req)
+	})
+	h.http = mcpserver.NewStreamableHTTPServer(h.mcp,
+		mcpserver.WithSessionIdManagerResolver(h),
+		mcpserver.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			return context.WithValue(ctx, bearerKey{}, bearer(r))
+		}),
+		// mcp-go refuses a request over loopback whose Host is not a
+		// loopback name (a rebound DNS name, whose page's Origin is its
+		// own Host); ServeHTTP refuses other sites' pages everywhere.
+		mcpserver.WithStreamableHTTPLogger(cfg.Logger),
+	)
+	return h, nil
+}
+
+// hostedInstructions are the local server's, less what a hosted session
+// lacks: it is joined to nothing until it joins.
+const hostedInstructions = `LetAgents puts you in a shared chat room with the other agents and humans working on the same repository and branch. ` +
+	`This hosted server cannot see your working directory: call join_room first with your repository's URL (github.com/owner/repo) ` +
+	`or the room id you were given. Talk with send_message / send_thread_message, and stay in the loop by calling ` +
+	`wait_for_messages again after each result, passing the last message id you saw as after_message_id.`
+
+func (h *Hosted) serverConfig(st state.Store) Config {
+	return Config{APIURL: h.cfg.APIURL, PollURL: h.cfg.PollURL, PollMax: letagents.MaxHostedWait, Logger: h.log,
+		Hosted: &Hosting{State: st, Bearer: func() string { return "" }}}
+}
+
+// ServeHTTP serves HostedPath: POST, GET and DELETE of the Streamable
+// HTTP transport, after the Origin check.
+func (h *Hosted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o, r) {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(wire.Error{Error: "origin not allowed: " + o})
+		return
+	}
+	h.http.ServeHTTP(w, r)
+}
+
+// originAllowed: a page may call the endpoint from its own origin or a
+// configured one. A rebound DNS name still carries the attacker's
+// origin, which matches neither.
+func (h *Hosted) originAllowed(origin string, r *http.Request) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	return slices.ContainsFunc(h.cfg.Origins, func(o string) bool { return strings.EqualFold(strings.TrimRight(o, "/"), origin) })
+}
+
+// Close ends the sessions' servers built on this task (their sessions
+// go on elsewhere).
+func (h *Hosted) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id, b := range h.built {
+		b.srv.Close()
+		delete(h.built, id)
+	}
+}
+
+// bearer is the request's bearer token, "" for none.
+func bearer(r *http.Request) string {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(token)
+}
+
+// owner is who a credential opens sessions as: a hash of the token
+// (never the token itself, which is not stored), "" for anonymous. A
+// session answers only requests with its owner's credential.
+func owner(token string) string {
+	if token == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// ResolveSessionIdManager makes Hosted mcp-go's session-id resolver: the
+// ids are the SessionStore's, and a request's manager knows its
+// credential.
+func (h *Hosted) ResolveSessionIdManager(r *http.Request) mcpserver.SessionIdManager {
+	ctx := context.Background()
+	token := ""
+	if r != nil {
+		ctx, token = context.WithoutCancel(r.Context()), bearer(r)
+	}
+	return sessionIDs{h: h, ctx: ctx, owner: owner(token)}
+}
+
+// sessionIDs are the session ids of one request.
+type sessionIDs struct {
+	h     *Hosted
+	ctx   context.Context
+	owner string
+}
+
+// sessionIDPrefix starts every hosted session id; credentialIDPrefix
+// the id of a credential's state outside sessions (Hosted.server).
+const (
+	sessionIDPrefix    = "mcps_"
+	credentialIDPrefix = "mcpc_"
+)
+
+func (m sessionIDs) Generate() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	id := sessionIDPrefix + hex.EncodeToString(b)
+	if err := m.h.cfg.Sessions.CreateSession(m.ctx, id, m.owner); err != nil {
+		// The client's next request then finds no session and starts
+		// another, as the specification has it.
+		m.h.log.Error("hosted MCP session not saved", "error", err)
+	}
+	return id
+}
+
+// Validate: a session never opened, ended, or opened with another
+// credential is terminated for this request (404: the client starts a
+// new one).
+func (m sessionIDs) Validate(id string) (bool, error) {
+	if !strings.HasPrefix(id, sessionIDPrefix) {
+		return false, errors.New("not a session id")
+	}
+	got, found, err := m.h.cfg.Sessions.SessionOwner(m.ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return !found || got != m.owner, nil
+}
+
+func (m sessionIDs) Terminate(id string) (bool, error) {
+	if terminated, err := m.Validate(id); err != nil || terminated {
+		return false, err
+	}
+	m.h.drop(id)
+	return false, m.h.cfg.Sessions.EndSession(m.ctx, id)
+}
+
+// drop ends a session's server on this task.
+func (h *Hosted) drop(id string) {
+	h.mu.Lock()
+	b := h.built[id]
+	delete(h.built, id)
+	h.mu.Unlock()
+	if b != nil {
+		b.srv.Close()
+	}
+}
+
+// dispatch is the hosted handler of a tool: the same tool's handler on
+// the request's session's server.
+func (h *Hosted) dispatch(name string) mcpserver.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s, err := h.server(ctx)
+		if err != nil {
+			return fail("this MCP session's state could not be read: "+err.Error(), "Try again; if it persists, reconnect."), nil
+		}
+		if fn, ok := s.handlers[name]; ok {
+			return fn(ctx, req)
+		}
+		return fail("no tool "+name, ""), nil
+	}
+}
+
+// refuseMachineTools answers a machine tool, or a join that would start
+// a local Codex worker, with why the hosted endpoint cannot.
+func refuseMachineTools(next mcpserver.ToolHandlerFunc) mcpserver.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if why, ok := machineTools[req.Params.Name]; ok {
+			return fail(req.Params.Name+" is not available on the hosted endpoint: "+why, ""), nil
+		}
+		if req.GetString("session_mode", "") == modeLive {
+			return fail(`session_mode "live" is not available on the hosted endpoint: `+machineTools["start_local_codex_session"], ""), nil
+		}
+		return next(ctx, req)
+	}
+}
+
+// serverOf is the request's session's server, nil when it cannot be had.
+func (h *Hosted) serverOf(ctx context.Context) *Server {
+	s, err := h.server(ctx)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+// server is the server of the request's session: the one built on this
+// task, or one built now from the session's saved state and rejoined to
+// its room. A request outside any session (MCP revisions from
+// 2026-07-28 have none) is its credential's: every such request of one
+// token shares one state, so the room it joined is remembered. An
+// anonymous one gets a server of its own, with nothing to remember.
+func (h *Hosted) server(ctx context.Context) (*Server, error) {
+	token, _ := ctx.Value(bearerKey{}).(string)
+	id := ""
+	if sess := mcpserver.ClientSessionFromContext(ctx); sess != nil {
+		id = sess.SessionID()
+	}
+	if !strings.HasPrefix(id, sessionIDPrefix) {
+		id = ""
+		if token != "" {
+			id = credentialIDPrefix + owner(token)
+		}
+	}
+	now := time.Now()
+	h.mu.Lock()
+	if b, ok := h.built[id]; ok && id != "" {
+		b.lastUsed = now
+		h.mu.Unlock()
+		return b.srv, nil
+	}
+	var idle []*Server
+	for k, b := range h.built {
+		if now.Sub(b.lastUsed) > hostedIdle {
+			idle = append(idle, b.srv)
+			delete(h.built, k)
+		}
+	}
+	h.mu.Unlock()
+	for _, s := range idle {
+		s.Close()
+	}
+
+	saved := false
+	switch {
+	case strings.HasPrefix(id, sessionIDPrefix):
+		got, found, err := h.cfg.Sessions.SessionOwner(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		saved = found && got == owner(token)
+	case id != "":
+		if err := h.cfg.Sessions.CreateSession(ctx, id, owner(token)); err != nil {
+			return nil, err
+		}
+		saved = true
+	}
+	cfg := h.serverConfig(h.blob(id, saved))
+	cfg.Hosted.Bearer = func() string { return token }
+	if saved {
+		cfg.Hosted.Instance = stableInstance(id)
+	}
+	s := newServer(cfg)
+	s.mcp = h.mcp
+	s.handlers = map[string]mcpserver.ToolHandlerFunc{}
+	for _, t := range s.tools() {
+		s.handlers[t.Tool.Name] = t.Handler
+	}
+	if !saved {
+		return s, nil // not kept: its next request is another session
+	}
+	h.mu.Lock()
+	if b, ok := h.built[id]; ok { // built meanwhile by a concurrent request
+		h.mu.Unlock()
+		s.Close()
+		return b.srv, nil
+	}
+	h.built[id] = &hostedSession{srv: s, lastUsed: now}
+	h.mu.Unlock()
+	s.rejoin(ctx)
+	return s, nil
+}
+
+// stableInstance is the agent instance id of a saved session: a UUID
+// (version 4 in form) made from its id, the same on every task.
+func stableInstance(id string) string {
+	b := sha256.Sum256([]byte("letagents hosted instance:" + id))
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:16])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// blob is the state of session id: the store's when saved, else one kept
+// in memory for the request.
+func (h *Hosted) blob(id string, saved bool) state.Store {
+	if saved {
+		return state.Blob{
+			Read:  func(ctx context.Context) ([]byte, bool, error) { return h.cfg.Sessions.SessionState(ctx, id) },
+			Write: func(ctx context.Context, data []byte) error { return h.cfg.Sessions.SaveSessionState(ctx, id, data) },
+		}
+	}
+	var mu sync.Mutex
+	var doc []byte
+	return state.Blob{
+		Read: func(context.Context) ([]byte, bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return doc, doc != nil, nil
+		},
+		Write: func(_ context.Context, data []byte) error {
+			mu.Lock()
+			defer mu.Unlock()
+			doc = data
+			return nil
+		},
+	}
+}
+
+// rejoin puts a session's server built on this task back in the room the
+// session was in, as AutoJoin does for a local server that restarts.
+func (s *Server) rejoin(ctx context.Context) {
+	st := s.load()
+	if st.CurrentRoom == "" {
+		return
+	}
+	via := st.RoomSessions[st.CurrentRoom].JoinedVia
+	if via == "" {
+		via = joinedViaFor(st.CurrentRoom)
+	}
+	if _, _, err := s.join(ctx, st.CurrentRoom, via); err != nil {
+		s.log.Warn("hosted session could not rejoin its room", "room", st.CurrentRoom, "error", err)
+	}
+}
