@@ -19,7 +19,7 @@ function renderAgent(p, reasoning) {
   const li = el("li");
   const head = el("div");
   if (p.kind === "human") {
-    head.append(el("strong", "", p.display_name || "someone"), " ", el("span", "sub", "person"));
+    head.append(el("strong", "", p.display_name || "someone"), " ", el("span", "badge person", "person"));
     li.appendChild(head);
     return li;
   }

@@ -1,6 +1,7 @@
 // How one message is drawn, in the room's list or in a thread's panel.
 // What it says is view.js's; this makes the elements.
 
+import { avatar } from "./avatar.js";
 import { button, el } from "./dom.js";
 import { fmtTime, isSystem, mentionsLine, parseLabel, receiptsLine, rootOf } from "./view.js";
 
@@ -53,7 +54,7 @@ export function renderMessage(m, prov, openThread) {
   const t = el("time", "", fmtTime(m.timestamp));
   if (m.timestamp) { t.dateTime = m.timestamp; t.title = m.timestamp; }
   meta.append(t, idLink(m.id, "mid mono"));
-  li.appendChild(meta);
+  li.append(avatar(prov.name || m.sender), meta);
   if (m.thread_parent_id) {
     const q = el("div", "quote", "↳ reply to ");
     q.appendChild(idLink(String(m.thread_parent_id), "mono"));
