@@ -1,8 +1,4 @@
-// Package docs holds the reference that README points to. Its tests hold
-// each reference table to the code it describes, so a route, variable,
-// limit or tool added without its line here fails `make test`, and so
-// does a line left behind by one removed.
-package docs
+package docs_test
 
 import (
 	"bufio"

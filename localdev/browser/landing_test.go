@@ -6,8 +6,8 @@ import (
 )
 
 // TestLandingPage: the landing page's script (a module, as no page has an
-// inline script) fills in the MCP configuration with the server's origin,
-// says who acts here, opens the room typed, refuses an empty one, and
+// inline script) fills in each client's MCP set-up (Claude Code, Codex,
+// Cursor, Gemini CLI) with the server's origin, says who acts here, opens the room typed, refuses an empty one, and
 // creates a room with a fresh invite code.
 func TestLandingPage(t *testing.T) {
 	skipIfOptedOut(t)
@@ -16,6 +16,18 @@ func TestLandingPage(t *testing.T) {
 	b := newTab(t)
 	b.open(r.URL + "/")
 	b.until("the configuration with this origin", `document.getElementById("mcp-config").textContent.includes(`+jsString(r.URL)+`)`)
+	for _, c := range []struct{ tab, file, config string }{
+		{"codex", "~/.codex/config.toml", `[mcp_servers.letagents]`},
+		{"cursor", ".cursor/mcp.json", `"mcpServers"`},
+		{"gemini", "~/.gemini/settings.json", `"LETAGENTS_API_URL": ` + jsString(r.URL)},
+		{"claude", "In a terminal", `claude mcp add letagents --env LETAGENTS_API_URL=` + r.URL + ` -- letagents`},
+	} {
+		b.press(c.tab, `[data-client="`+c.tab+`"]`)
+		b.until(c.tab+"'s set-up", `document.querySelector('[data-client="`+c.tab+`"]').getAttribute("aria-selected") === "true" &&
+			document.getElementById("client-file").textContent.includes(`+jsString(c.file)+`) &&
+			document.getElementById("mcp-config").textContent.includes(`+jsString(c.config)+`) &&
+			document.getElementById("mcp-config").textContent.includes(`+jsString(r.URL)+`)`)
+	}
 	b.until("who acts here", `document.getElementById("auth").textContent.includes("acts as the local owner")`)
 
 	b.press("Open with no room id", `#open-form button[type=submit]`)

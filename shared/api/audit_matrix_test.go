@@ -170,6 +170,8 @@ var matrixRoutes = map[string]routeCase{
 	"GET /in/{room}":                    {},
 	"GET /js/{file}":                    {},
 	"GET /":                             {},
+	"GET /docs":                         {},
+	"GET /docs/{doc}":                   {},
 	"GET /github.com/{owner}/{repo}":    {},
 	"GET /gitlab.com/{owner}/{repo}":    {},
 	"GET /bitbucket.org/{owner}/{repo}": {},
@@ -410,7 +412,7 @@ func (m *matrix) pathFor(t *testing.T, pattern string, sp spelling) (string, boo
 			return "", false
 		}
 	}
-	fixed := map[string]string{"{code}": "ZZZZ-ZZZZ-ZZZZ", "{request_id}": strings.Repeat("0", 64), "{owner}": "alice", "{repo}": "secret", "{file}": "room.js"}
+	fixed := map[string]string{"{code}": "ZZZZ-ZZZZ-ZZZZ", "{request_id}": strings.Repeat("0", 64), "{owner}": "alice", "{repo}": "secret", "{file}": "room.js", "{doc}": "limits"}
 	var segs []string
 	hasID := false
 	for seg := range strings.SplitSeq(pattern, "/") {

@@ -98,6 +98,8 @@ func (s *server) routes() []Route {
 		{GroupWeb, http.MethodGet, "/in/{room}", public, s.roomPage},
 		{GroupWeb, http.MethodGet, "/js/{file}", public, s.script},
 		{GroupWeb, http.MethodGet, "/", public, s.landingPage},
+		{GroupWeb, http.MethodGet, "/docs", public, s.docsIndex},
+		{GroupWeb, http.MethodGet, "/docs/{doc}", public, s.docsPage},
 		{GroupWeb, http.MethodGet, "/github.com/{owner}/{repo}", public, s.repoPage("github.com")},
 		{GroupWeb, http.MethodGet, "/gitlab.com/{owner}/{repo}", public, s.repoPage("gitlab.com")},
 		{GroupWeb, http.MethodGet, "/bitbucket.org/{owner}/{repo}", public, s.repoPage("bitbucket.org")},

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -65,6 +66,10 @@ func newPage(body []byte) (webPage, error) {
 	if err != nil {
 		return webPage{}, err
 	}
+	body, err = withUI(body)
+	if err != nil {
+		return webPage{}, err
+	}
 	body = assetLink.ReplaceAllFunc(body, func(m []byte) []byte {
 		sub := assetLink.FindSubmatch(m)
 		a, ok := all[string(sub[2])]
@@ -79,6 +84,25 @@ func newPage(body []byte) (webPage, error) {
 		styles = append(styles, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
 	}
 	return webPage{body: body, etag: etagOf(body), csp: "default-src 'self'; style-src " + strings.Join(styles, " ") + "; script-src 'self'"}, nil
+}
+
+// withUI is body with the design system (web/ui.css) as its first
+// stylesheet, before the page's own, which build on its tokens and may
+// override its parts. One file for every page keeps them alike; put in
+// the page rather than linked, it costs no request.
+func withUI(body []byte) ([]byte, error) {
+	css, err := webFS.ReadFile("web/ui.css")
+	if err != nil {
+		return nil, err
+	}
+	at := bytes.Index(body, []byte("<style>"))
+	if at < 0 {
+		at = bytes.Index(body, []byte("</head>"))
+	}
+	if at < 0 {
+		return nil, fmt.Errorf("web: a page without a head")
+	}
+	return slices.Concat(body[:at], []byte("<style>\n"), css, []byte("</style>\n"), body[at:]), nil
 }
 
 // assetLink is a page's link to one of its files: a script or the icon.

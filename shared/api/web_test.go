@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/letagents/letagents-go/docs"
 	"github.com/letagents/letagents-go/shared/api"
 )
 
@@ -237,7 +238,7 @@ func pageWithScripts(t *testing.T, e *env, path string) string {
 func TestPagesRunNoInlineScript(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	params := strings.NewReplacer("{room}", "team", "{file}", "room.js", "{owner}", "owner", "{repo}", "repo")
+	params := strings.NewReplacer("{room}", "team", "{file}", "room.js", "{doc}", "limits", "{owner}", "owner", "{repo}", "repo")
 	pages := 0
 	for _, rt := range api.Routes() {
 		if rt.Group != api.GroupWeb || rt.Method != http.MethodGet {
@@ -320,6 +321,42 @@ func TestScriptsServed(t *testing.T) {
 	}
 }
 
+// TestDocsPages: /docs lists every document of the reference (package
+// docs, embedded), /docs/{doc} shows one rendered by shared/markdown, its
+// links to the others pointing at their pages, and a name that is no
+// document is a 404 in JSON.
+func TestDocsPages(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	all, err := docs.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 10 {
+		t.Fatalf("docs.All() = %d documents, want the reference's dozen", len(all))
+	}
+	index := e.call(t, http.MethodGet, "/docs", "").want(t, 200, "").raw
+	for _, d := range all {
+		if link := `<a href="/docs/` + d.Name + `">`; !strings.Contains(index, link) {
+			t.Errorf("GET /docs lacks %s", link)
+		}
+	}
+	for _, tt := range []struct{ path, want string }{
+		{"/docs/limits", "<h1>Limits</h1>"},
+		{"/docs/limits", `<a href="/docs/limits" aria-current="page">Limits</a>`},
+		{"/docs/mcp", "<h1>Agents: the <code>letagents</code> MCP server</h1>"},
+		{"/docs/api", `<a href="/docs/limits">`},
+		{"/docs/limits", "<table>"},
+	} {
+		if got := e.call(t, http.MethodGet, tt.path, "").want(t, 200, "").raw; !strings.Contains(got, tt.want) {
+			t.Errorf("GET %s lacks %q", tt.path, tt.want)
+		}
+	}
+	for _, path := range []string{"/docs/nope", "/docs/limits.md", "/docs/..%2FREADME"} {
+		e.call(t, http.MethodGet, path, "").want(t, 404, "")
+	}
+}
+
 // TestPagesCached holds the pages' caching (issue 27): a page is
 // revalidated on every visit by its strong ETag, so a warm visit is a 304
 // with no body; every file it loads (its scripts, the modules they
@@ -350,7 +387,7 @@ func TestPagesCached(t *testing.T) {
 		}
 		return r
 	}
-	for _, page := range []string{"/", "/in/team", "/in/github.com/acme/app"} {
+	for _, page := range []string{"/", "/in/team", "/in/github.com/acme/app", "/docs", "/docs/limits"} {
 		t.Run(page, func(t *testing.T) {
 			t.Parallel()
 			r := check(t, page, nil, 200, revalidate)
@@ -391,7 +428,7 @@ func TestPagesCached(t *testing.T) {
 					t.Errorf("GET %s imports %q by bare URL: the page could run two versions", u, bad)
 				}
 			}
-			if page != "/" && !slices.ContainsFunc(slices.Collect(maps.Keys(seen)), func(u string) bool { return strings.HasPrefix(u, "/js/panel.js?v=") }) {
+			if strings.HasPrefix(page, "/in/") && !slices.ContainsFunc(slices.Collect(maps.Keys(seen)), func(u string) bool { return strings.HasPrefix(u, "/js/panel.js?v=") }) {
 				t.Errorf("the room page's files %v never reach panel.js: imports are not followed", seen)
 			}
 		})

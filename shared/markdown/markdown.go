@@ -57,15 +57,10 @@ var (
 	formatter = chromahtml.New(chromahtml.WithClasses(true), chromahtml.ClassPrefix(classPrefix),
 		chromahtml.WithPreWrapper(focusablePre{}))
 
-	md = goldmark.New(
-		goldmark.WithExtensions(extension.Strikethrough, extension.Linkify,
-			extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute))),
-		goldmark.WithRendererOptions(
-			// A chat's line breaks are meant: every one is kept.
-			html.WithHardWraps(),
-			renderer.WithNodeRenderers(util.Prioritized(chatRenderer{}, 100)),
-		),
-	)
+	// A chat's line breaks are meant: every one is kept.
+	md = newMarkdown(html.WithHardWraps())
+	// A document's lines are wrapped for its source: a paragraph flows.
+	doc = newMarkdown()
 
 	policy = sanitiser()
 )
@@ -90,9 +85,24 @@ func sanitiser() *bluemonday.Policy {
 	return p
 }
 
-// HTML renders text. It never fails: a text goldmark cannot render, which
-// it has no reason to, comes back escaped in a paragraph.
-func HTML(text string) string {
+func newMarkdown(opts ...renderer.Option) goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithExtensions(extension.Strikethrough, extension.Linkify,
+			extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute))),
+		goldmark.WithRendererOptions(append(opts, renderer.WithNodeRenderers(util.Prioritized(chatRenderer{}, 100)))...),
+	)
+}
+
+// HTML renders text, a chat message. It never fails: a text goldmark
+// cannot render, which it has no reason to, comes back escaped in a
+// paragraph.
+func HTML(text string) string { return render(md, text) }
+
+// Document renders text, a document such as docs/*.md, as HTML does a
+// message but with its paragraphs' source lines joined, sanitised alike.
+func Document(text string) string { return render(doc, text) }
+
+func render(md goldmark.Markdown, text string) string {
 	src := []byte(text)
 	doc := md.Parser().Parse(gmtext.NewReader(src))
 	budget := MaxHighlightBytes

@@ -263,6 +263,26 @@ func TestRenders(t *testing.T) {
 	}
 }
 
+// TestDocument: a document renders as a message does, sanitised alike,
+// but a paragraph's source lines flow together.
+func TestDocument(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ name, in, want, not string }{
+		{"lines joined", "one\ntwo", "<p>one\ntwo</p>", "<br>"},
+		{"html as text", "a <script>x</script>", "a &lt;script&gt;", "<script>"},
+		{"table", "| a |\n|---|\n| 1 |", "<td>1</td>", "<br>"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out := markdown.Document(tt.in)
+			safeHTML(t, tt.in, out)
+			if !strings.Contains(out, tt.want) || strings.Contains(out, tt.not) {
+				t.Errorf("Document(%q) = %q, want %q and no %q", tt.in, out, tt.want, tt.not)
+			}
+		})
+	}
+}
+
 func TestCSS(t *testing.T) {
 	t.Parallel()
 	css := markdown.CSS()

@@ -75,7 +75,7 @@ export function agentList({ page, drawn = () => {} }) {
     li.dataset.agent = p.actor_label || p.display_name || "";
     const head = el("div");
     if (p.kind === "human") {
-      head.append(el("strong", "", p.display_name || "someone"), " ", el("span", "sub", "person"));
+      head.append(el("strong", "", p.display_name || "someone"), " ", el("span", "badge person", "person"));
       li.appendChild(head);
       return li;
     }

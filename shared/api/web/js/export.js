@@ -11,6 +11,7 @@ export function exportButton({ page, gate, provenance }) {
   const chatNote = $("chat-note");
   $("export").addEventListener("click", async (e) => {
     const b = e.currentTarget;
+    const label = b.querySelector(".label") || b; // the icon stays
     const { roomId, path } = page.get();
     b.disabled = true;
     const lines = [`# ${document.title.replace(/ · LetAgents$/, "")}`, "", `Room \`${roomId}\`, exported ${new Date().toISOString()}.`, ""];
@@ -28,7 +29,7 @@ export function exportButton({ page, gate, provenance }) {
           after = Math.max(after, numOf(m.id));
         }
         count += list.length;
-        b.textContent = `Exporting… ${count}`;
+        label.textContent = `Exporting… ${count}`;
         if (!body || !body.has_more || !list.length) break;
       }
       const blob = new Blob([lines.join("\n")], { type: "text/markdown;charset=utf-8" });
@@ -43,7 +44,7 @@ export function exportButton({ page, gate, provenance }) {
     } catch (err) {
       if (!gate(err)) flash(chatNote, "Export failed: " + errText(err));
     }
-    b.textContent = "Export .md";
+    label.textContent = "Export .md";
     b.disabled = false;
   });
 }

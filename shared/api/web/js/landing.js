@@ -1,28 +1,44 @@
-// The landing page: the MCP configuration to copy, opening or creating a
-// room, and the GitHub account. A module of its own, as the room page's
+// The landing page: each client's MCP set-up to copy, opening or
+// creating a room, and the GitHub account. A module of its own, as the room page's
 // are, so that no page needs an inline script.
 
 import { api, enc, errText, jsonPost } from "./api.js";
 import { accountNodes } from "./auth.js";
 import { $, copyText, el } from "./dom.js";
 
-// The MCP configuration with this page's origin filled in.
-const config = JSON.stringify({
-  mcpServers: { letagents: { command: "letagents", env: { LETAGENTS_API_URL: location.origin } } },
-}, null, 2);
-$("mcp-config").textContent = config;
+// Each client's set-up, with this page's origin filled in: Claude Code's
+// command, and the file each of the others reads (docs/mcp.md).
+const url = location.origin;
+const json = JSON.stringify({ mcpServers: { letagents: { command: "letagents", env: { LETAGENTS_API_URL: url } } } }, null, 2);
+const clients = {
+  claude: { file: "In a terminal, once (add --scope project to share it through .mcp.json):", text: `claude mcp add letagents --env LETAGENTS_API_URL=${url} -- letagents` },
+  codex: { file: "In ~/.codex/config.toml:", text: `[mcp_servers.letagents]\ncommand = "letagents"\nenv = { LETAGENTS_API_URL = "${url}" }` },
+  cursor: { file: "In .cursor/mcp.json of the project (or ~/.cursor/mcp.json for every project):", text: json },
+  gemini: { file: "In ~/.gemini/settings.json (or .gemini/settings.json of the project):", text: json },
+};
+const clientTabs = [...document.querySelectorAll("[data-client]")];
+function showClient(name) {
+  for (const t of clientTabs) t.setAttribute("aria-selected", String(t.dataset.client === name));
+  $("client-panel").setAttribute("aria-labelledby", "tab-" + name);
+  $("client-file").textContent = clients[name].file;
+  $("mcp-config").textContent = clients[name].text;
+}
+for (const t of clientTabs) t.addEventListener("click", () => showClient(t.dataset.client));
+showClient("claude");
 
-const copyBtn = $("copy-btn");
-let copyTimer = 0;
-copyBtn.addEventListener("click", async () => {
-  let label;
-  try { await copyText(config); label = "Copied"; }
-  catch { label = "Copy failed"; }
-  copyBtn.textContent = label;
-  $("copy-status").textContent = label === "Copied" ? "Configuration copied to clipboard" : "Could not copy; select the text manually";
-  clearTimeout(copyTimer);
-  copyTimer = setTimeout(() => { copyBtn.textContent = "Copy"; }, 1800);
-});
+// Copy buttons copy the text of the element they name (data-copy).
+const copyTimers = new Map();
+for (const b of document.querySelectorAll("[data-copy]")) {
+  b.addEventListener("click", async () => {
+    let label;
+    try { await copyText($(b.dataset.copy).textContent); label = "Copied"; }
+    catch { label = "Copy failed"; }
+    b.textContent = label;
+    $("copy-status").textContent = label === "Copied" ? "Copied to the clipboard" : "Could not copy; select the text manually";
+    clearTimeout(copyTimers.get(b));
+    copyTimers.set(b, setTimeout(() => { b.textContent = "Copy"; }, 1800));
+  });
+}
 
 const roomPath = (id) => "/in/" + enc(id);
 
@@ -70,6 +86,6 @@ authMsg.setAttribute("role", "status");
 api("/auth/session")
   .then((s) => {
     const session = { account: (s && s.authenticated && s.account) || null, configured: !(s && s.sign_in_configured === false), local: !!(s && s.local_owner) };
-    $("auth").replaceChildren(...accountNodes(session, { msgEl: authMsg, cls: "small secondary", noSignIn: "GitHub sign-in is not set up on this server." }), authMsg);
+    $("auth").replaceChildren(...accountNodes(session, { msgEl: authMsg, cls: "small", noSignIn: "GitHub sign-in is not set up on this server." }), authMsg);
   })
   .catch(() => { /* sign-in state unknown: leave the area empty */ });

@@ -1,6 +1,7 @@
 // How one message is drawn, in the room's list or in a thread's panel.
 // What it says is view.js's and mentions.js's; this makes the elements.
 
+import { avatar } from "./avatar.js";
 import { button, copyText, el } from "./dom.js";
 import { mentionParts } from "./mentions.js";
 import { collapses, fmtTime, isSystem, mentionsLine, parseLabel, receiptsBadge, receiptsLine, rootOf } from "./view.js";
@@ -157,7 +158,7 @@ export function renderMessage(m, prov, ctx) {
     replies.hidden = true;
     meta.appendChild(replies);
   }
-  li.appendChild(meta);
+  li.append(avatar(prov.name || m.sender), meta);
   if (m.thread_parent_id) {
     const q = el("div", "quote", "↳ reply to ");
     q.appendChild(idLink(String(m.thread_parent_id), "mono"));

@@ -75,7 +75,7 @@ const THEMES = ["system", "light", "dark"];
 function showTheme() {
   const t = document.documentElement.dataset.theme || "system";
   const b = $("theme");
-  b.textContent = "Theme: " + t;
+  b.querySelector(".label").textContent = "Theme: " + t;
   // The spoken name starts with the words shown, as voice control users
   // say what they see.
   b.setAttribute("aria-label", `Theme: ${t}${t === "system" ? " (follows the system)" : ""}. Change theme`);
@@ -153,6 +153,12 @@ document.addEventListener("keydown", (e) => {
   const typing = t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
   if (e.key === "/" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) { e.preventDefault(); search.focus(); }
   if (e.key === "Escape" && threads.root() && !e.defaultPrevented) threads.close();
+});
+
+// Narrow, the header is one line; More opens the ids and the account.
+$("more").addEventListener("click", () => {
+  const open = $("header").classList.toggle("open");
+  $("more").setAttribute("aria-expanded", String(open));
 });
 
 $("copy-id").addEventListener("click", async () => {
@@ -282,6 +288,11 @@ function showRoom(room) {
     if (branch) title += ` (${branch})`;
   } else {
     h1.textContent = title;
+  }
+  if (room.role === "admin") {
+    const you = el("span", "badge admin", "admin");
+    you.title = "You administer this room";
+    h1.appendChild(you);
   }
   document.title = title + " · LetAgents";
   showName(room.display_name);
