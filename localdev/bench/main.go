@@ -6,6 +6,7 @@
 //	go run ./localdev/bench -quick    # about 2 min
 //	go run ./localdev/bench -search=off   # without the search rows: 40 s, or 20 s quick
 //	go run ./localdev/bench -hook=only    # the hook process rows alone
+//	go run ./localdev/bench -sends=only   # sustained sends and CPU per send alone
 //
 // Floors: A, a bare INSERT+NOTIFY on pgx waking a bare LISTEN connection
 // (the least a send→wake can cost); B, a bare loopback HTTP round trip
@@ -84,6 +85,7 @@ type options struct {
 	streams    bool
 	search     string // on, off or only: the search rows (search.go)
 	hook       string // on, off or only: the hook process rows (hook.go)
+	sends      string // on, off or only: the send throughput rows (throughput.go)
 	scale      bool
 }
 
@@ -121,6 +123,7 @@ func main() {
 	flag.BoolVar(&streams, "streams", true, "also run every send→wake case with event streams (send→event), and measure a stream's memory")
 	flag.StringVar(&opt.search, "search", "on", "the search rows, which build a corpus of a million messages first (about a minute): on, off, or only them")
 	flag.StringVar(&opt.hook, "hook", "on", "the rows of the hook process (letagents hook, run against the local runner): on, off, or only them")
+	flag.StringVar(&opt.sends, "sends", "on", "the rows of sustained sends and their CPU per send against floor D: on, off, or only them")
 	flag.StringVar(&opt.cpuProfile, "cpuprofile", "", "write a CPU profile of the largest one-room send→wake case to this file")
 	var (
 		sc   scaleOptions
@@ -138,7 +141,7 @@ func main() {
 	flag.DurationVar(&sc.maxP99, "max-p99", 100*time.Millisecond, "scale: the p99 send→wake the ramp stops beyond")
 	flag.IntVar(&sc.dbConns, "db-conns", 4, "scale: DB_MAX_CONNS of each poll server (the server has max_connections to share)")
 	flag.Parse()
-	for name, v := range map[string]string{"search": opt.search, "hook": opt.hook} {
+	for name, v := range map[string]string{"search": opt.search, "hook": opt.hook, "sends": opt.sends} {
 		if v != "on" && v != "off" && v != "only" {
 			fmt.Fprintf(os.Stderr, "bench: -%s %q: want on, off or only\n", name, v)
 			os.Exit(2)
@@ -340,6 +343,13 @@ func (b *bench) run(ctx context.Context) error {
 		b.print(time.Since(start))
 		return nil
 	}
+	if b.opt.sends == "only" {
+		if err := b.throughput(ctx); err != nil {
+			return fmt.Errorf("throughput: %w", err)
+		}
+		b.print(time.Since(start))
+		return nil
+	}
 	if b.opt.hook == "only" {
 		base, _, stop, err := b.startRunner(ctx)
 		if err != nil {
@@ -403,8 +413,10 @@ func (b *bench) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := b.throughput(ctx); err != nil {
-		return fmt.Errorf("throughput: %w", err)
+	if b.opt.sends == "on" {
+		if err := b.throughput(ctx); err != nil {
+			return fmt.Errorf("throughput: %w", err)
+		}
 	}
 	if err := b.runner(ctx); err != nil {
 		return fmt.Errorf("local runner: %w", err)
@@ -435,6 +447,8 @@ func (b *bench) setup(ctx context.Context) error {
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
+	// The run's backends, whose CPU the throughput rows count (cpuMeter).
+	q.Set("application_name", schema)
 	u.RawQuery = q.Encode()
 
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
