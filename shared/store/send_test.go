@@ -33,7 +33,9 @@ func TestSendVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg := func(text string) letagents.NewMessage { return letagents.NewMessage{RoomID: room, Sender: "bob", Text: text} }
+	msg := func(text string) letagents.NewMessage {
+		return letagents.NewMessage{RoomID: room, Sender: "bob", Text: text}
+	}
 	session := func(wk storetest.Worker, m letagents.NewMessage) store.Send {
 		return store.Send{Message: m, SessionTokenHash: auth.HashToken(wk.Token), SessionID: wk.ID, AccountID: wk.OwnerAccountID, Now: now}
 	}
