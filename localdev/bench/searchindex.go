@@ -65,8 +65,10 @@ func (b *bench) searchIndex(ctx context.Context) error {
 	defer conn.Close(context.WithoutCancel(ctx))
 	if _, err := conn.Exec(ctx, `CREATE TABLE bench_texts AS
 		SELECT g AS id, (SELECT string_agg('w' || floor(exp(random() * ln($2::float8)))::int, ' ') FROM generate_series(1, 6 + g % 15)) AS text
-		FROM generate_series(1, $1) g;
-		ALTER TABLE bench_texts ADD PRIMARY KEY (id)`, texts, searchVocab); err != nil {
+		FROM generate_series(1, $1) g`, texts, searchVocab); err != nil {
+		return fmt.Errorf("texts: %w", err)
+	}
+	if _, err := conn.Exec(ctx, `ALTER TABLE bench_texts ADD PRIMARY KEY (id)`); err != nil {
 		return fmt.Errorf("texts: %w", err)
 	}
 	for i, v := range indexVariants {
