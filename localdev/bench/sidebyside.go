@@ -97,7 +97,12 @@ func (b *bench) sideBySide(ctx context.Context) error {
 // vsRun runs the side-by-side cases against t.
 func (b *bench) vsRun(ctx context.Context, t target) (vsFigures, error) {
 	var f vsFigures
-	client := &http.Client{Transport: newTransport()}
+	// Node closes a keep-alive connection idle for 5 s, and a POST sent on
+	// it as it closes fails (Go does not send a POST again): drop idle
+	// connections first.
+	tr := newTransport()
+	tr.IdleConnTimeout = 4 * time.Second
+	client := &http.Client{Transport: tr}
 	defer client.CloseIdleConnections()
 	rooms := make([]string, 100)
 	for i := range rooms {
