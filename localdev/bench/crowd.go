@@ -216,10 +216,19 @@ func streamEvents(client *http.Client, u string) pollFunc {
 
 // send posts one message over HTTP.
 func send(ctx context.Context, client *http.Client, base, room, text string) error {
+	return sendWith(ctx, client, base, room, text, nil)
+}
+
+// sendWith is send with the request's headers besides its content type
+// (credentials, say).
+func sendWith(ctx context.Context, client *http.Client, base, room, text string, hdr http.Header) error {
 	body, _ := json.Marshal(map[string]string{"sender": "bench", "text": text})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/rooms/"+url.PathEscape(room)+"/messages", strings.NewReader(string(body)))
 	if err != nil {
 		return err
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)

@@ -208,30 +208,9 @@ func (b *bench) hookBench(ctx context.Context, runnerURL string) error {
 // saves it in the state file under runtimeKey with apiURL, as the
 // agent's MCP server does; the state file's sign-in is the account's.
 func (b *bench) hookSession(ctx context.Context, statePath, runtimeKey, apiURL string) error {
-	if _, _, err := b.svc.Store.EnsureRoom(ctx, hookRoom); err != nil {
-		return err
-	}
 	now := time.Now()
-	owner, token := auth.NewToken(), auth.NewToken()
 	login := "bench-hook-" + strings.NewReplacer(":", "-").Replace(runtimeKey)
-	acct, _, err := b.svc.Store.SignIn(ctx, store.SignIn{
-		Account:     letagents.Account{Provider: "github", ProviderUserID: login, Login: login, DisplayName: login},
-		GitHubToken: []byte{0}, OwnerTokenHash: auth.HashToken(owner), Now: now})
-	if err != nil {
-		return err
-	}
-	agent, _, err := b.svc.Store.UpsertAgent(ctx, letagents.Agent{OwnerAccountID: acct.ID, Name: "hook", CanonicalKey: login + "/hook",
-		DisplayName: "Hook", OwnerLogin: login, OwnerLabel: login}, now)
-	if err != nil {
-		return err
-	}
-	a, err := b.svc.Store.CreateAgentSession(ctx, store.NewAgentSession{
-		AgentSession: letagents.AgentSession{RoomID: hookRoom, Kind: letagents.SessionWorker, Runtime: "claude", AgentKey: agent.CanonicalKey,
-			OwnerAccountID: acct.ID, OwnerLabel: login, IDELabel: "Claude Code"},
-		TokenHash: auth.HashToken(token),
-		Names:     []string{"Hook"},
-		Label:     func(n string) string { return n + " | " + login + "'s agent | Claude Code" },
-	}, now)
+	a, owner, token, err := b.registerWorker(ctx, hookRoom, login, "Hook", now)
 	if err != nil {
 		return fmt.Errorf("register the hook's session: %w", err)
 	}
@@ -246,4 +225,34 @@ func (b *bench) hookSession(ctx context.Context, statePath, runtimeKey, apiURL s
 		return fmt.Errorf("save the hook's session: %w", err)
 	}
 	return nil
+}
+
+// registerWorker makes an account login with an owner token, its agent
+// display and a worker session of that agent in room (created if need
+// be), straight in the store, as no GitHub signs anyone in here; it
+// returns the session, the owner token and the session's token.
+func (b *bench) registerWorker(ctx context.Context, room, login, display string, now time.Time) (a letagents.AgentSession, owner, token string, err error) {
+	if _, _, err := b.svc.Store.EnsureRoom(ctx, room); err != nil {
+		return a, "", "", err
+	}
+	owner, token = auth.NewToken(), auth.NewToken()
+	acct, _, err := b.svc.Store.SignIn(ctx, store.SignIn{
+		Account:     letagents.Account{Provider: "github", ProviderUserID: login, Login: login, DisplayName: login},
+		GitHubToken: []byte{0}, OwnerTokenHash: auth.HashToken(owner), Now: now})
+	if err != nil {
+		return a, "", "", err
+	}
+	agent, _, err := b.svc.Store.UpsertAgent(ctx, letagents.Agent{OwnerAccountID: acct.ID, Name: strings.ToLower(display),
+		CanonicalKey: login + "/" + strings.ToLower(display), DisplayName: display, OwnerLogin: login, OwnerLabel: login}, now)
+	if err != nil {
+		return a, "", "", err
+	}
+	a, err = b.svc.Store.CreateAgentSession(ctx, store.NewAgentSession{
+		AgentSession: letagents.AgentSession{RoomID: room, Kind: letagents.SessionWorker, Runtime: "claude", AgentKey: agent.CanonicalKey,
+			OwnerAccountID: acct.ID, OwnerLabel: login, IDELabel: "Claude Code"},
+		TokenHash: auth.HashToken(token),
+		Names:     []string{display},
+		Label:     func(n string) string { return n + " | " + login + "'s agent | Claude Code" },
+	}, now)
+	return a, owner, token, err
 }

@@ -6,6 +6,9 @@
 //	go run ./localdev/bench -quick    # about 2 min
 //	go run ./localdev/bench -search=off   # without the search rows: 40 s, or 20 s quick
 //	go run ./localdev/bench -hook=only    # the hook process rows alone
+//	go run ./localdev/bench -sends=only   # sustained sends and CPU per send alone
+//	go run ./localdev/bench -search=index # an insert's CPU under each way of indexing it for search
+//	ANCHOR_DIR=/path/to/built/letagents go run ./localdev/bench -sends=only   # and side by side with the original
 //
 // Floors: A, a bare INSERT+NOTIFY on pgx waking a bare LISTEN connection
 // (the least a send→wake can cost); B, a bare loopback HTTP round trip
@@ -82,8 +85,9 @@ type options struct {
 	floorB     int
 	cpuProfile string
 	streams    bool
-	search     string // on, off or only: the search rows (search.go)
+	search     string // on, off, only, or index: the search rows (search.go), or the index variants alone (searchindex.go)
 	hook       string // on, off or only: the hook process rows (hook.go)
+	sends      string // on, off or only: the send throughput rows (throughput.go)
 	scale      bool
 }
 
@@ -98,10 +102,14 @@ func main() {
 	if mode := os.Getenv(childEnv); mode != "" {
 		os.Exit(childMain(mode))
 	}
-	// The bench sends from one address far faster than the send limit
-	// lets any client; its server children inherit this.
-	if os.Getenv("LETAGENTS_SEND_LIMIT") == "" {
-		if err := os.Setenv("LETAGENTS_SEND_LIMIT", "1000000"); err != nil {
+	// The bench sends (and, side by side, joins) from one address far
+	// faster than the limits let any client; its server children inherit
+	// this.
+	for _, k := range []string{"LETAGENTS_SEND_LIMIT", "LETAGENTS_JOIN_LIMIT"} {
+		if os.Getenv(k) != "" {
+			continue
+		}
+		if err := os.Setenv(k, "1000000"); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 			os.Exit(1)
 		}
@@ -119,8 +127,9 @@ func main() {
 	flag.IntVar(&opt.maxConns, "maxconns", 16, "pgxpool MaxConns of the service's pool")
 	flag.IntVar(&opt.senders, "senders", 8, "concurrent senders (and rooms) for the throughput rows")
 	flag.BoolVar(&streams, "streams", true, "also run every send→wake case with event streams (send→event), and measure a stream's memory")
-	flag.StringVar(&opt.search, "search", "on", "the search rows, which build a corpus of a million messages first (about a minute): on, off, or only them")
+	flag.StringVar(&opt.search, "search", "on", "the search rows, which build a corpus of a million messages first (about a minute): on, off, or only them; index: only the CPU of an insert under each way of indexing it")
 	flag.StringVar(&opt.hook, "hook", "on", "the rows of the hook process (letagents hook, run against the local runner): on, off, or only them")
+	flag.StringVar(&opt.sends, "sends", "on", "the rows of sustained sends and their CPU per send against floor D: on, off, or only them")
 	flag.StringVar(&opt.cpuProfile, "cpuprofile", "", "write a CPU profile of the largest one-room send→wake case to this file")
 	var (
 		sc   scaleOptions
@@ -138,8 +147,8 @@ func main() {
 	flag.DurationVar(&sc.maxP99, "max-p99", 100*time.Millisecond, "scale: the p99 send→wake the ramp stops beyond")
 	flag.IntVar(&sc.dbConns, "db-conns", 4, "scale: DB_MAX_CONNS of each poll server (the server has max_connections to share)")
 	flag.Parse()
-	for name, v := range map[string]string{"search": opt.search, "hook": opt.hook} {
-		if v != "on" && v != "off" && v != "only" {
+	for name, v := range map[string]string{"search": opt.search, "hook": opt.hook, "sends": opt.sends} {
+		if v != "on" && v != "off" && v != "only" && (name != "search" || v != "index") {
 			fmt.Fprintf(os.Stderr, "bench: -%s %q: want on, off or only\n", name, v)
 			os.Exit(2)
 		}
@@ -281,7 +290,10 @@ type bench struct {
 	mu           sync.Mutex
 	children     []*child
 	extraSchemas []string // dropped with schema at the end
-	once         sync.Once
+	// extraDatabases are dropped at the end too: the original's, for the
+	// side-by-side rows (sidebyside.go).
+	extraDatabases []string
+	once           sync.Once
 }
 
 type row struct{ name, p50, p99, r50, r99, notes string }
@@ -305,6 +317,7 @@ const (
 	secHook
 	secMemory
 	secSearch
+	secVs
 )
 
 func (b *bench) add(section int, mk func() row) {
@@ -333,9 +346,26 @@ func (b *bench) run(ctx context.Context) error {
 	if err := b.setup(ctx); err != nil {
 		return err
 	}
+	if b.opt.search == "index" {
+		if err := b.searchIndex(ctx); err != nil {
+			return fmt.Errorf("search index: %w", err)
+		}
+		b.print(time.Since(start))
+		return nil
+	}
 	if b.opt.search == "only" {
 		if err := b.searchBench(ctx); err != nil {
 			return fmt.Errorf("search: %w", err)
+		}
+		b.print(time.Since(start))
+		return nil
+	}
+	if b.opt.sends == "only" {
+		if err := b.throughput(ctx); err != nil {
+			return fmt.Errorf("throughput: %w", err)
+		}
+		if err := b.sideBySide(ctx); err != nil {
+			return fmt.Errorf("side by side: %w", err)
 		}
 		b.print(time.Since(start))
 		return nil
@@ -403,8 +433,13 @@ func (b *bench) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := b.throughput(ctx); err != nil {
-		return fmt.Errorf("throughput: %w", err)
+	if b.opt.sends == "on" {
+		if err := b.throughput(ctx); err != nil {
+			return fmt.Errorf("throughput: %w", err)
+		}
+		if err := b.sideBySide(ctx); err != nil {
+			return fmt.Errorf("side by side: %w", err)
+		}
 	}
 	if err := b.runner(ctx); err != nil {
 		return fmt.Errorf("local runner: %w", err)
@@ -435,6 +470,8 @@ func (b *bench) setup(ctx context.Context) error {
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
+	// The run's backends, whose CPU the throughput rows count (cpuMeter).
+	q.Set("application_name", schema)
 	u.RawQuery = q.Encode()
 
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -553,6 +590,7 @@ func (b *bench) cleanup() {
 		children := b.children
 		schema := b.schema
 		schemas := append([]string{schema}, b.extraSchemas...)
+		databases := b.extraDatabases
 		b.mu.Unlock()
 		for _, c := range children {
 			stopChild(c)
@@ -587,6 +625,11 @@ func (b *bench) cleanup() {
 				continue
 			}
 			fmt.Fprintf(os.Stderr, "bench: dropped schema %s\n", sc)
+		}
+		for _, d := range databases {
+			if _, err := admin.Exec(ctx, `DROP DATABASE IF EXISTS `+pgx.Identifier{d}.Sanitize()+` WITH (FORCE)`); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: drop database %s: %v\n", d, err)
+			}
 		}
 	})
 }

@@ -3,27 +3,41 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/wire"
 )
 
-// throughput runs n concurrent senders for the configured time three ways:
+// throughput runs n concurrent senders for the configured time four ways:
 // bare INSERT+NOTIFY statements on pgx (the floor), HTTP POSTs to the
-// service, and store.SendMessage calls (the service minus HTTP).
+// service by an anonymous sender and by agents' worker sessions (an owner
+// token and a session, as every agent sends), and store.SendMessage calls
+// (the service minus HTTP). Beside each rate it counts the CPU per send of
+// this process and of the run's database backends (cpuMeter): the rates
+// share two cores with whatever else runs, the CPU a send costs less so.
 func (b *bench) throughput(ctx context.Context) error {
 	n, d := b.opt.senders, b.opt.tpDur
 	rooms := make([]string, n)
+	workers := make([]http.Header, n)
 	for i := range n {
 		rooms[i] = fmt.Sprintf("bench-room-tp-%d", i)
-		if _, _, err := b.svc.Store.EnsureRoom(ctx, rooms[i]); err != nil {
+		a, owner, token, err := b.registerWorker(ctx, rooms[i], fmt.Sprintf("bench-tp-%d", i), "Sender", time.Now())
+		if err != nil {
 			return err
 		}
+		workers[i] = http.Header{"Authorization": {"Bearer " + owner},
+			wire.SessionIDHeader: {letagents.WireID(letagents.AgentSessionPrefix, a.ID)}, wire.SessionTokenHeader: {token}}
 	}
 	type kind struct {
 		count int
+		all   int // ops run, warm-up included: what the CPU was spent on
 		time  time.Duration
+		cpu   time.Duration
+		cpuOK bool
 		lat   dist
 		op    func(ctx context.Context, i, seq int) error
 	}
@@ -34,53 +48,92 @@ func (b *bench) throughput(ctx context.Context) error {
 	viaHTTP := &kind{op: func(ctx context.Context, i, seq int) error {
 		return send(ctx, b.client, b.srv.URL, rooms[i], fmt.Sprintf("throughput %d", seq))
 	}}
+	viaWorker := &kind{op: func(ctx context.Context, i, seq int) error {
+		return sendWith(ctx, b.client, b.srv.URL, rooms[i], fmt.Sprintf("throughput %d", seq), workers[i])
+	}}
 	viaStore := &kind{op: func(ctx context.Context, i, seq int) error {
 		_, _, err := b.svc.Store.SendMessage(ctx, letagents.NewMessage{RoomID: rooms[i], Sender: "bench", Text: fmt.Sprintf("throughput %d", seq)})
 		return err
 	}}
-	// Rounds alternate the three, so a slow moment of the machine falls on
+	meter := cpuMeter{admin: b.pool, app: b.schema, pids: []int{os.Getpid()}}
+	// Rounds alternate the kinds, so a slow moment of the machine falls on
 	// all of them alike.
 	rounds := 5
 	if b.opt.quick {
 		rounds = 2
 	}
+	kinds := []*kind{floor, viaHTTP, viaWorker, viaStore}
+	for _, k := range kinds {
+		k.cpuOK = true
+	}
 	for r := range rounds {
-		for _, k := range []*kind{floor, viaHTTP, viaStore} {
-			count, lat, err := runConcurrent(ctx, n, d/time.Duration(rounds), k.op)
+		for _, k := range kinds {
+			c0, ok0 := meter.sample(ctx)
+			count, all, lat, err := runConcurrent(ctx, n, d/time.Duration(rounds), k.op)
 			if err != nil {
 				return fmt.Errorf("round %d: %w", r, err)
 			}
-			k.count += count
+			c1, ok1 := meter.sample(ctx)
+			k.cpu, k.cpuOK = k.cpu+c1-c0, k.cpuOK && ok0 && ok1
+			k.count, k.all = k.count+count, k.all+all
 			k.time += d / time.Duration(rounds)
 			k.lat = append(k.lat, lat...)
 		}
 	}
 	rate := func(k *kind) float64 { return float64(k.count) / k.time.Seconds() }
-	progress("throughput: floor %.0f/s, HTTP %.0f/s, store %.0f/s", rate(floor), rate(viaHTTP), rate(viaStore))
-	how := fmt.Sprintf("%s in all, in %d rounds alternating with the other two throughput rows", d, rounds)
+	// The CPU was spent on the warm-up's sends too, so it is divided by
+	// every send run.
+	cpuEach := func(k *kind) time.Duration { return k.cpu / time.Duration(max(1, k.all)) }
+	progress("throughput: floor %.0f/s, HTTP %.0f/s, worker %.0f/s, store %.0f/s; CPU per send floor %s, HTTP %s, worker %s, store %s",
+		rate(floor), rate(viaHTTP), rate(viaWorker), rate(viaStore), ms(cpuEach(floor)), ms(cpuEach(viaHTTP)), ms(cpuEach(viaWorker)), ms(cpuEach(viaStore)))
+	how := fmt.Sprintf("%s in all, in %d rounds alternating with the other throughput rows", d, rounds)
 	b.add(secThroughput, func() row {
 		return row{name: fmt.Sprintf("**Floor D**: bare INSERT+NOTIFY statements, %d concurrent conns", n),
 			p50: fmt.Sprintf("%.0f /s", rate(floor)), p99: "—", r50: "1×", r99: "—",
 			notes: fmt.Sprintf("p50 column is the rate; %s; on the pool, one channel per sender; each statement %s p50 / %s p99", how, ms(floor.lat.pct(.5)), ms(floor.lat.pct(.99)))}
 	})
-	b.add(secThroughput, func() row {
-		return row{name: fmt.Sprintf("Ours: sustained sends, %d HTTP POST senders → %d rooms", n, n),
-			p50: fmt.Sprintf("%.0f /s", rate(viaHTTP)), p99: "—", r50: ratioF(rate(viaHTTP), rate(floor)), r99: "—",
-			notes: fmt.Sprintf("p50 column is the rate, ratio = ours / floor D; POST /rooms/{room}/messages over keep-alive HTTP, sender i → room i, no waiters parked; %s; each POST %s p50 / %s p99",
-				how, ms(viaHTTP.lat.pct(.5)), ms(viaHTTP.lat.pct(.99)))}
-	})
-	b.add(secThroughput, func() row {
-		return row{name: fmt.Sprintf("Ours: sustained sends, %d store.SendMessage callers → %d rooms", n, n),
-			p50: fmt.Sprintf("%.0f /s", rate(viaStore)), p99: "—", r50: ratioF(rate(viaStore), rate(floor)), r99: "—",
-			notes: fmt.Sprintf("p50 column is the rate, ratio = ours / floor D; svc.Store.SendMessage straight on the pool (the send minus HTTP); %s; each call %s p50 / %s p99",
-				how, ms(viaStore.lat.pct(.5)), ms(viaStore.lat.pct(.99)))}
-	})
+	for _, k := range []struct {
+		*kind
+		name, how string
+	}{
+		{viaHTTP, fmt.Sprintf("Ours: sustained sends, %d anonymous HTTP POST senders → %d rooms", n, n),
+			"POST /rooms/{room}/messages over keep-alive HTTP with no credential, sender i → room i, no waiters parked"},
+		{viaWorker, fmt.Sprintf("Ours: sustained sends, %d agents' HTTP POSTs (owner token + worker session) → %d rooms", n, n),
+			"as the row above, each with its owner's bearer token and its worker session's headers, as an agent sends"},
+		{viaStore, fmt.Sprintf("Ours: sustained sends, %d store.SendMessage callers → %d rooms", n, n),
+			"svc.Store.SendMessage straight on the pool (the send minus HTTP, rate limit and sender checks)"},
+	} {
+		b.add(secThroughput, func() row {
+			return row{name: k.name, p50: fmt.Sprintf("%.0f /s", rate(k.kind)), p99: "—", r50: ratioF(rate(k.kind), rate(floor)), r99: "—",
+				notes: fmt.Sprintf("p50 column is the rate, ratio = ours / floor D; %s; %s; each %s p50 / %s p99",
+					k.how, how, ms(k.lat.pct(.5)), ms(k.lat.pct(.99)))}
+		})
+	}
+	for _, k := range []struct {
+		*kind
+		name string
+	}{
+		{floor, "**Floor D**: CPU per bare INSERT+NOTIFY"},
+		{viaHTTP, "Ours: CPU per anonymous HTTP send"},
+		{viaWorker, "Ours: CPU per agent's HTTP send (owner token + worker session)"},
+		{viaStore, "Ours: CPU per store.SendMessage"},
+	} {
+		b.add(secThroughput, func() row {
+			r := row{name: k.name, p50: cpuPer(k.cpu, k.cpuOK, k.all), p99: "—", r50: "—", r99: "—",
+				notes: "p50 column is CPU time per send of this process (client and server) and of the run's database backends (by application_name, from /proc), over the rows above' rounds; ratio = ours / floor D's"}
+			if k.cpuOK && floor.cpuOK {
+				r.r50 = ratio(cpuEach(k.kind), cpuEach(floor))
+			}
+			return r
+		})
+	}
 	return nil
 }
 
 // runConcurrent runs op in n goroutines for d after a short warm-up and
-// returns how many operations started within d and each one's latency.
-func runConcurrent(ctx context.Context, n int, d time.Duration, op func(ctx context.Context, i, seq int) error) (int, dist, error) {
+// returns how many operations started within d, how many ran in all (the
+// warm-up's too) and each one's latency.
+func runConcurrent(ctx context.Context, n int, d time.Duration, op func(ctx context.Context, i, seq int) error) (int, int, dist, error) {
 	const warm = 100 * time.Millisecond
 	start := time.Now()
 	from, until := start.Add(warm), start.Add(warm+d)
@@ -89,6 +142,7 @@ func runConcurrent(ctx context.Context, n int, d time.Duration, op func(ctx cont
 		mu    sync.Mutex
 		lat   dist
 		count int
+		all   int
 		first error
 	)
 	for i := range n {
@@ -96,6 +150,7 @@ func runConcurrent(ctx context.Context, n int, d time.Duration, op func(ctx cont
 		go func() {
 			defer wg.Done()
 			var mine dist
+			ran := 0
 			for seq := 0; ; seq++ {
 				t0 := time.Now()
 				if !t0.Before(until) || ctx.Err() != nil {
@@ -109,6 +164,7 @@ func runConcurrent(ctx context.Context, n int, d time.Duration, op func(ctx cont
 					mu.Unlock()
 					return
 				}
+				ran++
 				if t0.After(from) {
 					mine = append(mine, time.Since(t0))
 				}
@@ -116,15 +172,16 @@ func runConcurrent(ctx context.Context, n int, d time.Duration, op func(ctx cont
 			mu.Lock()
 			lat = append(lat, mine...)
 			count += len(mine)
+			all += ran
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
 	if first != nil {
-		return 0, nil, first
+		return 0, 0, nil, first
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
-	return count, lat, nil
+	return count, all, lat, nil
 }

@@ -27,8 +27,10 @@ const (
 	// member: the caller may use the room (auth.Gate). The room need not
 	// exist: what the handler reads answers 404 for one that does not.
 	member
-	// sender is member after counting the request against the client's
-	// send rate, which counts refused sends too.
+	// sender is member, counting the request against the client's send
+	// rate, which counts refused sends too: the send's own statement
+	// takes the token (store.Send), and a send refused before it takes
+	// one then (refuseSend), so that the rate's 429 still comes first.
 	sender
 	// joiner is member after counting the request against the client's
 	// join rate, and the gate also asks for the caller's GitHub admin bit.
@@ -49,14 +51,19 @@ const (
 // auth_required, 403 private_repo_no_access and, for admin, 404 (no such
 // room), 401 and 403.
 func (s *server) pass(r *http.Request, g gate, ps params) (call, error) {
+	c, err := s.passRoom(r, g, ps)
+	if err != nil && g == sender {
+		err = s.refuseSend(r, err)
+	}
+	return c, err
+}
+
+// passRoom is pass but for the send rate of a refused send.
+func (s *server) passRoom(r *http.Request, g gate, ps params) (call, error) {
 	c := call{ps: ps}
 	switch g {
 	case public:
 		return c, nil
-	case sender:
-		if err := s.Auth.LimitSend(r.Context(), clientAddress(r)); err != nil {
-			return c, err
-		}
 	case joiner:
 		if err := s.Auth.LimitJoin(r.Context(), clientAddress(r)); err != nil {
 			return c, err

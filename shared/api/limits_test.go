@@ -7,6 +7,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/store/storetest"
 )
 
 // wantRateLimited fails unless r is a 429 RATE_LIMITED naming what, with
@@ -141,4 +145,36 @@ func TestInviteRoomAndSendLimits(t *testing.T) {
 	e.clock.Advance(10 * time.Second) // 30 s since the two rooms: one back
 	e.call(t, http.MethodPost, "/projects", "").want(t, 201, "")
 	wantRateLimited(t, e.call(t, http.MethodPost, "/projects", ""), "new invite rooms", "30")
+}
+
+// TestSendRateCountsRefusals: the send's token is taken in its statement,
+// and a send refused before it (a bad body) or by it (a session's
+// credentials that sign nothing in) still spends one; over the rate, the
+// 429 comes before any other refusal, and an agent's send is refused as
+// an anonymous one is.
+func TestSendRateCountsRefusals(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, map[string]string{"LETAGENTS_SEND_LIMIT": "4"})
+	room := e.call(t, http.MethodPost, "/projects", "").want(t, 201, "").str("id")
+	w := storetest.Register(t, store.New(e.db.Pool), room, "Ada", letagents.SessionWorker, e.clock.Now())
+	path := "/rooms/" + room + "/messages"
+	agent := func(token string) reply {
+		t.Helper()
+		return e.as(t, w.OwnerToken, http.MethodPost, path,
+			fmt.Sprintf(`{"text": "hi", "agent_session_id": %q, "agent_session_token": %q}`, letagents.WireID(letagents.AgentSessionPrefix, w.ID), token))
+	}
+	e.call(t, http.MethodPost, path, `{"sender": "a", "text":`).want(t, 400, "")
+	if r := agent("not the session's").want(t, 401, ""); r.str("code") != letagents.CodeAgentSessionInvalid {
+		t.Errorf("wrong session token = %s; want %s", r.raw, letagents.CodeAgentSessionInvalid)
+	}
+	if r := agent(w.Token).want(t, 201, ""); r.str("sender") != w.ActorLabel || r.str("source") != letagents.SourceAgent {
+		t.Errorf("worker's send = %s; want sent as %q, source agent", r.raw, w.ActorLabel)
+	}
+	e.call(t, http.MethodPost, path, `{"sender": "a", "text": "hi"}`).want(t, 201, "")
+	wantRateLimited(t, e.call(t, http.MethodPost, path, `{"sender": "a", "text":`), "messages", "15")
+	wantRateLimited(t, agent(w.Token), "messages", "15")
+	wantRateLimited(t, e.call(t, http.MethodPost, "/rooms/"+room+"%00/messages", `{"sender": "a", "text": "hi"}`), "messages", "15")
+	if r := e.call(t, http.MethodGet, path, "").want(t, 200, ""); len(r.messages(t)) != 2 {
+		t.Errorf("messages after 2 sends let through = %s; want 2", r.raw)
+	}
 }

@@ -113,29 +113,7 @@ func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward, r
 }
 
 func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, c call) error {
-	var req wire.SendMessage
-	if err := decode(w, r, &req); err != nil {
-		return err
-	}
-	m := letagents.NewMessage{RoomID: c.room, Sender: req.Sender, Text: req.Text, ClientMessageID: req.ClientMessageID}
-	var err error
-	if m.PromptKind, err = letagents.ParsePromptKind(req.AgentPromptKind); err != nil {
-		return err
-	}
-	if m.ThreadParentSeq, err = replyTarget(req); err != nil {
-		return err
-	}
-	// A worker session's message is signed by the server, never the body.
-	sess, err := s.agentSession(r, c.room, req.SessionCredentials, true)
-	if err != nil {
-		return err
-	}
-	if sess != nil {
-		m.Sender, m.Source, m.PublisherSessionID = sess.ActorLabel, letagents.SourceAgent, sess.ID
-	} else if m.Source, err = s.senderSource(r, m); err != nil {
-		return err
-	}
-	msg, created, err := s.Store.SendMessage(r.Context(), m)
+	msg, created, err := s.send(w, r, c)
 	if err != nil {
 		return err
 	}
@@ -147,45 +125,139 @@ func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, c call) err
 	return nil
 }
 
-// senderSource is the source of a message sent with no worker session to
-// vouch for its sender, or why it may not be sent.
-//
-// An agent session's label names that agent in the room, so nobody but its
-// account may send under it. An owner token is an agent's credential, but
-// its messages read as an agent's (source "agent") only under a label the
-// account owns: one of its sessions' in the room, or one made of one of
-// its agents' display and owner labels. Any other actor label that names
-// an owner ("<name> | <owner>'s agent | <ide>") is refused, as a claim to
-// be someone else's agent; a plain name is stored with no source, as
-// unverified. Labels compare in actors.CanonicalLabel form, ignoring case.
-func (s *server) senderSource(r *http.Request, m letagents.NewMessage) (string, error) {
-	// Bad input, such as the server's own name, is refused as such before
-	// anyone's claims are read.
-	if err := m.Validate(); err != nil {
-		return "", err
+// send checks and sends a message in one statement (store.Send): the
+// token of the client's send rate, the worker session that signs the
+// message (never the body) or the claims on the body's sender, and the
+// insert. A request refused before that statement still takes its token,
+// as the sender gate's used to (refuseSend). Refusals come in the order
+// they did when each was a round trip of its own: the rate, the session
+// or the claims (senderSource), the message, the room and the parent.
+func (s *server) send(w http.ResponseWriter, r *http.Request, c call) (letagents.Message, bool, error) {
+	var req wire.SendMessage
+	if err := decode(w, r, &req); err != nil {
+		return letagents.Message{}, false, s.refuseSend(r, err)
 	}
-	return s.nameSource(r, m.RoomID, "sender", m.Sender)
+	m := letagents.NewMessage{RoomID: c.room, Sender: req.Sender, Text: req.Text, ClientMessageID: req.ClientMessageID}
+	var err error
+	if m.PromptKind, err = letagents.ParsePromptKind(req.AgentPromptKind); err != nil {
+		return letagents.Message{}, false, s.refuseSend(r, err)
+	}
+	if m.ThreadParentSeq, err = replyTarget(req); err != nil {
+		return letagents.Message{}, false, s.refuseSend(r, err)
+	}
+	who := identity(r)
+	in := store.Send{Take: s.Auth.SendTake(clientAddress(r)), Now: s.now(), AccountID: who.Account.ID}
+	creds, withSession := sessionCredentials(r, req.SessionCredentials)
+	var owner string
+	if withSession {
+		if err := precheckSession(who, creds); err != nil {
+			return letagents.Message{}, false, s.refuseSend(r, err)
+		}
+		// The session's actor label will be the sender, whatever the body's.
+		signed := m
+		signed.Sender, signed.Source = letagents.SourceAgent, letagents.SourceAgent
+		if err := signed.Validate(); err != nil {
+			if _, serr := s.agentSession(r, c.room, req.SessionCredentials, true); serr != nil {
+				err = serr
+			}
+			return letagents.Message{}, false, s.refuseSend(r, err)
+		}
+		in.SessionTokenHash = auth.HashToken(creds.AgentSessionToken)
+		in.SessionID, _ = letagents.ParseWireID(letagents.AgentSessionPrefix, creds.AgentSessionID)
+	} else {
+		// Bad input, such as the server's own name, is refused as such
+		// before anyone's claims are read.
+		if err := m.Validate(); err != nil {
+			return letagents.Message{}, false, s.refuseSend(r, err)
+		}
+		in.Label = actors.CanonicalLabel(m.Sender)
+		in.Display, owner, _ = actors.ParseActorLabel(in.Label)
+		in.Owner, in.ViaOwnerToken = owner, who.Via == auth.ViaOwnerToken
+		if !in.ViaOwnerToken {
+			held, err := s.nameHeld(r, c.room, m.Sender, in.Display, owner)
+			if err != nil {
+				return letagents.Message{}, false, err
+			}
+			in.NameFree = !held
+		}
+		m.Source = who.Source()
+	}
+	in.Message = m
+	out, err := s.Store.Send(r.Context(), in)
+	switch {
+	case err != nil:
+		return letagents.Message{}, false, err
+	case out.Wait > 0:
+		return letagents.Message{}, false, s.Auth.SendRefused(out.Wait)
+	}
+	if withSession {
+		_, err = checkSession(who, creds, out.Session, c.room, true)
+	} else {
+		_, err = claimSource(who, out.Claim, "sender", m.Sender, owner, func() error {
+			if !in.NameFree {
+				return letagents.NameHeld("sender", m.Sender)
+			}
+			return nil
+		})
+	}
+	if err == nil {
+		err = out.Refusal(m)
+	}
+	return out.Message, out.Created, err
+}
+
+// refuseSend answers a send refused before its statement: the request
+// still counts against the client's send rate, and its 429 comes first.
+func (s *server) refuseSend(r *http.Request, err error) error {
+	if lerr := s.Auth.LimitSend(r.Context(), clientAddress(r)); lerr != nil {
+		return lerr
+	}
+	return err
 }
 
 // nameSource judges a name that a caller with no worker session writes
-// under in a room (field names it: a message's sender, a task's
-// created_by or a claim's assignee) as senderSource says, once its form
-// has been checked.
+// under in a room (field names it: a task's created_by, a claim's
+// assignee, a reasoning session's actor) as claimSource says, once its
+// form has been checked.
 func (s *server) nameSource(r *http.Request, roomID, field, name string) (string, error) {
 	who := identity(r)
 	label := actors.CanonicalLabel(name)
 	display, owner, _ := actors.ParseActorLabel(label)
 	c, err := s.Store.SenderClaim(r.Context(), roomID, label, display, owner, who.Account.ID)
-	switch {
-	case err != nil:
+	if err != nil {
 		return "", err
+	}
+	return claimSource(who, c, field, name, owner, func() error {
+		held, err := s.nameHeld(r, roomID, name, display, owner)
+		if err == nil && held {
+			err = letagents.NameHeld(field, name)
+		}
+		return err
+	})
+}
+
+// claimSource is the source of what who writes under name (field names
+// it) with no worker session to vouch for it, given the claims c on the
+// name in the room, or why it may not; unclaimed refuses the name when
+// someone else holds it (nameHeld).
+//
+// An agent session's label names that agent in the room, so nobody but its
+// account may write under it. An owner token is an agent's credential, but
+// what it writes reads as an agent's (source "agent") only under a label the
+// account owns: one of its sessions' in the room, or one made of one of
+// its agents' display and owner labels. Any other actor label that names
+// an owner ("<name> | <owner>'s agent | <ide>") is refused, as a claim to
+// be someone else's agent; a plain name is stored with no source, as
+// unverified. Labels compare in actors.CanonicalLabel form, ignoring case.
+func claimSource(who auth.Identity, c store.SenderClaim, field, name, owner string, unclaimed func() error) (string, error) {
+	switch {
 	case c.Others && !c.Session:
 		return "", letagents.Errorf(letagents.Forbidden,
 			"%s %q is the actor label of another account's agent in this room; act under a name of your own", field, name)
 	case c.Session || c.Agent:
 		return who.Source(), nil
 	case who.Via != auth.ViaOwnerToken:
-		return who.Source(), s.unclaimedName(r, roomID, field, name, display, owner)
+		return who.Source(), unclaimed()
 	case owner != "":
 		return "", letagents.Errorf(letagents.Forbidden,
 			"%s %q names an agent this account does not own; act as your own agent's actor label, or pass its agent_session_id and agent_session_token", field, name)
@@ -193,19 +265,15 @@ func (s *server) nameSource(r *http.Request, roomID, field, name string) (string
 	return "", nil
 }
 
-// unclaimedName refuses a name a browser or an anonymous caller writes
-// under when it, its display part or its owner part reads
-// (letagents.NameKey) as a name someone else holds: a person's login or
-// display name, an agent's display name, an agent session's in the room.
-// Only a worker session or an owner token can prove an agent's name, and
-// only the account itself a person's; a name nobody holds stays free.
-func (s *server) unclaimedName(r *http.Request, roomID, field, name, display, owner string) error {
+// nameHeld reports whether a name a browser or an anonymous caller writes
+// under, its display part or its owner part reads (letagents.NameKey) as
+// a name someone else holds: a person's login or display name, an agent's
+// display name, an agent session's in the room. Only a worker session or
+// an owner token can prove an agent's name, and only the account itself a
+// person's; a name nobody holds stays free.
+func (s *server) nameHeld(r *http.Request, roomID, name, display, owner string) (bool, error) {
 	keys := []string{letagents.NameKey(name), letagents.NameKey(display), letagents.NameKey(owner)}
-	held, err := s.Store.NameHeldByOthers(r.Context(), roomID, keys, identity(r).Account.ID)
-	if err != nil || !held {
-		return err
-	}
-	return letagents.NameHeld(field, name)
+	return s.Store.NameHeldByOthers(r.Context(), roomID, keys, identity(r).Account.ID)
 }
 
 // replyTarget reads the message a send replies to, from thread_parent_id

@@ -418,28 +418,56 @@ func (s *server) nativeActivity(w http.ResponseWriter, r *http.Request, c call) 
 // (NOT_AUTHENTICATED, TOKEN_INVALID), never AGENT_SESSION_INVALID: the
 // session may be fine, and clients forget a session on that code.
 func (s *server) agentSession(r *http.Request, roomID string, creds wire.SessionCredentials, worker bool) (*letagents.AgentSession, error) {
-	if creds.AgentSessionID == "" && creds.AgentSessionToken == "" {
-		creds.AgentSessionID, creds.AgentSessionToken = r.Header.Get(wire.SessionIDHeader), r.Header.Get(wire.SessionTokenHeader)
-	}
-	if creds.AgentSessionID == "" && creds.AgentSessionToken == "" {
+	creds, given := sessionCredentials(r, creds)
+	if !given {
 		return nil, nil
 	}
-	invalid := &letagents.Error{Kind: letagents.Unauthorized, Code: letagents.CodeAgentSessionInvalid, Message: "Invalid agent session credentials."}
 	who := identity(r)
-	if !who.AgentOwner() {
-		return nil, who.NotSignedIn("Agent session credentials count only with their owner's token (Authorization: Bearer); sign in again.")
-	}
-	if creds.AgentSessionID == "" || creds.AgentSessionToken == "" || len(creds.AgentSessionToken) > letagents.MaxTokenBytes {
-		return nil, invalid
+	if err := precheckSession(who, creds); err != nil {
+		return nil, err
 	}
 	a, err := s.Store.AgentSessionByToken(r.Context(), auth.HashToken(creds.AgentSessionToken), s.now())
 	switch {
 	case letagents.IsKind(err, letagents.Unauthorized):
-		return nil, invalid
+		return nil, invalidSession()
 	case err != nil:
 		return nil, err
-	case creds.AgentSessionID != letagents.WireID(letagents.AgentSessionPrefix, a.ID) || a.OwnerAccountID != who.Account.ID:
-		return nil, invalid
+	}
+	return checkSession(who, creds, &a, roomID, worker)
+}
+
+// sessionCredentials are a request's session credentials: the body's
+// (creds), else its headers'; given is false when it has none.
+func sessionCredentials(r *http.Request, creds wire.SessionCredentials) (_ wire.SessionCredentials, given bool) {
+	if creds.AgentSessionID == "" && creds.AgentSessionToken == "" {
+		creds.AgentSessionID, creds.AgentSessionToken = r.Header.Get(wire.SessionIDHeader), r.Header.Get(wire.SessionTokenHeader)
+	}
+	return creds, creds.AgentSessionID != "" || creds.AgentSessionToken != ""
+}
+
+// precheckSession refuses, before any lookup, session credentials that
+// can sign no session in for who.
+func precheckSession(who auth.Identity, creds wire.SessionCredentials) error {
+	if !who.AgentOwner() {
+		return who.NotSignedIn("Agent session credentials count only with their owner's token (Authorization: Bearer); sign in again.")
+	}
+	if creds.AgentSessionID == "" || creds.AgentSessionToken == "" || len(creds.AgentSessionToken) > letagents.MaxTokenBytes {
+		return invalidSession()
+	}
+	return nil
+}
+
+func invalidSession() error {
+	return &letagents.Error{Kind: letagents.Unauthorized, Code: letagents.CodeAgentSessionInvalid, Message: "Invalid agent session credentials."}
+}
+
+// checkSession judges the session a's token found (nil: none) for who in
+// the room, with creds: the id must be a's and a its owner's, in the room,
+// live, and a worker's when worker.
+func checkSession(who auth.Identity, creds wire.SessionCredentials, a *letagents.AgentSession, roomID string, worker bool) (*letagents.AgentSession, error) {
+	switch {
+	case a == nil, creds.AgentSessionID != letagents.WireID(letagents.AgentSessionPrefix, a.ID) || a.OwnerAccountID != who.Account.ID:
+		return nil, invalidSession()
 	case a.RoomID != roomID:
 		return nil, letagents.Errorf(letagents.Forbidden, "This agent session belongs to another room.")
 	case !a.Live():
@@ -448,7 +476,7 @@ func (s *server) agentSession(r *http.Request, roomID string, creds wire.Session
 	case worker && a.Kind != letagents.SessionWorker:
 		return nil, &letagents.Error{Kind: letagents.Forbidden, Code: letagents.CodeWorkerSessionRequired, Message: "Worker session is required for agent write actions."}
 	}
-	return &a, nil
+	return a, nil
 }
 
 // requireWorker is agentSession for actions only a worker may take.

@@ -440,6 +440,12 @@ func (s *Service) limit(ctx context.Context, kind, client string, perMinute int,
 	if err != nil || wait == 0 {
 		return err
 	}
+	return rateLimited(wait, perMinute, what)
+}
+
+// rateLimited is the refusal of a request that found no token, one to be
+// there after wait.
+func rateLimited(wait time.Duration, perMinute int, what string) error {
 	wait = (wait + time.Second - 1).Truncate(time.Second) // Retry-After speaks whole seconds
 	return &letagents.Error{Kind: letagents.RateLimited, Code: letagents.CodeRateLimited, RetryAfter: wait,
 		Message: fmt.Sprintf("Too many %s from this address (at most %d a minute); try again in %d s", what, perMinute, int(wait/time.Second))}
@@ -457,7 +463,23 @@ func (s *Service) LimitInviteRoom(ctx context.Context, client string) error {
 
 // LimitSend counts a message sent from a client address.
 func (s *Service) LimitSend(ctx context.Context, client string) error {
-	return s.limit(ctx, "send", client, s.cfg.SendLimit, "messages")
+	return s.limit(ctx, sendKind, client, s.cfg.SendLimit, sendWhat)
+}
+
+// The send rate's bucket kind, and what its refusal calls sends.
+const sendKind, sendWhat = "send", "messages"
+
+// SendTake is LimitSend's token for a statement that takes it with the
+// send (store.Send), whose wait SendRefused turns into LimitSend's
+// refusal.
+func (s *Service) SendTake(client string) *store.RateTake {
+	return &store.RateTake{Kind: sendKind, Key: client, PerMinute: s.cfg.SendLimit, Now: s.cfg.Now()}
+}
+
+// SendRefused is LimitSend's refusal of a send that found no token, one
+// to be there after wait.
+func (s *Service) SendRefused(wait time.Duration) error {
+	return rateLimited(wait, s.cfg.SendLimit, sendWhat)
 }
 
 // githubError reports GitHub's failure to the client as unavailability,

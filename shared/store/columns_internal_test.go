@@ -68,7 +68,8 @@ func TestColumnListsMatchRows(t *testing.T) {
 		{"device request", claimDeviceRequestSQL, byName[deviceRequestRow]},
 		{"repo visibility", repoVisibilitySQL, byName[repoVisibilityRow]},
 		{"repo access", repoAccessSQL, byName[repoAccessRow]},
-		{"sender claim", senderClaimSQL, byName[SenderClaim]},
+		{"sender claim", claimSQL("$1", "$2", "$3", "$4", "$5"), byName[SenderClaim]},
+		{"send with its checks", sendCheckedSQL, byName[sendRow]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

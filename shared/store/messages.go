@@ -183,6 +183,32 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 	if err := m.Validate(); err != nil {
 		return letagents.Message{}, err
 	}
+	row, err := queryOne[sentRow](ctx, q, `WITH `+sendSQL(sendParts{})+`
+		SELECT `+sentColumns+` FROM ins i LEFT JOIN parent p ON true`, sendArgs(s, m)...)
+	out := letagents.Message{RoomID: m.RoomID, Seq: row.Seq, Sender: m.Sender, Text: m.Text, Source: m.Source, PromptKind: m.PromptKind,
+		ThreadParentSeq: m.ThreadParentSeq, ThreadRootSeq: deref(row.ThreadRootSeq), CreatedAt: row.CreatedAt,
+		ReplyTo: row.quote(m.ThreadParentSeq), Mentions: row.refs()}
+	switch {
+	case isNoRows(err):
+		return out, letagents.RoomNotFound()
+	case pgCode(err) == uniqueViolation:
+		return out, letagents.Errorf(letagents.Conflict, "a message with client_message_id %q is already in this room", m.ClientMessageID)
+	case pgCode(err) == foreignKeyViolation, pgCode(err) == checkViolation:
+		return out, noParent(m.ThreadParentSeq)
+	case err != nil:
+		return out, fmt.Errorf("send message: %w", err)
+	}
+	return out, nil
+}
+
+// noParent refuses a reply to seq, which is no message of the room (or a
+// prompt-only one).
+func noParent(seq int64) error {
+	return letagents.Errorf(letagents.Invalid, "thread_parent_id %s is not a message in this room", letagents.MessageID(seq))
+}
+
+// sendArgs are the parameters $1…$11 of sendSQL for message m.
+func sendArgs(s *Store, m letagents.NewMessage) []any {
 	var source, kind, parent any
 	if m.Source != "" {
 		source = m.Source
@@ -197,61 +223,75 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 	if k := letagents.ParseMentions(m.Text); len(k) > 0 {
 		keys = k
 	}
-	// A prompt-only parent is no parent: with no root found, the thread
-	// shape check refuses the reply. The mentions are resolved to the
-	// room's live sessions here, once: a name taken later by another
-	// agent does not move them. The message's event is logged in the same
-	// statement (roomEvent): a data-modifying WITH runs to the end
-	// whatever the query reads.
-	row, err := queryOne[sentRow](ctx, q, `
-		WITH `+roomEvent{kind: letagents.EventMessage, room: "$1", channel: "$6", set: ", last_seq = last_seq + 1", ref: "last_seq"}.with()+`,
+	return []any{m.RoomID, m.Sender, m.Text, source, parent, s.RoomChannel(m.RoomID), nullInt(m.PublisherSessionID),
+		nullString(m.ClientMessageID), kind, letagents.QuoteMaxChars, keys}
+}
+
+// sendParts are what a statement that sends a message with more in it
+// (Store.Send) puts in sendSQL's place: SQL of the sender, the source and
+// the publisher's session over the relations it adds before, and a
+// condition without which nothing is sent. Empty, each is the parameter
+// sendArgs gives ($2, $4, $7) and the send is unconditional.
+type sendParts struct {
+	sender, source, publisher, cond string
+}
+
+// sendSQL is the WITH list that appends message $1…$11 (sendArgs) to its
+// room: next bumps the room's last_seq, taking the next gap-free number
+// under that row's lock, ins inserts it, logged logs its event and rings
+// the room's channel, thread moves its thread's counters. parent is the
+// message it replies to, mentioned the room's live sessions its text
+// mentions.
+//
+// A prompt-only parent is no parent: with no root found, the thread
+// shape check refuses the reply. The mentions are resolved to the room's
+// live sessions here, once: a name taken later by another agent does not
+// move them. A data-modifying WITH runs to the end whatever the query
+// reads.
+func sendSQL(p sendParts) string {
+	or := func(sql, param string) string {
+		if sql == "" {
+			return param
+		}
+		return sql
+	}
+	where := ""
+	if p.cond != "" {
+		where = " AND (" + p.cond + ")"
+	}
+	publisher := or(p.publisher, "$7")
+	return roomEvent{kind: letagents.EventMessage, room: "$1", channel: "$6", set: ", last_seq = last_seq + 1", ref: "last_seq", where: where}.with() + `,
 		mentioned AS (
 			SELECT id, display_name, actor_label FROM agent_sessions
-			WHERE $11::text[] IS NOT NULL AND room_id = $1 AND ended_at IS NULL AND id IS DISTINCT FROM $7
-				AND (`+mentionNameSQL+` = ANY($11) OR lower(`+collapsedSQL("actor_label")+`) = ANY($11)
-					OR lower(`+collapsedSQL("display_name")+`) = ANY($11))
+			WHERE $11::text[] IS NOT NULL AND room_id = $1 AND ended_at IS NULL AND id IS DISTINCT FROM ` + publisher + `
+				AND (` + mentionNameSQL + ` = ANY($11) OR lower(` + collapsedSQL("actor_label") + `) = ANY($11)
+					OR lower(` + collapsedSQL("display_name") + `) = ANY($11))
 			ORDER BY id
 		), parent AS (
 			SELECT coalesce(thread_root_seq, seq) AS root, sender, left(text, $10) AS text, length(text) > $10 AS truncated,
 				source, created_at
-			FROM messages WHERE room_id = $1 AND seq = $5 AND `+visible+`
+			FROM messages WHERE room_id = $1 AND seq = $5 AND ` + visible + `
 		), ins AS (
 			INSERT INTO messages (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at,
 				publisher_session_id, client_message_id, agent_prompt_kind, mentions)
-			SELECT id, last_seq, $2, $3, $4, $5, (SELECT root FROM parent), date_trunc('milliseconds', clock_timestamp()), $7, $8, $9,
-				(SELECT array_agg(id) FROM mentioned)
+			SELECT id, last_seq, ` + or(p.sender, "$2") + `, $3, ` + or(p.source, "$4") + `, $5, (SELECT root FROM parent),
+				date_trunc('milliseconds', clock_timestamp()), ` + publisher + `, $8, $9, (SELECT array_agg(id) FROM mentioned)
 			FROM next
-			RETURNING seq, thread_root_seq, created_at
+			RETURNING seq, sender, source, publisher_session_id, thread_root_seq, created_at
 		), thread AS (
 			INSERT INTO message_threads AS t (room_id, root_seq, reply_count, latest_reply_seq, latest_reply_at)
 			SELECT $1, thread_root_seq, 1, seq, created_at FROM ins WHERE thread_root_seq IS NOT NULL
 			ON CONFLICT (room_id, root_seq) DO UPDATE
 			SET reply_count = t.reply_count + 1, latest_reply_seq = EXCLUDED.latest_reply_seq, latest_reply_at = EXCLUDED.latest_reply_at
-		)
-		SELECT i.seq, i.thread_root_seq, i.created_at,
-			p.sender AS quote_sender, p.text AS quote_text, p.truncated AS quote_truncated, p.source AS quote_source,
-			p.created_at AS quote_created_at,
-			(SELECT array_agg(id) FROM mentioned) AS mention_ids, (SELECT array_agg(display_name) FROM mentioned) AS mention_names,
-			(SELECT array_agg(actor_label) FROM mentioned) AS mention_labels
-		FROM ins i LEFT JOIN parent p ON true`,
-		m.RoomID, m.Sender, m.Text, source, parent, s.RoomChannel(m.RoomID), nullInt(m.PublisherSessionID), nullString(m.ClientMessageID),
-		kind, letagents.QuoteMaxChars, keys,
-	)
-	out := letagents.Message{RoomID: m.RoomID, Seq: row.Seq, Sender: m.Sender, Text: m.Text, Source: m.Source, PromptKind: m.PromptKind,
-		ThreadParentSeq: m.ThreadParentSeq, ThreadRootSeq: deref(row.ThreadRootSeq), CreatedAt: row.CreatedAt,
-		ReplyTo: row.quote(m.ThreadParentSeq), Mentions: row.refs()}
-	switch {
-	case isNoRows(err):
-		return out, letagents.RoomNotFound()
-	case pgCode(err) == uniqueViolation:
-		return out, letagents.Errorf(letagents.Conflict, "a message with client_message_id %q is already in this room", m.ClientMessageID)
-	case pgCode(err) == foreignKeyViolation, pgCode(err) == checkViolation:
-		return out, letagents.Errorf(letagents.Invalid, "thread_parent_id %s is not a message in this room", letagents.MessageID(m.ThreadParentSeq))
-	case err != nil:
-		return out, fmt.Errorf("send message: %w", err)
-	}
-	return out, nil
+		)`
 }
+
+// sentColumns reads what sentRow scans from ins i and parent p.
+const sentColumns = `i.seq, i.thread_root_seq, i.created_at,
+	p.sender AS quote_sender, p.text AS quote_text, p.truncated AS quote_truncated, p.source AS quote_source,
+	p.created_at AS quote_created_at,
+	(SELECT array_agg(id) FROM mentioned) AS mention_ids, (SELECT array_agg(display_name) FROM mentioned) AS mention_names,
+	(SELECT array_agg(actor_label) FROM mentioned) AS mention_labels`
 
 // sentRow scans what a send learns of the message it added.
 type sentRow struct {

@@ -355,24 +355,20 @@ func (s *Store) NameHeldByOthers(ctx context.Context, roomID string, keys []stri
 	if len(keys) == 0 {
 		return false, nil
 	}
+	// One round trip: the names of the room's sessions come with the
+	// answer, as their keys are the Go code's (letagents.NameKey).
 	var held bool
+	var names []string
 	if err := s.pool.QueryRow(ctx, `
 		SELECT EXISTS (SELECT 1 FROM accounts WHERE id <> $2 AND login_key <> '' AND login_key = ANY ($1))
 		    OR EXISTS (SELECT 1 FROM accounts WHERE id <> $2 AND name_key <> '' AND name_key = ANY ($1))
-		    OR EXISTS (SELECT 1 FROM agents WHERE owner_account_id <> $2 AND display_key <> '' AND display_key = ANY ($1))`,
-		keys, accountID).Scan(&held); err != nil {
+		    OR EXISTS (SELECT 1 FROM agents WHERE owner_account_id <> $2 AND display_key <> '' AND display_key = ANY ($1)),
+		    (SELECT array_agg(DISTINCT display_name) FROM agent_sessions WHERE room_id = $3 AND owner_account_id <> $2)`,
+		keys, accountID, roomID).Scan(&held, &names); err != nil {
 		return false, fmt.Errorf("read names held: %w", err)
 	}
 	if held {
 		return true, nil
-	}
-	rows, err := s.pool.Query(ctx, `SELECT DISTINCT display_name FROM agent_sessions WHERE room_id = $1 AND owner_account_id <> $2`, roomID, accountID)
-	if err != nil {
-		return false, fmt.Errorf("read session names: %w", err)
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return false, fmt.Errorf("read session names: %w", err)
 	}
 	for _, n := range names {
 		if slices.Contains(keys, letagents.NameKey(n)) {
@@ -383,7 +379,7 @@ func (s *Store) NameHeldByOthers(ctx context.Context, roomID string, keys []stri
 }
 
 // SenderClaim is who holds a sender name in a room, as SenderClaim reads
-// it (senderClaimSQL, by its db tags).
+// it (claimSQL, by its db tags).
 type SenderClaim struct {
 	// Session: an agent session of the account in the room carries it.
 	Session bool `db:"session"`
@@ -394,13 +390,17 @@ type SenderClaim struct {
 	Others bool `db:"others"`
 }
 
-// senderClaimSQL reads the claims on label $2 in room $1 for account $3,
-// whose agent's display and owner labels would be $4 and $5.
-const senderClaimSQL = `
-	SELECT coalesce(bool_or(owner_account_id = $3), false) AS session, coalesce(bool_or(owner_account_id <> $3), false) AS others,
-		EXISTS (SELECT 1 FROM agents WHERE owner_account_id = $3 AND lower(display_name) = lower($4) AND lower(owner_label) = lower($5))
-			AS agent
-	FROM agent_sessions WHERE room_id = $1 AND lower(actor_label) = lower($2)`
+// claimSQL reads the claims (SenderClaim) on the label in the room by the
+// account, whose agent's display and owner labels would be display and
+// owner: SQL of each. It ends in its WHERE, to which a caller may add.
+func claimSQL(room, label, account, display, owner string) string {
+	return `
+	SELECT coalesce(bool_or(owner_account_id = ` + account + `), false) AS session,
+		coalesce(bool_or(owner_account_id <> ` + account + `), false) AS others,
+		EXISTS (SELECT 1 FROM agents WHERE owner_account_id = ` + account + ` AND lower(display_name) = lower(` + display + `)
+			AND lower(owner_label) = lower(` + owner + `)) AS agent
+	FROM agent_sessions WHERE room_id = ` + room + ` AND lower(actor_label) = lower(` + label + `)`
+}
 
 // SenderClaim reads the claims on an actor label in a room (ended sessions
 // included: their label still names them in the room's history). label
@@ -408,7 +408,7 @@ const senderClaimSQL = `
 // parts (actors.ParseActorLabel), all without regard to case; accountID 0
 // is nobody, whom every session's label is someone else's.
 func (s *Store) SenderClaim(ctx context.Context, roomID, label, display, owner string, accountID int64) (SenderClaim, error) {
-	c, err := queryOne[SenderClaim](ctx, s.pool, senderClaimSQL, roomID, label, accountID, display, owner)
+	c, err := queryOne[SenderClaim](ctx, s.pool, claimSQL("$1", "$2", "$3", "$4", "$5"), roomID, label, accountID, display, owner)
 	if err != nil {
 		return c, fmt.Errorf("read claims on sender: %w", err)
 	}

@@ -1,0 +1,354 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The side-by-side rows (ANCHOR_DIR set to a built checkout of the
+// original, as make compat takes it: `node dist/api/migrate.js` and `node
+// dist/api/server.js` with DB_URL and PORT) run the same client against
+// our service and the original's, in turn, and print each figure of ours
+// with its ratio to the original's. The bench builds nothing of the
+// original's: without ANCHOR_DIR these rows are left out.
+const anchorEnv = "ANCHOR_DIR"
+
+// target is a server the side-by-side rows run against.
+type target struct {
+	name string
+	base string
+	// cpu is the CPU spent so far by the server and its database
+	// backends (and this process, the client, which both rows share).
+	cpu func(ctx context.Context) (time.Duration, bool)
+}
+
+// vsFigures are a target's side-by-side figures.
+type vsFigures struct {
+	sendRate          float64
+	sendCPU           time.Duration
+	sendCPUOK         bool
+	wake1, wake100    dist
+	wake1000, readLat dist
+	// missed counts, by case, the waiters a burst left unanswered within
+	// iterationTimeout (the case stops there).
+	missed [3]int
+}
+
+// sideBySide starts the original from ANCHOR_DIR on a database of its own
+// and runs the side-by-side cases against it and against ours.
+func (b *bench) sideBySide(ctx context.Context) error {
+	dir := os.Getenv(anchorEnv)
+	if dir == "" {
+		return nil
+	}
+	anchor, stop, err := b.startAnchor(ctx, dir)
+	if err != nil {
+		return fmt.Errorf("the original in %s: %w", dir, err)
+	}
+	defer stop()
+	ours := target{name: "ours", base: b.srv.URL,
+		cpu: cpuMeter{admin: b.pool, app: b.schema, pids: []int{os.Getpid()}}.sample}
+	var figs [2]vsFigures
+	for i, t := range []target{ours, anchor} {
+		progress("side by side: %s", t.name)
+		if figs[i], err = b.vsRun(ctx, t); err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+	}
+	o, a := figs[0], figs[1]
+	add := func(name, p50o, p50a, r string, notes string) {
+		b.add(secVs, func() row {
+			return row{name: name, p50: p50o, p99: p50a, r50: r, r99: "—", notes: notes}
+		})
+	}
+	add("vs original: sends, 8 senders in 1 room", fmt.Sprintf("%.0f /s", o.sendRate), fmt.Sprintf("%.0f /s", a.sendRate),
+		ratioF(o.sendRate, a.sendRate), "p50 column ours, p99 column the original's, ratio ours/original (higher is better here); anonymous POST /rooms/{room}/messages over keep-alive HTTP, 8 concurrent senders, 3 s each")
+	if o.sendCPUOK && a.sendCPUOK {
+		add("vs original: CPU per send (server, its backends and the client)", ms(o.sendCPU), ms(a.sendCPU), ratio(o.sendCPU, a.sendCPU),
+			"p50 column ours, p99 column the original's, ratio ours/original; the original's is its node process and its backends by application_name")
+	}
+	for _, c := range []struct {
+		name   string
+		o, a   dist
+		mo, ma int
+		detail string
+	}{
+		{"vs original: send→wake p50, 1 waiter", o.wake1, a.wake1, o.missed[0], a.missed[0], "one long-poll, one send at a time"},
+		{"vs original: send→wake p50, 100 waiters in 100 rooms, 100 concurrent sends", o.wake100, a.wake100, o.missed[1], a.missed[1], "one send to each room at once"},
+		{"vs original: send→wake p50, 1000 waiters in 100 rooms, 100 concurrent sends", o.wake1000, a.wake1000, o.missed[2], a.missed[2], "10 long-polls a room, one send to each room at once"},
+		{"vs original: read of 50 messages right after the burst", o.readLat, a.readLat, 0, 0, "GET /rooms/{room}/messages?before=latest&limit=50 of a burst's rooms, one after another, as soon as the bursts are over"},
+	} {
+		missed := ""
+		if c.mo+c.ma > 0 {
+			missed = fmt.Sprintf("; unanswered within %s, which ended the case: %d ours, %d the original's", iterationTimeout, c.mo, c.ma)
+		}
+		add(c.name, ms(c.o.pct(.5)), ms(c.a.pct(.5)), ratio(c.o.pct(.5), c.a.pct(.5)),
+			fmt.Sprintf("p50 column ours, p99 column the original's (both p50s), ratio ours/original; %s; n=%d / %d%s", c.detail, len(c.o), len(c.a), missed))
+	}
+	return nil
+}
+
+// vsRun runs the side-by-side cases against t.
+func (b *bench) vsRun(ctx context.Context, t target) (vsFigures, error) {
+	var f vsFigures
+	// Node closes a keep-alive connection idle for 5 s, and a POST sent on
+	// it as it closes fails (Go does not send a POST again): drop idle
+	// connections first.
+	tr := newTransport()
+	tr.IdleConnTimeout = 4 * time.Second
+	client := &http.Client{Transport: tr}
+	defer client.CloseIdleConnections()
+	rooms := make([]string, 100)
+	for i := range rooms {
+		rooms[i] = fmt.Sprintf("bench-vs-%s-%d", t.name, i)
+		if err := vsJoin(ctx, client, t.base, rooms[i], i); err != nil {
+			return f, err
+		}
+	}
+	// Sends: 8 senders into one room.
+	c0, ok0 := t.cpu(ctx)
+	count, all, _, err := runConcurrent(ctx, 8, 3*time.Second, func(ctx context.Context, i, seq int) error {
+		return vsSend(ctx, client, t.base, rooms[0], fmt.Sprintf("sender %d says %d", i, seq), i)
+	})
+	if err != nil {
+		return f, fmt.Errorf("sends: %w", err)
+	}
+	c1, ok1 := t.cpu(ctx)
+	f.sendRate = float64(count) / 3
+	f.sendCPU, f.sendCPUOK = (c1-c0)/time.Duration(max(1, all)), ok0 && ok1
+	// One waiter, one send at a time.
+	if f.wake1, f.missed[0], err = b.vsWake(ctx, client, t.base, rooms[:1], 1, 30); err != nil {
+		return f, fmt.Errorf("1 waiter: %w", err)
+	}
+	if f.wake100, f.missed[1], err = b.vsWake(ctx, client, t.base, rooms, 1, 5); err != nil {
+		return f, fmt.Errorf("100 waiters: %w", err)
+	}
+	if f.wake1000, f.missed[2], err = b.vsWake(ctx, client, t.base, rooms, 10, 3); err != nil {
+		return f, fmt.Errorf("1000 waiters: %w", err)
+	}
+	// The burst's room read at once.
+	for _, r := range rooms[:20] {
+		t0 := time.Now()
+		resp, err := client.Get(t.base + "/rooms/" + url.PathEscape(r) + "/messages?before=latest&limit=50")
+		if err != nil {
+			return f, err
+		}
+		if _, err := readAll(resp); err != nil {
+			return f, err
+		}
+		f.readLat = append(f.readLat, time.Since(t0))
+	}
+	return f, nil
+}
+
+// vsWake parks per long-polls in each room, then iters times sends one
+// message to every room at once and times each waiter's answer from just
+// before the sends. Nothing tells from outside whether the original's
+// polls are parked yet, so on both servers alike the polls get a fixed
+// time to settle before each burst (a poll not parked yet still gets the
+// message, as backlog, so none is missed).
+//
+// A burst some waiters do not answer within iterationTimeout ends the
+// case: what did answer is kept, and missed says how many did not.
+func (b *bench) vsWake(ctx context.Context, client *http.Client, base string, rooms []string, per, iters int) (_ dist, missed int, _ error) {
+	cursors := make([]int64, len(rooms))
+	for i, r := range rooms {
+		last, err := vsLast(ctx, client, base, r)
+		if err != nil {
+			return nil, 0, err
+		}
+		cursors[i] = last
+	}
+	w := len(rooms) * per
+	byRoom := make([][]int, len(rooms))
+	cr := startCrowd(ctx, w, func(i int) pollFunc {
+		r := i % len(rooms)
+		byRoom[r] = append(byRoom[r], i)
+		return pollRoom(client, base, rooms[r], cursors[r])
+	})
+	defer func() {
+		cr.stop()
+		client.CloseIdleConnections()
+	}()
+	settle := time.Second + time.Duration(w)*time.Millisecond
+	var out dist
+	for it := range iters {
+		if err := sleepCtx(ctx, settle); err != nil {
+			return nil, 0, err
+		}
+		t0 := time.Now()
+		var wg sync.WaitGroup
+		errs := make([]error, len(rooms))
+		for i, r := range rooms {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = vsSend(ctx, client, base, r, fmt.Sprintf("burst %d", it), i)
+			}()
+		}
+		lat, ids, err := cr.collect(ctx, w, t0, iterationTimeout)
+		wg.Wait()
+		for _, e := range errs {
+			if e != nil {
+				return nil, 0, e
+			}
+		}
+		out = append(out, lat...)
+		switch {
+		case errors.Is(err, errTimeout):
+			return out, w - len(lat), nil
+		case err != nil:
+			return nil, 0, err
+		}
+		cr.release(ids)
+	}
+	return out, 0, nil
+}
+
+// vsClient is the address a side-by-side request says it comes from
+// (X-Forwarded-For, which the original counts its rates by; ours counts
+// by the peer and ignores it): one per room or sender, so that the
+// original's join rate does not refuse the bench's setup.
+func vsClient(i int) string { return fmt.Sprintf("10.23.%d.%d", i/250, 1+i%250) }
+
+func vsJoin(ctx context.Context, client *http.Client, base, room string, i int) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/rooms/"+url.PathEscape(room)+"/join", strings.NewReader("{}"))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", vsClient(i))
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	if _, err := readAll(resp); err != nil {
+		return fmt.Errorf("join %s: %w", room, err)
+	}
+	return nil
+}
+
+func vsSend(ctx context.Context, client *http.Client, base, room, text string, i int) error {
+	return sendWith(ctx, client, base, room, text, http.Header{"X-Forwarded-For": {vsClient(i)}})
+}
+
+// vsLast is the number of a room's newest message, 0 for none.
+func vsLast(ctx context.Context, client *http.Client, base, room string) (int64, error) {
+	var page struct {
+		Messages []struct {
+			ID string `json:"id"`
+		} `json:"messages"`
+	}
+	if err := getJSON(ctx, client, base+"/rooms/"+url.PathEscape(room)+"/messages?before=latest&limit=1", &page); err != nil {
+		return 0, err
+	}
+	if len(page.Messages) == 0 {
+		return 0, nil
+	}
+	return strconv.ParseInt(strings.TrimPrefix(page.Messages[0].ID, "msg_"), 10, 64)
+}
+
+// startAnchor migrates a database of its own for the original in dir (on
+// the bench's server, dropped with the run) and serves the original on a
+// free loopback port.
+func (b *bench) startAnchor(ctx context.Context, dir string) (target, func(), error) {
+	var t target
+	dbName := b.schema + "_anchor"
+	admin, err := pgx.Connect(ctx, b.dbURL)
+	if err != nil {
+		return t, nil, err
+	}
+	defer admin.Close(context.WithoutCancel(ctx))
+	if _, err := admin.Exec(ctx, `CREATE DATABASE `+pgx.Identifier{dbName}.Sanitize()); err != nil {
+		return t, nil, fmt.Errorf("create database: %w", err)
+	}
+	b.mu.Lock()
+	b.extraDatabases = append(b.extraDatabases, dbName)
+	b.mu.Unlock()
+	u, err := url.Parse(b.dbURL)
+	if err != nil {
+		return t, nil, err
+	}
+	u.Path = "/" + dbName
+	q := u.Query()
+	q.Set("application_name", dbName)
+	u.RawQuery = q.Encode()
+	work, err := os.MkdirTemp("", "bench-anchor-")
+	if err != nil {
+		return t, nil, err
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work, "DB_URL=" + u.String()}
+	migrate := exec.CommandContext(ctx, "node", "dist/api/migrate.js")
+	migrate.Dir, migrate.Env = dir, env
+	if out, err := migrate.CombinedOutput(); err != nil {
+		return t, nil, fmt.Errorf("node dist/api/migrate.js: %w\n%s", err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return t, nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	logf, err := os.Create(filepath.Join(work, "anchor.log"))
+	if err != nil {
+		return t, nil, err
+	}
+	cmd := exec.Command("node", "dist/api/server.js")
+	// HOST: left alone, it listens on every interface.
+	cmd.Dir, cmd.Env = dir, append(env, "HOST=127.0.0.1", "PORT="+strconv.Itoa(port), "LETAGENTS_BASE_URL="+base)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return t, nil, err
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		_ = os.RemoveAll(work)
+	}
+	healthy := func() (bool, string, error) {
+		select {
+		case <-done:
+			return false, "", fmt.Errorf("the original exited (log %s)", logf.Name())
+		default:
+		}
+		resp, err := http.Get(base + "/api/health")
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status, nil
+	}
+	if err := waitFor(ctx, "the original healthy", 90*time.Second, healthy); err != nil {
+		stop()
+		return t, nil, err
+	}
+	pid := cmd.Process.Pid
+	t = target{name: "original", base: base,
+		cpu: cpuMeter{admin: b.pool, app: dbName, pids: []int{os.Getpid(), pid}}.sample}
+	return t, stop, nil
+}

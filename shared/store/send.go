@@ -1,0 +1,207 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+)
+
+// RateTake is a token to take from a rate-limit bucket (Take) in a
+// statement that does more.
+type RateTake struct {
+	Kind, Key string
+	PerMinute int
+	Now       time.Time
+}
+
+// Send is an API send: the message, the token it takes from the client's
+// send rate, and what vouches for its sender, for Store.Send to check and
+// send in one statement.
+type Send struct {
+	Message letagents.NewMessage // its Sender is the body's; Source and PublisherSessionID are Send's to find
+	Take    *RateTake            // nil: the request took its token already
+	// SessionTokenHash is the hash of a worker session's token, nil when
+	// the caller gave none: with one, the session signs the message (its
+	// actor label, source agent) once SessionID, AccountID and the room
+	// match it and it is a live worker.
+	SessionTokenHash []byte
+	SessionID        int64 // the id the caller gave with the token; 0 when it was no session id
+	Now              time.Time
+	// Without a session, the claims on the sender's actor label in the
+	// room (SenderClaim: Label, Display and Owner as it takes them) by
+	// AccountID decide, as api.nameSource does: another account's
+	// session's label is refused; one of the account's own, or its
+	// agent's, is sent with the message's Source; else an owner token's
+	// (ViaOwnerToken) is sent with no source and refused when it names an
+	// owner, and anyone else's with its Source when NameFree says the
+	// name is nobody's.
+	AccountID             int64
+	Label, Display, Owner string
+	ViaOwnerToken         bool
+	NameFree              bool
+}
+
+// Sent is what Store.Send found and did. Nothing was sent unless every
+// check passed: the token taken (Wait 0), the session's or the claims'
+// verdict, the room found, the parent found, and no message of the
+// ClientMessageID yet. The caller reads the refusal from the facts in the
+// order it checks them.
+type Sent struct {
+	Wait    time.Duration           // > 0: refused by the rate limit, and nothing else was read
+	Session *letagents.AgentSession // the session of the token (its id, room, owner, kind, label, end); nil if none
+	Claim   SenderClaim             // without a session
+	Room    bool                    // the room exists
+	Parent  bool                    // the message replied to, if any, is in the room and not prompt-only
+	Repeat  bool                    // the room holds a message of the ClientMessageID
+	Message letagents.Message       // the message sent, when Created
+	Created bool
+}
+
+// Send takes the send's rate token, finds the worker session of its token
+// (touching its last_seen_at, as AgentSessionByToken does) or the claims
+// on its sender, and appends the message when they allow it, in one
+// statement: a send is one round trip. What it refuses past the rate
+// limit it still counts: the token is taken, and the session touched,
+// whatever the verdict.
+//
+// A repeat of a ClientMessageID sends nothing and reads the message of
+// that id (a second round trip, for repeats only). A repeat that raced
+// the first send to the id's unique index failed whole, taking no token:
+// it runs again, and finds the repeat.
+func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
+	m := in.Message
+	var out Sent
+	var takeArgs [6]any
+	var every time.Duration
+	if t := in.Take; t != nil {
+		if t.PerMinute < 1 {
+			return out, fmt.Errorf("take a rate-limit token: perMinute %d is not positive", t.PerMinute)
+		}
+		every = time.Minute / time.Duration(t.PerMinute)
+		takeArgs = [6]any{t.Kind, t.Key, t.Now.Add(-time.Minute), every, t.Now, t.Now.Add(-staleBuckets)}
+	}
+	var hash any
+	if in.SessionTokenHash != nil {
+		hash = in.SessionTokenHash
+	}
+	args := append(append(sendArgs(s, m), takeArgs[:]...), hash, in.SessionID, in.Now, in.AccountID, in.Label, in.Display,
+		in.Owner, in.ViaOwnerToken, in.NameFree)
+	var row sendRow
+	var err error
+	for range 2 {
+		if row, err = queryOne[sendRow](ctx, s.pool, sendCheckedSQL, args...); pgCode(err) != uniqueViolation || m.ClientMessageID == "" {
+			break
+		}
+	}
+	if err != nil {
+		return out, fmt.Errorf("send message: %w", err)
+	}
+	if row.TakeAllowed != nil {
+		if out.Wait = takeWait(*row.TakeAllowed, *row.TakeEmptyAt, every, in.Take.Now); out.Wait > 0 {
+			return out, nil
+		}
+	}
+	if row.SessionID != nil {
+		out.Session = &letagents.AgentSession{ID: *row.SessionID, RoomID: *row.SessionRoomID, OwnerAccountID: *row.SessionOwnerAccountID,
+			Kind: *row.SessionKind, ActorLabel: *row.SessionActorLabel, EndedAt: deref(row.SessionEndedAt)}
+	}
+	out.Claim, out.Room, out.Parent, out.Repeat = row.SenderClaim, row.RoomFound, row.ParentFound, row.Repeat
+	switch {
+	case row.Seq != nil:
+		out.Created = true
+		m.Sender, m.Source, m.PublisherSessionID = *row.SentSender, deref(row.SentSource), deref(row.SentPublisher)
+		out.Message = letagents.Message{RoomID: m.RoomID, Seq: *row.Seq, Sender: m.Sender, Text: m.Text, Source: m.Source,
+			PromptKind: m.PromptKind, ThreadParentSeq: m.ThreadParentSeq, ThreadRootSeq: deref(row.ThreadRootSeq),
+			CreatedAt: *row.CreatedAt, ReplyTo: row.quote(m.ThreadParentSeq), Mentions: row.refs()}
+	case out.Repeat:
+		out.Message, err = s.messageByClientID(ctx, m.RoomID, m.ClientMessageID)
+	}
+	return out, err
+}
+
+// sendCheckedSQL is Store.Send's statement: sendSQL's $1…$11 (sendArgs),
+// then $12…$17 the take (takeSQL's five, a null kind for none, and the
+// purge's bound), $18 the session token's hash (null: no session), $19
+// the session id given, $20 now, $21 the account, $22…$24 the label and
+// its display and owner parts, $25 whether an owner token signed the
+// caller in, $26 whether the name was found free.
+//
+// The session is touched only past the rate limit, as when the take was
+// its own statement. verdict reads the parent itself, as sendSQL's parent
+// comes after it.
+var sendCheckedSQL = `
+	WITH take AS (` + takeSQL(12, "$12::text IS NOT NULL") + `
+	), purge AS (
+		DELETE FROM rate_buckets WHERE empty_at < $17 AND EXISTS (SELECT 1 FROM take WHERE inserted)
+	), sess AS (
+		UPDATE agent_sessions SET last_seen_at = greatest(last_seen_at, $20)
+		WHERE $18::bytea IS NOT NULL AND token_hash = $18 AND coalesce((SELECT allowed FROM take), true)
+		RETURNING id, room_id, owner_account_id, session_kind, actor_label, ended_at
+	), claim AS (` + claimSQL("$1", "$22", "$21::bigint", "$23", "$24") + ` AND $18::bytea IS NULL
+	), verdict AS (
+		SELECT coalesce((SELECT allowed FROM take), true) AS allowed,
+			c.session AS claim_session, c.others AS claim_others, c.agent AS claim_agent,
+			EXISTS (SELECT 1 FROM rooms WHERE id = $1) AS room_found,
+			($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND seq = $5 AND ` + visible + `)) AS parent_found,
+			($8::text IS NOT NULL AND EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND client_message_id = $8)) AS repeat
+		FROM claim c
+	), ` + sendSQL(sendParts{
+	sender: `CASE WHEN $18::bytea IS NULL THEN $2 ELSE (SELECT actor_label FROM sess) END`,
+	source: `CASE WHEN $18::bytea IS NOT NULL THEN '` + letagents.SourceAgent + `'
+		WHEN $25 AND NOT (SELECT claim_session OR claim_agent FROM verdict) THEN NULL ELSE $4 END`,
+	publisher: `CASE WHEN $18::bytea IS NULL THEN $7::bigint ELSE (SELECT id FROM sess) END`,
+	cond: `EXISTS (SELECT 1 FROM verdict v WHERE v.allowed AND v.room_found AND v.parent_found AND NOT v.repeat AND CASE
+		WHEN $18::bytea IS NOT NULL THEN EXISTS (SELECT 1 FROM sess WHERE id = $19 AND owner_account_id = $21 AND room_id = $1
+			AND ended_at IS NULL AND session_kind = '` + letagents.SessionWorker + `')
+		ELSE NOT (v.claim_others AND NOT v.claim_session) AND (v.claim_session OR v.claim_agent OR (NOT $25 AND $26) OR ($25 AND $24 = ''))
+		END)`,
+}) + `
+	SELECT t.allowed AS take_allowed, t.empty_at AS take_empty_at,
+		s.id AS session_id, s.room_id AS session_room_id, s.owner_account_id AS session_owner_account_id,
+		s.session_kind, s.actor_label AS session_actor_label, s.ended_at AS session_ended_at,
+		v.claim_session AS session, v.claim_others AS others, v.claim_agent AS agent, v.room_found, v.parent_found, v.repeat,
+		i.sender AS sent_sender, i.source AS sent_source, i.publisher_session_id AS sent_publisher, ` + sentColumns + `
+	FROM verdict v LEFT JOIN take t ON true LEFT JOIN sess s ON true LEFT JOIN ins i ON true LEFT JOIN parent p ON true`
+
+// Refusal is why a send whose session or claims the caller found good
+// sent nothing: its room or parent is missing; nil when it was sent or
+// repeats one sent before. A verdict that disagrees with the caller's
+// (nothing sent for no reason it can tell) is an error.
+func (o Sent) Refusal(m letagents.NewMessage) error {
+	switch {
+	case !o.Room:
+		return letagents.RoomNotFound()
+	case !o.Parent:
+		return noParent(m.ThreadParentSeq)
+	case !o.Created && !o.Repeat:
+		return fmt.Errorf("send message to %s: the statement's verdict refused what its caller's checks let through", m.RoomID)
+	}
+	return nil
+}
+
+// sendRow scans Store.Send's statement; what a verdict did not read is
+// null.
+type sendRow struct {
+	TakeAllowed           *bool      `db:"take_allowed"`
+	TakeEmptyAt           *time.Time `db:"take_empty_at"`
+	SessionID             *int64     `db:"session_id"`
+	SessionRoomID         *string    `db:"session_room_id"`
+	SessionOwnerAccountID *int64     `db:"session_owner_account_id"`
+	SessionKind           *string    `db:"session_kind"`
+	SessionActorLabel     *string    `db:"session_actor_label"`
+	SessionEndedAt        *time.Time `db:"session_ended_at"`
+	SenderClaim
+	RoomFound     bool       `db:"room_found"`
+	ParentFound   bool       `db:"parent_found"`
+	Repeat        bool       `db:"repeat"`
+	SentSender    *string    `db:"sent_sender"`
+	SentSource    *string    `db:"sent_source"`
+	SentPublisher *int64     `db:"sent_publisher"`
+	Seq           *int64     `db:"seq"`
+	ThreadRootSeq *int64     `db:"thread_root_seq"`
+	CreatedAt     *time.Time `db:"created_at"`
+	quoteRow
+	mentionsRow
+}

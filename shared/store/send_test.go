@@ -1,0 +1,181 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/store/storetest"
+)
+
+// TestSendVerdicts holds Store.Send's one statement to what the checks
+// it carries let through: a message is appended only when the token is
+// taken and the session (or the claims on the sender) allow it, the room
+// and parent exist and the client id is new; whatever it refuses leaves
+// no number taken, so the next message follows the last without a gap.
+func TestSendVerdicts(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Millisecond)
+	const room, other = "send-verdicts", "send-verdicts-other"
+	w := storetest.Register(t, s, room, "Ada", letagents.SessionWorker, now)
+	elsewhere := storetest.Register(t, s, other, "Bea", letagents.SessionWorker, now)
+	reader := storetest.Register(t, s, room, "Cy", letagents.SessionController, now)
+	ended := storetest.Register(t, s, room, "Dee", letagents.SessionWorker, now)
+	if _, err := s.EndAgentSession(ctx, room, ended.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	first, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room, Sender: "x", Text: "first", ClientMessageID: "c-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := func(text string) letagents.NewMessage {
+		return letagents.NewMessage{RoomID: room, Sender: "bob", Text: text}
+	}
+	session := func(wk storetest.Worker, m letagents.NewMessage) store.Send {
+		return store.Send{Message: m, SessionTokenHash: auth.HashToken(wk.Token), SessionID: wk.ID, AccountID: wk.OwnerAccountID, Now: now}
+	}
+	plain := func(m letagents.NewMessage, account int64, ownerToken, free bool) store.Send {
+		return store.Send{Message: m, Label: m.Sender, AccountID: account, ViaOwnerToken: ownerToken, NameFree: free, Now: now}
+	}
+	tests := []struct {
+		name    string
+		in      store.Send
+		created bool
+		check   func(t *testing.T, out store.Sent)
+	}{
+		{"worker session signs", session(w, msg("hello")), true, func(t *testing.T, out store.Sent) {
+			if m := out.Message; m.Sender != w.ActorLabel || m.Source != letagents.SourceAgent {
+				t.Errorf("sent as %q (%q); want the session's label %q, source agent", m.Sender, m.Source, w.ActorLabel)
+			}
+		}},
+		{"session id not the token's", func() store.Send { in := session(w, msg("x")); in.SessionID++; return in }(), false, nil},
+		{"another account", func() store.Send { in := session(w, msg("x")); in.AccountID++; return in }(), false, nil},
+		{"session of another room", session(elsewhere, msg("x")), false, nil},
+		{"controller session", session(reader, msg("x")), false, nil},
+		{"ended session", session(ended, msg("x")), false, func(t *testing.T, out store.Sent) {
+			if out.Session == nil || out.Session.Live() {
+				t.Errorf("session = %+v; want the ended session read back", out.Session)
+			}
+		}},
+		{"unknown token", store.Send{Message: msg("x"), SessionTokenHash: auth.HashToken("nobody's"), SessionID: w.ID, AccountID: w.OwnerAccountID, Now: now},
+			false, func(t *testing.T, out store.Sent) {
+				if out.Session != nil {
+					t.Errorf("session = %+v; want none", out.Session)
+				}
+			}},
+		{"another account's session label", plain(letagents.NewMessage{RoomID: room, Sender: w.ActorLabel, Text: "x"}, 0, false, true), false,
+			func(t *testing.T, out store.Sent) {
+				if !out.Claim.Others || out.Claim.Session {
+					t.Errorf("claim = %+v; want others' only", out.Claim)
+				}
+			}},
+		{"own session label, owner token", plain(letagents.NewMessage{RoomID: room, Sender: w.ActorLabel, Text: "x", Source: letagents.SourceAgent},
+			w.OwnerAccountID, true, false), true, func(t *testing.T, out store.Sent) {
+			if out.Message.Source != letagents.SourceAgent {
+				t.Errorf("source = %q; want agent", out.Message.Source)
+			}
+		}},
+		{"plain name, owner token", plain(letagents.NewMessage{RoomID: room, Sender: "bob", Text: "x", Source: letagents.SourceAgent},
+			w.OwnerAccountID, true, false), true, func(t *testing.T, out store.Sent) {
+			if out.Message.Source != "" {
+				t.Errorf("source = %q; want none, as unverified", out.Message.Source)
+			}
+		}},
+		{"name held, anonymous", plain(msg("x"), 0, false, false), false, nil},
+		{"name free, anonymous", plain(msg("x"), 0, false, true), true, nil},
+		{"no such room", plain(letagents.NewMessage{RoomID: "no-such-room", Sender: "bob", Text: "x"}, 0, false, true), false,
+			func(t *testing.T, out store.Sent) {
+				if out.Room || codeOf(out.Refusal(letagents.NewMessage{RoomID: "no-such-room"})) != letagents.NotFound {
+					t.Errorf("room found %v, refusal %v; want not found", out.Room, out.Refusal(letagents.NewMessage{}))
+				}
+			}},
+		{"no such parent", plain(letagents.NewMessage{RoomID: room, Sender: "bob", Text: "x", ThreadParentSeq: 999}, 0, false, true), false,
+			func(t *testing.T, out store.Sent) {
+				if out.Parent || codeOf(out.Refusal(letagents.NewMessage{ThreadParentSeq: 999})) != letagents.Invalid {
+					t.Errorf("parent found %v; want refused as invalid", out.Parent)
+				}
+			}},
+		{"reply", plain(letagents.NewMessage{RoomID: room, Sender: "bob", Text: "x", ThreadParentSeq: first.Seq}, 0, false, true), true,
+			func(t *testing.T, out store.Sent) {
+				if out.Message.ThreadRootSeq != first.Seq || out.Message.ReplyTo == nil {
+					t.Errorf("reply = %+v; want in the thread of %d with its quote", out.Message, first.Seq)
+				}
+			}},
+		{"repeat of a client id", plain(letagents.NewMessage{RoomID: room, Sender: "bob", Text: "again", ClientMessageID: "c-1"}, 0, false, true), false,
+			func(t *testing.T, out store.Sent) {
+				if !out.Repeat || out.Message.Seq != first.Seq || out.Message.Text != "first" || out.Refusal(letagents.NewMessage{}) != nil {
+					t.Errorf("repeat = %+v; want message %d, the first of the id", out, first.Seq)
+				}
+			}},
+	}
+	last := first.Seq
+	for _, tt := range tests {
+		out, err := s.Send(ctx, tt.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if out.Created != tt.created {
+			t.Errorf("%s: created %v, want %v (%+v)", tt.name, out.Created, tt.created, out)
+		}
+		if out.Created {
+			if last++; out.Message.Seq != last {
+				t.Errorf("%s: message %d; want %d, the next number: a refusal took none", tt.name, out.Message.Seq, last)
+			}
+		}
+		if tt.check != nil {
+			t.Run(tt.name, func(t *testing.T) { tt.check(t, out) })
+		}
+	}
+	page, err := s.Messages(ctx, room, store.MessageQuery{Limit: letagents.MaxPageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(page.Messages); int64(n) != last || page.LastSeq != last {
+		t.Errorf("room holds %d messages, last %d; want %d", n, page.LastSeq, last)
+	}
+}
+
+// TestSendTakesItsToken: the rate token goes with the send, and a send
+// it refuses does nothing else (its session is not touched); a send the
+// session refuses still spends its token.
+func TestSendTakesItsToken(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Millisecond)
+	const room = "send-token"
+	w := storetest.Register(t, s, room, "Ada", letagents.SessionWorker, now)
+	take := &store.RateTake{Kind: "send", Key: "10.0.0.1", PerMinute: 2, Now: now.Add(time.Minute)}
+	in := func(id int64) store.Send {
+		return store.Send{Message: letagents.NewMessage{RoomID: room, Sender: "x", Text: "hi"}, Take: take,
+			SessionTokenHash: auth.HashToken(w.Token), SessionID: id, AccountID: w.OwnerAccountID, Now: take.Now}
+	}
+	for i, tt := range []struct {
+		in      store.Send
+		created bool
+	}{{in(w.ID + 1), false}, {in(w.ID), true}} {
+		out, err := s.Send(ctx, tt.in)
+		if err != nil || out.Wait != 0 || out.Created != tt.created {
+			t.Fatalf("send %d = %+v, %v; want a token taken, created %v", i, out, err, tt.created)
+		}
+	}
+	later := in(w.ID)
+	later.Now = take.Now.Add(time.Second)
+	later.Take = &store.RateTake{Kind: take.Kind, Key: take.Key, PerMinute: take.PerMinute, Now: later.Now}
+	out, err := s.Send(ctx, later)
+	if err != nil || out.Wait != 29*time.Second || out.Created || out.Session != nil {
+		t.Fatalf("third send = %+v, %v; want refused by the rate (29 s to wait) with nothing read", out, err)
+	}
+	a, err := s.AgentSession(ctx, room, w.ID, later.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.LastSeenAt.Equal(take.Now) {
+		t.Errorf("last seen %v; want %v, the last send the rate let through", a.LastSeenAt, take.Now)
+	}
+}
