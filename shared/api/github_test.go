@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"net/http"
 	"strings"
 	"sync"
@@ -400,5 +401,60 @@ func TestGitHubEventsLive(t *testing.T) {
 		case "":
 			gotLine = data["source"] == letagents.SourceSystem && strings.Contains(data["text"].(string), "opened pull request #30")
 		}
+	}
+}
+
+// A pull request that names a task is attached to it (pr_url, so its
+// workflow artefacts) and its events carry linked_task_id; merged, the
+// task moves on only as the board allows (here it may not: no review).
+// A failing check on a leased branch tells the lease's holder by name.
+func TestGitHubLinksTasks(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, map[string]string{"GITHUB_WEBHOOK_SECRET": hookSecret, "LETAGENTS_REPO_ACCESS": "open"})
+	const room = "github.com/acme/widgets"
+	w := e.worker(t, room, "Builder")
+	created := e.as(t, w.owner, http.MethodPost, "/rooms/"+room+"/tasks", `{"title": "Ship widgets"}`).want(t, 201, "")
+	task := created.str("id")
+	pr := githubtest.PR{Number: 40, Title: "Ship widgets (" + task + ")", Author: "ann", Head: "ann/ship", HeadSHA: "1"}
+	ans := e.deliver(t, "pull_request", "link-1", githubtest.PullRequestEvent("acme/widgets", "opened", "ann", pr)).want(t, 202, "")
+	ev := e.githubEvents(t, room, "").Events[0]
+	if ev.ID != ans.str("event_id") || deref(ev.LinkedTaskID) != task {
+		t.Errorf("event %+v, want linked to %s", ev, task)
+	}
+	got := e.as(t, w.owner, http.MethodGet, "/rooms/"+room+"/tasks/"+task, "").want(t, 200, "")
+	if got.str("pr_url") != "https://github.com/acme/widgets/pull/40" {
+		t.Errorf("task after the PR: %s", got.raw)
+	}
+	status := got.str("status")
+	merged := pr
+	merged.Merged = true
+	e.deliver(t, "pull_request", "link-2", githubtest.PullRequestEvent("acme/widgets", "closed", "ann", merged)).want(t, 202, "")
+	if after := e.as(t, w.owner, http.MethodGet, "/rooms/"+room+"/tasks/"+task, "").want(t, 200, ""); after.str("status") != status {
+		t.Errorf("merged without a review: task %s, want it still %s", after.raw, status)
+	}
+
+	// The worker claims another task: its lease names a branch.
+	second := e.as(t, w.owner, http.MethodPost, "/rooms/"+room+"/tasks", `{"title": "Fix lint"}`).want(t, 201, "").str("id")
+	// Accepted as a room admin would (nobody here administers the room).
+	if _, err := e.db.Pool.Exec(context.Background(), `UPDATE tasks SET status = 'accepted' WHERE room_id = $1 AND seq = 2`, room); err != nil {
+		t.Fatal(err)
+	}
+	claim := e.as(t, w.owner, http.MethodPatch, "/rooms/"+room+"/tasks/"+second, `{"status": "assigned", `+w.creds()+`}`)
+	if claim.status != 200 {
+		t.Fatalf("claim = %d %s", claim.status, claim.raw)
+	}
+	leases, _ := taskOf(claim)["active_leases"].([]any)
+	branch := leases[0].(map[string]any)["branch_ref"].(string)
+	e.deliver(t, "check_run", "link-3", githubtest.CheckRunEvent("acme/widgets", 77, "lint", "failure", branch, "2")).want(t, 202, "")
+	lines := e.systemLines(t, room)
+	want := "@[" + w.label + "] check “lint” failed on " + branch
+	if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, want) && strings.Contains(l, second) }) {
+		t.Errorf("status lines %q, want one beginning %q naming %s", lines, want, second)
+	}
+	// A passing check tells nobody.
+	n := len(e.systemLines(t, room))
+	e.deliver(t, "check_run", "link-4", githubtest.CheckRunEvent("acme/widgets", 78, "lint", "success", branch, "3")).want(t, 202, "")
+	if lines := e.systemLines(t, room); len(lines) != n+1 || strings.HasPrefix(lines[n], "@[") {
+		t.Errorf("after a passing check: %q", lines[n:])
 	}
 }

@@ -2,11 +2,16 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/letagents/letagents-go/shared/githubhook"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/rooms"
 )
@@ -85,7 +90,7 @@ func (s *Store) TakeGitHubDelivery(ctx context.Context, d GitHubDelivery, ev *le
 		if out.Status != DeliveryProcessed {
 			return nil
 		}
-		logged, err := s.logGitHubEvent(ctx, tx, d.ID, *ev)
+		logged, err := s.logGitHubEvent(ctx, tx, d.ID, *ev, d.ReceivedAt)
 		if err != nil {
 			return err
 		}
@@ -132,7 +137,7 @@ func (s *Store) GitHubDeliveryStatus(ctx context.Context, id string) (status, re
 // row, its event and status line in the repo room, and the same in the
 // room of its branch when that room is open. A comment, whose payload
 // names no branch, takes its PR's branch from the PR's earlier events.
-func (s *Store) logGitHubEvent(ctx context.Context, tx pgx.Tx, deliveryID string, ev letagents.GitHubEvent) (letagents.GitHubEvent, error) {
+func (s *Store) logGitHubEvent(ctx context.Context, tx pgx.Tx, deliveryID string, ev letagents.GitHubEvent, now time.Time) (letagents.GitHubEvent, error) {
 	if ev.Branch == "" && ev.EventType == letagents.GitHubIssueComment {
 		if err := tx.QueryRow(ctx, `
 			SELECT coalesce((SELECT branch FROM github_events WHERE room_id = $1 AND event_type IN ('pull_request', 'pull_request_review')
@@ -142,21 +147,50 @@ func (s *Store) logGitHubEvent(ctx context.Context, tx pgx.Tx, deliveryID string
 		}
 	}
 	line := ev.Line
-	logged, err := queryOne[letagents.GitHubEvent](ctx, tx, `
-		INSERT INTO github_events AS g (room_id, delivery_id, event_type, action, github_object_id, github_object_url, title, state,
-			actor_login, branch, metadata, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, date_trunc('milliseconds', clock_timestamp()))
-		RETURNING `+githubEventColumns,
-		ev.RoomID, deliveryID, ev.EventType, ev.Action, nullString(ev.ObjectID), nullString(ev.ObjectURL), nullString(ev.Title),
-		nullString(ev.State), nullString(ev.Actor), nullString(ev.Branch), ev.Metadata)
-	if err != nil {
-		return ev, fmt.Errorf("log GitHub event: %w", err)
-	}
-	logged.Line = line
 	targets := []string{ev.RoomID}
 	if ev.Branch != "" {
 		if branchRoom, err := rooms.BranchRoomID(ev.RoomID, ev.Branch); err == nil {
 			targets = append(targets, branchRoom)
+		}
+	}
+	// Locks in the board's order: the task first, then the rooms, in
+	// the order of their ids, which every delivery takes alike.
+	link, err := s.findLinkedTask(ctx, tx, ev)
+	if err != nil {
+		return ev, err
+	}
+	var task letagents.Task
+	if link.seq > 0 {
+		if task, err = s.lockTask(ctx, tx, link.room, link.seq, now); err != nil {
+			return ev, fmt.Errorf("lock the linked task: %w", err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `SELECT FROM rooms WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE`,
+		append(slices.Clone(targets), link.room)); err != nil {
+		return ev, fmt.Errorf("lock the rooms: %w", err)
+	}
+	if link.seq > 0 {
+		ev.LinkedTask = task.ID()
+		if err := s.followPullRequest(ctx, tx, task, ev, now); err != nil {
+			return ev, err
+		}
+	}
+	logged, err := queryOne[letagents.GitHubEvent](ctx, tx, `
+		INSERT INTO github_events AS g (room_id, delivery_id, event_type, action, github_object_id, github_object_url, title, state,
+			actor_login, branch, metadata, linked_task_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, date_trunc('milliseconds', clock_timestamp()))
+		RETURNING `+githubEventColumns,
+		ev.RoomID, deliveryID, ev.EventType, ev.Action, nullString(ev.ObjectID), nullString(ev.ObjectURL), nullString(ev.Title),
+		nullString(ev.State), nullString(ev.Actor), nullString(ev.Branch), ev.Metadata, nullString(ev.LinkedTask))
+	if err != nil {
+		return ev, fmt.Errorf("log GitHub event: %w", err)
+	}
+	logged.Line = line
+	if link.holder != "" && githubhook.Failing(ev.State) {
+		// The lease holder hears of it by name, in its task's room.
+		notice := fmt.Sprintf("@[%s] %s: your branch %s (%s).", link.holder, line, ev.Branch, letagents.TaskID(link.seq))
+		if err := s.postLine(ctx, tx, link.room, notice); err != nil {
+			return ev, err
 		}
 	}
 	for _, room := range targets {
@@ -229,4 +263,93 @@ func (s *Store) GitHubEvents(ctx context.Context, roomID string, q GitHubEventQu
 		return page{evs, false}, nil
 	})
 	return p.events, p.more, err
+}
+
+// taskRef is how a pull request names a task: task_N in its branch,
+// title or body, as the board names tasks.
+var taskRef = regexp.MustCompile(`\btask_([1-9][0-9]{0,17})\b`)
+
+// taskLink is the task a GitHub event is about: its room and number (0:
+// none), and the actor label of its work lease's holder when the event's
+// branch is that lease's ("" otherwise).
+type taskLink struct {
+	room   string
+	seq    int64
+	holder string
+}
+
+// findLinkedTask finds the task of a pull request's or a check's event:
+// the task whose active work lease is on the event's branch, in the repo
+// room or one of its branch rooms; else, for a pull request, the task it
+// names (task_N), in the repo room or the room of its branch.
+func (s *Store) findLinkedTask(ctx context.Context, tx pgx.Tx, ev letagents.GitHubEvent) (taskLink, error) {
+	var link taskLink
+	if ev.Branch == "" {
+		return link, nil
+	}
+	err := tx.QueryRow(ctx, `
+		SELECT l.room_id, l.task_seq, l.actor_label FROM task_leases l JOIN rooms r ON r.id = l.room_id
+		WHERE (r.id = $1 OR r.parent_room_id = $1) AND l.kind = 'work' AND l.status = 'active' AND l.branch_ref = $2
+			AND (l.expires_at IS NULL OR l.expires_at > now())
+		ORDER BY l.created_at DESC LIMIT 1`, ev.RoomID, ev.Branch).Scan(&link.room, &link.seq, &link.holder)
+	switch {
+	case err == nil:
+		return link, nil
+	case !isNoRows(err):
+		return link, fmt.Errorf("find the branch's lease: %w", err)
+	}
+	if ev.EventType != letagents.GitHubPullRequest {
+		return link, nil
+	}
+	var body struct {
+		Body string `json:"body"`
+	}
+	_ = json.Unmarshal(ev.Metadata, &body) // the parser wrote it; no body is no name
+	var seqs []int64
+	for _, m := range taskRef.FindAllStringSubmatch(ev.Branch+"\n"+ev.Title+"\n"+body.Body, -1) {
+		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
+			seqs = append(seqs, n)
+		}
+	}
+	if len(seqs) == 0 {
+		return link, nil
+	}
+	branchRoom, _ := rooms.BranchRoomID(ev.RoomID, ev.Branch)
+	err = tx.QueryRow(ctx, `
+		SELECT t.room_id, t.seq FROM tasks t WHERE t.room_id IN ($1, $2) AND t.seq = ANY($3)
+		ORDER BY t.room_id = $1 DESC, array_position($3, t.seq) LIMIT 1`, ev.RoomID, branchRoom, seqs).Scan(&link.room, &link.seq)
+	if err != nil && !isNoRows(err) {
+		return link, fmt.Errorf("find the named task: %w", err)
+	}
+	return link, nil
+}
+
+// followPullRequest attaches a pull request to its task (the task's
+// pr_url, so its workflow artefacts) and, when it merged, moves the task
+// to merged where the board's rules allow it (a review lease by another
+// agent than the worker); otherwise the status stays, and only the link
+// is made. It acts as a room admin would: GitHub says what happened.
+func (s *Store) followPullRequest(ctx context.Context, tx pgx.Tx, t letagents.Task, ev letagents.GitHubEvent, now time.Time) error {
+	if ev.EventType != letagents.GitHubPullRequest || ev.ObjectURL == "" {
+		return nil
+	}
+	c := letagents.TaskChange{Actor: letagents.Actor{Label: "GitHub", Admin: true}}
+	if t.PRURL != ev.ObjectURL {
+		c.PRURL = &ev.ObjectURL
+	}
+	if ev.State == "merged" && t.Status != letagents.TaskMerged && t.Status.Open() {
+		c.Status = letagents.TaskMerged
+	}
+	u, err := letagents.DecideTaskUpdate(t, c)
+	if err != nil && c.Status != "" {
+		c.Status = "" // the board does not allow it: only link
+		u, err = letagents.DecideTaskUpdate(t, c)
+	}
+	if err != nil || (c.PRURL == nil && !u.Moved) {
+		return nil // nothing the board takes, or nothing to change
+	}
+	if _, err := s.writeTaskUpdate(ctx, tx, t, u, now); err != nil {
+		return fmt.Errorf("link the pull request to %s: %w", t.ID(), err)
+	}
+	return nil
 }
