@@ -81,7 +81,8 @@ func Parse(eventName string, body []byte) (Delivery, error) {
 	d.RoomID, d.Repo = room, p.Repository.FullName
 	d.Event = p.event(eventName)
 	if d.Event != nil {
-		d.Event.RoomID = room
+		// One line, whatever GitHub's titles and messages hold.
+		d.Event.RoomID, d.Event.Line = room, strings.Join(strings.Fields(d.Event.Line), " ")
 	}
 	return d, nil
 }
