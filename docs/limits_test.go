@@ -23,6 +23,7 @@ var documentedLimits = []struct {
 }{
 	{"MaxTextBytes", "message text", fmt.Sprint(letagents.MaxTextBytes)},
 	{"MaxBodyBytes", "request body", fmt.Sprint(letagents.MaxBodyBytes)},
+	{"MaxWebhookBytes", "GitHub webhook delivery", fmt.Sprint(letagents.MaxWebhookBytes)},
 	{"MaxSenderBytes", "sender, and every agent label", fmt.Sprint(letagents.MaxSenderBytes)},
 	{"MaxTaskTitleBytes", "task title", fmt.Sprint(letagents.MaxTaskTitleBytes)},
 	{"MaxNativeText", "native activity text", fmt.Sprint(letagents.MaxNativeText)},

@@ -43,9 +43,9 @@ func (s *Server) reasoningTools() []mcpserver.ServerTool {
 			mcp.WithString("conversation_id", mcp.MaxLength(maxIgnored), mcp.Description("Ignored: your agent session is who writes."))),
 			s.postReasoning),
 		bind(tool("get_room_events", readOnly,
-			"Read the GitHub events of the room's repository (pull requests, issues, reviews, check runs) without parsing chat messages. "+
-				"(This server takes no GitHub webhooks, so it has none to give.)",
-			filter("event_type", "Only this kind: pull_request, issue, issue_comment, pull_request_review, check_run, …"),
+			"Read the GitHub events of the room's repository (pull requests, reviews, comments on pull requests, completed checks, "+
+				"pushes to the default branch), newest first, without parsing chat messages. They come from the repository's GitHub webhook.",
+			filter("event_type", "Only this kind: pull_request, pull_request_review, issue_comment, check_run, check_suite, push."),
 			filter("object_id", "Only this GitHub object (a pull request or issue number)."),
 			filter("actor", "Only events by this GitHub login."),
 			filter("since", "Only events after this time (RFC 3339)."),

@@ -54,6 +54,9 @@ type Deps struct {
 	// StreamHeartbeat is how often a stream sends a heartbeat comment (0 is
 	// letagents.StreamHeartbeat; tests shorten it).
 	StreamHeartbeat time.Duration
+	// GitHubWebhookSecret checks the signature of GitHub's webhook
+	// deliveries (GITHUB_WEBHOOK_SECRET); empty answers them 503.
+	GitHubWebhookSecret []byte
 }
 
 type server struct {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -88,22 +87,5 @@ func (s *server) publishArtifact(w http.ResponseWriter, r *http.Request, c call)
 	}
 	a = published
 	writeJSON(w, http.StatusOK, wire.PublishedArtifact{RoomID: c.room, Artifact: toArtifact(a)})
-	return nil
-}
-
-// roomEvents is GET /rooms/{room}/events, the GitHub events of the room's
-// repository (a branch room's are its repo room's). They come from GitHub
-// webhooks, which this service does not take: the list is empty, as
-// 0.12.9 answers for a room none reached.
-func (s *server) roomEvents(w http.ResponseWriter, r *http.Request, c call) error {
-	room, err := s.Store.Room(r.Context(), c.room)
-	if err != nil {
-		return err
-	}
-	lane := room.ID
-	if room.ParentID != "" {
-		lane = room.ParentID
-	}
-	writeJSON(w, http.StatusOK, wire.RoomEvents{RoomID: room.ID, GitHubRoomID: lane, Events: []json.RawMessage{}})
 	return nil
 }

@@ -111,6 +111,7 @@ var matrixRoutes = map[string]routeCase{
 	"POST /auth/logout":                  {endsSession: true},
 	"POST /agents":                       {body: `{"name": "matrix-probe"}`},
 	"GET /agents/me":                     {},
+	"POST /webhooks/github":              {body: `{}`},
 
 	"POST /projects/{room}/messages":                     {body: `{"sender": "matrix", "text": "matrix probe"}`},
 	"GET /projects/{room}/messages":                      {},
@@ -648,7 +649,8 @@ func roomState(ctx context.Context, t *testing.T, e *env, ids []string) string {
 // room, and mallory's open room with content of its own, and the callers.
 func seedMatrix(t *testing.T) *matrix {
 	t.Helper()
-	e := newAuthEnv(t, map[string]string{"LETAGENTS_JOIN_LIMIT": "1000000", "LETAGENTS_SEND_LIMIT": "1000000", "LETAGENTS_INVITE_ROOM_LIMIT": "1000000"})
+	e := newAuthEnv(t, map[string]string{"LETAGENTS_JOIN_LIMIT": "1000000", "LETAGENTS_SEND_LIMIT": "1000000", "LETAGENTS_INVITE_ROOM_LIMIT": "1000000",
+		"GITHUB_WEBHOOK_SECRET": "matrix"})
 	e.gh.AddRepo("alice/secret", true)
 	for _, login := range []string{"alice", "bobby", "rita", "mallory", "dan"} {
 		e.gh.AddUser(login)

@@ -33,6 +33,7 @@ func (s *server) routes() []Route {
 		{GroupAuth, http.MethodPost, "/auth/logout", public, s.logout},
 		{GroupAuth, http.MethodPost, "/agents", public, s.registerAgent},
 		{GroupAuth, http.MethodGet, "/agents/me", public, s.myAgents},
+		{GroupAuth, http.MethodPost, "/webhooks/github", public, s.githubWebhook},
 
 		{GroupMessages, http.MethodPost, "/projects/{room}/messages", sender, s.sendMessage},
 		{GroupMessages, http.MethodGet, "/projects/{room}/messages", member, s.readMessages},

@@ -148,6 +148,8 @@ func (f *feed) next(ctx context.Context) ([]event, int64, bool, error) {
 		case e.Session != nil && e.Seq == f.own:
 		case e.Session != nil && e.Session.Live():
 			evs = append(evs, event{name: wire.EventPresenceUpdate, data: toPresence(*e.Session, now)})
+		case e.GitHub != nil:
+			evs = append(evs, event{name: wire.EventGitHub, data: toGitHubEvent(*e.GitHub)})
 		case e.Session != nil:
 			evs = append(evs, event{name: wire.EventPresenceRemove, data: wire.PresenceRemoved{RoomID: f.room,
 				AgentSessionID: letagents.WireID(letagents.AgentSessionPrefix, e.Session.ID), ActorLabel: e.Session.ActorLabel}})

@@ -52,6 +52,11 @@ type Config struct {
 	// {"client_id", "client_secret"} instead (GITHUB_SECRET_ARN), read once
 	// per cold start.
 	GitHubSecretARN string
+	// GitHubWebhookSecret checks the signatures of GitHub's webhook
+	// deliveries to POST /webhooks/github (GITHUB_WEBHOOK_SECRET); with
+	// GITHUB_SECRET_ARN it comes from that secret's "webhook_secret"
+	// instead. Without it the route answers 503.
+	GitHubWebhookSecret string
 	// KMSKeyID seals stored GitHub tokens with data keys of this KMS key
 	// (LETAGENTS_KMS_KEY_ID); TokenKeyFile with a local key file instead
 	// (LETAGENTS_TOKEN_KEY_FILE, created when missing). Without either,
@@ -123,7 +128,7 @@ type Config struct {
 // template check holds template.yaml to it.
 var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NAME", "DB_MAX_CONNS", "DB_PROXY_HOST", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL",
 	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
-	"LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
+	"GITHUB_WEBHOOK_SECRET", "LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
 	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_IDLE_TIMEOUT_MS",
 	"LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS", "LETAGENTS_LOCAL_OWNER"}
 
@@ -133,7 +138,7 @@ var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NA
 // which Lambda functions are not), or they are the
 // local stand-ins for what AWS provides (client id and secret in plain
 // text, the token key file).
-var LocalVariables = []string{"PORT", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
+var LocalVariables = []string{"PORT", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_OAUTH_URL", "GITHUB_API_URL", "GITHUB_WEBHOOK_SECRET",
 	"LETAGENTS_TOKEN_KEY_FILE", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT", "LETAGENTS_INVITE_ROOM_LIMIT",
 	"LETAGENTS_SEND_LIMIT", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS"}
 
@@ -149,6 +154,7 @@ func Load(getenv func(string) string) (Config, error) {
 		GitHub: github.Config{ClientID: getenv("GITHUB_CLIENT_ID"), ClientSecret: getenv("GITHUB_CLIENT_SECRET"),
 			Scopes: getenv("GITHUB_OAUTH_SCOPES"), OAuthURL: getenv("GITHUB_OAUTH_URL"), APIURL: getenv("GITHUB_API_URL")},
 		GitHubSecretARN:     getenv("GITHUB_SECRET_ARN"),
+		GitHubWebhookSecret: getenv("GITHUB_WEBHOOK_SECRET"),
 		KMSKeyID:            getenv("LETAGENTS_KMS_KEY_ID"),
 		TokenKeyFile:        getenv("LETAGENTS_TOKEN_KEY_FILE"),
 		BaseURL:             strings.TrimRight(getenv("LETAGENTS_BASE_URL"), "/"),
@@ -166,6 +172,9 @@ func Load(getenv func(string) string) (Config, error) {
 	var err error
 	if cfg.GitHubSecretARN != "" && (cfg.GitHub.ClientID != "" || cfg.GitHub.ClientSecret != "") {
 		return cfg, errors.New("set GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET, or GITHUB_SECRET_ARN, not both")
+	}
+	if cfg.GitHubSecretARN != "" && cfg.GitHubWebhookSecret != "" {
+		return cfg, errors.New("set GITHUB_WEBHOOK_SECRET, or its webhook_secret in GITHUB_SECRET_ARN, not both")
 	}
 	if cfg.KMSKeyID != "" && cfg.TokenKeyFile != "" {
 		return cfg, errors.New("set LETAGENTS_KMS_KEY_ID or LETAGENTS_TOKEN_KEY_FILE, not both")

@@ -36,11 +36,15 @@ const (
 	// activity's status or text); its item is the session. Heartbeats
 	// that move only its times log none.
 	EventPresence EventKind = "presence"
+	// EventGitHub is a change on GitHub the room heard of through a
+	// webhook; its item is the GitHubEvent, which a repo room and the room
+	// of its branch both name.
+	EventGitHub EventKind = "github"
 )
 
 // RoomEvent is one event of a room's log with its item as it is now:
-// exactly one of Message, Task, Reasoning, Room and Session is set, as
-// Kind says.
+// exactly one of Message, Task, Reasoning, Room, Session and GitHub is
+// set, as Kind says.
 type RoomEvent struct {
 	Seq       int64 // its number in the room's event sequence
 	Kind      EventKind
@@ -49,6 +53,7 @@ type RoomEvent struct {
 	Reasoning *ReasoningChange
 	Room      *Room
 	Session   *AgentSession // a worker session, live or ended
+	GitHub    *GitHubEvent
 }
 
 // EventPage is the events of a room after a cursor, oldest first. Last

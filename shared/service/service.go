@@ -238,8 +238,9 @@ func FromPool(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, groups
 // authParts are what the sign-in flows need from outside: the GitHub
 // client and the sealer, built once per instance (one cold start).
 type authParts struct {
-	github *github.Client
-	sealer seal.Sealer
+	github        *github.Client
+	sealer        seal.Sealer
+	webhookSecret string
 }
 
 // newAuth reads the GitHub app's credentials (from Secrets Manager when
@@ -250,6 +251,7 @@ func newAuth(ctx context.Context, cfg config.Config, logger *slog.Logger) (authP
 		return p, err
 	}
 	gh := cfg.GitHub
+	p.webhookSecret = cfg.GitHubWebhookSecret
 	var awsCfg aws.Config
 	if cfg.GitHubSecretARN != "" || cfg.KMSKeyID != "" {
 		var err error
@@ -258,11 +260,11 @@ func newAuth(ctx context.Context, cfg config.Config, logger *slog.Logger) (authP
 		}
 	}
 	if cfg.GitHubSecretARN != "" {
-		id, secret, err := githubSecret(ctx, secretsmanager.NewFromConfig(awsCfg), cfg.GitHubSecretARN)
+		v, err := githubSecret(ctx, secretsmanager.NewFromConfig(awsCfg), cfg.GitHubSecretARN)
 		if err != nil {
 			return p, err
 		}
-		gh.ClientID, gh.ClientSecret = id, secret
+		gh.ClientID, gh.ClientSecret, p.webhookSecret = v.ClientID, v.ClientSecret, v.WebhookSecret
 	}
 	p.github = github.New(gh)
 	switch {
@@ -289,20 +291,27 @@ func loadAWS(ctx context.Context) (aws.Config, error) {
 	return c, nil
 }
 
-// githubSecret reads {"client_id", "client_secret"} from Secrets Manager.
-func githubSecret(ctx context.Context, sm db.SecretGetter, arn string) (id, secret string, err error) {
+// gitHubSecret is the GitHub app's secret: its OAuth client, and the
+// secret of its webhook deliveries (optional: without it POST
+// /webhooks/github answers 503).
+type gitHubSecret struct {
+	ClientID      string `json:"client_id"`
+	ClientSecret  string `json:"client_secret"`
+	WebhookSecret string `json:"webhook_secret"`
+}
+
+// githubSecret reads {"client_id", "client_secret", "webhook_secret"}
+// from Secrets Manager.
+func githubSecret(ctx context.Context, sm db.SecretGetter, arn string) (gitHubSecret, error) {
+	var v gitHubSecret
 	out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &arn})
 	if err != nil {
-		return "", "", fmt.Errorf("read GitHub app secret: %w", err)
-	}
-	var v struct {
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
+		return v, fmt.Errorf("read GitHub app secret: %w", err)
 	}
 	if out.SecretString == nil || json.Unmarshal([]byte(*out.SecretString), &v) != nil || v.ClientID == "" || v.ClientSecret == "" {
-		return "", "", errors.New(`GitHub app secret: want the JSON {"client_id": "...", "client_secret": "..."}`)
+		return v, errors.New(`GitHub app secret: want the JSON {"client_id": "...", "client_secret": "...", "webhook_secret": "..."} (webhook_secret optional)`)
 	}
-	return v.ClientID, v.ClientSecret, nil
+	return v, nil
 }
 
 func assemble(ctx context.Context, cfg config.Config, logger *slog.Logger, pool *pgxpool.Pool, listener notify.Connector, parts authParts, groups []api.Group) *Service {
@@ -322,7 +331,8 @@ func assemble(ctx context.Context, cfg config.Config, logger *slog.Logger, pool 
 	}
 	s.Handler = api.New(api.Deps{Store: s.Store, Hub: s.Hub, Auth: s.Auth, Logger: logger, BaseURL: cfg.BaseURL,
 		Origins: cfg.Origins(), PollMax: cfg.PollMax, Draining: s.draining, Now: cfg.Now,
-		StreamMax: cfg.StreamMax, RoomStreamMax: cfg.RoomStreamMax, StreamHeartbeat: cfg.StreamHeartbeat}, groups...)
+		StreamMax: cfg.StreamMax, RoomStreamMax: cfg.RoomStreamMax, StreamHeartbeat: cfg.StreamHeartbeat,
+		GitHubWebhookSecret: []byte(parts.webhookSecret)}, groups...)
 	return s
 }
 

@@ -186,9 +186,9 @@ func (s *Store) PruneRoomEvents(ctx context.Context, before time.Time, limit int
 
 // eventRefs are the items a page of events names, by kind.
 type eventRefs struct {
-	messages, tasks, sessions []int64
-	reasoning                 []string
-	room                      bool
+	messages, tasks, sessions, github []int64
+	reasoning                         []string
+	room                              bool
 }
 
 func (r *eventRefs) add(kind letagents.EventKind, ref int64, refID string) {
@@ -203,6 +203,8 @@ func (r *eventRefs) add(kind letagents.EventKind, ref int64, refID string) {
 		r.room = true
 	case letagents.EventPresence:
 		r.sessions = append(r.sessions, ref)
+	case letagents.EventGitHub:
+		r.github = append(r.github, ref)
 	}
 }
 
@@ -213,6 +215,7 @@ type eventItemSet struct {
 	reasoning map[string]letagents.ReasoningChange
 	room      *letagents.Room
 	sessions  map[int64]letagents.AgentSession
+	github    map[int64]letagents.GitHubEvent
 }
 
 // fill sets ev's item; false when it is gone from reads (a prompt-only
@@ -237,14 +240,19 @@ func (s eventItemSet) fill(ev *letagents.RoomEvent, ref int64, refID string) boo
 		if a, ok := s.sessions[ref]; ok {
 			ev.Session = &a
 		}
+	case letagents.EventGitHub:
+		if g, ok := s.github[ref]; ok {
+			ev.GitHub = &g
+		}
 	}
-	return ev.Message != nil || ev.Task != nil || ev.Reasoning != nil || ev.Room != nil || ev.Session != nil
+	return ev.Message != nil || ev.Task != nil || ev.Reasoning != nil || ev.Room != nil || ev.Session != nil || ev.GitHub != nil
 }
 
 // eventItems reads the items refs names, one statement per kind present.
 func (s *Store) eventItems(ctx context.Context, roomID string, refs eventRefs, now time.Time) (eventItemSet, error) {
 	set := eventItemSet{messages: map[int64]letagents.Message{}, tasks: map[int64]letagents.Task{},
-		reasoning: map[string]letagents.ReasoningChange{}, sessions: map[int64]letagents.AgentSession{}}
+		reasoning: map[string]letagents.ReasoningChange{}, sessions: map[int64]letagents.AgentSession{},
+		github: map[int64]letagents.GitHubEvent{}}
 	if len(refs.messages) > 0 {
 		msgs, err := s.messagesWhere(ctx, roomID, `m.seq = ANY($2)`, "", refs.messages)
 		if err != nil {
@@ -297,6 +305,17 @@ func (s *Store) eventItems(ctx context.Context, roomID string, refs eventRefs, n
 		}
 		for _, a := range list {
 			set.sessions[a.ID] = a
+		}
+	}
+	if len(refs.github) > 0 {
+		// By id alone: a branch room's event names its repo room's row.
+		evs, err := queryAll[letagents.GitHubEvent](ctx, s.pool, `SELECT `+githubEventColumns+` FROM github_events g WHERE g.id = ANY($1)`,
+			refs.github)
+		if err != nil {
+			return set, fmt.Errorf("GitHub events: %w", err)
+		}
+		for _, g := range evs {
+			set.github[g.ID] = g
 		}
 	}
 	return set, nil

@@ -31,6 +31,11 @@ const (
 	// EventPresenceRemove carries a PresenceRemoved: a worker's session
 	// ended, and it leaves the roster.
 	EventPresenceRemove = "presence_remove"
+	// EventGitHub carries a GitHubEvent, as GET /rooms/{room}/events lists
+	// it: a change on GitHub the room heard of (in a repo room, every one
+	// of its repository; in a branch room, those on its branch). A status
+	// line (a message of source system) announces it as well.
+	EventGitHub = "github_event"
 	// EventAccessRevoked is the last event of an event stream whose caller
 	// may no longer read the room; the server ends the stream after it.
 	// Its data is the error a new request would get ({"error", "code",
@@ -48,7 +53,7 @@ const (
 
 // Events lists every live event name, in the order above.
 var Events = []string{EventMessage, EventTaskUpdate, EventReasoningUpdate, EventReasoningRemove, EventMessageUpdate, EventRoomUpdate,
-	EventPresenceUpdate, EventPresenceRemove, EventAccessRevoked, EventHeartbeat}
+	EventPresenceUpdate, EventPresenceRemove, EventGitHub, EventAccessRevoked, EventHeartbeat}
 
 // Heartbeat is the data of a heartbeat event: how often they come, so
 // that a client knows how long a silence means the stream is dead. The

@@ -128,11 +128,46 @@ type ReasoningRemoved struct {
 }
 
 // RoomEvents is GET /rooms/{room}/events: the GitHub events of the room's
-// repository, from webhooks. This service takes no GitHub webhooks, so
-// the list is always empty; the route answers as 0.12.9 does with none.
+// repository (GitHubRoomID, a branch room's repo room), from webhooks,
+// newest first.
 type RoomEvents struct {
-	RoomID       string            `json:"room_id"`
-	GitHubRoomID string            `json:"github_room_id"`
-	Events       []json.RawMessage `json:"events"`
-	HasMore      bool              `json:"has_more"`
+	RoomID       string        `json:"room_id"`
+	GitHubRoomID string        `json:"github_room_id"`
+	Events       []GitHubEvent `json:"events"`
+	HasMore      bool          `json:"has_more"`
+}
+
+// GitHubEvent is one change on GitHub a repo room heard of, as the
+// original lists it, and the data of a github_event: its id (ghe_N, the
+// ?after of the next page), the kind (event_type: pull_request,
+// pull_request_review, issue_comment, check_run, check_suite, push) and
+// GitHub's action, the object (a PR's number, a check's id, a pushed
+// commit) with its URL, title and state, who did it, and the branch it
+// happened on ("" for none; the original has no such field).
+type GitHubEvent struct {
+	ID           string          `json:"id"`
+	RoomID       string          `json:"room_id"`
+	EventType    string          `json:"event_type"`
+	Action       string          `json:"action"`
+	ObjectID     *string         `json:"github_object_id"`
+	ObjectURL    *string         `json:"github_object_url"`
+	Title        *string         `json:"title"`
+	State        *string         `json:"state"`
+	ActorLogin   *string         `json:"actor_login"`
+	Branch       *string         `json:"branch"`
+	Metadata     json.RawMessage `json:"metadata"`
+	LinkedTaskID *string         `json:"linked_task_id"`
+	CreatedAt    string          `json:"created_at"`
+}
+
+// WebhookAnswer is the 202 of POST /webhooks/github: {"ok": true} with
+// what became of the delivery (status: processed, ignored; reason, why it
+// was ignored), the event it logged, and duplicate, for a delivery taken
+// before (its status then is what the first became).
+type WebhookAnswer struct {
+	OK        bool   `json:"ok"`
+	Duplicate bool   `json:"duplicate,omitempty"`
+	Status    string `json:"status,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	EventID   string `json:"event_id,omitempty"`
 }

@@ -10,8 +10,9 @@ export const MESSAGE_UPDATE = "message_update";
 export const ROOM_UPDATE = "room_update";
 export const PRESENCE_UPDATE = "presence_update";
 export const PRESENCE_REMOVE = "presence_remove";
+export const GITHUB_EVENT = "github_event";
 export const ACCESS_REVOKED = "access_revoked";
 export const HEARTBEAT = "heartbeat";
 
 // EVENTS lists them all.
-export const EVENTS = Object.freeze([MESSAGE, TASK_UPDATE, REASONING_UPDATE, REASONING_REMOVE, MESSAGE_UPDATE, ROOM_UPDATE, PRESENCE_UPDATE, PRESENCE_REMOVE, ACCESS_REVOKED, HEARTBEAT]);
+export const EVENTS = Object.freeze([MESSAGE, TASK_UPDATE, REASONING_UPDATE, REASONING_REMOVE, MESSAGE_UPDATE, ROOM_UPDATE, PRESENCE_UPDATE, PRESENCE_REMOVE, GITHUB_EVENT, ACCESS_REVOKED, HEARTBEAT]);
