@@ -36,6 +36,9 @@ type leash struct {
 	// sent until one can.
 	checked time.Time
 	held    bool
+	// told rings when the store was told of a change to this caller's
+	// access (a stream's; nil for a wait, which checks at its end).
+	told <-chan struct{}
 }
 
 // leash puts the connection of request r, let into c by the gate, on a

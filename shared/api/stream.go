@@ -218,6 +218,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 		return err
 	}
 	defer told.Close()
+	l.told = told.C()
 	if err := l.check(ctx); err != nil {
 		return err
 	}
@@ -306,31 +307,43 @@ func (s *server) listen(ctx context.Context, channels ...string) (*notify.Subscr
 // events back, to be tried again at the next ring or heartbeat.
 func (s *server) turn(ctx context.Context, w io.Writer, rc *http.ResponseController, f *feed, l *leash, told bool) error {
 	if told || l.due() {
-		err := l.check(ctx)
-		var v *revocation
-		switch {
-		case errors.As(err, &v):
-			if err := writeEvent(w, v.event()); err != nil {
-				return err
-			}
-			_ = rc.Flush()
-			return v
-		case err != nil && ctx.Err() != nil:
+		if err := s.recheck(ctx, w, rc, l); err != nil {
 			return err
-		case err != nil:
-			l.held = true
-			s.Logger.Warn("event stream: could not check access; holding events until a check succeeds", "room", rooms.ForLog(l.c.room), "error", err)
+		}
+		if l.held {
 			return rc.Flush() // the heartbeat, which says the stream is alive
 		}
 	}
-	return s.catchUp(ctx, w, rc, f)
+	return s.catchUp(ctx, w, rc, f, l)
+}
+
+// recheck checks the caller's access again: a revoked caller gets the
+// access_revoked event and the error ends the stream; a check that cannot
+// tell leaves the leash held.
+func (s *server) recheck(ctx context.Context, w io.Writer, rc *http.ResponseController, l *leash) error {
+	err := l.check(ctx)
+	var v *revocation
+	switch {
+	case errors.As(err, &v):
+		if err := writeEvent(w, v.event()); err != nil {
+			return err
+		}
+		_ = rc.Flush()
+		return v
+	case err != nil && ctx.Err() != nil:
+		return err
+	case err != nil:
+		l.held = true
+		s.Logger.Warn("event stream: could not check access; holding events until a check succeeds", "room", rooms.ForLog(l.c.room), "error", err)
+	}
+	return nil
 }
 
 // catchUp writes what the feed has after its cursor, until nothing more
 // follows, and flushes it; an error means the client left. A failed read
 // is logged and left due, to be retried at the next ring or heartbeat: a
 // database outage pauses a stream without ending it.
-func (s *server) catchUp(ctx context.Context, w io.Writer, rc *http.ResponseController, f *feed) error {
+func (s *server) catchUp(ctx context.Context, w io.Writer, rc *http.ResponseController, f *feed, l *leash) error {
 	for f.due {
 		evs, after, more, err := f.next(ctx)
 		if err != nil {
@@ -339,6 +352,19 @@ func (s *server) catchUp(ctx context.Context, w io.Writer, rc *http.ResponseCont
 			}
 			s.Logger.Warn("event stream: read failed; retrying at the next ring or heartbeat", "room", rooms.ForLog(f.room), "error", err)
 			break
+		}
+		// A turn rung by an earlier write may read what was written after
+		// a logout or a disconnect that rang while it read: the access
+		// channels are looked at once more before anything is sent.
+		select {
+		case <-l.told:
+			if err := s.recheck(ctx, w, rc, l); err != nil {
+				return err
+			}
+			if l.held {
+				return rc.Flush()
+			}
+		default:
 		}
 		for _, ev := range evs {
 			if err := writeEvent(w, ev); err != nil {
