@@ -189,8 +189,9 @@ func TestHostileContentNeverRuns(t *testing.T) {
 	}
 	checks := map[string]string{
 		// The page's own collapsibles (a card's description, a reasoning
-		// trail) are details too; none may come from what was written.
-		"elements that run or load": `document.querySelectorAll("#layout :is(script, img, svg, iframe, object, embed), #layout :is(#log, #thread-log, #results) details").length`,
+		// trail) are details too, and its own icons inline SVG drawn by
+		// room.html; none may come from what was written.
+		"elements that run or load": `document.querySelectorAll("#layout :is(script, img, iframe, object, embed, svg:not(.icon)), #layout :is(#log, #thread-log, #results) :is(details, svg)").length`,
 		"javascript: links":         `[...document.querySelectorAll("a[href]")].filter(a => !["http:", "https:", "mailto:"].includes(a.protocol)).length`,
 		"inline handlers":           `[...document.querySelectorAll("#layout *")].filter(e => [...e.attributes].some(a => a.name.startsWith("on"))).length`,
 	}
