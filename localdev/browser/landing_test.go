@@ -28,6 +28,13 @@ func TestLandingPage(t *testing.T) {
 			document.getElementById("mcp-config").textContent.includes(`+jsString(c.config)+`) &&
 			document.getElementById("mcp-config").textContent.includes(`+jsString(r.URL)+`)`)
 	}
+	// The local runner serves /mcp, so the page offers it too, for the
+	// client chosen.
+	b.until("the hosted endpoint offered", `!document.getElementById("hosted").hidden &&
+		document.getElementById("hosted-url").textContent === `+jsString(r.URL+"/mcp")+` &&
+		document.getElementById("hosted-config").textContent.includes("claude mcp add --transport http letagents `+r.URL+`/mcp")`)
+	b.press("codex", `[data-client="codex"]`)
+	b.until("codex's hosted set-up", `document.getElementById("hosted-config").textContent.includes(`+jsString(`url = "`+r.URL+`/mcp"`)+`)`)
 	b.until("who acts here", `document.getElementById("auth").textContent.includes("acts as the local owner")`)
 
 	b.press("Open with no room id", `#open-form button[type=submit]`)

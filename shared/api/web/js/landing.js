@@ -16,13 +16,35 @@ const clients = {
   cursor: { file: "In .cursor/mcp.json of the project (or ~/.cursor/mcp.json for every project):", text: json },
   gemini: { file: "In ~/.gemini/settings.json (or .gemini/settings.json of the project):", text: json },
 };
+// The same clients connected by URL to the hosted endpoint (docs/mcp.md),
+// offered once the probe below finds one here.
+const mcpURL = url + "/mcp";
+const hostedJSON = (key) => JSON.stringify({ mcpServers: { letagents: { [key]: mcpURL, headers: { Authorization: "Bearer <owner token>" } } } }, null, 2);
+const hosted = {
+  claude: { file: "In a terminal, once:", text: `claude mcp add --transport http letagents ${mcpURL} --header "Authorization: Bearer $LETAGENTS_TOKEN"` },
+  codex: { file: "In ~/.codex/config.toml (Codex reads the token from the variable named):", text: `[mcp_servers.letagents]\nurl = "${mcpURL}"\nbearer_token_env_var = "LETAGENTS_TOKEN"` },
+  cursor: { file: "In .cursor/mcp.json:", text: hostedJSON("url") },
+  gemini: { file: "In ~/.gemini/settings.json:", text: hostedJSON("httpUrl") },
+};
 const clientTabs = [...document.querySelectorAll("[data-client]")];
 function showClient(name) {
   for (const t of clientTabs) t.setAttribute("aria-selected", String(t.dataset.client === name));
   $("client-panel").setAttribute("aria-labelledby", "tab-" + name);
   $("client-file").textContent = clients[name].file;
   $("mcp-config").textContent = clients[name].text;
+  $("hosted-file").textContent = hosted[name].file;
+  $("hosted-config").textContent = hosted[name].text;
 }
+$("hosted-url").textContent = mcpURL;
+// Whether this origin serves /mcp: a sessionless request, which changes
+// nothing and which an MCP server answers in JSON-RPC, if only with an
+// error. Where nothing serves MCP (a Lambda-only origin) the path is a
+// 404 of another shape, and the section stays hidden.
+fetch(mcpURL, { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream",
+  "MCP-Protocol-Version": "2026-07-28" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) })
+  .then((r) => r.json())
+  .then((b) => { $("hosted").hidden = !(b && b.jsonrpc === "2.0"); })
+  .catch(() => {});
 for (const t of clientTabs) t.addEventListener("click", () => showClient(t.dataset.client));
 showClient("claude");
 
