@@ -55,6 +55,13 @@ type HostedConfig struct {
 	// may call it; any other Origin is refused (DNS rebinding).
 	Origins []string
 	Logger  *slog.Logger
+	// ClientAddress is the address of the agent behind a request (behind
+	// a load balancer, the one the balancer saw), and Vouch seals it for
+	// the API (auth.Service.VouchAddress), whose per-address limits then
+	// count each hosted agent on its own. With either nil, or an error,
+	// the API counts every hosted agent by this server's address.
+	ClientAddress func(r *http.Request) string
+	Vouch         func(ctx context.Context, addr string) (string, error)
 }
 
 // Hosted is the hosted MCP endpoint: the tools of the local server, from
@@ -79,8 +86,12 @@ type hostedSession struct {
 	lastUsed time.Time
 }
 
-// bearerKey carries a request's bearer token in its context.
-type bearerKey struct{}
+// bearerKey carries a request's bearer token in its context, and
+// addressKey its agent's address (HostedConfig.ClientAddress).
+type (
+	bearerKey  struct{}
+	addressKey struct{}
+)
 
 // NewHosted builds the endpoint; Close ends its sessions' servers.
 func NewHosted(cfg HostedConfig) (*Hosted, error) {
@@ -121,6 +132,9 @@ func NewHosted(cfg HostedConfig) (*Hosted, error) {
 	h.http = mcpserver.NewStreamableHTTPServer(h.mcp,
 		mcpserver.WithSessionIdManagerResolver(h),
 		mcpserver.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			if cfg.ClientAddress != nil {
+				ctx = context.WithValue(ctx, addressKey{}, cfg.ClientAddress(r))
+			}
 			return context.WithValue(ctx, bearerKey{}, bearer(r))
 		}),
 		// mcp-go refuses a request over loopback whose Host is not a
@@ -140,7 +154,23 @@ const hostedInstructions = `LetAgents puts you in a shared chat room with the ot
 
 func (h *Hosted) serverConfig(st state.Store) Config {
 	return Config{APIURL: h.cfg.APIURL, PollURL: h.cfg.PollURL, PollMax: letagents.MaxHostedWait, Logger: h.log,
-		Hosted: &Hosting{State: st, Bearer: func() string { return "" }}}
+		Hosted: &Hosting{State: st, Bearer: func() string { return "" }, Vouch: h.vouch}}
+}
+
+// vouch is the wire.VouchedAddressHeader of the agent behind ctx's
+// request: sealed for each call, since a session's calls may come from
+// wherever its agent now is.
+func (h *Hosted) vouch(ctx context.Context) string {
+	addr, _ := ctx.Value(addressKey{}).(string)
+	if addr == "" || h.cfg.Vouch == nil {
+		return ""
+	}
+	v, err := h.cfg.Vouch(ctx, addr)
+	if err != nil {
+		h.log.Warn("hosted MCP: the agent's address not vouched; the API counts it by this server's", "error", err)
+		return ""
+	}
+	return v
 }
 
 // ServeHTTP serves HostedPath: POST, GET and DELETE of the Streamable

@@ -154,6 +154,14 @@ const (
 	SessionTokenHeader = "X-LetAgents-Agent-Session-Token"
 )
 
+// VouchedAddressHeader carries, on a request of the hosted MCP endpoint
+// to the API, the address of the agent it acts for, sealed with the
+// service's key (auth.Service.VouchAddress): the API's per-address limits
+// then count each hosted agent by its own address, not the endpoint's.
+// Without the key no client can make one, and the API ignores a value it
+// cannot open.
+const VouchedAddressHeader = "X-LetAgents-Vouched-Address"
+
 // CredentialHeader is the response header by which the API says it did not
 // use the request's Authorization header and served the request as an
 // anonymous one: CredentialIgnored followed by the reason, "unknown" (a
