@@ -78,6 +78,9 @@ type Hosted struct {
 
 	mu    sync.Mutex
 	built map[string]*hostedSession
+	// followers tell each session's stream on this task that its
+	// subscriptions changed (follow).
+	followers map[string]chan struct{}
 }
 
 // hostedSession is a session's server on this task.
@@ -98,7 +101,7 @@ func NewHosted(cfg HostedConfig) (*Hosted, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	h := &Hosted{cfg: cfg, log: cfg.Logger, built: map[string]*hostedSession{}}
+	h := &Hosted{cfg: cfg, log: cfg.Logger, built: map[string]*hostedSession{}, followers: map[string]chan struct{}{}}
 	// The table is the local server's: built once here for its
 	// declarations, then each call runs the handler of the same name on
 	// the session's own server.
@@ -182,6 +185,7 @@ func (h *Hosted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(wire.Error{Error: "origin not allowed: " + o})
 		return
 	}
+	defer h.followStream(r)()
 	h.http.ServeHTTP(w, r)
 }
 
@@ -394,6 +398,7 @@ func (h *Hosted) server(ctx context.Context) (*Server, error) {
 	cfg.Hosted.Bearer = func() string { return token }
 	if saved {
 		cfg.Hosted.Instance = stableInstance(id)
+		cfg.Hosted.Subscribed = func() { h.poke(id) }
 	}
 	s := newServer(cfg)
 	s.mcp = h.mcp
