@@ -58,7 +58,7 @@ var quoteMax = strconv.Itoa(letagents.QuoteMaxChars)
 // (the timeline, unread, search) starts from; github_event is the GitHub
 // event a line of the server's announces (letagents.GitHubLineClientIDPrefix).
 const messageColumns = `m.room_id, m.seq, m.sender, m.text, m.source, m.agent_prompt_kind, m.thread_parent_seq, m.thread_root_seq, m.created_at,
-	m.pinned_at, m.pinned_by, CASE WHEN m.source = 'system' AND starts_with(m.client_message_id, '` + letagents.GitHubLineClientIDPrefix + `')
+	m.pinned_at, m.pinned_by, CASE WHEN m.source = 'system' AND m.client_message_id ~ '^` + letagents.GitHubLineClientIDPrefix + `[0-9]{1,18}$'
 		THEN substr(m.client_message_id, length('` + letagents.GitHubLineClientIDPrefix + `') + 1)::bigint END AS github_event`
 
 // messageColumnsRow scans messageColumns; every column may be null, as

@@ -43,7 +43,6 @@ test("each kind has its icon, words and tone", () => {
 test("the card names the object, who, the state, the branch and the task", () => {
   const c = githubCard(ev({ action: "closed", state: "merged", actor_login: "bob", linked_task_id: "task_3" }));
   assert.deepEqual([c.subject, c.actor, c.state, c.branch, c.task], ["#12 Add widgets", "bob", "merged", "feature/x", "task_3"]);
-  assert.equal(c.spoken, "Pull request merged “#12 Add widgets” by bob on feature/x");
   assert.equal(githubCard(ev({ event_type: "check_run", title: "lint", state: "action_required" })).state, "action required");
   const push = githubCard(ev({ event_type: "push", github_object_id: "def4567890", title: "", branch: null, metadata: { ref: "refs/heads/main", commits: 1 } }));
   assert.deepEqual([push.subject, push.branch, push.label], ["def4567", "main", "Pushed to main (1 commit)"]);

@@ -67,8 +67,7 @@ function kindOf(ev) {
 // tone, subject (the object's words: "#12 Add widgets", a check's name,
 // a push's commit title), href (its link on GitHub, "" when none is
 // safe; host as safeLink takes it), actor, state (as GitHub says it,
-// underscores as spaces), branch, task (the linked task's id) and
-// label's fuller form for a screen reader (spoken).
+// underscores as spaces), branch and task (the linked task's id).
 export function githubCard(ev, host = "") {
   if (!ev || typeof ev !== "object") return null;
   const k = kindOf(ev);
@@ -93,10 +92,8 @@ export function githubCard(ev, host = "") {
     }
   }
   const state = str(ev.state).replace(/_/g, " ");
-  const actor = str(ev.actor_login);
-  const spoken = [k.label, subject && `“${subject}”`, actor && `by ${actor}`, branch && `on ${branch}`].filter(Boolean).join(" ");
   return {
     icon: k.icon, label: k.label, tone: k.tone, subject: subject || k.label, href: safeLink(ev.github_object_url, host),
-    actor, state, branch, task: str(ev.linked_task_id), spoken,
+    actor: str(ev.actor_login), state, branch, task: str(ev.linked_task_id),
   };
 }
