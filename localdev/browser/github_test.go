@@ -47,12 +47,14 @@ const ghCards = `[...document.querySelectorAll("#log li.gh-event")].map(li => [
 // TestGitHubEventsOnPage: a signed webhook delivery makes its event's
 // card appear live in an open room page, in place of the status line
 // that announces it (shown once); a reload shows the cards from the
-// history. A card links to GitHub only with a safe link, shows the
-// payload's words as text, and passes axe in light and dark.
+// history, and a page on the long-poll gets it too. A card links to
+// GitHub only with a safe link, shows the payload's words as text, stays
+// when status lines are hidden, and passes axe in light and dark.
 func TestGitHubEventsOnPage(t *testing.T) {
 	skipIfOptedOut(t)
 	t.Parallel()
-	r := startRunner(t, "GITHUB_WEBHOOK_SECRET="+hookSecret)
+	// One stream per room: the first tab's; the others long-poll.
+	r := startRunner(t, "GITHUB_WEBHOOK_SECRET="+hookSecret, "LETAGENTS_STREAM_ROOM_MAX=1")
 	const repo, room = "acme/widgets", "github.com/acme/widgets"
 	r.join(room)
 	r.send(room, "Builder | ada's agent | Codex", "Opening the PR now.")
@@ -114,5 +116,23 @@ func TestGitHubEventsOnPage(t *testing.T) {
 			axeCheck(c, "room with GitHub cards, "+scheme)
 			c.screenshot("github-" + scheme)
 		})
+	}
+
+	// The long-poll brings the line alone: the page reads its event from
+	// GET …/events and draws the card. Hiding status lines leaves cards.
+	p := newTab(t)
+	p.open(r.URL + "/in/" + roomPath(room))
+	p.until("the long-poll", `document.getElementById("status").dataset.via === "poll" &&
+		document.querySelectorAll("#log li.gh-event").length === 3`)
+	merged := pr
+	merged.Merged, merged.MergedBy = true, "bob"
+	r.deliver("pull_request", "d-merged", githubtest.PullRequestEvent(repo, "closed", "bob", merged))
+	for _, page := range []*tab{b, p} {
+		page.until("the merge's card", `(li => li && li.classList.contains("gh-event") && li.classList.contains("ok") &&
+			li.querySelector(".gh-kind").textContent === "Pull request merged")(document.querySelector("#log li.msg:last-child"))`)
+	}
+	p.do("hide status lines", chromedp.Click(chromedp.CSS(`#show-status`)))
+	if n := eval[int](p, `[...document.querySelectorAll("#log li.gh-event")].filter(li => li.getClientRects().length).length`); n != 4 {
+		t.Errorf("with status lines hidden, %d cards show, want 4", n)
 	}
 }
