@@ -405,6 +405,10 @@ type Message struct {
 	// account's login); left out when it is not pinned.
 	PinnedAt string `json:"pinned_at,omitempty"`
 	PinnedBy string `json:"pinned_by,omitempty"`
+	// GitHubEventID is the GitHub event (ghe_N, as GET …/events lists
+	// it) that a status line of the server's announces; left out on
+	// every other message. Not in the original.
+	GitHubEventID string `json:"github_event_id,omitempty"`
 }
 
 // Pins is GET …/pins: the room's pinned messages, the most recently
