@@ -71,7 +71,7 @@ func TestStart(t *testing.T) {
 func TestStartFailures(t *testing.T) {
 	for _, c := range []struct {
 		name, server, want string
-		noMigrate         bool
+		noMigrate          bool
 	}{
 		{name: "server exits", server: brokenJS, want: "exited before answering /api/health"},
 		{name: "migration fails", server: serverJS, noMigrate: true, want: "node dist/api/migrate.js"},
