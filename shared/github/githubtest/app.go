@@ -233,7 +233,7 @@ func (s *Server) handleAccessTokens(w http.ResponseWriter, r *http.Request) {
 	a.tokens[tok] = appToken{installation: id, expires: expires}
 	a.minted[id]++
 	writeJSON(w, http.StatusCreated, map[string]any{"token": tok, "expires_at": expires.Format(time.RFC3339),
-		"permissions": map[string]string{"checks": "write", "pull_requests": "write", "issues": "write", "metadata": "read"},
+		"permissions":          map[string]string{"checks": "write", "pull_requests": "write", "issues": "write", "metadata": "read"},
 		"repository_selection": "selected"})
 }
 
