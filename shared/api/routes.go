@@ -34,6 +34,9 @@ func (s *server) routes() []Route {
 		{GroupAuth, http.MethodPost, "/agents", public, s.registerAgent},
 		{GroupAuth, http.MethodGet, "/agents/me", public, s.myAgents},
 		{GroupAuth, http.MethodPost, "/webhooks/github", public, s.githubWebhook},
+		{GroupAuth, http.MethodGet, appCallbackPath, public, s.githubAppCallback},
+		// With the webhook, where the GitHub App's secret is read.
+		{GroupAuth, http.MethodGet, "/rooms/{room}/integrations/github", member, s.githubIntegration},
 
 		{GroupMessages, http.MethodPost, "/projects/{room}/messages", sender, s.sendMessage},
 		{GroupMessages, http.MethodGet, "/projects/{room}/messages", member, s.readMessages},
