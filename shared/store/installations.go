@@ -190,9 +190,13 @@ func (s *Store) applyInstallation(ctx context.Context, tx pgx.Tx, c *githubhook.
 		return fmt.Errorf("list the installation's repositories: %w", err)
 	}
 	verb := map[bool]string{true: "is connected again", false: "is no longer connected"}[live]
+	what, ok := map[string]string{"created": "installed", "deleted": "uninstalled", "suspend": "suspended", "unsuspend": "unsuspended"}[c.Action]
+	if !ok {
+		what = "changed (" + c.Action + ")"
+	}
 	for _, r := range repos {
 		if err := s.connectionLine(ctx, tx, r.room, fmt.Sprintf("GitHub App installation %d%s was %s: %s %s.", c.ID, account(c.Account),
-			map[string]string{"deleted": "uninstalled", "suspend": "suspended", "unsuspend": "unsuspended"}[c.Action], r.name, verb)); err != nil {
+			what, r.name, verb)); err != nil {
 			return err
 		}
 	}
