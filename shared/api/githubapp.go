@@ -80,12 +80,8 @@ func (s *server) githubIntegration(w http.ResponseWriter, r *http.Request, c cal
 	if s.GitHubApp == nil {
 		out.EnforcementMode = string(leasecheck.Off)
 	}
-	if s.GitHubApp != nil && s.GitHubApp.Slug() != "" {
+	if install, setup, ok := s.installURL(r, room.ID); ok {
 		slug := s.GitHubApp.Slug()
-		setup := s.baseURL(r) + appCallbackPath
-		// GitHub hands state back to the setup URL: it brings the
-		// installer back to this room.
-		install := "https://github.com/apps/" + url.PathEscape(slug) + "/installations/new?" + url.Values{"state": {room.ID}}.Encode()
 		out.InstallURLAvailable, out.AppSlug, out.SetupURL, out.InstallURL = true, &slug, &setup, &install
 	}
 	if rp := conn.Repo; rp != nil {
@@ -102,6 +98,38 @@ func (s *server) githubIntegration(w http.ResponseWriter, r *http.Request, c cal
 			UninstalledAt: optTimeOf(in.UninstalledAt), LastSyncedAt: letagents.FormatTime(in.UpdatedAt)}
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// installURL is where to install the App from a room, and the App's
+// setup URL; ok is false without an App or its slug. GitHub hands the
+// install link's state to the setup URL: it brings the installer back
+// to the room.
+func (s *server) installURL(r *http.Request, room string) (install, setup string, ok bool) {
+	if s.GitHubApp == nil || s.GitHubApp.Slug() == "" {
+		return "", "", false
+	}
+	install = "https://github.com/apps/" + url.PathEscape(s.GitHubApp.Slug()) + "/installations/new?" + url.Values{"state": {room}}.Encode()
+	return install, s.baseURL(r) + appCallbackPath, true
+}
+
+// githubInstallURL is POST /rooms/{room}/integrations/github/install-url
+// (room admins), the original's: {room_id, install_url, setup_url,
+// state}; 503 without an App or its slug. The state is the room's id,
+// not a secret: the setup URL only redirects by it.
+func (s *server) githubInstallURL(w http.ResponseWriter, r *http.Request, c call) error {
+	room, err := s.Store.Room(r.Context(), c.room)
+	if err != nil {
+		return err
+	}
+	if room.Kind != letagents.RoomRepo && room.Kind != letagents.RoomBranch {
+		return letagents.Errorf(letagents.Invalid, "GitHub App integrations are only available for repo-backed rooms")
+	}
+	install, setup, ok := s.installURL(r, room.ID)
+	if !ok {
+		return letagents.Errorf(letagents.Unavailable, "GitHub App install flow is not configured")
+	}
+	writeJSON(w, http.StatusOK, wire.GitHubInstallURL{RoomID: room.ID, InstallURL: install, SetupURL: setup, State: room.ID})
 	return nil
 }
 

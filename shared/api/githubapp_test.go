@@ -391,3 +391,45 @@ func TestFailingCheckOpensFollowUp(t *testing.T) {
 		t.Errorf("after the first was done: follow-ups %v, want two", got)
 	}
 }
+
+// The original's install-url route answers the room's install link to
+// the room's admins (GitHub's admins of the repository), at both its
+// paths; without an App it is a 503.
+func TestGitHubInstallURL(t *testing.T) {
+	t.Parallel()
+	for _, withApp := range []bool{true, false} {
+		t.Run(map[bool]string{true: "app", false: "no app"}[withApp], func(t *testing.T) {
+			t.Parallel()
+			vars := map[string]string{"GITHUB_WEBHOOK_SECRET": hookSecret}
+			if withApp {
+				vars["GITHUB_APP_ID"], vars["GITHUB_APP_PRIVATE_KEY"], vars["GITHUB_APP_SLUG"] = appID, githubtest.AppKeyPEM(t), "letagents-test"
+			}
+			e := newAuthEnv(t, vars)
+			e.gh.AddRepo(appRepo, false)
+			e.gh.AddUser("carol")
+			e.gh.AddUser("bob")
+			e.gh.Grant(appRepo, "carol", "admin")
+			e.gh.Grant(appRepo, "bob", "write")
+			carol, bob := e.signIn(t, "carol"), e.signIn(t, "bob")
+			e.as(t, carol, http.MethodPost, "/rooms/"+appRoom+"/join", "").want(t, 200, "")
+			e.as(t, bob, http.MethodPost, "/rooms/"+appRoom+"/join", "").want(t, 200, "")
+			for _, prefix := range []string{"", "/api"} {
+				path := prefix + "/rooms/" + appRoom + "/integrations/github"
+				e.as(t, bob, http.MethodPost, path+"/install-url", "").want(t, 403, "")
+				if !withApp {
+					e.as(t, carol, http.MethodPost, path+"/install-url", "").want(t, 503, "GitHub App install flow is not configured")
+					continue
+				}
+				r := e.as(t, carol, http.MethodPost, path+"/install-url", "").want(t, 200, "")
+				if r.str("room_id") != appRoom || r.str("state") != appRoom ||
+					r.str("install_url") != "https://github.com/apps/letagents-test/installations/new?state=github.com%2Facme%2Fwidgets" ||
+					!strings.HasSuffix(r.str("setup_url"), "/auth/github/app/callback") {
+					t.Errorf("%s: %s", path, r.raw)
+				}
+				if got := e.as(t, bob, http.MethodGet, path, "").want(t, 200, ""); got.obj["configured"] != true || got.str("room_id") != appRoom {
+					t.Errorf("GET %s: %s", path, got.raw)
+				}
+			}
+		})
+	}
+}

@@ -40,3 +40,11 @@ type GitHubAppInstallation struct {
 	UninstalledAt       *string `json:"uninstalled_at"`
 	LastSyncedAt        string  `json:"last_synced_at"`
 }
+
+// GitHubInstallURL is POST /rooms/{room}/integrations/github/install-url.
+type GitHubInstallURL struct {
+	RoomID     string `json:"room_id"`
+	InstallURL string `json:"install_url"`
+	SetupURL   string `json:"setup_url"`
+	State      string `json:"state"`
+}
