@@ -19,6 +19,8 @@ import (
 
 	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/db"
+	"github.com/letagents/letagents-go/shared/github"
+	"github.com/letagents/letagents-go/shared/leasecheck"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/notify"
 	"github.com/letagents/letagents-go/shared/store"
@@ -57,6 +59,12 @@ type Deps struct {
 	// GitHubWebhookSecret checks the signature of GitHub's webhook
 	// deliveries (GITHUB_WEBHOOK_SECRET); empty answers them 503.
 	GitHubWebhookSecret []byte
+	// GitHubApp is the GitHub App the service acts as (GITHUB_APP_ID,
+	// GITHUB_APP_PRIVATE_KEY, GITHUB_APP_SLUG); nil writes no checks.
+	GitHubApp *github.App
+	// LeaseMode is how the letagents-lease check is enforced
+	// (LETAGENTS_GITHUB_ENFORCEMENT_MODE); "" is leasecheck.Checks.
+	LeaseMode leasecheck.Mode
 }
 
 type server struct {
@@ -86,6 +94,9 @@ func New(d Deps, groups ...Group) http.Handler {
 	}
 	if d.StreamHeartbeat <= 0 {
 		d.StreamHeartbeat = letagents.StreamHeartbeat
+	}
+	if d.LeaseMode == "" {
+		d.LeaseMode = leasecheck.Checks
 	}
 	if d.Auth == nil {
 		d.Auth = auth.New(d.Store, auth.Config{Logger: d.Logger})

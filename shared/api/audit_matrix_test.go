@@ -17,6 +17,7 @@ import (
 
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/auth"
+	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/rooms"
 )
 
@@ -102,6 +103,12 @@ var matrixRoutes = map[string]routeCase{
 	"GET /rooms/{room}/artifacts":       {},
 	"POST /rooms/{room}/artifacts":      {body: `{"kind": "pull_request", "url": "https://example.com/matrix/pull/1"}`},
 	"GET /rooms/{room}/events":          {},
+
+	"GET /rooms/{room}/integrations/github":                  {},
+	"POST /rooms/{room}/integrations/github/install-url":     {},
+	"GET /api/rooms/{room}/integrations/github":              {},
+	"POST /api/rooms/{room}/integrations/github/install-url": {},
+	"GET /auth/github/app/callback":                          {query: "setup_action=install"},
 
 	"POST /auth/device/start":            {},
 	"GET /auth/device/poll/{request_id}": {},
@@ -650,7 +657,7 @@ func roomState(ctx context.Context, t *testing.T, e *env, ids []string) string {
 func seedMatrix(t *testing.T) *matrix {
 	t.Helper()
 	e := newAuthEnv(t, map[string]string{"LETAGENTS_JOIN_LIMIT": "1000000", "LETAGENTS_SEND_LIMIT": "1000000", "LETAGENTS_INVITE_ROOM_LIMIT": "1000000",
-		"GITHUB_WEBHOOK_SECRET": "matrix"})
+		"GITHUB_WEBHOOK_SECRET": "matrix", "GITHUB_APP_ID": "4242", "GITHUB_APP_PRIVATE_KEY": githubtest.AppKeyPEM(t), "GITHUB_APP_SLUG": "matrix"})
 	e.gh.AddRepo("alice/secret", true)
 	for _, login := range []string{"alice", "bobby", "rita", "mallory", "dan"} {
 		e.gh.AddUser(login)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/letagents/letagents-go/shared/api"
+	"github.com/letagents/letagents-go/shared/github/githubtest"
 )
 
 // TestEveryRoomRouteIsGated walks the whole route table with the callers
@@ -14,7 +15,9 @@ import (
 // gate (and no further on admin routes), and let an admin through.
 func TestEveryRoomRouteIsGated(t *testing.T) {
 	t.Parallel()
-	e := newAuthEnv(t, map[string]string{"LETAGENTS_JOIN_LIMIT": "1000000", "LETAGENTS_SEND_LIMIT": "1000000"})
+	// With a GitHub App, so that its routes answer past the gate.
+	e := newAuthEnv(t, map[string]string{"LETAGENTS_JOIN_LIMIT": "1000000", "LETAGENTS_SEND_LIMIT": "1000000",
+		"GITHUB_APP_ID": "4242", "GITHUB_APP_PRIVATE_KEY": githubtest.AppKeyPEM(t), "GITHUB_APP_SLUG": "gate"})
 	e.gh.AddRepo("acme/vault", true)
 	for _, login := range []string{"olga", "rita", "adam"} {
 		e.gh.AddUser(login)

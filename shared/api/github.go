@@ -127,7 +127,8 @@ func (s *server) githubWebhook(w http.ResponseWriter, r *http.Request, _ call) e
 	if err != nil {
 		return letagents.Errorf(letagents.Invalid, "%v", err)
 	}
-	rec := store.GitHubDelivery{ID: id, EventName: name, Action: d.Action, RoomID: d.RoomID, ReceivedAt: s.now()}
+	rec := store.GitHubDelivery{ID: id, EventName: name, Action: d.Action, RoomID: d.RoomID, ReceivedAt: s.now(),
+		InstallationID: d.InstallationID, Repo: d.Repo, RepoID: d.RepoID, Installation: d.Installation}
 	out, err := s.Store.TakeGitHubDelivery(r.Context(), rec, d.Event)
 	if err != nil {
 		if noteErr := s.Store.RecordFailedDelivery(r.Context(), rec, err.Error()); noteErr != nil {
@@ -142,6 +143,9 @@ func (s *server) githubWebhook(w http.ResponseWriter, r *http.Request, _ call) e
 	ans := wire.WebhookAnswer{OK: true, Status: out.Status, Reason: out.Reason}
 	if out.Event != nil {
 		ans.EventID = letagents.WireID(GitHubEventPrefix, out.Event.ID)
+		// Only a PR of an open room: where nobody opened the room, no
+		// lease can hold a branch, and a failing check would only say so.
+		ans.LeaseCheck = s.checkLease(r.Context(), r, d)
 	}
 	writeJSON(w, http.StatusAccepted, ans)
 	return nil

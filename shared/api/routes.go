@@ -34,6 +34,10 @@ func (s *server) routes() []Route {
 		{GroupAuth, http.MethodPost, "/agents", public, s.registerAgent},
 		{GroupAuth, http.MethodGet, "/agents/me", public, s.myAgents},
 		{GroupAuth, http.MethodPost, "/webhooks/github", public, s.githubWebhook},
+		{GroupAuth, http.MethodGet, appCallbackPath, public, s.githubAppCallback},
+		// With the webhook, where the GitHub App's secret is read.
+		{GroupAuth, http.MethodGet, "/rooms/{room}/integrations/github", member, s.githubIntegration},
+		{GroupAuth, http.MethodPost, "/rooms/{room}/integrations/github/install-url", admin, s.githubInstallURL},
 
 		{GroupMessages, http.MethodPost, "/projects/{room}/messages", sender, s.sendMessage},
 		{GroupMessages, http.MethodGet, "/projects/{room}/messages", member, s.readMessages},
@@ -92,6 +96,8 @@ func (s *server) routes() []Route {
 		{GroupRooms, http.MethodPatch, "/rooms/{room}", admin, s.renameRoom},
 		{GroupRooms, http.MethodGet, "/rooms/resolve/{room}", public, s.resolveRoom},
 		{GroupRooms, http.MethodGet, "/api/rooms/resolve/{room}", public, s.apiResolveRoom},
+		{GroupAuth, http.MethodGet, "/api/rooms/{room}/integrations/github", member, s.githubIntegration},
+		{GroupAuth, http.MethodPost, "/api/rooms/{room}/integrations/github/install-url", admin, s.githubInstallURL},
 
 		{GroupWeb, http.MethodGet, "/api/health", public, s.health},
 		{GroupWeb, http.MethodGet, "/favicon.svg", public, s.favicon},

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/letagents/letagents-go/shared/db"
 	"github.com/letagents/letagents-go/shared/github"
 	"github.com/letagents/letagents-go/shared/httpserver"
+	"github.com/letagents/letagents-go/shared/leasecheck"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/liveness"
 )
@@ -57,6 +59,16 @@ type Config struct {
 	// GITHUB_SECRET_ARN it comes from that secret's "webhook_secret"
 	// instead. Without it the route answers 503.
 	GitHubWebhookSecret string
+	// GitHubAppID, GitHubAppPrivateKey and GitHubAppSlug are the GitHub
+	// App the service acts as to write the letagents-lease check
+	// (GITHUB_APP_ID, GITHUB_APP_PRIVATE_KEY as PEM, GITHUB_APP_SLUG); with
+	// GITHUB_SECRET_ARN the key comes from that secret's
+	// "app_private_key" instead. Without an id no checks are written.
+	GitHubAppID, GitHubAppPrivateKey, GitHubAppSlug string
+	// LeaseMode is how the check is enforced
+	// (LETAGENTS_GITHUB_ENFORCEMENT_MODE: off, checks (default), flag,
+	// close).
+	LeaseMode leasecheck.Mode
 	// KMSKeyID seals stored GitHub tokens with data keys of this KMS key
 	// (LETAGENTS_KMS_KEY_ID); TokenKeyFile with a local key file instead
 	// (LETAGENTS_TOKEN_KEY_FILE, created when missing). Without either,
@@ -135,7 +147,7 @@ type Config struct {
 // template check holds template.yaml to it.
 var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NAME", "DB_MAX_CONNS", "DB_PROXY_HOST", "LETAGENTS_POLL_MAX_MS", "LETAGENTS_GATEWAY_HOLD_MS", "PORT", "LOG_LEVEL",
 	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
-	"GITHUB_WEBHOOK_SECRET", "LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
+	"GITHUB_WEBHOOK_SECRET", "GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY", "GITHUB_APP_SLUG", "LETAGENTS_GITHUB_ENFORCEMENT_MODE", "LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
 	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_IDLE_TIMEOUT_MS",
 	"LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS", "LETAGENTS_LOCAL_OWNER", "LETAGENTS_PROXY_HOPS"}
 
@@ -146,7 +158,7 @@ var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NA
 // local stand-ins for what AWS provides (client id and secret in plain
 // text, the token key file).
 var LocalVariables = []string{"PORT", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_OAUTH_URL", "GITHUB_API_URL", "GITHUB_WEBHOOK_SECRET",
-	"LETAGENTS_TOKEN_KEY_FILE", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT", "LETAGENTS_INVITE_ROOM_LIMIT",
+	"GITHUB_APP_PRIVATE_KEY", "LETAGENTS_TOKEN_KEY_FILE", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT", "LETAGENTS_INVITE_ROOM_LIMIT",
 	"LETAGENTS_SEND_LIMIT", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS"}
 
 // Load reads the environment through getenv, naming the variable at
@@ -162,6 +174,9 @@ func Load(getenv func(string) string) (Config, error) {
 			Scopes: getenv("GITHUB_OAUTH_SCOPES"), OAuthURL: getenv("GITHUB_OAUTH_URL"), APIURL: getenv("GITHUB_API_URL")},
 		GitHubSecretARN:     getenv("GITHUB_SECRET_ARN"),
 		GitHubWebhookSecret: getenv("GITHUB_WEBHOOK_SECRET"),
+		GitHubAppID:         strings.TrimSpace(getenv("GITHUB_APP_ID")),
+		GitHubAppPrivateKey: getenv("GITHUB_APP_PRIVATE_KEY"),
+		GitHubAppSlug:       strings.TrimSpace(getenv("GITHUB_APP_SLUG")),
 		KMSKeyID:            getenv("LETAGENTS_KMS_KEY_ID"),
 		TokenKeyFile:        getenv("LETAGENTS_TOKEN_KEY_FILE"),
 		BaseURL:             strings.TrimRight(getenv("LETAGENTS_BASE_URL"), "/"),
@@ -182,6 +197,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if cfg.GitHubSecretARN != "" && cfg.GitHubWebhookSecret != "" {
 		return cfg, errors.New("set GITHUB_WEBHOOK_SECRET, or its webhook_secret in GITHUB_SECRET_ARN, not both")
+	}
+	if err := cfg.loadGitHubApp(getenv); err != nil {
+		return cfg, err
 	}
 	if cfg.KMSKeyID != "" && cfg.TokenKeyFile != "" {
 		return cfg, errors.New("set LETAGENTS_KMS_KEY_ID or LETAGENTS_TOKEN_KEY_FILE, not both")
@@ -264,6 +282,40 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	return cfg, nil
 }
+
+// loadGitHubApp checks the GitHub App's variables: a numeric id, its key
+// from one place (checked to be an RSA private key when given here), a
+// slug as GitHub writes them, and the enforcement mode.
+func (c *Config) loadGitHubApp(getenv func(string) string) error {
+	var err error
+	if c.LeaseMode, err = leasecheck.ParseMode(getenv("LETAGENTS_GITHUB_ENFORCEMENT_MODE")); err != nil {
+		return fmt.Errorf("LETAGENTS_GITHUB_ENFORCEMENT_MODE: %w", err)
+	}
+	if c.GitHubAppID != "" {
+		if n, err := strconv.ParseInt(c.GitHubAppID, 10, 64); err != nil || n <= 0 {
+			return fmt.Errorf("GITHUB_APP_ID=%q: want the App's numeric id", c.GitHubAppID)
+		}
+	}
+	if c.GitHubAppSlug != "" && !appSlug.MatchString(c.GitHubAppSlug) {
+		return fmt.Errorf("GITHUB_APP_SLUG=%q: want the App's slug (letters, digits and dashes)", c.GitHubAppSlug)
+	}
+	switch {
+	case c.GitHubSecretARN != "" && c.GitHubAppPrivateKey != "":
+		return errors.New("set GITHUB_APP_PRIVATE_KEY, or its app_private_key in GITHUB_SECRET_ARN, not both")
+	case c.GitHubAppPrivateKey != "" && c.GitHubAppID == "":
+		return errors.New("GITHUB_APP_PRIVATE_KEY is set without GITHUB_APP_ID")
+	case c.GitHubAppID != "" && c.GitHubAppPrivateKey == "" && c.GitHubSecretARN == "":
+		return errors.New("GITHUB_APP_ID is set without GITHUB_APP_PRIVATE_KEY (or GITHUB_SECRET_ARN holding app_private_key)")
+	case c.GitHubAppPrivateKey != "":
+		if _, err := github.ParsePrivateKey(c.GitHubAppPrivateKey); err != nil {
+			return fmt.Errorf("GITHUB_APP_PRIVATE_KEY: %w", err)
+		}
+	}
+	return nil
+}
+
+// appSlug is the shape of a GitHub App's slug.
+var appSlug = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,99}$`)
 
 // devOrigins reads LETAGENTS_DEV_ORIGINS (see Config.DevOrigins).
 func devOrigins(v, baseURL string) ([]string, error) {

@@ -60,6 +60,20 @@ type Delivery struct {
 	Action         string
 	InstallationID int64
 	Event          *letagents.GitHubEvent
+	// RepoID and DefaultBranch are the repository's, when it names one.
+	RepoID        int64
+	DefaultBranch string
+	// Installation is what an installation or installation_repositories
+	// delivery changes of the GitHub App's reach (nil for other kinds).
+	Installation *InstallationChange
+	// PullRequest is a pull_request delivery's PR (nil for other kinds).
+	PullRequest *PullRequestHead
+}
+
+// PullRequestHead is a pull request and the commit its branch is at.
+type PullRequestHead struct {
+	Number   int64
+	Ref, SHA string
 }
 
 // Parse reads a delivery of the event name (X-GitHub-Event). An error
@@ -71,6 +85,10 @@ func Parse(eventName string, body []byte) (Delivery, error) {
 		return Delivery{}, fmt.Errorf("the body is not a GitHub webhook payload: %w", err)
 	}
 	d := Delivery{Action: p.Action, InstallationID: p.Installation.ID}
+	var err error
+	if d.Installation, err = p.installationChange(eventName); err != nil {
+		return d, err
+	}
 	if p.Repository.FullName == "" {
 		return d, nil
 	}
@@ -78,7 +96,10 @@ func Parse(eventName string, body []byte) (Delivery, error) {
 	if err != nil || !rooms.IsRepoLocator(room) {
 		return d, fmt.Errorf("repository.full_name %q is not owner/repo", p.Repository.FullName)
 	}
-	d.RoomID, d.Repo = room, p.Repository.FullName
+	d.RoomID, d.Repo, d.RepoID, d.DefaultBranch = room, p.Repository.FullName, p.Repository.ID, p.Repository.DefaultBranch
+	if pr := p.PullRequest; eventName == letagents.GitHubPullRequest && pr != nil && pr.Number > 0 {
+		d.PullRequest = &PullRequestHead{Number: pr.Number, Ref: pr.Head.Ref, SHA: pr.Head.SHA}
+	}
 	d.Event = p.event(eventName)
 	if d.Event != nil {
 		// One line, whatever GitHub's titles and messages hold.
@@ -129,11 +150,14 @@ type (
 		} `json:"pull_requests"`
 	}
 	payload struct {
-		Action       string `json:"action"`
-		Installation struct {
-			ID int64 `json:"id"`
-		} `json:"installation"`
-		Repository struct {
+		Action       string       `json:"action"`
+		Installation installation `json:"installation"`
+		// An installation's and installation_repositories'.
+		Repositories        []repository `json:"repositories"`
+		RepositoriesAdded   []repository `json:"repositories_added"`
+		RepositoriesRemoved []repository `json:"repositories_removed"`
+		Repository          struct {
+			ID            int64  `json:"id"`
 			FullName      string `json:"full_name"`
 			HTMLURL       string `json:"html_url"`
 			DefaultBranch string `json:"default_branch"`

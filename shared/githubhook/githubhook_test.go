@@ -2,9 +2,11 @@ package githubhook_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/letagents/letagents-go/shared/github/githubtest"
 	"github.com/letagents/letagents-go/shared/githubhook"
 )
 
@@ -66,4 +68,57 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("Parse(%q, %q) = %+v", name, body, d.Event)
 		}
 	})
+}
+
+// An installation's deliveries say which repositories the App covers
+// now and which it no longer does.
+func TestParseInstallation(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, event    string
+		payload        map[string]any
+		action         string
+		added, removed []string
+	}{
+		{"created", githubhook.EventInstallation, githubtest.InstallationEvent("created", 77, "acme", "acme/widgets", "acme/Gears"),
+			"created", []string{"github.com/acme/widgets", "github.com/acme/gears"}, nil},
+		{"deleted", githubhook.EventInstallation, githubtest.InstallationEvent("deleted", 77, "acme", "acme/widgets"), "deleted", nil, nil},
+		{"suspend", githubhook.EventInstallation, githubtest.InstallationEvent("suspend", 77, "acme"), "suspend", nil, nil},
+		{"added", githubhook.EventInstallationRepositories, githubtest.InstallationReposEvent("added", 77, "acme", "acme/widgets"),
+			"added", []string{"github.com/acme/widgets"}, nil},
+		{"removed", githubhook.EventInstallationRepositories, githubtest.InstallationReposEvent("removed", 77, "acme", "acme/widgets"),
+			"removed", nil, []string{"github.com/acme/widgets"}},
+	}
+	rooms := func(rs []githubhook.Repository) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.RoomID)
+		}
+		return out
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			body, _ := json.Marshal(tt.payload)
+			d, err := githubhook.Parse(tt.event, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := d.Installation
+			if c == nil || c.ID != 77 || c.Action != tt.action || c.Account != "acme" || c.Selection != "selected" || d.Event != nil {
+				t.Fatalf("Parse = %+v, installation %+v", d, c)
+			}
+			if got := rooms(c.Added); !slices.Equal(got, tt.added) {
+				t.Errorf("added = %v, want %v", got, tt.added)
+			}
+			if got := rooms(c.Removed); !slices.Equal(got, tt.removed) {
+				t.Errorf("removed = %v, want %v", got, tt.removed)
+			}
+		})
+	}
+	for _, bad := range []string{`{"action":"created"}`, `{"action":"added","installation":{"id":7},"repositories_added":[{"full_name":"nope"}]}`} {
+		if _, err := githubhook.Parse(githubhook.EventInstallationRepositories, []byte(bad)); err == nil {
+			t.Errorf("Parse(%s) took it", bad)
+		}
+	}
 }

@@ -9,6 +9,12 @@ import (
 // it): GitHub itself sends none larger (it drops a payload past 25 MB).
 const MaxWebhookBytes = 25 << 20
 
+// LeaseCheckName is the check run the GitHub App writes on each pull
+// request's head commit, as the original names it: success when the PR's
+// branch holds an active work lease, failure otherwise. Branch protection
+// can require it.
+const LeaseCheckName = "letagents-lease"
+
 // GitHub event types, as the original names them (event_type): one per
 // kind of change a room hears of. A push to the default branch is "push";
 // a check suite is "check_suite".

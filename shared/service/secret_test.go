@@ -28,21 +28,24 @@ func TestGitHubSecret(t *testing.T) {
 		name                      string
 		sm                        *fakeSecrets
 		wantID, wantHook, wantErr string
+		wantKey                   string
 	}{
-		{"ok", &fakeSecrets{value: str(`{"client_id": "Iv1.abc", "client_secret": "shh"}`)}, "Iv1.abc", "", ""},
+		{"ok", &fakeSecrets{value: str(`{"client_id": "Iv1.abc", "client_secret": "shh"}`)}, "Iv1.abc", "", "", ""},
 		{"with webhook secret", &fakeSecrets{value: str(`{"client_id": "Iv1.abc", "client_secret": "shh", "webhook_secret": "hook"}`)},
-			"Iv1.abc", "hook", ""},
-		{"not JSON", &fakeSecrets{value: str(`client_id=x`)}, "", "", "want the JSON"},
-		{"no secret", &fakeSecrets{value: str(`{"client_id": "x"}`)}, "", "", "want the JSON"},
-		{"binary secret", &fakeSecrets{}, "", "", "want the JSON"},
-		{"unreachable", &fakeSecrets{err: errors.New("no route to host")}, "", "", "read GitHub app secret: no route to host"},
+			"Iv1.abc", "hook", "", ""},
+		{"with the App's key", &fakeSecrets{value: str(`{"client_id": "Iv1.abc", "client_secret": "shh", "app_private_key": "-----BEGIN RSA PRIVATE KEY-----"}`)},
+			"Iv1.abc", "", "", "-----BEGIN RSA PRIVATE KEY-----"},
+		{"not JSON", &fakeSecrets{value: str(`client_id=x`)}, "", "", "want the JSON", ""},
+		{"no secret", &fakeSecrets{value: str(`{"client_id": "x"}`)}, "", "", "want the JSON", ""},
+		{"binary secret", &fakeSecrets{}, "", "", "want the JSON", ""},
+		{"unreachable", &fakeSecrets{err: errors.New("no route to host")}, "", "", "read GitHub app secret: no route to host", ""},
 	}
 	for _, tt := range tests {
 		v, err := githubSecret(context.Background(), tt.sm, "arn:aws:secretsmanager:eu-west-1:1:secret:gh")
 		switch {
 		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 			t.Errorf("%s: error %v, want %q", tt.name, err, tt.wantErr)
-		case tt.wantErr == "" && (err != nil || v.ClientID != tt.wantID || v.ClientSecret != "shh" || v.WebhookSecret != tt.wantHook):
+		case tt.wantErr == "" && (err != nil || v.ClientID != tt.wantID || v.ClientSecret != "shh" || v.WebhookSecret != tt.wantHook || v.AppPrivateKey != tt.wantKey):
 			t.Errorf("%s: = %+v, %v", tt.name, v, err)
 		case err != nil && strings.Contains(err.Error(), "shh"):
 			t.Errorf("%s: the error shows the secret: %v", tt.name, err)

@@ -241,6 +241,7 @@ type authParts struct {
 	github        *github.Client
 	sealer        seal.Sealer
 	webhookSecret string
+	app           *github.App // nil without GITHUB_APP_ID
 }
 
 // newAuth reads the GitHub app's credentials (from Secrets Manager when
@@ -252,6 +253,7 @@ func newAuth(ctx context.Context, cfg config.Config, logger *slog.Logger) (authP
 	}
 	gh := cfg.GitHub
 	p.webhookSecret = cfg.GitHubWebhookSecret
+	appKey := cfg.GitHubAppPrivateKey
 	var awsCfg aws.Config
 	if cfg.GitHubSecretARN != "" || cfg.KMSKeyID != "" {
 		var err error
@@ -264,9 +266,17 @@ func newAuth(ctx context.Context, cfg config.Config, logger *slog.Logger) (authP
 		if err != nil {
 			return p, err
 		}
-		gh.ClientID, gh.ClientSecret, p.webhookSecret = v.ClientID, v.ClientSecret, v.WebhookSecret
+		gh.ClientID, gh.ClientSecret, p.webhookSecret, appKey = v.ClientID, v.ClientSecret, v.WebhookSecret, v.AppPrivateKey
 	}
 	p.github = github.New(gh)
+	if cfg.GitHubAppID != "" {
+		key, err := github.ParsePrivateKey(appKey)
+		if err != nil {
+			return p, fmt.Errorf("the GitHub App's private key (GITHUB_APP_PRIVATE_KEY, or app_private_key in GITHUB_SECRET_ARN): %w", err)
+		}
+		p.app = github.NewApp(github.AppConfig{ID: cfg.GitHubAppID, Key: key, Slug: cfg.GitHubAppSlug, APIURL: gh.APIURL,
+			HTTPClient: gh.HTTPClient, Now: cfg.Now})
+	}
 	switch {
 	case cfg.KMSKeyID != "":
 		p.sealer = seal.NewKMS(kms.NewFromConfig(awsCfg), cfg.KMSKeyID)
@@ -291,17 +301,19 @@ func loadAWS(ctx context.Context) (aws.Config, error) {
 	return c, nil
 }
 
-// gitHubSecret is the GitHub app's secret: its OAuth client, and the
+// gitHubSecret is the GitHub app's secret: its OAuth client, the
 // secret of its webhook deliveries (optional: without it POST
-// /webhooks/github answers 503).
+// /webhooks/github answers 503) and the GitHub App's private key (PEM;
+// optional, needed with GITHUB_APP_ID).
 type gitHubSecret struct {
 	ClientID      string `json:"client_id"`
 	ClientSecret  string `json:"client_secret"`
 	WebhookSecret string `json:"webhook_secret"`
+	AppPrivateKey string `json:"app_private_key"`
 }
 
-// githubSecret reads {"client_id", "client_secret", "webhook_secret"}
-// from Secrets Manager.
+// githubSecret reads {"client_id", "client_secret", "webhook_secret",
+// "app_private_key"} from Secrets Manager.
 func githubSecret(ctx context.Context, sm db.SecretGetter, arn string) (gitHubSecret, error) {
 	var v gitHubSecret
 	out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &arn})
@@ -309,7 +321,7 @@ func githubSecret(ctx context.Context, sm db.SecretGetter, arn string) (gitHubSe
 		return v, fmt.Errorf("read GitHub app secret: %w", err)
 	}
 	if out.SecretString == nil || json.Unmarshal([]byte(*out.SecretString), &v) != nil || v.ClientID == "" || v.ClientSecret == "" {
-		return v, errors.New(`GitHub app secret: want the JSON {"client_id": "...", "client_secret": "...", "webhook_secret": "..."} (webhook_secret optional)`)
+		return v, errors.New(`GitHub app secret: want the JSON {"client_id": "...", "client_secret": "...", "webhook_secret": "..."} (webhook_secret optional; app_private_key too, needed with GITHUB_APP_ID)`)
 	}
 	return v, nil
 }
@@ -332,7 +344,7 @@ func assemble(ctx context.Context, cfg config.Config, logger *slog.Logger, pool 
 	s.Handler = api.New(api.Deps{Store: s.Store, Hub: s.Hub, Auth: s.Auth, Logger: logger, BaseURL: cfg.BaseURL,
 		Origins: cfg.Origins(), PollMax: cfg.PollMax, Draining: s.draining, Now: cfg.Now,
 		StreamMax: cfg.StreamMax, RoomStreamMax: cfg.RoomStreamMax, StreamHeartbeat: cfg.StreamHeartbeat,
-		GitHubWebhookSecret: []byte(parts.webhookSecret)}, groups...)
+		GitHubWebhookSecret: []byte(parts.webhookSecret), GitHubApp: parts.app, LeaseMode: cfg.LeaseMode}, groups...)
 	return s
 }
 

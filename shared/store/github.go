@@ -25,10 +25,17 @@ const (
 )
 
 // GitHubDelivery is one webhook delivery to record: its id
-// (X-GitHub-Delivery), event name, action and repo room ("" for none).
+// (X-GitHub-Delivery), event name, action and repo room ("" for none);
+// the GitHub App's installation it came through (0 for none), with its
+// repository (Repo, RepoID), or the change an installation's delivery
+// makes (Installation).
 type GitHubDelivery struct {
 	ID, EventName, Action, RoomID string
 	ReceivedAt                    time.Time
+	InstallationID                int64
+	Repo                          string
+	RepoID                        int64
+	Installation                  *githubhook.InstallationChange
 }
 
 // DeliveryOutcome is what became of a delivery: its status, why it was
@@ -61,6 +68,8 @@ func (s *Store) TakeGitHubDelivery(ctx context.Context, d GitHubDelivery, ev *le
 		out = DeliveryOutcome{Status: DeliveryIgnored}
 		var roomOpen bool
 		switch {
+		case ev == nil && d.Installation != nil:
+			out.Status = DeliveryProcessed
 		case ev == nil:
 			out.Reason = "not an event this service follows"
 		default:
@@ -87,7 +96,10 @@ func (s *Store) TakeGitHubDelivery(ctx context.Context, d GitHubDelivery, ev *le
 			out = DeliveryOutcome{Duplicate: true}
 			return nil
 		}
-		if out.Status != DeliveryProcessed {
+		if err := s.followInstallation(ctx, tx, d, d.ReceivedAt); err != nil {
+			return err
+		}
+		if out.Status != DeliveryProcessed || ev == nil {
 			return nil
 		}
 		logged, err := s.logGitHubEvent(ctx, tx, d.ID, *ev, d.ReceivedAt)
@@ -210,6 +222,11 @@ func (s *Store) logGitHubEvent(ctx context.Context, tx pgx.Tx, deliveryID string
 			return ev, fmt.Errorf("post the GitHub line: %w", err)
 		}
 	}
+	if link.seq == 0 {
+		if err := s.openFollowUp(ctx, tx, ev, now); err != nil {
+			return ev, err
+		}
+	}
 	return logged, nil
 }
 
@@ -289,16 +306,12 @@ func (s *Store) findLinkedTask(ctx context.Context, tx pgx.Tx, ev letagents.GitH
 	if ev.Branch == "" {
 		return link, nil
 	}
-	err := tx.QueryRow(ctx, `
-		SELECT l.room_id, l.task_seq, l.actor_label FROM task_leases l JOIN rooms r ON r.id = l.room_id
-		WHERE (r.id = $1 OR r.parent_room_id = $1) AND l.kind = 'work' AND l.status = 'active' AND l.branch_ref = $2
-			AND (l.expires_at IS NULL OR l.expires_at > now())
-		ORDER BY l.created_at DESC LIMIT 1`, ev.RoomID, ev.Branch).Scan(&link.room, &link.seq, &link.holder)
+	l, err := branchLease(ctx, tx, ev.RoomID, ev.Branch)
 	switch {
 	case err == nil:
-		return link, nil
+		return taskLink{room: l.RoomID, seq: l.TaskSeq, holder: l.Holder}, nil
 	case !isNoRows(err):
-		return link, fmt.Errorf("find the branch's lease: %w", err)
+		return link, err
 	}
 	if ev.EventType != letagents.GitHubPullRequest {
 		return link, nil

@@ -82,30 +82,37 @@ func (s *Store) CreateTask(ctx context.Context, n NewTask, now time.Time) (letag
 	}
 	var t letagents.Task
 	err := s.withTx(ctx, func(tx pgx.Tx) (err error) {
-		t, err = queryTask(ctx, tx, `
-			WITH next AS (
-				UPDATE rooms SET last_task_seq = last_task_seq + 1 WHERE id = $1 RETURNING id, last_task_seq
-			)
-			INSERT INTO tasks AS t (room_id, seq, title, description, status, created_by, created_by_account_id, created_by_session_id,
-				source_message_id, created_at, updated_at)
-			SELECT id, last_task_seq, $2, $3, $4, $5, $6, $7, $8, $9, $9 FROM next
-			RETURNING `+taskColumns,
-			n.RoomID, strings.TrimSpace(n.Title), nullString(strings.TrimSpace(n.Description)), status, n.CreatedBy,
-			nullInt(n.CreatedByAccountID), nullInt(n.CreatedBySessionID), nullString(n.SourceMessageID), now)
-		switch {
-		case isNoRows(err):
-			return letagents.RoomNotFound()
-		case err != nil:
-			return fmt.Errorf("create task: %w", err)
-		}
-		if n.Accepted {
-			if err := s.postLine(ctx, tx, t.RoomID, letagents.TaskStatusLine(t, "")); err != nil {
-				return fmt.Errorf("create task: %w", err)
-			}
-		}
-		return s.touchTask(ctx, tx, t.RoomID, t.Seq)
+		t, err = s.insertTask(ctx, tx, n, status, now)
+		return err
 	})
 	return t, err
+}
+
+// insertTask adds a valid task to its room's board inside tx, announcing
+// it when it is accepted.
+func (s *Store) insertTask(ctx context.Context, tx pgx.Tx, n NewTask, status letagents.TaskStatus, now time.Time) (letagents.Task, error) {
+	t, err := queryTask(ctx, tx, `
+		WITH next AS (
+			UPDATE rooms SET last_task_seq = last_task_seq + 1 WHERE id = $1 RETURNING id, last_task_seq
+		)
+		INSERT INTO tasks AS t (room_id, seq, title, description, status, created_by, created_by_account_id, created_by_session_id,
+			source_message_id, created_at, updated_at)
+		SELECT id, last_task_seq, $2, $3, $4, $5, $6, $7, $8, $9, $9 FROM next
+		RETURNING `+taskColumns,
+		n.RoomID, strings.TrimSpace(n.Title), nullString(strings.TrimSpace(n.Description)), status, n.CreatedBy,
+		nullInt(n.CreatedByAccountID), nullInt(n.CreatedBySessionID), nullString(n.SourceMessageID), now)
+	switch {
+	case isNoRows(err):
+		return t, letagents.RoomNotFound()
+	case err != nil:
+		return t, fmt.Errorf("create task: %w", err)
+	}
+	if status == letagents.TaskAccepted {
+		if err := s.postLine(ctx, tx, t.RoomID, letagents.TaskStatusLine(t, "")); err != nil {
+			return t, fmt.Errorf("create task: %w", err)
+		}
+	}
+	return t, s.touchTask(ctx, tx, t.RoomID, t.Seq)
 }
 
 // TaskQuery selects a page of a room's board, by task number.

@@ -170,4 +170,8 @@ type WebhookAnswer struct {
 	Status    string `json:"status,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	EventID   string `json:"event_id,omitempty"`
+	// LeaseCheck is the conclusion of the letagents-lease check the
+	// delivery wrote (success, failure), or "error" when GitHub did not
+	// take it; absent when it wrote none.
+	LeaseCheck string `json:"lease_check,omitempty"`
 }

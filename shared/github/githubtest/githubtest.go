@@ -68,6 +68,7 @@ type Server struct {
 	interval     time.Duration
 	expiresIn    time.Duration
 	enforce      bool
+	app          *appState // see app.go
 }
 
 type token struct {
@@ -249,7 +250,7 @@ func (s *Server) Grant(fullName, login, perm string) {
 	r.grants[key] = perm
 }
 
-// FailAPI makes every API call (paths /user and under /repos/) answer status
+// FailAPI makes every API call (paths /user, under /repos/ and /app/) answer status
 // (400–599) with a GitHub-like JSON error, until FailAPI(0). OAuth paths keep
 // working.
 func (s *Server) FailAPI(status int) {

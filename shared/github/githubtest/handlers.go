@@ -25,6 +25,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /user", s.handleUser)
 	mux.HandleFunc("GET /repos/{owner}/{repo}", s.handleRepo)
 	mux.HandleFunc("GET /avatars/{login}", handleAvatar)
+	s.appRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, apiError("Not Found"))
 	})
@@ -42,7 +43,7 @@ func (s *Server) routes() http.Handler {
 }
 
 func isAPIPath(p string) bool {
-	return p == "/user" || strings.HasPrefix(p, "/user/") || strings.HasPrefix(p, "/repos/")
+	return p == "/user" || strings.HasPrefix(p, "/user/") || strings.HasPrefix(p, "/repos/") || strings.HasPrefix(p, "/app/")
 }
 
 // writeFailure answers like GitHub does for status, rate limits included.
