@@ -89,6 +89,12 @@ type Config struct {
 	// with GitHub sign-in configured or LETAGENTS_REPO_ACCESS=github.
 	// The local runner turns it on itself when sign-in is off.
 	LocalOwner bool
+	// MCPAuthRequired makes the hosted MCP endpoint (/mcp) answer a
+	// request without a bearer token 401, which leads MCP clients to
+	// sign in with OAuth before they start (LETAGENTS_MCP_AUTH=required);
+	// the default, open, serves such requests anonymously, in the rooms
+	// open to anyone. A bad or expired token is answered 401 either way.
+	MCPAuthRequired bool
 	// JoinLimit, InviteRoomLimit and SendLimit are the room joins, invite
 	// rooms created and messages sent a client address may make per
 	// minute, as bursts of that many and that rate sustained
@@ -130,7 +136,7 @@ var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NA
 	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
 	"GITHUB_WEBHOOK_SECRET", "LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
 	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_IDLE_TIMEOUT_MS",
-	"LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS", "LETAGENTS_LOCAL_OWNER"}
+	"LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS", "LETAGENTS_LOCAL_OWNER", "LETAGENTS_MCP_AUTH"}
 
 // LocalVariables are the Variables a deployment leaves unset: their
 // defaults suit AWS (PORT, the GitHub URLs, the repo access policy, the
@@ -140,7 +146,8 @@ var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NA
 // text, the token key file).
 var LocalVariables = []string{"PORT", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_OAUTH_URL", "GITHUB_API_URL", "GITHUB_WEBHOOK_SECRET",
 	"LETAGENTS_TOKEN_KEY_FILE", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT", "LETAGENTS_INVITE_ROOM_LIMIT",
-	"LETAGENTS_SEND_LIMIT", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS"}
+	"LETAGENTS_SEND_LIMIT", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS",
+	"LETAGENTS_MCP_AUTH"}
 
 // Load reads the environment through getenv, naming the variable at
 // fault when a value is unusable.
@@ -201,6 +208,13 @@ func Load(getenv func(string) string) (Config, error) {
 		cfg.LocalOwner = true
 	default:
 		return cfg, fmt.Errorf("LETAGENTS_LOCAL_OWNER=%q: want on or off", v)
+	}
+	switch v := getenv("LETAGENTS_MCP_AUTH"); v {
+	case "", "open":
+	case "required":
+		cfg.MCPAuthRequired = true
+	default:
+		return cfg, fmt.Errorf("LETAGENTS_MCP_AUTH=%q: want open or required", v)
 	}
 	for name, limit := range map[string]*int{"LETAGENTS_JOIN_LIMIT": &cfg.JoinLimit,
 		"LETAGENTS_INVITE_ROOM_LIMIT": &cfg.InviteRoomLimit, "LETAGENTS_SEND_LIMIT": &cfg.SendLimit,
