@@ -35,8 +35,8 @@ const hostedIdle = 30 * time.Minute
 
 // SessionStore keeps the hosted MCP sessions, so that any task serves any
 // session (the poll server's is PostgreSQL). owner is who opened the
-// session (Hosted.owner of its credential); the state is the session's
-// state document (package state).
+// session (its credential's principal: HostedConfig.Verify); the state
+// is the session's state document (package state).
 type SessionStore interface {
 	CreateSession(ctx context.Context, id, owner string) error
 	// SessionOwner is found false for a session never opened or ended.

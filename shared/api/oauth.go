@@ -52,6 +52,17 @@ func writeOAuthError(w http.ResponseWriter, e *auth.OAuthError) {
 	writeJSON(w, status, map[string]string{"error": e.Code, "error_description": e.Description})
 }
 
+// oauthRefusal answers an OAuth refusal (*auth.OAuthError) as such and
+// returns any other error for the router to answer.
+func oauthRefusal(w http.ResponseWriter, err error) error {
+	var oe *auth.OAuthError
+	if errors.As(err, &oe) {
+		writeOAuthError(w, oe)
+		return nil
+	}
+	return err
+}
+
 // oauthRegister registers a public client (RFC 7591).
 func (s *server) oauthRegister(w http.ResponseWriter, r *http.Request, _ call) error {
 	if !s.Auth.SignInConfigured() {
@@ -67,13 +78,8 @@ func (s *server) oauthRegister(w http.ResponseWriter, r *http.Request, _ call) e
 		return err
 	}
 	c, err := s.Auth.RegisterClient(r.Context(), clientAddress(r), reg)
-	var oe *auth.OAuthError
-	if errors.As(err, &oe) {
-		writeOAuthError(w, oe)
-		return nil
-	}
 	if err != nil {
-		return err
+		return oauthRefusal(w, err)
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{
 		"client_id": c.ID, "client_id_issued_at": c.CreatedAt.Unix(), "client_name": c.Name, "redirect_uris": c.RedirectURIs,
@@ -223,13 +229,8 @@ func (s *server) oauthToken(w http.ResponseWriter, r *http.Request, _ call) erro
 	f := r.PostForm
 	t, err := s.Auth.Token(r.Context(), auth.TokenGrant{GrantType: f.Get("grant_type"), ClientID: f.Get("client_id"), Code: f.Get("code"),
 		RedirectURI: f.Get("redirect_uri"), CodeVerifier: f.Get("code_verifier"), RefreshToken: f.Get("refresh_token"), Resource: f.Get("resource")})
-	var oe *auth.OAuthError
-	if errors.As(err, &oe) {
-		writeOAuthError(w, oe)
-		return nil
-	}
 	if err != nil {
-		return err
+		return oauthRefusal(w, err)
 	}
 	w.Header().Set("Pragma", "no-cache")
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": t.AccessToken, "token_type": "Bearer",
