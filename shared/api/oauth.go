@@ -89,11 +89,14 @@ func (s *server) oauthRegister(w http.ResponseWriter, r *http.Request, _ call) e
 }
 
 // mcpResources are the protected resources tokens are issued for: the
-// MCP endpoint on the origin the request came to (the base URL's) and on
-// each origin configured as the service's own, where the poll server's
-// may be.
+// MCP endpoint on the origin the request came to (the base URL's), the
+// configured one (the poll server's), and on each origin configured as
+// the service's own.
 func (s *server) mcpResources(r *http.Request) []string {
 	out := []string{s.baseURL(r) + MCPPath}
+	if s.MCPURL != "" {
+		out = append(out, s.MCPURL)
+	}
 	for _, o := range s.Origins {
 		out = append(out, o+MCPPath)
 	}

@@ -237,7 +237,7 @@ func TestOAuthFlow(t *testing.T) {
 
 func TestOAuthAuthorizeRefusals(t *testing.T) {
 	t.Parallel()
-	e := newAuthEnv(t, nil)
+	e := newAuthEnv(t, map[string]string{"LETAGENTS_MCP_URL": "https://poll.example/mcp"})
 	client := e.registerClient(t, testRedirect)
 	p := newPKCE("b2")
 	// Before the client and its redirect URI are known good: an error for
@@ -284,8 +284,9 @@ func TestOAuthAuthorizeRefusals(t *testing.T) {
 		}
 	}
 	// A resource left out is this server's /mcp; one with a trailing
-	// slash or another case of host is the same resource.
-	for _, res := range []string{"", e.url + "/mcp/", strings.ToUpper(e.url[:4]) + e.url[4:] + "/mcp"} {
+	// slash or another case of scheme is the same resource.
+	// So is the poll server's, configured.
+	for _, res := range []string{"", e.url + "/mcp/", strings.ToUpper(e.url[:4]) + e.url[4:] + "/mcp", "https://poll.example/mcp"} {
 		q := e.authorizeQuery(client, p)
 		q.Set("resource", res)
 		if r := e.call(t, http.MethodGet, "/oauth/authorize?"+q.Encode(), ""); r.status != http.StatusFound || !strings.HasPrefix(r.header.Get("Location"), e.gh.URL) {
