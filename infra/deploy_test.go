@@ -244,9 +244,14 @@ func checkPollServer(t *testing.T, p parsed, pollFn string, _ map[string][]strin
 
 	// Its environment is the poll function's, less what only a Lambda
 	// behind the gateway needs and the proxy (the listener connects
-	// directly), plus the idle timeout a load balancer calls for.
+	// directly), plus the idle timeout a load balancer calls for and the
+	// balancer's one hop in X-Forwarded-For (the hosted MCP endpoint
+	// counts each agent by the address it saw).
 	fnEnv := p.env(p.fns[pollFn])
-	want := map[string]bool{"LETAGENTS_IDLE_TIMEOUT_MS": true}
+	want := map[string]bool{"LETAGENTS_IDLE_TIMEOUT_MS": true, "LETAGENTS_PROXY_HOPS": true}
+	if c.env["LETAGENTS_PROXY_HOPS"] != "1" {
+		t.Errorf("container %s: LETAGENTS_PROXY_HOPS = %q, want 1: its load balancer", c.name, c.env["LETAGENTS_PROXY_HOPS"])
+	}
 	for k := range fnEnv {
 		want[k] = true
 	}
@@ -331,7 +336,9 @@ func checkPollServer(t *testing.T, p parsed, pollFn string, _ map[string][]strin
 			pollTaskDefinition, dig(td, "Properties"), imageTarget, pollTaskRole, pollExecutionRole)
 	}
 
-	// The task may do what the poll function may, no more.
+	// The task may do what the poll function may, and seal with the token
+	// key (its hosted MCP endpoint vouches for its agents' addresses), no
+	// more.
 	var got []string
 	for _, g := range grants(p.raw(t, pollTaskRole)) {
 		switch g {
@@ -339,12 +346,14 @@ func checkPollServer(t *testing.T, p parsed, pollFn string, _ map[string][]strin
 			got = append(got, "secret "+dbSecret)
 		case "kms:Decrypt " + getAttOf(tokenKey+".Arn"):
 			got = append(got, "decrypt "+tokenKey)
+		case "kms:GenerateDataKey " + getAttOf(tokenKey+".Arn"):
+			got = append(got, "generate-data-key "+tokenKey)
 		default:
 			got = append(got, g)
 		}
 	}
-	if want := slices.Sorted(slices.Values(wantPolicies[api.GroupPoll])); !slices.Equal(got, want) {
-		t.Errorf("%s grants %q, want exactly the poll function's %q", pollTaskRole, got, want)
+	if want := slices.Sorted(slices.Values(append(slices.Clone(wantPolicies[api.GroupPoll]), "generate-data-key "+tokenKey))); !slices.Equal(got, want) {
+		t.Errorf("%s grants %q, want exactly the poll function's and generate-data-key %q", pollTaskRole, got, want)
 	}
 	wantExec := []string{
 		"ecr:BatchCheckLayerAvailability arn:${AWS::Partition}:ecr:${AWS::Region}:${AWS::AccountId}:repository/*",

@@ -4,20 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/letagents/letagents-go/localdev/anchorproc"
 )
 
 // The side-by-side rows (ANCHOR_DIR set to a built checkout of the
@@ -263,9 +260,9 @@ func vsLast(ctx context.Context, client *http.Client, base, room string) (int64,
 	return strconv.ParseInt(strings.TrimPrefix(page.Messages[0].ID, "msg_"), 10, 64)
 }
 
-// startAnchor migrates a database of its own for the original in dir (on
-// the bench's server, dropped with the run) and serves the original on a
-// free loopback port.
+// startAnchor serves the original in dir on a database of its own (on the
+// bench's server, dropped with the run), its backends named by
+// application_name for the CPU meter.
 func (b *bench) startAnchor(ctx context.Context, dir string) (target, func(), error) {
 	var t target
 	dbName := b.schema + "_anchor"
@@ -292,63 +289,12 @@ func (b *bench) startAnchor(ctx context.Context, dir string) (target, func(), er
 	if err != nil {
 		return t, nil, err
 	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + work, "DB_URL=" + u.String()}
-	migrate := exec.CommandContext(ctx, "node", "dist/api/migrate.js")
-	migrate.Dir, migrate.Env = dir, env
-	if out, err := migrate.CombinedOutput(); err != nil {
-		return t, nil, fmt.Errorf("node dist/api/migrate.js: %w\n%s", err, out)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := anchorproc.Start(ctx, dir, u.String(), work)
 	if err != nil {
-		return t, nil, err
+		return t, nil, err // work stays: the error names the log in it
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	logf, err := os.Create(filepath.Join(work, "anchor.log"))
-	if err != nil {
-		return t, nil, err
-	}
-	cmd := exec.Command("node", "dist/api/server.js")
-	// HOST: left alone, it listens on every interface.
-	cmd.Dir, cmd.Env = dir, append(env, "HOST=127.0.0.1", "PORT="+strconv.Itoa(port), "LETAGENTS_BASE_URL="+base)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return t, nil, err
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		_ = os.RemoveAll(work)
-	}
-	healthy := func() (bool, string, error) {
-		select {
-		case <-done:
-			return false, "", fmt.Errorf("the original exited (log %s)", logf.Name())
-		default:
-		}
-		resp, err := http.Get(base + "/api/health")
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, resp.Status, nil
-	}
-	if err := waitFor(ctx, "the original healthy", 90*time.Second, healthy); err != nil {
-		stop()
-		return t, nil, err
-	}
-	pid := cmd.Process.Pid
-	t = target{name: "original", base: base,
-		cpu: cpuMeter{admin: b.pool, app: dbName, pids: []int{os.Getpid(), pid}}.sample}
+	stop := func() { p.Stop(); _ = os.RemoveAll(work) }
+	t = target{name: "original", base: p.URL,
+		cpu: cpuMeter{admin: b.pool, app: dbName, pids: []int{os.Getpid(), p.Pid()}}.sample}
 	return t, stop, nil
 }

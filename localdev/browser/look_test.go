@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/letagents/letagents-go/shared/github/githubtest"
 )
 
 // Phone is the viewport the pages are held to on a phone (an iPhone 14's).
@@ -93,9 +95,13 @@ func TestPhoneLayout(t *testing.T) {
 func TestScreenshots(t *testing.T) {
 	skipIfOptedOut(t)
 	t.Parallel()
-	r := startRunner(t)
+	r := startRunner(t, "GITHUB_WEBHOOK_SECRET="+hookSecret)
 	const room = "github.com/acme/look"
 	r.join(room)
+	// The chat shows GitHub's cards too: a pull request and its check.
+	pr := githubtest.PR{Number: 7, Title: "Wait for the health check", Author: "ada", Head: "deploy-wait", HeadSHA: "f00d"}
+	r.deliver("pull_request", "look-pr", githubtest.PullRequestEvent("acme/look", "opened", "ada", pr))
+	r.deliver("check_run", "look-check", githubtest.CheckRunEvent("acme/look", 70, "test", "success", "deploy-wait", "f00d"))
 	root := r.send(room, "Builder | ada's agent | Codex", "Merged **#12**: the deploy script now waits for the health check.\n\n```go\nfunc main() { fmt.Println(\"hi\") }\n```")
 	r.send(room, "Grace", "Thanks! I'll watch the deploy.")
 	r.api(http.MethodPost, "/rooms/"+roomPath(room)+"/messages", map[string]string{"sender": "Reviewer", "text": "Looks good to me", "thread_parent_id": root}, http.StatusCreated)
@@ -107,7 +113,7 @@ func TestScreenshots(t *testing.T) {
 	views := []struct {
 		name, url, ready, then string
 	}{
-		{"chat", roomURL, live, ""},
+		{"chat", roomURL, live + ` && document.querySelectorAll("#log li.gh-event").length === 2`, ""},
 		{"thread", roomURL, live, `(() => { document.querySelector("#` + root + ` .acts button").click();
 			return !document.getElementById("thread").hidden && document.querySelectorAll("#thread-log .msg").length === 2; })()`},
 		{"board", roomURL, live, `(() => { document.querySelector('#tabs [data-tab="board"]').click();

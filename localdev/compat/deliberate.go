@@ -49,6 +49,7 @@ const (
 	whyOwnRooms  = "GET /projects lists the rooms the account administers or worked in; the anchor lists every room to anyone signed in, private repositories included"
 	whyRedirect  = "a 301 carries no body; the anchor's Express adds a text one"
 	whySignIn    = "sign_in_configured is an added field (docs/page.md): whether GitHub sign-in is set up here"
+	whyNative    = "native_activity is an added field: what a worker's runtime last reported doing outside the room, null until it reports (docs/api.md, native-activity)"
 	whyReachedBy = "reached_by is an added field: how messages reach a worker, live or by its hooks, so that an agent whose only traffic is its hooks is present (docs/api.md, presence)"
 	whyRoster    = "a worker's participant entry also carries its session, presence and connected state, and lists presence before messages among its source flags"
 
@@ -163,6 +164,7 @@ var knownDifferences = []deliberate{
 	{Case: "sessions/*", Path: "$.participants[*].reached_by", Anchor: absent, Reason: whyReachedBy},
 	{Case: "sessions/*", Path: "$.presence[*].reached_by", Anchor: absent, Reason: whyReachedBy},
 	{Case: "sessions/*", Path: "$.reached_by", Anchor: absent, Reason: whyReachedBy},
+	{Case: "sessions/*", Path: "$.native_activity", Anchor: absent, Reason: whyNative},
 	{Case: "resolve/repo room page anonymously", Path: "status", Anchor: "302", Ours: "200", Version: "0.11.*", Reason: whyPage011},
 	{Case: "resolve/repo room page anonymously", Path: "body", Anchor: "text", Ours: "html", Version: "0.11.*", Reason: whyPage011},
 	{Case: "resolve/repo room page anonymously", Path: "location", Anchor: "/?reason=repo_signin_required*", Version: "0.11.*", Reason: whyPage011},

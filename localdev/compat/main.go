@@ -48,6 +48,8 @@ import (
 	"os/signal"
 	"regexp"
 	"syscall"
+
+	"github.com/letagents/letagents-go/localdev/anchorproc"
 )
 
 func main() {
@@ -100,9 +102,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		c.pgURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 	}
 	if c.anchorDir != "" {
-		v, err := anchorVersion(c.anchorDir)
+		v, err := anchorproc.Version(c.anchorDir)
 		if err != nil {
-			return c, err
+			return c, fmt.Errorf("ANCHOR_DIR: %w", err)
 		}
 		c.anchorVersion = v
 	}
@@ -188,15 +190,15 @@ func serveAnchor(ctx context.Context, cfg config, work string, accounts []accoun
 	if err != nil {
 		return "", nil, err
 	}
-	u, p, err := startAnchor(ctx, cfg.anchorDir, dbURL, work)
+	p, err := anchorproc.Start(ctx, cfg.anchorDir, dbURL, work)
 	if err != nil {
 		return "", nil, err
 	}
 	if err := seedAnchor(ctx, dbURL, accounts, vs); err != nil {
-		p.stop()
+		p.Stop()
 		return "", nil, err
 	}
-	return u, p.stop, nil
+	return p.URL, p.Stop, nil
 }
 
 // serveOurs starts ./localdev (or takes its URL) and seeds its database,
@@ -214,13 +216,13 @@ func serveOurs(ctx context.Context, cfg config, work string, accounts []account,
 	if err != nil {
 		return "", nil, err
 	}
-	u, p, err := startOurs(ctx, dbURL, work)
+	u, stop, err := startOurs(ctx, dbURL, work)
 	if err != nil {
 		return "", nil, err
 	}
 	if err := seedOurs(ctx, dbURL, accounts, vs); err != nil {
-		p.stop()
+		stop()
 		return "", nil, err
 	}
-	return u, p.stop, nil
+	return u, stop, nil
 }

@@ -3,73 +3,18 @@ package main
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/letagents/letagents-go/localdev/runnerproc"
 	"github.com/letagents/letagents-go/shared/auth"
+	svcconfig "github.com/letagents/letagents-go/shared/config"
 )
-
-// Bounds of starting and stopping a server.
-const (
-	startTimeout = 90 * time.Second
-	stopGrace    = 10 * time.Second
-)
-
-// process is a server this command started, with its log file.
-type process struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  string
-}
-
-// start runs cmd with its output in logPath, watching for its exit.
-func start(cmd *exec.Cmd, logPath string, stdout io.Writer) (*process, error) {
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", logPath, err)
-	}
-	cmd.Stderr = logFile
-	cmd.Stdout = logFile
-	if stdout != nil {
-		cmd.Stdout = io.MultiWriter(logFile, stdout)
-	}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
-	}
-	p := &process{cmd: cmd, done: make(chan struct{}), log: logPath}
-	go func() {
-		_ = cmd.Wait()
-		logFile.Close()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-// stop ends the process with SIGTERM, then SIGKILL after stopGrace.
-func (p *process) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(stopGrace):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
 
 // childEnv is the environment of a server we start: only what it needs,
 // so that the caller's GitHub app or database settings do not leak in.
@@ -106,134 +51,31 @@ func redact(s string) string {
 	return "(unparsable URL)"
 }
 
-// startAnchor migrates a database for the built original in dir and
-// serves it on a free port.
-func startAnchor(ctx context.Context, dir, dbURL, work string) (string, *process, error) {
-	migrate := exec.CommandContext(ctx, "node", "dist/api/migrate.js")
-	migrate.Dir = dir
-	migrate.Env = childEnv(work, "DB_URL="+dbURL)
-	if out, err := migrate.CombinedOutput(); err != nil {
-		return "", nil, fmt.Errorf("node dist/api/migrate.js in %s: %w\n%s", dir, err, out)
-	}
-	port, err := freePort()
+// startOurs serves ./localdev on a free port with its log in
+// work/ours.log, with the limits raised out of the suite's way and repo
+// rooms behind GitHub's rules, as the anchor has them. Every variable the
+// service reads is set, most to empty, so that the caller's GitHub app or
+// database settings do not leak in.
+func startOurs(ctx context.Context, dbURL, work string) (string, func(), error) {
+	logPath := filepath.Join(work, "ours.log")
+	logFile, err := os.Create(logPath)
 	if err != nil {
 		return "", nil, err
 	}
-	// Its links (device_flow_url) then name the address it is reached at,
-	// as ours do: left alone it says localhost.
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command("node", "dist/api/server.js")
-	cmd.Dir = dir
-	cmd.Env = childEnv(work, "DB_URL="+dbURL, "PORT="+strconv.Itoa(port), "LETAGENTS_BASE_URL="+base)
-	p, err := start(cmd, filepath.Join(work, "anchor.log"), nil)
-	if err != nil {
-		return "", nil, err
-	}
-	if err := waitHealthy(ctx, base, p); err != nil {
-		p.stop()
-		return "", nil, fmt.Errorf("the anchor (log %s): %w", p.log, err)
-	}
-	return base, p, nil
-}
-
-// startOurs builds ./localdev and serves it on a free port, with the
-// limits raised out of the suite's way and repo rooms behind GitHub's
-// rules, as the anchor has them.
-func startOurs(ctx context.Context, dbURL, work string) (string, *process, error) {
-	bin := filepath.Join(work, "localdev")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./localdev")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", nil, fmt.Errorf("go build ./localdev (run from the module root): %w\n%s", err, out)
-	}
-	urls := &urlLine{found: make(chan string, 1)}
-	cmd := exec.Command(bin)
-	cmd.Env = childEnv(work, "DB_URL="+dbURL, "PORT=0",
-		"LETAGENTS_LOCALDEV_DIR="+filepath.Join(work, "localdev-state"),
-		"LETAGENTS_JOIN_LIMIT=100000", "LETAGENTS_INVITE_ROOM_LIMIT=100000", "LETAGENTS_SEND_LIMIT=100000",
-		"LETAGENTS_REPO_ACCESS=github")
-	p, err := start(cmd, filepath.Join(work, "ours.log"), urls)
-	if err != nil {
-		return "", nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
-	select {
-	case u := <-urls.found:
-		return u, p, nil
-	case <-p.done:
-		return "", nil, fmt.Errorf("localdev exited before listening, see %s", p.log)
-	case <-ctx.Done():
-		p.stop()
-		return "", nil, fmt.Errorf("localdev not listening after %v, see %s", startTimeout, p.log)
-	}
-}
-
-// urlLine watches localdev's output for the line that gives its URL.
-type urlLine struct {
-	partial string
-	found   chan string
-	sent    bool
-}
-
-func (w *urlLine) Write(p []byte) (int, error) {
-	w.partial += string(p)
-	for {
-		line, rest, ok := strings.Cut(w.partial, "\n")
-		if !ok {
-			return len(p), nil
-		}
-		w.partial = rest
-		if u, ok := strings.CutPrefix(line, "export LETAGENTS_API_URL="); ok && !w.sent {
-			w.sent = true
-			w.found <- strings.TrimSpace(u)
+	env := make([]string, 0, len(svcconfig.Variables)+5)
+	for _, v := range svcconfig.Variables {
+		if v != "PORT" { // runnerproc's PORT=0 stands
+			env = append(env, v+"=")
 		}
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	env = append(env, "DB_URL="+dbURL, "LETAGENTS_JOIN_LIMIT=100000", "LETAGENTS_INVITE_ROOM_LIMIT=100000",
+		"LETAGENTS_SEND_LIMIT=100000", "LETAGENTS_REPO_ACCESS=github")
+	p, err := runnerproc.Start(ctx, env, logFile)
 	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
+		logFile.Close()
+		return "", nil, fmt.Errorf("localdev (log %s): %w", logPath, err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// waitHealthy waits for GET /api/health to answer 200.
-func waitHealthy(ctx context.Context, base string, p *process) error {
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/health", nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-p.done:
-			return errors.New("exited before answering /api/health")
-		case <-ctx.Done():
-			return fmt.Errorf("no healthy answer within %v", startTimeout)
-		case <-tick.C:
-		}
-	}
-}
-
-// anchorVersion reads the version of the original in dir.
-func anchorVersion(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
-	if err != nil {
-		return "", fmt.Errorf("ANCHOR_DIR: %w", err)
-	}
-	var pkg struct{ Version string }
-	if err := json.Unmarshal(b, &pkg); err != nil {
-		return "", fmt.Errorf("ANCHOR_DIR package.json: %w", err)
-	}
-	return pkg.Version, nil
+	return p.URL, func() { p.Stop(); logFile.Close() }, nil
 }
 
 // account is a GitHub account seeded into both databases, with an owner

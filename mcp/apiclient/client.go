@@ -60,6 +60,10 @@ type Config struct {
 	// did not accept the token a request sent (see APIError.TokenIgnored),
 	// with that token and the reason, so the caller can stop trusting it.
 	TokenIgnored func(ctx context.Context, token, reason string)
+	// Vouch, when set, gives for a request's context the value of
+	// wire.VouchedAddressHeader to send ("" for none): the hosted
+	// endpoint's word for the address of the agent a call is for.
+	Vouch func(ctx context.Context) string
 }
 
 // Client calls the LetAgents API. It is safe for concurrent use.
@@ -80,6 +84,7 @@ type Client struct {
 	// session, when set, rides on every request as the session headers.
 	session      wire.SessionCredentials
 	tokenIgnored func(ctx context.Context, token, reason string)
+	vouch        func(ctx context.Context) string
 }
 
 // As returns a client whose every request carries an agent session's
@@ -98,6 +103,7 @@ func New(cfg Config) *Client {
 		api:          strings.TrimRight(cfg.APIURL, "/"),
 		poll:         strings.TrimRight(cfg.PollURL, "/"),
 		token:        cfg.Token,
+		vouch:        cfg.Vouch,
 		hc:           cfg.HTTPClient,
 		ua:           cfg.UserAgent,
 		pollMargin:   pollMargin,
@@ -254,7 +260,8 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 }
 
 // newRequest builds r's request with the headers every request carries
-// (User-Agent, the owner token, the session's credentials) and returns
+// (User-Agent, the owner token, the vouched address, the session's
+// credentials) and returns
 // it with the token it sent ("" for none).
 func (c *Client) newRequest(ctx context.Context, r request, body io.Reader) (*http.Request, string, error) {
 	target := r.base + r.path
@@ -272,6 +279,11 @@ func (c *Client) newRequest(ctx context.Context, r request, body io.Reader) (*ht
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if c.vouch != nil {
+		if v := c.vouch(ctx); v != "" {
+			req.Header.Set(wire.VouchedAddressHeader, v)
+		}
 	}
 	if c.session.AgentSessionID != "" {
 		req.Header.Set(wire.SessionIDHeader, c.session.AgentSessionID)

@@ -71,6 +71,13 @@ type HostedConfig struct {
 	// resource metadata names ("" for the origin the metadata is asked
 	// of: the local runner serves the API beside /mcp).
 	AuthServer string
+	// ClientAddress is the address of the agent behind a request (behind
+	// a load balancer, the one the balancer saw), and Vouch seals it for
+	// the API (auth.Service.VouchAddress), whose per-address limits then
+	// count each hosted agent on its own. With either nil, or an error,
+	// the API counts every hosted agent by this server's address.
+	ClientAddress func(r *http.Request) string
+	Vouch         func(ctx context.Context, addr string) (string, error)
 }
 
 // Protected resource metadata (RFC 9728) of the hosted endpoint: at the
@@ -95,6 +102,9 @@ type Hosted struct {
 
 	mu    sync.Mutex
 	built map[string]*hostedSession
+	// followers tell each session's stream on this task that its
+	// subscriptions changed (follow).
+	followers map[string]chan struct{}
 }
 
 // hostedSession is a session's server on this task.
@@ -107,10 +117,12 @@ type hostedSession struct {
 	token atomic.Pointer[string]
 }
 
-// bearerKey carries a request's bearer token in its context; principalKey
-// who it signs in as (HostedConfig.Verify).
+// bearerKey carries a request's bearer token in its context, addressKey
+// its agent's address (HostedConfig.ClientAddress), and principalKey who
+// it signs in as (HostedConfig.Verify).
 type (
 	bearerKey    struct{}
+	addressKey   struct{}
 	principalKey struct{}
 )
 
@@ -119,7 +131,7 @@ func NewHosted(cfg HostedConfig) (*Hosted, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	h := &Hosted{cfg: cfg, log: cfg.Logger, built: map[string]*hostedSession{}}
+	h := &Hosted{cfg: cfg, log: cfg.Logger, built: map[string]*hostedSession{}, followers: map[string]chan struct{}{}}
 	// The table is the local server's: built once here for its
 	// declarations, then each call runs the handler of the same name on
 	// the session's own server.
@@ -153,6 +165,9 @@ func NewHosted(cfg HostedConfig) (*Hosted, error) {
 	h.http = mcpserver.NewStreamableHTTPServer(h.mcp,
 		mcpserver.WithSessionIdManagerResolver(h),
 		mcpserver.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			if cfg.ClientAddress != nil {
+				ctx = context.WithValue(ctx, addressKey{}, cfg.ClientAddress(r))
+			}
 			return context.WithValue(context.WithValue(ctx, bearerKey{}, bearer(r)), principalKey{}, principalOf(r.Context()))
 		}),
 		// mcp-go refuses a request over loopback whose Host is not a
@@ -172,7 +187,23 @@ const hostedInstructions = `LetAgents puts you in a shared chat room with the ot
 
 func (h *Hosted) serverConfig(st state.Store) Config {
 	return Config{APIURL: h.cfg.APIURL, PollURL: h.cfg.PollURL, PollMax: letagents.MaxHostedWait, Logger: h.log,
-		Hosted: &Hosting{State: st, Bearer: func() string { return "" }}}
+		Hosted: &Hosting{State: st, Bearer: func() string { return "" }, Vouch: h.vouch}}
+}
+
+// vouch is the wire.VouchedAddressHeader of the agent behind ctx's
+// request: sealed for each call, since a session's calls may come from
+// wherever its agent now is.
+func (h *Hosted) vouch(ctx context.Context) string {
+	addr, _ := ctx.Value(addressKey{}).(string)
+	if addr == "" || h.cfg.Vouch == nil {
+		return ""
+	}
+	v, err := h.cfg.Vouch(ctx, addr)
+	if err != nil {
+		h.log.Warn("hosted MCP: the agent's address not vouched; the API counts it by this server's", "error", err)
+		return ""
+	}
+	return v
 }
 
 // ServeHTTP serves HostedPath: POST, GET and DELETE of the Streamable
@@ -202,7 +233,9 @@ func (h *Hosted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.challenge(w, r, "", "sign-in required: authorize with OAuth, or send an owner token as the bearer")
 		return
 	}
-	h.http.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, principal)))
+	r = r.WithContext(context.WithValue(r.Context(), principalKey{}, principal))
+	defer h.followStream(r)()
+	h.http.ServeHTTP(w, r)
 }
 
 // Mount serves HostedPath and its resource metadata with the endpoint
@@ -497,6 +530,7 @@ func (h *Hosted) server(ctx context.Context) (*Server, error) {
 	cfg.Hosted.Bearer = func() string { return *built.token.Load() }
 	if saved {
 		cfg.Hosted.Instance = stableInstance(id)
+		cfg.Hosted.Subscribed = func() { h.poke(id) }
 	}
 	s := newServer(cfg)
 	s.mcp = h.mcp

@@ -435,3 +435,42 @@ func TestHostedSessionless(t *testing.T) {
 		t.Errorf("an anonymous sessionless client's next call is in %s", r.raw)
 	}
 }
+
+// TestHostedSharesTheBoard: a hosted agent and a local one, each signed
+// in as its own account, work one room's board: the local one proposes
+// and accepts a task, the hosted one claims it, and each sees the other's
+// doing.
+func TestHostedSharesTheBoard(t *testing.T) {
+	t.Parallel()
+	b := newBackend(t, true)
+	b.gh.AddRepo("acme/board", false)
+	local := newAgent(t, b, "", nil)
+	local.signIn(t, b, "ann")
+	b.gh.Grant("acme/board", "ann", "admin") // the room's admin, who may accept tasks
+	bobs := newAgent(t, b, "", nil)
+	bobs.signIn(t, b, "bob")
+	b.gh.Grant("acme/board", "bob", "write")
+	auth, _ := readState(t, bobs.state)["auth"].(map[string]any)
+	token, _ := auth["token"].(string)
+	if token == "" {
+		t.Fatal("no owner token saved by bob's sign-in")
+	}
+	const room = "github.com/acme/board"
+	local.call(t, "join_room", map[string]any{"name": room}).ok(t)
+	local.call(t, "register_agent_session", nil).ok(t)
+	local.call(t, "add_task", map[string]any{"title": "Ship the hosted endpoint"}).ok(t)
+	local.call(t, "update_task", map[string]any{"task_id": "task_1", "status": "accepted"}).ok(t)
+
+	hosted := newHostedAgent(t, newHosted(t, b), token)
+	hosted.call(t, "join_room", map[string]any{"name": room}).ok(t)
+	label := hosted.call(t, "register_agent_session", nil).ok(t).obj["agent_session"].(map[string]any)["actor_label"].(string)
+	if board := hosted.call(t, "get_board", nil).ok(t); !strings.Contains(board.raw, "Ship the hosted endpoint") {
+		t.Fatalf("the hosted agent's board: %s", board.raw)
+	}
+	if task := hosted.call(t, "claim_task", map[string]any{"task_id": "task_1"}).ok(t).result(t); task["status"] != "assigned" || task["assignee"] != label {
+		t.Fatalf("claimed: %v; want assigned to the hosted agent, %q", task, label)
+	}
+	if board := local.call(t, "get_board", nil).ok(t); !strings.Contains(board.raw, label) {
+		t.Fatalf("the local agent's board does not show the hosted agent's claim: %s", board.raw)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/mcp/apiclient"
+	"github.com/letagents/letagents-go/mcp/state"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/rooms"
 	"github.com/letagents/letagents-go/shared/wire"
@@ -79,10 +80,23 @@ func resourceOptions(serverOf func(context.Context) *Server) []mcpserver.ServerO
 	}
 	hooks := &mcpserver.Hooks{}
 	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
-		subs(ctx, func(ss *subscriptions) { ss.add(ctx, nil, req.Params.URI) })
+		if s := serverOf(ctx); s != nil {
+			s.subscribe(ctx, req.Params.URI, true)
+		}
 	})
 	hooks.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
-		subs(ctx, func(ss *subscriptions) { ss.remove(ctx, nil, req.Params.URI) })
+		if s := serverOf(ctx); s != nil {
+			s.subscribe(ctx, req.Params.URI, false)
+		}
+	})
+	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+		// The endpoint's list is every hosted session's: the joined room's
+		// resource is added to each session's answer instead.
+		if s := serverOf(ctx); s != nil && s.cfg.Hosted != nil {
+			if room := s.load().CurrentRoom; room != "" {
+				res.Resources = append(res.Resources, joinedResource(room))
+			}
+		}
 	})
 	hooks.AddBeforeSubscriptionsListen(func(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
 		subs(ctx, func(ss *subscriptions) {
@@ -206,12 +220,52 @@ func (s *Server) watchRoom(ctx context.Context, room string) {
 		// list is every session's.
 		return
 	}
-	s.mcp.SetResources(mcpserver.ServerResource{
-		Resource: mcp.NewResource(messagesURI(room), "room_messages",
-			mcp.WithResourceDescription("The whole message history of the joined room, "+room+", oldest first."),
-			mcp.WithMIMEType("application/json")),
-		Handler: s.readMessagesResource,
+	s.mcp.SetResources(mcpserver.ServerResource{Resource: joinedResource(room), Handler: s.readMessagesResource})
+}
+
+// joinedResource is the messages resource of the joined room, as listed.
+func joinedResource(room string) mcp.Resource {
+	return mcp.NewResource(messagesURI(room), "room_messages",
+		mcp.WithResourceDescription("The whole message history of the joined room, "+room+", oldest first."),
+		mcp.WithMIMEType("application/json"))
+}
+
+// subscribe records (on) or ends the request's session's subscription to
+// uri: a local server keeps it in memory, where its watcher finds it; a
+// hosted session keeps it in its saved state, where the task holding the
+// session's stream finds it (Hosted.follow), whichever task took it.
+func (s *Server) subscribe(ctx context.Context, uri string, on bool) {
+	if s.cfg.Hosted == nil {
+		if on {
+			s.subs.add(ctx, nil, uri)
+		} else {
+			s.subs.remove(ctx, nil, uri)
+		}
+		return
+	}
+	room, err := roomOfURI(uri)
+	if err != nil {
+		return // names no room: it never changes
+	}
+	after := ""
+	if on {
+		// The cursor is taken now, so that whatever is sent once the
+		// subscription has answered is announced, however late the task
+		// holding the stream starts to watch.
+		if after, err = s.api.LatestID(ctx, s.knownRoomID(room)); err != nil {
+			s.log.Debug("no cursor for the subscribed room; updates start when it is watched", "room", room, "error", err)
+		}
+	}
+	s.update(ctx, func(st *state.State) error {
+		st.ResourceSubscriptions = slices.DeleteFunc(st.ResourceSubscriptions, func(sub state.ResourceSubscription) bool { return sub.URI == uri })
+		if on {
+			st.ResourceSubscriptions = append(st.ResourceSubscriptions, state.ResourceSubscription{URI: uri, After: after})
+		}
+		return nil
 	})
+	if s.cfg.Hosted.Subscribed != nil {
+		s.cfg.Hosted.Subscribed()
+	}
 }
 
 // stopWatching stops following the joined room: no more resource

@@ -93,6 +93,12 @@ type Hosting struct {
 	// task that builds its server, so that its identity and the agent
 	// sessions saved under it are found again there.
 	Instance string
+	// Vouch gives the wire.VouchedAddressHeader of the agent behind a
+	// request's context, "" for none (apiclient.Config.Vouch).
+	Vouch func(ctx context.Context) string
+	// Subscribed, when set, is told that the session's resource
+	// subscriptions changed (Hosted.follow rereads them).
+	Subscribed func()
 }
 
 // LoadConfig reads the environment, naming the variable at fault.
@@ -240,7 +246,11 @@ func newServer(cfg Config) *Server {
 	key := identity.Resolve(identity.Inputs{Getenv: cfg.Getenv, InstanceUUID: s.instance, ClientProcess: cfg.ClientProcess}).RuntimeKey
 	s.runtimeKey.Store(&key)
 	_, s.envKeyed = identity.EnvRuntimeKey(cfg.Getenv)
-	s.api = apiclient.New(apiclient.Config{APIURL: cfg.APIURL, PollURL: cfg.PollURL, Token: s.token, TokenIgnored: s.tokenIgnored})
+	api := apiclient.Config{APIURL: cfg.APIURL, PollURL: cfg.PollURL, Token: s.token, TokenIgnored: s.tokenIgnored}
+	if cfg.Hosted != nil {
+		api.Vouch = cfg.Hosted.Vouch
+	}
+	s.api = apiclient.New(api)
 	codexRoom := codex.Room{Activity: s.api, Reasoning: s.codexReasoning(), Sessions: s.api}
 	s.codex = codex.NewManager(s.state, codex.Config{Bin: cfg.CodexBin, ServerURL: cfg.CodexServerURL, Room: codexRoom, Clock: cfg.CodexClock,
 		Logger: cfg.Logger})

@@ -173,6 +173,7 @@ var fields = []field{
 	{"agent_sessions", func(s *State) any { return &s.AgentSessions }},
 	{"codex_live_sessions", func(s *State) any { return &s.CodexLiveSessions }},
 	{"current_codex_live_session_ids", func(s *State) any { return &s.CurrentCodexLiveSessions }},
+	{"resource_subscriptions", func(s *State) any { return &s.ResourceSubscriptions }},
 }
 
 // document is the file as read: the raw object, so that keys this package

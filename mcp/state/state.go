@@ -59,6 +59,19 @@ type State struct {
 	// room's current one.
 	CodexLiveSessions        map[string]CodexLiveSession `json:"codex_live_sessions,omitempty"`
 	CurrentCodexLiveSessions map[string]string           `json:"current_codex_live_session_ids,omitempty"`
+	// ResourceSubscriptions are a hosted MCP session's subscriptions to
+	// rooms' messages resources (resources/subscribe), kept with the
+	// session so that whichever task holds its stream sends the updates.
+	ResourceSubscriptions []ResourceSubscription `json:"resource_subscriptions,omitempty"`
+}
+
+// ResourceSubscription is a hosted session's subscription to a room's
+// messages resource: its URI as the client wrote it, and the room's
+// latest message id when it was taken, after which every message is
+// announced.
+type ResourceSubscription struct {
+	URI   string `json:"uri"`
+	After string `json:"after,omitempty"`
 }
 
 // CodexLiveSession is a detached Codex worker running for a room in a

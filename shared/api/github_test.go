@@ -73,9 +73,19 @@ func (e *env) githubEvents(t *testing.T, room, query string) wire.RoomEvents {
 func (e *env) systemLines(t *testing.T, room string) []string {
 	t.Helper()
 	var out []string
+	for _, m := range e.statusLines(t, room) {
+		out = append(out, m["text"].(string))
+	}
+	return out
+}
+
+// statusLines are a room's status lines, as GET …/messages has them.
+func (e *env) statusLines(t *testing.T, room string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
 	for _, m := range e.call(t, http.MethodGet, "/rooms/"+room+"/messages", "").want(t, 200, "").messages(t) {
 		if m["source"] == letagents.SourceSystem {
-			out = append(out, m["text"].(string))
+			out = append(out, m)
 		}
 	}
 	return out
@@ -159,9 +169,17 @@ func TestGitHubWebhookEvents(t *testing.T) {
 		if len(lines) != i+1 || !strings.Contains(lines[i], tt.line) || strings.Contains(lines[i], "\n") {
 			t.Errorf("%s: status lines %q, want the last to say %q", tt.name, lines, tt.line)
 		}
-		branchLines := e.systemLines(t, branchRoom)
-		if has := len(branchLines) > 0 && strings.Contains(branchLines[len(branchLines)-1], tt.line); has != tt.inBranch {
-			t.Errorf("%s: branch room's lines %q; announced there: %v, want %v", tt.name, branchLines, has, tt.inBranch)
+		// Each line names the event it announces, so the page draws one card.
+		if last := e.statusLines(t, "github.com/acme/widgets")[i]; last["github_event_id"] != got.ID {
+			t.Errorf("%s: the line names event %v, want %s", tt.name, last["github_event_id"], got.ID)
+		}
+		branchLines := e.statusLines(t, branchRoom)
+		has := len(branchLines) > 0 && strings.Contains(branchLines[len(branchLines)-1]["text"].(string), tt.line)
+		if has != tt.inBranch {
+			t.Errorf("%s: branch room's lines %v; announced there: %v, want %v", tt.name, branchLines, has, tt.inBranch)
+		}
+		if has && branchLines[len(branchLines)-1]["github_event_id"] != got.ID {
+			t.Errorf("%s: the branch room's line names event %v, want %s", tt.name, branchLines[len(branchLines)-1]["github_event_id"], got.ID)
 		}
 	}
 	// A branch room lists its repository's events, as the original does.
@@ -399,7 +417,8 @@ func TestGitHubEventsLive(t *testing.T) {
 				t.Errorf("github_event %s", ev.data)
 			}
 		case "":
-			gotLine = data["source"] == letagents.SourceSystem && strings.Contains(data["text"].(string), "opened pull request #30")
+			gotLine = data["source"] == letagents.SourceSystem && strings.Contains(data["text"].(string), "opened pull request #30") &&
+				data["github_event_id"] == ans.str("event_id")
 		}
 	}
 }
@@ -446,10 +465,14 @@ func TestGitHubLinksTasks(t *testing.T) {
 	leases, _ := taskOf(claim)["active_leases"].([]any)
 	branch := leases[0].(map[string]any)["branch_ref"].(string)
 	e.deliver(t, "check_run", "link-3", githubtest.CheckRunEvent("acme/widgets", 77, "lint", "failure", branch, "2")).want(t, 202, "")
-	lines := e.systemLines(t, room)
 	want := "@[" + w.label + "] check “lint” failed on " + branch
-	if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, want) && strings.Contains(l, second) }) {
-		t.Errorf("status lines %q, want one beginning %q naming %s", lines, want, second)
+	// The holder's notice is no announcement: it names no event, and the
+	// page draws it as a line beside the event's card.
+	if !slices.ContainsFunc(e.statusLines(t, room), func(m map[string]any) bool {
+		l := m["text"].(string)
+		return strings.HasPrefix(l, want) && strings.Contains(l, second) && m["github_event_id"] == nil
+	}) {
+		t.Errorf("status lines %q, want one beginning %q naming %s and no event", e.systemLines(t, room), want, second)
 	}
 	// A passing check tells nobody.
 	n := len(e.systemLines(t, room))

@@ -39,6 +39,9 @@ func toMessage(m letagents.Message) wire.Message {
 	if !m.PinnedAt.IsZero() {
 		j.PinnedAt, j.PinnedBy = letagents.FormatTime(m.PinnedAt), m.PinnedBy
 	}
+	if m.GitHubEvent > 0 {
+		j.GitHubEventID = letagents.WireID(GitHubEventPrefix, m.GitHubEvent)
+	}
 	return j
 }
 

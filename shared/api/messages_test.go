@@ -189,6 +189,7 @@ func TestSendErrors(t *testing.T) {
 		{"body too large", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": strings.Repeat("\u0001", letagents.MaxBodyBytes/6+1)}), 413, "request body is larger than"},
 		{"long client_message_id", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": "x", "client_message_id": strings.Repeat("c", letagents.MaxClientMessageIDBytes+1)}), 400, "client_message_id is longer than 200 bytes"},
 		{"liveness client_message_id", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": "x", "client_message_id": "agent_liveness:offline:1:1700000000000"}), 400, "must not start with \"agent_liveness:\""},
+		{"GitHub line client_message_id", "/rooms/errors/messages", body(map[string]string{"sender": "a", "text": "x", "client_message_id": "github_event:1"}), 400, "must not start with \"github_event:\""},
 		{"unknown room", "/rooms/no-such-room/messages", `{"sender":"a","text":"b"}`, 404, "Room not found"},
 		{"unknown invite room", "/rooms/ZZZZ-ZZZZ/messages", `{"sender":"a","text":"b"}`, 404, "Room not found"},
 	}

@@ -42,6 +42,11 @@ func (s *server) middleware(next http.Handler) http.Handler {
 		if s.cors(w, r) {
 			return
 		}
+		if v := r.Header.Get(wire.VouchedAddressHeader); v != "" {
+			if addr, ok := s.Auth.VouchedAddress(r.Context(), v); ok {
+				r = r.WithContext(WithClientAddress(r.Context(), addr))
+			}
+		}
 		who, err := s.identify(r.Context(), r)
 		if err != nil {
 			s.fail(w, r, err)
@@ -197,8 +202,10 @@ func WithClientAddress(ctx context.Context, addr string) context.Context {
 	return context.WithValue(ctx, clientKey, addr)
 }
 
-// clientAddress is the address rate limits count by: the gateway's view
-// of the caller (WithClientAddress), else the connection's peer.
+// clientAddress is the address rate limits count by: the address the
+// hosted MCP endpoint vouches for (wire.VouchedAddressHeader), else the
+// gateway's view of the caller (WithClientAddress), else the connection's
+// peer.
 func clientAddress(r *http.Request) string {
 	if addr, _ := r.Context().Value(clientKey).(string); addr != "" {
 		return addr

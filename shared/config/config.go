@@ -126,6 +126,13 @@ type Config struct {
 	// open, in all and per room (LETAGENTS_STREAM_MAX, default 10000;
 	// LETAGENTS_STREAM_ROOM_MAX, default 1000; each 1 to 1000000).
 	StreamMax, RoomStreamMax int
+	// ProxyHops is how many proxies in front of the poll server append
+	// the caller's address to X-Forwarded-For (LETAGENTS_PROXY_HOPS, 0 to
+	// 5, default 0: callers reach it directly, and the header is not
+	// trusted); the template sets 1 for its load balancer. The hosted MCP
+	// endpoint counts an agent by the address that many entries from the
+	// header's end.
+	ProxyHops int
 	// StreamHeartbeat is how often a quiet event stream sends a comment;
 	// tests shorten it, 0 is letagents.StreamHeartbeat.
 	StreamHeartbeat time.Duration
@@ -141,7 +148,8 @@ var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NA
 	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
 	"GITHUB_WEBHOOK_SECRET", "LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
 	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_IDLE_TIMEOUT_MS",
-	"LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS", "LETAGENTS_LOCAL_OWNER", "LETAGENTS_MCP_AUTH", "LETAGENTS_MCP_URL"}
+	"LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS", "LETAGENTS_LOCAL_OWNER", "LETAGENTS_PROXY_HOPS", "LETAGENTS_MCP_AUTH",
+	"LETAGENTS_MCP_URL"}
 
 // LocalVariables are the Variables a deployment leaves unset: their
 // defaults suit AWS (PORT, the GitHub URLs, the repo access policy, the
@@ -232,6 +240,13 @@ func Load(getenv func(string) string) (Config, error) {
 			}
 			*limit = n
 		}
+	}
+	if v := getenv("LETAGENTS_PROXY_HOPS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 5 {
+			return cfg, fmt.Errorf("LETAGENTS_PROXY_HOPS=%q: want a whole number from 0 to 5", v)
+		}
+		cfg.ProxyHops = n
 	}
 	if v := getenv("DB_MAX_CONNS"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)

@@ -60,6 +60,10 @@ func TestLoad(t *testing.T) {
 		{"idle timeout above a load balancer's", map[string]string{"LETAGENTS_IDLE_TIMEOUT_MS": "1020000"},
 			func(c config.Config) bool { return c.IdleTimeout == 1020*time.Second }, ""},
 		{"idle timeout too large", map[string]string{"LETAGENTS_IDLE_TIMEOUT_MS": "7200001"}, nil, "LETAGENTS_IDLE_TIMEOUT_MS"},
+		{"proxy hops default", nil, func(c config.Config) bool { return c.ProxyHops == 0 }, ""},
+		{"proxy hops behind a load balancer", map[string]string{"LETAGENTS_PROXY_HOPS": "1"}, func(c config.Config) bool { return c.ProxyHops == 1 }, ""},
+		{"proxy hops negative", map[string]string{"LETAGENTS_PROXY_HOPS": "-1"}, nil, "LETAGENTS_PROXY_HOPS"},
+		{"proxy hops too many", map[string]string{"LETAGENTS_PROXY_HOPS": "6"}, nil, "LETAGENTS_PROXY_HOPS"},
 		{"dev origins", map[string]string{"LETAGENTS_DEV_ORIGINS": "http://localhost:3000, http://127.0.0.1:5173,http://[::1]:8080"},
 			func(c config.Config) bool {
 				return slices.Equal(c.DevOrigins, []string{"http://localhost:3000", "http://127.0.0.1:5173", "http://[::1]:8080"})

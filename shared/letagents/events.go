@@ -13,6 +13,19 @@ import "time"
 // seconds, and a page loaded afresh reads every item as it is.
 const EventRetention = 7 * 24 * time.Hour
 
+// GitHubRedelivery is how far back GitHub redelivers a webhook delivery
+// (a redelivery asked for in the App's or the hook's settings, or by its
+// API): three days, as GitHub documents.
+const GitHubRedelivery = 3 * 24 * time.Hour
+
+// GitHubDeliveryRetention is how long the record of a webhook delivery
+// (X-GitHub-Delivery, and what became of it) is kept, so that a repeat is
+// known for a duplicate: as long as the events it logged stay
+// (EventRetention), and never less than GitHubRedelivery. The liveness
+// sweeper prunes older ones; GitHub redelivering one after that is
+// refused by GitHub itself.
+const GitHubDeliveryRetention = max(EventRetention, GitHubRedelivery)
+
 // EventKind is what a room event changed: the kind of the item it names.
 // A new kind of live change is a new kind here, written by the store's
 // one event helper and read by the one feed (store.RoomEvents).

@@ -159,6 +159,9 @@ type Message struct {
 	// (the account's login); zero when it is not pinned.
 	PinnedAt time.Time
 	PinnedBy string
+	// GitHubEvent is the GitHub event a status line of the server's
+	// announces (GitHubLineClientIDPrefix); 0 for every other message.
+	GitHubEvent int64
 }
 
 // QuoteMaxChars bounds the quoted text of a reply's parent, so a page of
@@ -299,6 +302,12 @@ func ParsePromptKind(s string) (PromptKind, error) {
 // LivenessClientIDPrefix begins the client_message_id of every liveness
 // notice, and no other message's.
 const LivenessClientIDPrefix = "agent_liveness:"
+
+// GitHubLineClientIDPrefix begins the client_message_id of every status
+// line that announces a GitHub event, followed by the event's number
+// ("github_event:12", GitHubEvent.ID), and no other message's: the page
+// draws such a line as the event's card (wire.Message.GitHubEventID).
+const GitHubLineClientIDPrefix = "github_event:"
 
 // NewMessage is what a sender supplies; the store assigns Seq and CreatedAt.
 type NewMessage struct {
@@ -477,6 +486,10 @@ func (m NewMessage) Validate() error {
 		// The liveness sweeper posts each notice once by its id; a client
 		// holding that id first would silence the notice.
 		return Errorf(Invalid, "client_message_id must not start with %q, which the server's liveness notices use", LivenessClientIDPrefix)
+	case m.Source != SourceSystem && strings.HasPrefix(m.ClientMessageID, GitHubLineClientIDPrefix):
+		// A client holding a GitHub line's id first would fail the
+		// delivery, and pass its own text for GitHub's.
+		return Errorf(Invalid, "client_message_id must not start with %q, which the server's GitHub lines use", GitHubLineClientIDPrefix)
 	}
 	return nil
 }

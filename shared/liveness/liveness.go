@@ -1,8 +1,10 @@
 // Package liveness owns the liveness sweeper: the scheduled job that tells
 // a room, once per outage, when a worker agent's message channel has been
 // unreachable for a while, and again when the agent is back. Being the
-// one periodic job, it also prunes the room event log of what is past
-// letagents.EventRetention.
+// one periodic job, it also prunes what is kept only for a time: the room
+// event log and the GitHub events past letagents.EventRetention, the
+// GitHub deliveries' records past letagents.GitHubDeliveryRetention, and
+// the hosted MCP sessions unused for letagents.HostedSessionIdle.
 //
 // A worker is reachable while a long-poll of its holds an unexpired
 // delivery lease, or for letagents.ReconnectGrace after its last poll
@@ -42,7 +44,7 @@ const (
 	SweepInterval = time.Minute
 )
 
-// A sweep prunes old room events pruneBatch at a time (one statement
+// A sweep prunes each table pruneBatch rows at a time (one statement
 // each, short, so no delete holds the table's rows long), at most
 // pruneBatches times: a backlog, as one retention after the log's
 // retention began, goes over several sweeps, each bounded.
@@ -78,12 +80,20 @@ type Report struct {
 	Failed    int `json:"failed"`    // sessions whose notice failed (retried next sweep)
 	Lapsed    int `json:"lapsed"`    // workers whose reach lapsed since the last sweep, told to the roster
 	Pruned    int `json:"pruned"`    // room events deleted, past letagents.EventRetention
+	// GitHub events and deliveries' records deleted, past
+	// letagents.EventRetention and letagents.GitHubDeliveryRetention.
+	GitHubEvents     int `json:"github_events_pruned"`
+	GitHubDeliveries int `json:"github_deliveries_pruned"`
+	// MCPSessions counts hosted MCP sessions deleted, unused for
+	// letagents.HostedSessionIdle.
+	MCPSessions int `json:"mcp_sessions_pruned"`
 }
 
 // Sweep looks at every room's live workers seen within MaxOutageAge and
-// posts the notices due at now, then prunes the room events older than
-// letagents.EventRetention at now. A failure on one session does not stop
-// the others, nor the pruning; the failures are returned joined.
+// posts the notices due at now, then prunes what is past its retention
+// at now (see the package comment). A failure on one session does not
+// stop the others, nor the pruning, nor one table's pruning another's;
+// the failures are returned joined.
 func (s *Sweeper) Sweep(ctx context.Context, now time.Time) (Report, error) {
 	var r Report
 	candidates, err := s.store.LivenessCandidates(ctx, now, now.Add(-MaxOutageAge))
@@ -127,10 +137,24 @@ func (s *Sweeper) Sweep(ctx context.Context, now time.Time) (Report, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	pruned, err := s.prune(ctx, now)
-	r.Pruned = pruned
-	if err != nil {
-		errs = append(errs, err)
+	for _, p := range []struct {
+		what   string
+		prune  func(context.Context, time.Time, int) (int, error)
+		before time.Time
+		count  *int
+	}{
+		{"room events", s.store.PruneRoomEvents, now.Add(-letagents.EventRetention), &r.Pruned},
+		// Events before deliveries: a delivery's record goes only once no
+		// event names it.
+		{"GitHub events", s.store.PruneGitHubEvents, now.Add(-letagents.EventRetention), &r.GitHubEvents},
+		{"GitHub deliveries", s.store.PruneGitHubDeliveries, now.Add(-letagents.GitHubDeliveryRetention), &r.GitHubDeliveries},
+		{"MCP sessions", s.store.PruneMCPSessions, now.Add(-letagents.HostedSessionIdle), &r.MCPSessions},
+	} {
+		n, err := prune(ctx, p.prune, p.before)
+		*p.count = n
+		if err != nil {
+			errs = append(errs, fmt.Errorf("prune %s: %w", p.what, err))
+		}
 	}
 	if len(errs) > 0 {
 		return r, fmt.Errorf("liveness sweep: %w", errors.Join(errs...))
@@ -138,15 +162,15 @@ func (s *Sweeper) Sweep(ctx context.Context, now time.Time) (Report, error) {
 	return r, nil
 }
 
-// prune deletes the room events past letagents.EventRetention at now, in
-// bounded batches, and says how many it deleted.
-func (s *Sweeper) prune(ctx context.Context, now time.Time) (int, error) {
+// prune deletes with batch what is older than before, in bounded
+// batches, and says how many rows it deleted.
+func prune(ctx context.Context, batch func(context.Context, time.Time, int) (int, error), before time.Time) (int, error) {
 	total := 0
 	for range pruneBatches {
-		n, err := s.store.PruneRoomEvents(ctx, now.Add(-letagents.EventRetention), pruneBatch)
+		n, err := batch(ctx, before, pruneBatch)
 		total += n
 		if err != nil {
-			return total, fmt.Errorf("prune room events: %w", err)
+			return total, err
 		}
 		if n < pruneBatch {
 			break
@@ -165,7 +189,8 @@ func (s *Sweeper) Run(ctx context.Context, interval time.Duration, now func() ti
 		r, err := s.Sweep(sweepCtx, now())
 		cancel()
 		if err != nil && ctx.Err() == nil {
-			s.logger.Error("liveness sweep", "error", err, "checked", r.Checked, "offline", r.Offline, "recovered", r.Recovered, "pruned", r.Pruned)
+			s.logger.Error("liveness sweep", "error", err, "checked", r.Checked, "offline", r.Offline, "recovered", r.Recovered, "pruned", r.Pruned,
+				"github_events_pruned", r.GitHubEvents, "github_deliveries_pruned", r.GitHubDeliveries, "mcp_sessions_pruned", r.MCPSessions)
 		}
 		select {
 		case <-ctx.Done():

@@ -2,6 +2,7 @@ package liveness_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
+	"github.com/letagents/letagents-go/shared/testclock"
 )
 
 const grace = liveness.DefaultNoticeAfter
@@ -471,5 +473,108 @@ func TestSweepPrunesOldRoomEvents(t *testing.T) {
 		if got := kinds(); got != c.kinds {
 			t.Errorf("%s: the log holds %s, want %s", c.name, got, c.kinds)
 		}
+	}
+}
+
+// A sweep prunes what GitHub's webhooks left as the room event log is
+// pruned: a GitHub event past letagents.EventRetention goes, and the
+// record of its delivery with it, never before (a repeat of the delivery
+// meanwhile is a duplicate), and an ignored delivery's record past
+// letagents.GitHubDeliveryRetention; and the hosted MCP sessions unused
+// for letagents.HostedSessionIdle. The sweep's time is a test clock's.
+func TestSweepPrunesGitHubAndMCPSessions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	const repo = "github.com/acme/app"
+	if _, _, err := e.store.EnsureRoom(ctx, repo); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	clock := testclock.New(start)
+	event := func(room string) *letagents.GitHubEvent {
+		return &letagents.GitHubEvent{RoomID: room, EventType: letagents.GitHubPullRequest, Action: "opened", ObjectID: "7",
+			ObjectURL: "https://github.com/acme/app/pull/7", Title: "Fix", State: "open", Actor: "ann", Metadata: []byte(`{}`),
+			Line: "[github] ann opened PR #7"}
+	}
+	take := func(id string, received time.Time, ev *letagents.GitHubEvent) store.DeliveryOutcome {
+		t.Helper()
+		out, err := e.store.TakeGitHubDelivery(ctx, store.GitHubDelivery{ID: id, EventName: "pull_request", Action: "opened",
+			RoomID: repo, ReceivedAt: received}, ev)
+		if err != nil {
+			t.Fatalf("take delivery %s: %v", id, err)
+		}
+		return out
+	}
+	take("logged", start, event(repo))
+	take("ignored", start, event("github.com/acme/unopened"))
+	// Received, by the server's clock, long before its event was logged:
+	// its record stays as long as the event.
+	take("skewed", start.Add(-30*24*time.Hour), event(repo))
+	for _, id := range []string{"old", "recent"} {
+		if err := e.store.CreateSession(ctx, id, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.db.Pool.Exec(ctx, `UPDATE mcp_sessions SET used_at = used_at - interval '3 days' WHERE id = 'old'`); err != nil {
+		t.Fatal(err)
+	}
+	end := time.Now()
+	count := func(table string) int {
+		t.Helper()
+		var n int
+		if err := e.db.Pool.QueryRow(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	for _, step := range []struct {
+		name                         string
+		by                           time.Duration // the clock's move before the sweep
+		events, deliveries, sessions int           // pruned
+		leftEvents, leftDeliveries   int
+		leftSessions                 int
+		redelivered                  bool // a repeat of "logged" is taken afresh
+	}{
+		{"a minute short of the retention", letagents.EventRetention - time.Minute, 0, 0, 1, 2, 3, 1, false},
+		{"past it", letagents.EventRetention + time.Minute + end.Sub(start), 2, 3, 1, 0, 0, 0, true},
+	} {
+		clock.Advance(step.by - clock.Now().Sub(start))
+		r, err := e.sw.Sweep(ctx, clock.Now())
+		if err != nil {
+			t.Fatalf("%s: sweep: %v", step.name, err)
+		}
+		if r.GitHubEvents != step.events || r.GitHubDeliveries != step.deliveries || r.MCPSessions != step.sessions {
+			t.Errorf("%s: pruned %d GitHub events, %d deliveries, %d MCP sessions; want %d, %d, %d", step.name,
+				r.GitHubEvents, r.GitHubDeliveries, r.MCPSessions, step.events, step.deliveries, step.sessions)
+		}
+		if ev, dl, ss := count("github_events"), count("github_deliveries"), count("mcp_sessions"); ev != step.leftEvents ||
+			dl != step.leftDeliveries || ss != step.leftSessions {
+			t.Errorf("%s: %d GitHub events, %d deliveries, %d MCP sessions left; want %d, %d, %d", step.name,
+				ev, dl, ss, step.leftEvents, step.leftDeliveries, step.leftSessions)
+		}
+		// A duplicate changes nothing; one taken afresh comes last.
+		if out := take("logged", clock.Now(), event(repo)); out.Duplicate == step.redelivered {
+			t.Errorf("%s: a repeat of the delivery is a duplicate: %t, want %t", step.name, out.Duplicate, !step.redelivered)
+		}
+	}
+
+	for name, prune := range map[string]func(context.Context, time.Time, int) (int, error){
+		"GitHub events": e.store.PruneGitHubEvents, "GitHub deliveries": e.store.PruneGitHubDeliveries, "MCP sessions": e.store.PruneMCPSessions,
+	} {
+		var bad *letagents.Error
+		if _, err := prune(ctx, clock.Now(), 0); !errors.As(err, &bad) || bad.Kind != letagents.Invalid {
+			t.Errorf("pruning %s with a limit of 0: %v, want Invalid", name, err)
+		}
+	}
+}
+
+// The deliveries' records outlive GitHub's redelivery window.
+func TestDeliveryRetentionCoversRedelivery(t *testing.T) {
+	t.Parallel()
+	if letagents.GitHubDeliveryRetention < letagents.GitHubRedelivery || letagents.GitHubDeliveryRetention < letagents.EventRetention {
+		t.Errorf("deliveries are kept %v; want at least GitHub's redelivery window %v and the events' retention %v",
+			letagents.GitHubDeliveryRetention, letagents.GitHubRedelivery, letagents.EventRetention)
 	}
 }

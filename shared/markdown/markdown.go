@@ -124,24 +124,26 @@ func render(md goldmark.Markdown, text string) string {
 }
 
 // CSS is the stylesheet of highlighted code: chroma's light theme, and
-// its dark one when the reader's system prefers dark.
+// its dark one where the page is dark: by the reader's system unless the
+// page's theme toggle chose light (data-theme on the root), or by the
+// toggle. The dark rules are nested under those roots (CSS nesting).
 var CSS = sync.OnceValue(func() string {
 	var b strings.Builder
-	for _, s := range []struct{ name, media string }{{lightStyle, ""}, {darkStyle, "(prefers-color-scheme: dark)"}} {
-		style := styles.Get(s.name)
-		if style == nil || style.Name != s.name {
-			panic("chroma has no style " + s.name) // a build without it: tests catch this
-		}
-		if s.media != "" {
-			fmt.Fprintf(&b, "@media %s {\n", s.media)
+	write := func(name string) {
+		style := styles.Get(name)
+		if style == nil || style.Name != name {
+			panic("chroma has no style " + name) // a build without it: tests catch this
 		}
 		if err := formatter.WriteCSS(&b, style); err != nil {
-			panic(fmt.Sprintf("chroma css for %s: %v", s.name, err)) // writes to a strings.Builder do not fail
-		}
-		if s.media != "" {
-			b.WriteString("}\n")
+			panic(fmt.Sprintf("chroma css for %s: %v", name, err)) // writes to a strings.Builder do not fail
 		}
 	}
+	write(lightStyle)
+	b.WriteString("@media (prefers-color-scheme: dark) {\n:root:not([data-theme=\"light\"]) {\n")
+	write(darkStyle)
+	b.WriteString("}\n}\n:root[data-theme=\"dark\"] {\n")
+	write(darkStyle)
+	b.WriteString("}\n")
 	return b.String()
 })
 

@@ -286,7 +286,7 @@ func TestDocument(t *testing.T) {
 func TestCSS(t *testing.T) {
 	t.Parallel()
 	css := markdown.CSS()
-	for _, want := range []string{".hl-chroma", ".hl-kd", "@media (prefers-color-scheme: dark)"} {
+	for _, want := range []string{".hl-chroma", ".hl-kd", "@media (prefers-color-scheme: dark)", `:root:not([data-theme="light"])`, `:root[data-theme="dark"]`} {
 		if !strings.Contains(css, want) {
 			t.Errorf("CSS lacks %q", want)
 		}

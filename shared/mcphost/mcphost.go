@@ -8,16 +8,64 @@
 package mcphost
 
 import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+
 	"github.com/letagents/letagents-go/mcp/server"
+	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/service"
 )
 
 // New builds the endpoint of svc, whose sessions' servers reach the API
-// at apiURL and its long-polls at pollURL ("" for apiURL). authServer is
-// the OAuth authorization server its metadata names: the API's public
-// URL, or "" where the API is served on the endpoint's own origin.
+// at apiURL and its long-polls at pollURL ("" for apiURL). Its calls to
+// the API carry each agent's own address, vouched for with the service's
+// key, so that the API's per-address limits count hosted agents apart.
+// authServer is the OAuth authorization server its metadata names: the
+// API's public URL, or "" where the API is served on the endpoint's own
+// origin.
 func New(svc *service.Service, apiURL, pollURL, authServer string) (*server.Hosted, error) {
 	return server.NewHosted(server.HostedConfig{APIURL: apiURL, PollURL: pollURL, Sessions: svc.Store,
 		Origins: svc.Config.Origins(), Logger: svc.Logger, RequireAuth: svc.Config.MCPAuthRequired, AuthServer: authServer,
-		Verify: svc.Auth.BearerPrincipal})
+		Verify:        svc.Auth.BearerPrincipal,
+		ClientAddress: ClientAddress(svc.Config.ProxyHops), Vouch: func(ctx context.Context, addr string) (string, error) {
+			v, err := svc.Auth.VouchAddress(ctx, addr)
+			if errors.Is(err, auth.ErrNoSealer) {
+				return "", nil // no key, no vouching: the agents share this server's address (docs/mcp.md)
+			}
+			return v, err
+		}})
+}
+
+// ClientAddress is the address of a request's caller behind hops proxies
+// that each append the address they saw to X-Forwarded-For: the entry
+// hops from the end (entries before it are the caller's own word). A
+// request with fewer entries did not come through them, and is its
+// connection's peer, as every request is with hops 0.
+func ClientAddress(hops int) func(r *http.Request) string {
+	return func(r *http.Request) string {
+		peer, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			peer = r.RemoteAddr
+		}
+		if hops == 0 {
+			return peer
+		}
+		var entries []string
+		for _, h := range r.Header.Values("X-Forwarded-For") {
+			for e := range strings.SplitSeq(h, ",") {
+				entries = append(entries, strings.TrimSpace(e))
+			}
+		}
+		if len(entries) < hops {
+			return peer
+		}
+		if ip, err := netip.ParseAddr(entries[len(entries)-hops]); err == nil {
+			return ip.String()
+		}
+		return peer
+	}
 }

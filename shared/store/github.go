@@ -204,8 +204,10 @@ func (s *Store) logGitHubEvent(ctx context.Context, tx pgx.Tx, deliveryID string
 		if !open {
 			continue
 		}
-		if err := s.postLine(ctx, tx, room, line); err != nil {
-			return ev, err
+		m := letagents.SystemMessage(room, line)
+		m.ClientMessageID = letagents.GitHubLineClientIDPrefix + strconv.FormatInt(logged.ID, 10)
+		if _, err := s.sendMessage(ctx, tx, m); err != nil {
+			return ev, fmt.Errorf("post the GitHub line: %w", err)
 		}
 	}
 	return logged, nil

@@ -3,21 +3,22 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
 // The hosted MCP endpoint's sessions (migration 0028): mcp/server's
 // SessionStore. A session unused for letagents.HostedSessionIdle is
-// gone: reads do not see it, and opening a session removes such ones.
+// gone: reads do not see it, and the liveness sweeper deletes it
+// (PruneMCPSessions).
 
 // CreateSession opens hosted MCP session id for owner; one that is open
 // already keeps its state and is marked used (a credential's state is
 // opened by each task that builds it).
 func (s *Store) CreateSession(ctx context.Context, id, owner string) error {
 	if _, err := s.pool.Exec(ctx, `
-		WITH gone AS (DELETE FROM mcp_sessions WHERE used_at < now() - make_interval(secs => $3) AND id <> $1)
-		INSERT INTO mcp_sessions (id, owner) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET used_at = now()`, id, owner, letagents.HostedSessionIdle.Seconds()); err != nil {
+		INSERT INTO mcp_sessions (id, owner) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET used_at = now()`, id, owner); err != nil {
 		return fmt.Errorf("create MCP session: %w", err)
 	}
 	return nil
@@ -66,4 +67,21 @@ func (s *Store) EndSession(ctx context.Context, id string) error {
 		return fmt.Errorf("end MCP session: %w", err)
 	}
 	return nil
+}
+
+// PruneMCPSessions deletes up to limit of the hosted MCP sessions last
+// used before before (now less letagents.HostedSessionIdle, which reads
+// already treat as gone), oldest first, and returns how many it deleted:
+// fewer than limit means none older is left.
+func (s *Store) PruneMCPSessions(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit < 1 {
+		return 0, letagents.Errorf(letagents.Invalid, "limit must be at least 1")
+	}
+	tag, err := s.pool.Exec(ctx, `
+		DELETE FROM mcp_sessions WHERE id = ANY (ARRAY(
+			SELECT id FROM mcp_sessions WHERE used_at < $1 ORDER BY used_at LIMIT $2))`, before, limit)
+	if err != nil {
+		return 0, fmt.Errorf("prune MCP sessions: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
 }

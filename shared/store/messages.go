@@ -55,9 +55,11 @@ var quoteMax = strconv.Itoa(letagents.QuoteMaxChars)
 
 // messageColumns reads the columns of a messages row aliased m, as
 // messageColumnsRow names them: the one list every read of messages
-// (the timeline, unread, search) starts from.
+// (the timeline, unread, search) starts from; github_event is the GitHub
+// event a line of the server's announces (letagents.GitHubLineClientIDPrefix).
 const messageColumns = `m.room_id, m.seq, m.sender, m.text, m.source, m.agent_prompt_kind, m.thread_parent_seq, m.thread_root_seq, m.created_at,
-	m.pinned_at, m.pinned_by`
+	m.pinned_at, m.pinned_by, CASE WHEN m.source = 'system' AND m.client_message_id ~ '^` + letagents.GitHubLineClientIDPrefix + `[0-9]{1,18}$'
+		THEN substr(m.client_message_id, length('` + letagents.GitHubLineClientIDPrefix + `') + 1)::bigint END AS github_event`
 
 // messageColumnsRow scans messageColumns; every column may be null, as
 // when m comes from a LEFT JOIN that found no message.
@@ -73,6 +75,7 @@ type messageColumnsRow struct {
 	CreatedAt       *time.Time `db:"created_at"`
 	PinnedAt        *time.Time `db:"pinned_at"`
 	PinnedBy        *string    `db:"pinned_by"`
+	GitHubEvent     *int64     `db:"github_event"`
 }
 
 // message is the scanned message, without what is read beside it; false
@@ -83,7 +86,8 @@ func (r *messageColumnsRow) message() (letagents.Message, bool) {
 	}
 	return letagents.Message{RoomID: *r.RoomID, Seq: *r.Seq, Sender: *r.Sender, Text: *r.Text, CreatedAt: *r.CreatedAt,
 		Source: deref(r.Source), PromptKind: letagents.PromptKind(deref(r.PromptKind)), ThreadParentSeq: deref(r.ThreadParentSeq),
-		ThreadRootSeq: deref(r.ThreadRootSeq), PinnedAt: deref(r.PinnedAt), PinnedBy: deref(r.PinnedBy)}, true
+		ThreadRootSeq: deref(r.ThreadRootSeq), PinnedAt: deref(r.PinnedAt), PinnedBy: deref(r.PinnedBy),
+		GitHubEvent: deref(r.GitHubEvent)}, true
 }
 
 // quoteColumns reads a reply's parent aliased p as a quote, as quoteRow

@@ -89,20 +89,29 @@ func checkPagePlans(t *testing.T, analyse string, n int) {
 			for _, bad := range plans[0].Plan.unkeyedReads() {
 				t.Errorf("%s, %s: %s; want every table read through its key, row by row", mode, tt.name, bad)
 			}
-			var analysed []struct {
-				Plan struct {
-					Hit  int `json:"Shared Hit Blocks"`
-					Read int `json:"Shared Read Blocks"`
+			// The fewest of three reads: the count includes the catalogs
+			// the function reads again when another test's DDL has
+			// invalidated their cache (the suite creates schemas all the
+			// time), which a room's walk would exceed every time.
+			blocks := -1
+			for range 3 {
+				var analysed []struct {
+					Plan struct {
+						Hit  int `json:"Shared Hit Blocks"`
+						Read int `json:"Shared Read Blocks"`
+					}
+				}
+				if err := conn.QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM message_page($1, $2, $3, $4, $5)`,
+					"plan", tt.bound, 51, false, tt.before).Scan(&raw); err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(raw, &analysed); err != nil {
+					t.Fatal(err)
+				}
+				if b := analysed[0].Plan.Hit + analysed[0].Plan.Read; blocks < 0 || b < blocks {
+					blocks = b
 				}
 			}
-			if err := conn.QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM message_page($1, $2, $3, $4, $5)`,
-				"plan", tt.bound, 51, false, tt.before).Scan(&raw); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(raw, &analysed); err != nil {
-				t.Fatal(err)
-			}
-			blocks := analysed[0].Plan.Hit + analysed[0].Plan.Read
 			// 51 short messages lie in two or three heap blocks, and the
 			// key's path to them is three or four more; a room of 10,000
 			// is over a hundred (a small room's whole is a handful too).

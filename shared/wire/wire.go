@@ -154,6 +154,14 @@ const (
 	SessionTokenHeader = "X-LetAgents-Agent-Session-Token"
 )
 
+// VouchedAddressHeader carries, on a request of the hosted MCP endpoint
+// to the API, the address of the agent it acts for, sealed with the
+// service's key (auth.Service.VouchAddress): the API's per-address limits
+// then count each hosted agent by its own address, not the endpoint's.
+// Without the key no client can make one, and the API ignores a value it
+// cannot open.
+const VouchedAddressHeader = "X-LetAgents-Vouched-Address"
+
 // CredentialHeader is the response header by which the API says it did not
 // use the request's Authorization header and served the request as an
 // anonymous one: CredentialIgnored followed by the reason, "unknown" (a
@@ -397,6 +405,10 @@ type Message struct {
 	// account's login); left out when it is not pinned.
 	PinnedAt string `json:"pinned_at,omitempty"`
 	PinnedBy string `json:"pinned_by,omitempty"`
+	// GitHubEventID is the GitHub event (ghe_N, as GET …/events lists
+	// it) that a status line of the server's announces; left out on
+	// every other message. Not in the original.
+	GitHubEventID string `json:"github_event_id,omitempty"`
 }
 
 // Pins is GET …/pins: the room's pinned messages, the most recently

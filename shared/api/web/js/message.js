@@ -3,6 +3,7 @@
 
 import { avatar } from "./avatar.js";
 import { button, copyText, el } from "./dom.js";
+import { githubCard } from "./github.js";
 import { mentionParts } from "./mentions.js";
 import { collapses, fmtTime, isSystem, mentionsLine, parseLabel, receiptsBadge, receiptsLine, rootOf } from "./view.js";
 
@@ -102,7 +103,46 @@ function tool(label, onClick, cls) {
   return b;
 }
 
+// icon is a copy of the page's icon name (room.html's #icons).
+function icon(name) {
+  const t = document.getElementById("icons");
+  const svg = t && t.content.querySelector(`[data-icon="${name}"]`);
+  return svg ? svg.cloneNode(true) : el("span");
+}
+
+// githubBody draws card, a GitHub event's (github.js githubCard), where a
+// message's text goes: what it names, linked to GitHub when the link is
+// safe, then who, its state, its branch and its task. Every part is text:
+// nothing of the payload is read as markup.
+function githubBody(card) {
+  const body = el("div", "text gh-body");
+  let subject;
+  if (card.href) {
+    subject = el("a", "gh-subject", card.subject);
+    subject.href = card.href;
+    subject.target = "_blank";
+    subject.rel = "noopener noreferrer";
+    // The spoken name starts with the words shown (voice control).
+    subject.setAttribute("aria-label", `${card.subject} (on GitHub, opens in a new tab)`);
+  } else {
+    subject = el("span", "gh-subject", card.subject);
+  }
+  const details = el("div", "gh-details");
+  const add = (node) => { if (details.childNodes.length) details.append(" · "); details.append(node); };
+  if (card.actor) add(el("span", "", `by ${card.actor}`));
+  if (card.state) add(el("span", "gh-state" + (card.tone ? " " + card.tone : ""), card.state));
+  if (card.branch) add(el("span", "mono", card.branch));
+  if (card.task) add(el("span", "mono", card.task));
+  body.append(subject);
+  if (details.childNodes.length) body.append(details);
+  return body;
+}
+
 // renderMessage draws m, whose sender's provenance is prov (view.js).
+// A status line that announces a GitHub event (github_event_id) is drawn
+// as the event's card when ctx.github (ghevents.js) knows the event, and
+// asks for it otherwise (a line until then); ctx.repoHost is the room's
+// repository host, which its links may name besides github.com.
 // ctx.reader is the reader's mention keys (mentions.js readerKeys). With
 // ctx.openThread(root, button) it draws m for the room's list: focusable,
 // with its tools (Reply, Copy link, and Pin, which ctx.pin(id, button)
@@ -119,7 +159,15 @@ export function renderMessage(m, prov, ctx) {
   }
   li.dataset.id = m.id;
   let text = typeof m.text === "string" ? m.text : "";
-  if (prov.kind === "system") {
+  const gh = prov.kind === "system" && typeof m.github_event_id === "string" && ctx.github ? m.github_event_id : "";
+  const ev = gh ? ctx.github.get(gh) : null;
+  if (gh && !ev) ctx.github.need(gh);
+  const card = ev ? githubCard(ev, ctx.repoHost) : null;
+  if (gh) li.dataset.ghe = gh;
+  if (card) {
+    li.classList.add("gh-event");
+    if (card.tone) li.classList.add(card.tone);
+  } else if (prov.kind === "system") {
     li.classList.add("status-line");
     if (text.startsWith("[status] ")) text = text.slice(9);
   }
@@ -143,11 +191,12 @@ export function renderMessage(m, prov, ctx) {
     li.appendChild(acts);
   }
   const meta = el("div", "meta");
-  const who = el("span", "sender", prov.name || "unknown");
+  const who = el("span", "sender", card ? "GitHub" : prov.name || "unknown");
   who.title = m.sender || "";
   const badge = el("span", "badge " + prov.kind, prov.kind);
-  badge.title = prov.title;
+  badge.title = card ? "A line of the server's own: GitHub told it, by a signed webhook delivery" : prov.title;
   meta.append(who, badge);
+  if (card) meta.appendChild(el("span", "gh-kind", card.label));
   if (prov.detail) meta.appendChild(el("span", "", prov.detail));
   const t = el("time", "", fmtTime(m.timestamp));
   if (m.timestamp) t.dateTime = m.timestamp;
@@ -158,7 +207,14 @@ export function renderMessage(m, prov, ctx) {
     replies.hidden = true;
     meta.appendChild(replies);
   }
-  li.append(avatar(prov.name || m.sender), meta);
+  if (card) {
+    const tile = el("span", "avatar gh-icon");
+    tile.setAttribute("aria-hidden", "true");
+    tile.appendChild(icon(card.icon));
+    li.append(tile, meta);
+  } else {
+    li.append(avatar(prov.name || m.sender), meta);
+  }
   if (m.thread_parent_id) {
     const q = el("div", "quote", "↳ reply to ");
     q.appendChild(idLink(String(m.thread_parent_id), "mono"));
@@ -169,11 +225,11 @@ export function renderMessage(m, prov, ctx) {
     }
     li.appendChild(q);
   }
-  const body = renderBody(m, text);
+  const body = card ? githubBody(card) : renderBody(m, text);
   body.id = `${idp}body-${m.id}`;
   li.appendChild(body);
-  if (text.includes("@")) markReader(li, ctx.reader);
-  if (collapses(text)) li.appendChild(foldable(body));
+  if (!card && text.includes("@")) markReader(li, ctx.reader);
+  if (!card && collapses(text)) li.appendChild(foldable(body));
   const ment = mentionsLine(m);
   if (ment) li.appendChild(el("div", "quote mentions", ment));
   const receipts = receiptsBadge(m);

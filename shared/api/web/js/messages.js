@@ -21,8 +21,9 @@ const STATUS_KEY = "letagents.status-lines";
 // or unpins a message; mine(m) tells the reader's own messages;
 // shown(roots) is told the threads of messages just drawn, fresh(list)
 // the messages that just arrived live; reveal() brings the chat into
-// view before a jump.
-export function messageList({ page, gate, provenance, openThread, pin, mine, shown, fresh, reveal }) {
+// view before a jump; github is the room's GitHub events (ghevents.js),
+// whose lines are drawn as their cards.
+export function messageList({ page, gate, provenance, openThread, pin, mine, shown, fresh, reveal, github }) {
   const scroller = $("scroller");
   const log = $("log");
   const pill = $("pill");
@@ -54,9 +55,27 @@ export function messageList({ page, gate, provenance, openThread, pin, mine, sho
 
   function renderInto(list) {
     const frag = document.createDocumentFragment();
-    const ctx = { openThread, pin, reader: readerKeys(page.get().account) };
-    for (const m of list) frag.appendChild(renderMessage(m, provenance(m), ctx));
+    for (const m of list) frag.appendChild(renderMessage(m, provenance(m), drawCtx()));
     return frag;
+  }
+
+  const drawCtx = () => ({ openThread, pin, reader: readerKeys(page.get().account), github, repoHost: page.get().repoHost });
+
+  // redraw draws again the lines of GitHub events ids, now loaded, as
+  // their cards, in place; a line that had the focus passes it on.
+  function redraw(ids) {
+    const { msgs } = page.get();
+    for (const id of ids) {
+      for (const li of log.querySelectorAll(`li.msg[data-ghe="${CSS.escape(id)}"]`)) {
+        const m = msgs.get(li.id);
+        if (!m) continue;
+        const card = renderMessage(m, provenance(m), drawCtx());
+        const focused = li.contains(document.activeElement);
+        li.replaceWith(card);
+        if (focused) card.focus({ preventScroll: true });
+        showReplyCount(li.id);
+      }
+    }
   }
 
   // ---- the "New messages" divider: above the first message that came
@@ -244,5 +263,5 @@ export function messageList({ page, gate, provenance, openThread, pin, mine, sho
     to.focus();
   });
 
-  return { add, loadHistory, loadUntil, jumpTo, toBottom, pillShown: () => !pill.hidden };
+  return { add, redraw, loadHistory, loadUntil, jumpTo, toBottom, pillShown: () => !pill.hidden };
 }

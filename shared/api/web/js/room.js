@@ -12,8 +12,9 @@ import { accountNodes, signIn, signOut } from "./auth.js";
 import { taskBoard } from "./board.js";
 import { composers } from "./compose.js";
 import { $, button, copyText, el, flash, store } from "./dom.js";
-import { MESSAGE_UPDATE } from "./events.js";
+import { GITHUB_EVENT, MESSAGE_UPDATE } from "./events.js";
 import { exportButton } from "./export.js";
+import { githubEvents } from "./ghevents.js";
 import { intentList } from "./intents.js";
 import { eventStream, follow, longPoll, nap, untilBack } from "./live.js";
 import { markReader } from "./message.js";
@@ -99,8 +100,11 @@ const provenance = (m) => provenanceOf(m, page.get().agentsByLabel);
 // name they post under.
 const mine = (m) => !!m.sender && m.sender === compose.sender() && (!page.get().account || m.source === "browser");
 
+// The GitHub events: a line drawn before its event was known is drawn
+// again as the event's card once it is.
+const github = githubEvents({ page, shown: (ids) => messages.redraw(ids) });
 const messages = messageList({
-  page, gate, provenance, mine,
+  page, gate, provenance, mine, github,
   openThread: (root, opener) => threads.open(root, opener),
   pin: (id, b) => setPin(id, b),
   shown: (roots) => threads.shown(roots),
@@ -234,6 +238,7 @@ function pollPanel(how) {
 let pins = null; // pinned messages (pins.js), once the history is loaded
 function onEvent(type, data) {
   if (type === MESSAGE_UPDATE && pins) pins.update(data);
+  if (type === GITHUB_EVENT) github.add(data); // before its line, which the same change sends next
   const r = reduce(page.get().live, type, data);
   page.set({ live: r.state });
   if (r.messages.length) messages.add(r.messages);
@@ -277,6 +282,7 @@ function showRoom(room) {
   $("log").classList.toggle("can-pin", admin);
   rename.shown();
   const g = room.git_room && typeof room.git_room === "object" ? room.git_room : null;
+  page.set({ repoHost: g && typeof g.host === "string" ? g.host : "" });
   const h1 = $("title");
   let title = room.code || room.name || roomId;
   if (g && g.repository) {

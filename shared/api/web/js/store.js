@@ -36,5 +36,7 @@ export function pageState(roomId, path) {
     historyLoaded: false,
     agentsByLabel: new Map(), // lower-cased actor label → participant of agents
     displayName: "",    // the room's display name as shown (its codename, or an admin's name)
+    repoHost: "",       // the host of the room's repository ("" when it has none): GitHub links may go there
+    github: new Map(),  // ghe_N → the room's GitHub events known (ghevents.js)
   };
 }
