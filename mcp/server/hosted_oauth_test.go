@@ -91,6 +91,22 @@ func TestHostedAuthChallenges(t *testing.T) {
 			!slices.Equal(m.AuthorizationServers, []string{origin}) {
 			t.Errorf("GET %s: %d %s", path, resp.StatusCode, raw)
 		}
+		if resp, raw := rawMCP(t, http.MethodPost, origin+path, nil, "{}"); resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("POST %s: %d %s, want 405", path, resp.StatusCode, raw)
+		}
+	}
+
+	// Until the local runner has built the endpoint, its paths say so
+	// and the rest is served.
+	starting := httptest.NewServer(Mount(b.svc.Handler, func() *Hosted { return nil }))
+	t.Cleanup(starting.Close)
+	for _, path := range []string{HostedPath, ResourceMetadataPathSuffix} {
+		if resp, raw := rawMCP(t, http.MethodGet, starting.URL+path, nil, ""); resp.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("GET %s while starting: %d %s, want 503", path, resp.StatusCode, raw)
+		}
+	}
+	if resp, raw := rawMCP(t, http.MethodGet, starting.URL+"/api/health", nil, ""); resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /api/health while starting: %d %s", resp.StatusCode, raw)
 	}
 }
 
