@@ -21,7 +21,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,7 +50,6 @@ import (
 	"github.com/letagents/letagents-go/shared/liveness"
 	"github.com/letagents/letagents-go/shared/mcphost"
 	"github.com/letagents/letagents-go/shared/service"
-	"github.com/letagents/letagents-go/shared/wire"
 )
 
 // parentCheck is how often the runner looks whether its parent has exited.
@@ -178,19 +176,11 @@ func run(ctx context.Context, getenv func(string) string, stdout, stderr io.Writ
 			h.Close()
 		}
 	}()
-	handler := mcphost.Mount(gw, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h := hosted.Load(); h != nil {
-			h.ServeHTTP(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_ = json.NewEncoder(w).Encode(wire.Error{Error: "the hosted MCP endpoint is starting; try again"})
-	}))
+	handler := server.Mount(gw, hosted.Load)
 	return httpserver.Serve(ctx, loopback(cfg.Addr), handler, httpserver.Options{Drain: drain, Grace: httpserver.ShutdownGrace, BodyTimeout: cfg.BodyTimeout, IdleTimeout: cfg.IdleTimeout,
 		Ready: func(a net.Addr) {
 			u := httpserver.Listening(a)
-			if h, err := mcphost.New(services[api.GroupPoll], u, ""); err != nil {
+			if h, err := mcphost.New(services[api.GroupPoll], u, "", ""); err != nil {
 				logger.Error("hosted MCP endpoint off", "error", err)
 			} else {
 				hosted.Store(h)

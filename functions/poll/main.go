@@ -21,6 +21,7 @@ import (
 	"strings"
 	"syscall"
 
+	mcpserver "github.com/letagents/letagents-go/mcp/server"
 	"github.com/letagents/letagents-go/shared/api"
 	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/httpserver"
@@ -54,12 +55,12 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if cfg.BaseURL != "" {
 		// The hosted MCP endpoint's sessions call the API where agents
 		// do, and their long-polls here.
-		hosted, err := mcphost.New(svc, cfg.BaseURL, selfURL(cfg.Addr))
+		hosted, err := mcphost.New(svc, cfg.BaseURL, selfURL(cfg.Addr), cfg.BaseURL)
 		if err != nil {
 			return fmt.Errorf("start poll server: hosted MCP: %w", err)
 		}
 		defer hosted.Close()
-		handler = mcphost.Mount(handler, hosted)
+		handler = mcpserver.Mount(handler, func() *mcpserver.Hosted { return hosted })
 	} else {
 		svc.Logger.Warn("LETAGENTS_BASE_URL is unset: the hosted MCP endpoint (/mcp) is off, since it reaches the API there")
 	}

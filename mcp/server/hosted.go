@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -34,8 +35,8 @@ const hostedIdle = 30 * time.Minute
 
 // SessionStore keeps the hosted MCP sessions, so that any task serves any
 // session (the poll server's is PostgreSQL). owner is who opened the
-// session (Hosted.owner of its credential); the state is the session's
-// state document (package state).
+// session (its credential's principal: HostedConfig.Verify); the state
+// is the session's state document (package state).
 type SessionStore interface {
 	CreateSession(ctx context.Context, id, owner string) error
 	// SessionOwner is found false for a session never opened or ended.
@@ -55,6 +56,21 @@ type HostedConfig struct {
 	// may call it; any other Origin is refused (DNS rebinding).
 	Origins []string
 	Logger  *slog.Logger
+	// Verify checks a bearer token and names who it signs in as: a
+	// principal that stays the same while the credential lasts (an OAuth
+	// grant across its refreshes), which sessions are bound to. A token
+	// that signs nobody in (ok false) is answered 401 with
+	// WWW-Authenticate (RFC 6750, RFC 9728). nil takes every token as it
+	// is, its principal a hash of it.
+	Verify func(ctx context.Context, token string) (principal string, ok bool, err error)
+	// RequireAuth answers a request without a bearer token 401 too, so
+	// that a client signs in (OAuth) before it starts; without it such
+	// requests are served anonymously, as the open rooms allow.
+	RequireAuth bool
+	// AuthServer is the OAuth authorization server the protected
+	// resource metadata names ("" for the origin the metadata is asked
+	// of: the local runner serves the API beside /mcp).
+	AuthServer string
 	// ClientAddress is the address of the agent behind a request (behind
 	// a load balancer, the one the balancer saw), and Vouch seals it for
 	// the API (auth.Service.VouchAddress), whose per-address limits then
@@ -63,6 +79,14 @@ type HostedConfig struct {
 	ClientAddress func(r *http.Request) string
 	Vouch         func(ctx context.Context, addr string) (string, error)
 }
+
+// Protected resource metadata (RFC 9728) of the hosted endpoint: at the
+// well-known path, and at it with the resource's path as suffix, where
+// clients of MCP 2025-06-18 look first.
+const (
+	ResourceMetadataPath       = "/.well-known/oauth-protected-resource"
+	ResourceMetadataPathSuffix = ResourceMetadataPath + HostedPath
+)
 
 // Hosted is the hosted MCP endpoint: the tools of the local server, from
 // the same table and handlers, over Streamable HTTP. Each MCP session has
@@ -87,13 +111,19 @@ type Hosted struct {
 type hostedSession struct {
 	srv      *Server
 	lastUsed time.Time
+	// token is the bearer of the session's latest request, which its
+	// server's calls to the API carry: an OAuth client's refreshed token
+	// replaces the expired one while the session goes on.
+	token atomic.Pointer[string]
 }
 
-// bearerKey carries a request's bearer token in its context, and
-// addressKey its agent's address (HostedConfig.ClientAddress).
+// bearerKey carries a request's bearer token in its context, addressKey
+// its agent's address (HostedConfig.ClientAddress), and principalKey who
+// it signs in as (HostedConfig.Verify).
 type (
-	bearerKey  struct{}
-	addressKey struct{}
+	bearerKey    struct{}
+	addressKey   struct{}
+	principalKey struct{}
 )
 
 // NewHosted builds the endpoint; Close ends its sessions' servers.
@@ -138,7 +168,7 @@ func NewHosted(cfg HostedConfig) (*Hosted, error) {
 			if cfg.ClientAddress != nil {
 				ctx = context.WithValue(ctx, addressKey{}, cfg.ClientAddress(r))
 			}
-			return context.WithValue(ctx, bearerKey{}, bearer(r))
+			return context.WithValue(context.WithValue(ctx, bearerKey{}, bearer(r)), principalKey{}, principalOf(r.Context()))
 		}),
 		// mcp-go refuses a request over loopback whose Host is not a
 		// loopback name (a rebound DNS name, whose page's Origin is its
@@ -177,16 +207,107 @@ func (h *Hosted) vouch(ctx context.Context) string {
 }
 
 // ServeHTTP serves HostedPath: POST, GET and DELETE of the Streamable
-// HTTP transport, after the Origin check.
+// HTTP transport, after the Origin check and the bearer token's.
 func (h *Hosted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o, r) {
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(http.StatusForbidden)
-		_ = json.NewEncoder(w).Encode(wire.Error{Error: "origin not allowed: " + o})
+		writeError(w, http.StatusForbidden, "origin not allowed: "+o)
 		return
 	}
+	token := bearer(r)
+	principal := owner(token)
+	switch {
+	case token != "" && h.cfg.Verify != nil:
+		p, ok, err := h.cfg.Verify(r.Context(), token)
+		if err == nil && !ok {
+			h.challenge(w, r, `, error="invalid_token", error_description="the bearer token is unknown, revoked or expired"`,
+				"the bearer token is unknown, revoked or expired: sign in again")
+			return
+		}
+		if err != nil {
+			h.log.Error("hosted MCP: bearer token not checked", "error", err)
+			writeError(w, http.StatusServiceUnavailable, "the bearer token could not be checked; try again shortly")
+			return
+		}
+		principal = p
+	case token == "" && h.cfg.RequireAuth:
+		h.challenge(w, r, "", "sign-in required: authorize with OAuth, or send an owner token as the bearer")
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), principalKey{}, principal))
 	defer h.followStream(r)()
 	h.http.ServeHTTP(w, r)
+}
+
+// Mount serves HostedPath and its resource metadata with the endpoint
+// hosted returns, and everything else with next. Until hosted returns
+// one (the local runner builds it once it listens), those paths answer
+// 503.
+func Mount(next http.Handler, hosted func() *Hosted) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case HostedPath, ResourceMetadataPath, ResourceMetadataPathSuffix:
+		default:
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := hosted()
+		switch {
+		case h == nil:
+			writeError(w, http.StatusServiceUnavailable, "the hosted MCP endpoint is starting; try again")
+		case r.URL.Path == HostedPath:
+			h.ServeHTTP(w, r)
+		default:
+			h.ServeMetadata(w, r)
+		}
+	})
+}
+
+// challenge answers 401 with the WWW-Authenticate that leads an MCP
+// client to the resource metadata, and so to sign-in.
+func (h *Hosted) challenge(w http.ResponseWriter, r *http.Request, params, msg string) {
+	w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+requestOrigin(r)+ResourceMetadataPathSuffix+`"`+params)
+	writeError(w, http.StatusUnauthorized, msg)
+}
+
+// ServeMetadata answers the protected resource metadata (RFC 9728) of the
+// endpoint as the request's origin serves it.
+func (h *Hosted) ServeMetadata(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "use GET")
+		return
+	}
+	origin := requestOrigin(r)
+	as := h.cfg.AuthServer
+	if as == "" {
+		as = origin
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "max-age=3600")
+	w.Header().Set("Access-Control-Allow-Origin", "*") // public, read by browser-based clients too
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"resource":                 origin + HostedPath,
+		"authorization_servers":    []string{strings.TrimRight(as, "/")},
+		"bearer_methods_supported": []string{"header"},
+		"resource_name":            "LetAgents",
+		"resource_documentation":   strings.TrimRight(as, "/") + "/docs/mcp",
+	})
+}
+
+// requestOrigin is the origin the request was sent to, https when TLS or
+// the load balancer in front (X-Forwarded-Proto) says so.
+func requestOrigin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(wire.Error{Error: msg})
 }
 
 // originAllowed: a page may call the endpoint from its own origin or a
@@ -223,9 +344,17 @@ func bearer(r *http.Request) string {
 	return strings.TrimSpace(token)
 }
 
-// owner is who a credential opens sessions as: a hash of the token
-// (never the token itself, which is not stored), "" for anonymous. A
-// session answers only requests with its owner's credential.
+// principalOf is who the request's credential signs in as (ServeHTTP
+// put it in its context), "" for anonymous.
+func principalOf(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+// owner is who a credential opens sessions as when nothing verifies it
+// (HostedConfig.Verify nil): a hash of the token (never the token
+// itself, which is not stored), "" for anonymous. A session answers only
+// requests with its owner's credential.
 func owner(token string) string {
 	if token == "" {
 		return ""
@@ -239,11 +368,10 @@ func owner(token string) string {
 // credential.
 func (h *Hosted) ResolveSessionIdManager(r *http.Request) mcpserver.SessionIdManager {
 	ctx := context.Background()
-	token := ""
 	if r != nil {
-		ctx, token = context.WithoutCancel(r.Context()), bearer(r)
+		ctx = context.WithoutCancel(r.Context())
 	}
-	return sessionIDs{h: h, ctx: ctx, owner: owner(token)}
+	return sessionIDs{h: h, ctx: ctx, owner: principalOf(ctx)}
 }
 
 // sessionIDs are the session ids of one request.
@@ -351,20 +479,22 @@ func (h *Hosted) serverOf(ctx context.Context) *Server {
 // anonymous one gets a server of its own, with nothing to remember.
 func (h *Hosted) server(ctx context.Context) (*Server, error) {
 	token, _ := ctx.Value(bearerKey{}).(string)
+	principal := principalOf(ctx)
 	id := ""
 	if sess := mcpserver.ClientSessionFromContext(ctx); sess != nil {
 		id = sess.SessionID()
 	}
 	if !strings.HasPrefix(id, sessionIDPrefix) {
 		id = ""
-		if token != "" {
-			id = credentialIDPrefix + owner(token)
+		if principal != "" {
+			id = credentialIDPrefix + principal
 		}
 	}
 	now := time.Now()
 	h.mu.Lock()
 	if b, ok := h.built[id]; ok && id != "" {
 		b.lastUsed = now
+		b.token.Store(&token)
 		h.mu.Unlock()
 		return b.srv, nil
 	}
@@ -387,15 +517,17 @@ func (h *Hosted) server(ctx context.Context) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		saved = found && got == owner(token)
+		saved = found && got == principal
 	case id != "":
-		if err := h.cfg.Sessions.CreateSession(ctx, id, owner(token)); err != nil {
+		if err := h.cfg.Sessions.CreateSession(ctx, id, principal); err != nil {
 			return nil, err
 		}
 		saved = true
 	}
+	built := &hostedSession{lastUsed: now}
+	built.token.Store(&token)
 	cfg := h.serverConfig(h.blob(id, saved))
-	cfg.Hosted.Bearer = func() string { return token }
+	cfg.Hosted.Bearer = func() string { return *built.token.Load() }
 	if saved {
 		cfg.Hosted.Instance = stableInstance(id)
 		cfg.Hosted.Subscribed = func() { h.poke(id) }
@@ -411,11 +543,13 @@ func (h *Hosted) server(ctx context.Context) (*Server, error) {
 	}
 	h.mu.Lock()
 	if b, ok := h.built[id]; ok { // built meanwhile by a concurrent request
+		b.token.Store(&token)
 		h.mu.Unlock()
 		s.Close()
 		return b.srv, nil
 	}
-	h.built[id] = &hostedSession{srv: s, lastUsed: now}
+	built.srv = s
+	h.built[id] = built
 	h.mu.Unlock()
 	s.rejoin(ctx)
 	return s, nil

@@ -51,9 +51,9 @@ func (s streamSession) SessionID() string                                 { retu
 
 // follow watches the rooms session id is subscribed to until ctx ends,
 // and tells the session's stream of each new message in one. Only the
-// session's own credential is followed.
+// session's own credential (the principal in ctx) is followed.
 func (h *Hosted) follow(ctx context.Context, id, token string) {
-	if got, found, err := h.cfg.Sessions.SessionOwner(ctx, id); err != nil || !found || got != owner(token) {
+	if got, found, err := h.cfg.Sessions.SessionOwner(ctx, id); err != nil || !found || got != principalOf(ctx) {
 		return
 	}
 	s, err := h.server(context.WithValue(h.mcp.WithContext(ctx, streamSession(id)), bearerKey{}, token))

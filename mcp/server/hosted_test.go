@@ -315,50 +315,11 @@ func TestHostedOwnerToken(t *testing.T) {
 // a wait that streamed progress, and ends its session with DELETE.
 func TestHostedTypeScriptClient(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command("bash", filepath.Join("..", "..", ".ci", "ensure-mcp-sdk")).Output()
-	if err != nil {
-		t.Fatalf(".ci/ensure-mcp-sdk: %v", err)
-	}
-	sdk := strings.TrimSpace(string(out))
-	script, err := os.ReadFile(filepath.Join("testdata", "hosted-client.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Beside the SDK's node_modules, where its imports resolve.
-	f, err := os.CreateTemp(sdk, "hosted-client-*.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Remove(f.Name()) })
-	if _, err := f.Write(script); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-
 	b := newBackend(t, false)
 	endpoint := newHosted(t, b)
 	local := newAgent(t, b, "", nil)
 	const room = "github.com/acme/tsclient"
-	cmd := exec.Command("node", f.Name(), endpoint, room, "hello from the TypeScript SDK")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr testwait.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan string, 10)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
+	lines, stderr, _ := runNode(t, "hosted-client.mjs", endpoint, room, "hello from the TypeScript SDK")
 	if got := testwait.Recv(t, "the TypeScript client's wait to park", lines); got != "parked" {
 		t.Fatalf("the TypeScript client said %q (stderr %s)", got, stderr.String())
 	}
@@ -398,6 +359,56 @@ func TestHostedTypeScriptClient(t *testing.T) {
 	if err := b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM mcp_sessions WHERE id = $1`, report.Session).Scan(&left); err != nil || left != 0 {
 		t.Errorf("after DELETE %d sessions %q remain (%v)", left, report.Session, err)
 	}
+}
+
+// runNode runs testdata/script with node beside the official MCP
+// TypeScript SDK (installed by .ci/ensure-mcp-sdk), where its imports
+// resolve: the lines it prints, its stderr, and its stdin.
+func runNode(t *testing.T, script string, args ...string) (<-chan string, *testwait.Buffer, io.WriteCloser) {
+	t.Helper()
+	out, err := exec.Command("bash", filepath.Join("..", "..", ".ci", "ensure-mcp-sdk")).Output()
+	if err != nil {
+		t.Fatalf(".ci/ensure-mcp-sdk: %v", err)
+	}
+	sdk := strings.TrimSpace(string(out))
+	text, err := os.ReadFile(filepath.Join("testdata", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.CreateTemp(sdk, strings.TrimSuffix(script, ".mjs")+"-*.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	if _, err := f.Write(text); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	cmd := exec.Command("node", append([]string{f.Name()}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &testwait.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 10)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	return lines, stderr, stdin
 }
 
 // TestHostedSessionless: MCP 2026-07-28 has no sessions (Claude Code

@@ -36,6 +36,10 @@ type Deps struct {
 	// BaseURL is the service's public URL (LETAGENTS_BASE_URL), for links
 	// and the OAuth callback; empty derives it from each request.
 	BaseURL string
+	// MCPURL is the hosted MCP endpoint's public URL where it is not on
+	// BaseURL's origin (LETAGENTS_MCP_URL): a resource OAuth tokens are
+	// issued for besides <base URL>/mcp.
+	MCPURL string
 	// Origins are the browser origins, besides the one a request was sent
 	// to, taken for the service's own: CORS allows them with credentials,
 	// and their pages may write with the session cookie. Lower case.

@@ -368,9 +368,15 @@ func TestTokensAreStoredHashed(t *testing.T) {
 	if sum := sha256.Sum256([]byte(owner)); string(hash) != string(sum[:]) {
 		t.Errorf("owner_tokens.token_hash = %x, want sha256 of the token", hash)
 	}
-	// No row of any table holds a secret in clear, as text or as bytes.
-	secrets := map[string]string{"owner token": owner, "session token": session, "device request id": pendingID, "GitHub token": "gho_",
-		"login nonce": strings.TrimPrefix(pendingLogin.Get("Cookie"), "letagents_login=")}
+	e.noSecretsInClear(t, map[string]string{"owner token": owner, "session token": session, "device request id": pendingID, "GitHub token": "gho_",
+		"login nonce": strings.TrimPrefix(pendingLogin.Get("Cookie"), "letagents_login=")})
+}
+
+// noSecretsInClear fails if any row of any table holds one of secrets in
+// clear, as text or as bytes.
+func (e *env) noSecretsInClear(t *testing.T, secrets map[string]string) {
+	t.Helper()
+	ctx := context.Background()
 	rows, err := e.db.Pool.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)
 	if err != nil {
 		t.Fatal(err)

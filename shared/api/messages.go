@@ -175,7 +175,7 @@ func (s *server) send(w http.ResponseWriter, r *http.Request, c call) (letagents
 		}
 		in.Label = actors.CanonicalLabel(m.Sender)
 		in.Display, owner, _ = actors.ParseActorLabel(in.Label)
-		in.Owner, in.ViaOwnerToken = owner, who.Via == auth.ViaOwnerToken
+		in.Owner, in.ViaOwnerToken = owner, who.AgentToken()
 		if !in.ViaOwnerToken {
 			held, err := s.nameHeld(r, c.room, m.Sender, in.Display, owner)
 			if err != nil {
@@ -259,7 +259,7 @@ func claimSource(who auth.Identity, c store.SenderClaim, field, name, owner stri
 			"%s %q is the actor label of another account's agent in this room; act under a name of your own", field, name)
 	case c.Session || c.Agent:
 		return who.Source(), nil
-	case who.Via != auth.ViaOwnerToken:
+	case !who.AgentToken():
 		return who.Source(), unclaimed()
 	case owner != "":
 		return "", letagents.Errorf(letagents.Forbidden,

@@ -67,7 +67,7 @@ func (s *server) reasoningWrite(w http.ResponseWriter, r *http.Request, c call) 
 	// The local owner is the person at the page as much as their agents:
 	// only its writes that bring a session are an agent's.
 	who := identity(r)
-	if who.Via != auth.ViaOwnerToken && (who.Via != auth.ViaLocal || creds == (wire.SessionCredentials{})) {
+	if !who.AgentToken() && (who.Via != auth.ViaLocal || creds == (wire.SessionCredentials{})) {
 		return f, nil, nil
 	}
 	sess, err := s.requireWorker(r, c.room, creds)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -117,7 +118,7 @@ const (
 type Identity struct {
 	Account      letagents.Account
 	Via          Via
-	CredentialID int64 // the session's or owner token's id
+	CredentialID int64 // the session's, owner token's or OAuth grant's id
 	// StaleSession is set when the request carried a session cookie that
 	// no longer signs anyone in, so the answer can clear it.
 	StaleSession bool
@@ -130,9 +131,15 @@ type Identity struct {
 func (i Identity) SignedIn() bool { return i.Account.ID != 0 }
 
 // AgentOwner reports whether the identity may act through its agents'
-// sessions: an owner token, or the local owner. A browser session may not:
-// session credentials ride with the owner's token.
-func (i Identity) AgentOwner() bool { return i.Via == ViaOwnerToken || i.Via == ViaLocal }
+// sessions: an owner token or OAuth access token, or the local owner. A
+// browser session may not: session credentials ride with the owner's
+// token.
+func (i Identity) AgentOwner() bool { return i.AgentToken() || i.Via == ViaLocal }
+
+// AgentToken reports whether the identity is an agent's bearer token: an
+// owner token, or an OAuth access token (the hosted MCP endpoint's
+// agents), which act alike.
+func (i Identity) AgentToken() bool { return i.Via == ViaOwnerToken || i.Via == ViaOAuth }
 
 // Source is the message source a write by this identity carries:
 // browser for a session, agent for an owner token, "" when anonymous.
@@ -141,7 +148,7 @@ func (i Identity) Source() string {
 	switch i.Via {
 	case ViaSession:
 		return letagents.SourceBrowser
-	case ViaOwnerToken:
+	case ViaOwnerToken, ViaOAuth:
 		return letagents.SourceAgent
 	}
 	return ""
@@ -180,10 +187,16 @@ func (s *Service) identify(ctx context.Context, c Credential) (Identity, error) 
 		}
 	}
 	if c.Bearer != "" {
-		acct, id, err := s.store.AccountByOwnerToken(ctx, HashToken(c.Bearer))
+		via, lookup := ViaOwnerToken, s.store.AccountByOwnerToken
+		if strings.HasPrefix(c.Bearer, OAuthAccessPrefix) {
+			via, lookup = ViaOAuth, func(ctx context.Context, hash []byte) (letagents.Account, int64, error) {
+				return s.store.AccountByOAuthToken(ctx, hash, s.cfg.Now())
+			}
+		}
+		acct, id, err := lookup(ctx, HashToken(c.Bearer))
 		switch {
 		case err == nil:
-			return Identity{Account: acct, Via: ViaOwnerToken, CredentialID: id, StaleSession: who.StaleSession}, nil
+			return Identity{Account: acct, Via: via, CredentialID: id, StaleSession: who.StaleSession}, nil
 		case letagents.IsKind(err, letagents.Unauthorized):
 			who.Ignored = IgnoredUnknown
 		default:

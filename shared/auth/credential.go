@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -62,6 +64,22 @@ func ReadCredential(r *http.Request) Credential {
 		c.Bearer = token
 	}
 	return c
+}
+
+// BearerPrincipal is who a bearer token alone (the hosted MCP
+// endpoint's credential) signs in as, ok false when it signs nobody in:
+// a name that lasts as long as the credential, an OAuth grant's across
+// its refreshes, so that an MCP session bound to it goes on. The local
+// owner never stands in for a bad token.
+func (s *Service) BearerPrincipal(ctx context.Context, token string) (principal string, ok bool, err error) {
+	if !validToken(token) {
+		return "", false, nil
+	}
+	who, err := s.identify(ctx, Credential{Bearer: token})
+	if err != nil || !who.SignedIn() {
+		return "", false, err
+	}
+	return fmt.Sprintf("%s:%d", who.Via, who.CredentialID), true, nil
 }
 
 // validToken accepts what could be a token: printable ASCII without

@@ -82,6 +82,11 @@ type Config struct {
 	// cookie.
 	BaseURL      string
 	PublicAPIURL string
+	// MCPURL is the hosted MCP endpoint's public URL where it is not on
+	// the base URL's origin (LETAGENTS_MCP_URL: the poll server's domain,
+	// https://<PollDomainName>/mcp): OAuth access tokens are issued for
+	// it too.
+	MCPURL string
 	// DevOrigins are the pages of a development server on this machine
 	// (LETAGENTS_DEV_ORIGINS, comma-separated origins such as
 	// http://localhost:3000) allowed, as the service's own, credentialed
@@ -101,6 +106,12 @@ type Config struct {
 	// with GitHub sign-in configured or LETAGENTS_REPO_ACCESS=github.
 	// The local runner turns it on itself when sign-in is off.
 	LocalOwner bool
+	// MCPAuthRequired makes the hosted MCP endpoint (/mcp) answer a
+	// request without a bearer token 401, which leads MCP clients to
+	// sign in with OAuth before they start (LETAGENTS_MCP_AUTH=required);
+	// the default, open, serves such requests anonymously, in the rooms
+	// open to anyone. A bad or expired token is answered 401 either way.
+	MCPAuthRequired bool
 	// JoinLimit, InviteRoomLimit and SendLimit are the room joins, invite
 	// rooms created and messages sent a client address may make per
 	// minute, as bursts of that many and that rate sustained
@@ -149,7 +160,8 @@ var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NA
 	"GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_SECRET_ARN", "GITHUB_OAUTH_SCOPES", "GITHUB_OAUTH_URL", "GITHUB_API_URL",
 	"GITHUB_WEBHOOK_SECRET", "GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY", "GITHUB_APP_SLUG", "LETAGENTS_GITHUB_ENFORCEMENT_MODE", "LETAGENTS_KMS_KEY_ID", "LETAGENTS_TOKEN_KEY_FILE", "LETAGENTS_BASE_URL", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT",
 	"LETAGENTS_INVITE_ROOM_LIMIT", "LETAGENTS_SEND_LIMIT", "LETAGENTS_LIVENESS_NOTICE_AFTER_MS", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_IDLE_TIMEOUT_MS",
-	"LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS", "LETAGENTS_LOCAL_OWNER", "LETAGENTS_PROXY_HOPS"}
+	"LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS", "LETAGENTS_LOCAL_OWNER", "LETAGENTS_PROXY_HOPS", "LETAGENTS_MCP_AUTH",
+	"LETAGENTS_MCP_URL"}
 
 // LocalVariables are the Variables a deployment leaves unset: their
 // defaults suit AWS (PORT, the GitHub URLs, the repo access policy, the
@@ -159,7 +171,8 @@ var Variables = []string{"DB_URL", "DB_SECRET_ARN", "DB_HOST", "DB_PORT", "DB_NA
 // text, the token key file).
 var LocalVariables = []string{"PORT", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_OAUTH_URL", "GITHUB_API_URL", "GITHUB_WEBHOOK_SECRET",
 	"GITHUB_APP_PRIVATE_KEY", "LETAGENTS_TOKEN_KEY_FILE", "PUBLIC_API_URL", "LETAGENTS_REPO_ACCESS", "LETAGENTS_JOIN_LIMIT", "LETAGENTS_INVITE_ROOM_LIMIT",
-	"LETAGENTS_SEND_LIMIT", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS"}
+	"LETAGENTS_SEND_LIMIT", "LETAGENTS_BODY_TIMEOUT_MS", "LETAGENTS_STREAM_MAX", "LETAGENTS_STREAM_ROOM_MAX", "LETAGENTS_DEV_ORIGINS",
+	"LETAGENTS_MCP_AUTH", "LETAGENTS_MCP_URL"}
 
 // Load reads the environment through getenv, naming the variable at
 // fault when a value is unusable.
@@ -181,6 +194,7 @@ func Load(getenv func(string) string) (Config, error) {
 		TokenKeyFile:        getenv("LETAGENTS_TOKEN_KEY_FILE"),
 		BaseURL:             strings.TrimRight(getenv("LETAGENTS_BASE_URL"), "/"),
 		PublicAPIURL:        getenv("PUBLIC_API_URL"),
+		MCPURL:              strings.TrimRight(getenv("LETAGENTS_MCP_URL"), "/"),
 		RepoAccess:          true,
 		JoinLimit:           auth.DefaultJoinLimit,
 		InviteRoomLimit:     auth.DefaultInviteRoomLimit,
@@ -204,7 +218,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if cfg.KMSKeyID != "" && cfg.TokenKeyFile != "" {
 		return cfg, errors.New("set LETAGENTS_KMS_KEY_ID or LETAGENTS_TOKEN_KEY_FILE, not both")
 	}
-	for name, v := range map[string]string{"LETAGENTS_BASE_URL": cfg.BaseURL, "PUBLIC_API_URL": cfg.PublicAPIURL,
+	for name, v := range map[string]string{"LETAGENTS_BASE_URL": cfg.BaseURL, "PUBLIC_API_URL": cfg.PublicAPIURL, "LETAGENTS_MCP_URL": cfg.MCPURL,
 		"GITHUB_OAUTH_URL": cfg.GitHub.OAuthURL, "GITHUB_API_URL": cfg.GitHub.APIURL} {
 		if v != "" && api.Origin(v) == "" {
 			return cfg, fmt.Errorf("%s=%q: want an absolute http(s) URL", name, v)
@@ -226,6 +240,13 @@ func Load(getenv func(string) string) (Config, error) {
 		cfg.LocalOwner = true
 	default:
 		return cfg, fmt.Errorf("LETAGENTS_LOCAL_OWNER=%q: want on or off", v)
+	}
+	switch v := getenv("LETAGENTS_MCP_AUTH"); v {
+	case "", "open":
+	case "required":
+		cfg.MCPAuthRequired = true
+	default:
+		return cfg, fmt.Errorf("LETAGENTS_MCP_AUTH=%q: want open or required", v)
 	}
 	for name, limit := range map[string]*int{"LETAGENTS_JOIN_LIMIT": &cfg.JoinLimit,
 		"LETAGENTS_INVITE_ROOM_LIMIT": &cfg.InviteRoomLimit, "LETAGENTS_SEND_LIMIT": &cfg.SendLimit,

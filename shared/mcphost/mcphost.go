@@ -1,7 +1,9 @@
 // Package mcphost puts the hosted MCP endpoint (mcp/server's Hosted, at
 // /mcp) beside the routes of a long-running server: the poll container
-// and the local runner, which can hold its waits and streams. Its
-// sessions live in the service's database, so any task serves any.
+// and the local runner, which can hold its waits and streams (mounted by
+// server.Mount). Its sessions live in the service's database, so any
+// task serves any; its bearer tokens (owner tokens, OAuth access tokens)
+// are checked by the service's auth.
 // Lambda functions never link it: mcp-go stays out of their binaries.
 package mcphost
 
@@ -22,9 +24,13 @@ import (
 // at apiURL and its long-polls at pollURL ("" for apiURL). Its calls to
 // the API carry each agent's own address, vouched for with the service's
 // key, so that the API's per-address limits count hosted agents apart.
-func New(svc *service.Service, apiURL, pollURL string) (*server.Hosted, error) {
+// authServer is the OAuth authorization server its metadata names: the
+// API's public URL, or "" where the API is served on the endpoint's own
+// origin.
+func New(svc *service.Service, apiURL, pollURL, authServer string) (*server.Hosted, error) {
 	return server.NewHosted(server.HostedConfig{APIURL: apiURL, PollURL: pollURL, Sessions: svc.Store,
-		Origins: svc.Config.Origins(), Logger: svc.Logger,
+		Origins: svc.Config.Origins(), Logger: svc.Logger, RequireAuth: svc.Config.MCPAuthRequired, AuthServer: authServer,
+		Verify:        svc.Auth.BearerPrincipal,
 		ClientAddress: ClientAddress(svc.Config.ProxyHops), Vouch: func(ctx context.Context, addr string) (string, error) {
 			v, err := svc.Auth.VouchAddress(ctx, addr)
 			if errors.Is(err, auth.ErrNoSealer) {
@@ -62,15 +68,4 @@ func ClientAddress(hops int) func(r *http.Request) string {
 		}
 		return peer
 	}
-}
-
-// Mount serves server.HostedPath with hosted and everything else with h.
-func Mount(h, hosted http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == server.HostedPath {
-			hosted.ServeHTTP(w, r)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
 }

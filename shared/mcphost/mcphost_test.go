@@ -64,7 +64,7 @@ func TestHostedAgentsCountedApart(t *testing.T) {
 		cfg.TokenKeyFile = filepath.Join(t.TempDir(), "token.key")
 		cfg.Now = clock.Now
 	})
-	hosted, err := mcphost.New(svc, apiURL, "")
+	hosted, err := mcphost.New(svc, apiURL, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

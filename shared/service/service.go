@@ -342,7 +342,7 @@ func assemble(ctx context.Context, cfg config.Config, logger *slog.Logger, pool 
 		close(s.hubDone)
 	}
 	s.Handler = api.New(api.Deps{Store: s.Store, Hub: s.Hub, Auth: s.Auth, Logger: logger, BaseURL: cfg.BaseURL,
-		Origins: cfg.Origins(), PollMax: cfg.PollMax, Draining: s.draining, Now: cfg.Now,
+		MCPURL: cfg.MCPURL, Origins: cfg.Origins(), PollMax: cfg.PollMax, Draining: s.draining, Now: cfg.Now,
 		StreamMax: cfg.StreamMax, RoomStreamMax: cfg.RoomStreamMax, StreamHeartbeat: cfg.StreamHeartbeat,
 		GitHubWebhookSecret: []byte(parts.webhookSecret), GitHubApp: parts.app, LeaseMode: cfg.LeaseMode}, groups...)
 	return s
