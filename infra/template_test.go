@@ -254,13 +254,30 @@ func (p parsed) env(fn *serverless.Function) map[string]string {
 // defaults (a placeholder for required ones), as a deploy without
 // overrides would set them.
 func (p parsed) resolved(vars map[string]string) map[string]string {
+	value := func(name string) string {
+		if param, ok := p.tmpl.Parameters[name]; ok && param.Default != nil {
+			return fmt.Sprint(param.Default)
+		}
+		return "value-given-at-deploy"
+	}
 	out := map[string]string{}
 	for k, v := range vars {
 		if name, ok := paramOf(v); ok {
-			v = "value-given-at-deploy"
-			if param, ok := p.tmpl.Parameters[name]; ok && param.Default != nil {
-				v = fmt.Sprint(param.Default)
-			}
+			v = value(name)
+		} else {
+			// A parameter within a !Sub (https://${PollDomainName}/mcp):
+			// one with no default, or an empty one, stands for the value a
+			// deploy gives (a rule may require it, as PollDomainName's).
+			v = subVar.ReplaceAllStringFunc(v, func(m string) string {
+				name := subVar.FindStringSubmatch(m)[1]
+				if _, isParam := p.tmpl.Parameters[name]; !isParam {
+					return m
+				}
+				if d := value(name); d != "" {
+					return d
+				}
+				return "value-given-at-deploy"
+			})
 		}
 		out[k] = v
 	}
