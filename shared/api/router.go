@@ -177,8 +177,17 @@ func (rs router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			err = rt.handle(w, r, c)
 		}
 		if err != nil {
+			// A refusal's answer, too, says whether the caller's
+			// token signed anyone in.
+			if rerr := rs.s.resolve(r); rerr != nil {
+				err = rerr
+			}
 			rs.s.fail(w, r, err)
 		}
+		return
+	}
+	if err := rs.s.resolve(r); err != nil {
+		rs.s.fail(w, r, err)
 		return
 	}
 	if len(allowed) > 0 {
