@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -116,6 +117,11 @@ func (b *bench) latencyCase(ctx context.Context, c latCase) error {
 			pprof.StopCPUProfile()
 			f.Close()
 		}()
+		stop, err := b.waitProfiles()
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 
 	start := time.Now()
@@ -424,4 +430,34 @@ func pollBare(client *http.Client, u string) pollFunc {
 		_, err = readAll(resp)
 		return time.Now(), err == nil, err
 	}
+}
+
+// waitProfiles starts recording every blocking event and every contended
+// mutex, when -blockprofile or -mutexprofile asks, and returns what writes
+// them and stops recording.
+func (b *bench) waitProfiles() (stop func(), err error) {
+	type prof struct{ name, path string }
+	var profs []prof
+	if b.opt.blockProf != "" {
+		runtime.SetBlockProfileRate(1)
+		profs = append(profs, prof{"block", b.opt.blockProf})
+	}
+	if b.opt.mutexProf != "" {
+		runtime.SetMutexProfileFraction(1)
+		profs = append(profs, prof{"mutex", b.opt.mutexProf})
+	}
+	return func() {
+		for _, p := range profs {
+			f, err := os.Create(p.path)
+			if err == nil {
+				err = pprof.Lookup(p.name).WriteTo(f, 0)
+				f.Close()
+			}
+			if err != nil {
+				progress("%s profile: %v", p.name, err)
+			}
+		}
+		runtime.SetBlockProfileRate(0)
+		runtime.SetMutexProfileFraction(0)
+	}, nil
 }
