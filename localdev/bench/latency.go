@@ -434,28 +434,35 @@ func pollBare(client *http.Client, u string) pollFunc {
 
 // waitProfiles starts recording every blocking event and every contended
 // mutex, when -blockprofile or -mutexprofile asks, and returns what writes
-// them and stops recording.
+// them and stops recording. The files are made first: the case may use
+// every file descriptor the process may open.
 func (b *bench) waitProfiles() (stop func(), err error) {
-	type prof struct{ name, path string }
+	type prof struct {
+		name string
+		f    *os.File
+	}
 	var profs []prof
-	if b.opt.blockProf != "" {
-		runtime.SetBlockProfileRate(1)
-		profs = append(profs, prof{"block", b.opt.blockProf})
+	for _, p := range []struct{ name, path string }{{"block", b.opt.blockProf}, {"mutex", b.opt.mutexProf}} {
+		if p.path == "" {
+			continue
+		}
+		f, err := os.Create(p.path)
+		if err != nil {
+			for _, p := range profs {
+				p.f.Close()
+			}
+			return nil, err
+		}
+		profs = append(profs, prof{p.name, f})
 	}
-	if b.opt.mutexProf != "" {
-		runtime.SetMutexProfileFraction(1)
-		profs = append(profs, prof{"mutex", b.opt.mutexProf})
-	}
+	runtime.SetBlockProfileRate(1)
+	runtime.SetMutexProfileFraction(1)
 	return func() {
 		for _, p := range profs {
-			f, err := os.Create(p.path)
-			if err == nil {
-				err = pprof.Lookup(p.name).WriteTo(f, 0)
-				f.Close()
-			}
-			if err != nil {
+			if err := pprof.Lookup(p.name).WriteTo(p.f, 0); err != nil {
 				progress("%s profile: %v", p.name, err)
 			}
+			p.f.Close()
 		}
 		runtime.SetBlockProfileRate(0)
 		runtime.SetMutexProfileFraction(0)
