@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -116,6 +117,11 @@ func (b *bench) latencyCase(ctx context.Context, c latCase) error {
 			pprof.StopCPUProfile()
 			f.Close()
 		}()
+		stop, err := b.waitProfiles()
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 
 	start := time.Now()
@@ -424,4 +430,41 @@ func pollBare(client *http.Client, u string) pollFunc {
 		_, err = readAll(resp)
 		return time.Now(), err == nil, err
 	}
+}
+
+// waitProfiles starts recording every blocking event and every contended
+// mutex, when -blockprofile or -mutexprofile asks, and returns what writes
+// them and stops recording. The files are made first: the case may use
+// every file descriptor the process may open.
+func (b *bench) waitProfiles() (stop func(), err error) {
+	type prof struct {
+		name string
+		f    *os.File
+	}
+	var profs []prof
+	for _, p := range []struct{ name, path string }{{"block", b.opt.blockProf}, {"mutex", b.opt.mutexProf}} {
+		if p.path == "" {
+			continue
+		}
+		f, err := os.Create(p.path)
+		if err != nil {
+			for _, p := range profs {
+				p.f.Close()
+			}
+			return nil, err
+		}
+		profs = append(profs, prof{p.name, f})
+	}
+	runtime.SetBlockProfileRate(1)
+	runtime.SetMutexProfileFraction(1)
+	return func() {
+		for _, p := range profs {
+			if err := pprof.Lookup(p.name).WriteTo(p.f, 0); err != nil {
+				progress("%s profile: %v", p.name, err)
+			}
+			p.f.Close()
+		}
+		runtime.SetBlockProfileRate(0)
+		runtime.SetMutexProfileFraction(0)
+	}, nil
 }

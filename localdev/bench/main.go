@@ -84,6 +84,9 @@ type options struct {
 	floorA     int
 	floorB     int
 	cpuProfile string
+	sendProf   string // CPU profile of the agents' sends (throughput.go)
+	blockProf  string // block profile of the -cpuprofile case
+	mutexProf  string // mutex profile of the -cpuprofile case
 	streams    bool
 	search     string // on, off, only, or index: the search rows (search.go), or the index variants alone (searchindex.go)
 	hook       string // on, off or only: the hook process rows (hook.go)
@@ -131,6 +134,10 @@ func main() {
 	flag.StringVar(&opt.hook, "hook", "on", "the rows of the hook process (letagents hook, run against the local runner): on, off, or only them")
 	flag.StringVar(&opt.sends, "sends", "on", "the rows of sustained sends and their CPU per send against floor D: on, off, or only them")
 	flag.StringVar(&opt.cpuProfile, "cpuprofile", "", "write a CPU profile of the largest one-room send→wake case to this file")
+	flag.StringVar(&opt.blockProf, "blockprofile", "", "with -cpuprofile: write a block profile of the same case to this file")
+	flag.StringVar(&opt.mutexProf, "mutexprofile", "", "with -cpuprofile: write a mutex profile of the same case to this file")
+	flag.StringVar(&opt.sendProf, "sendprofile", "", "after the throughput rows, run the agents' sends once more under a CPU profile written to this file, "+
+		"and print the database's statements by time (pg_stat_statements, when the database has it loaded)")
 	var (
 		sc   scaleOptions
 		ramp string

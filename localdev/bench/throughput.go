@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -78,6 +79,11 @@ func (b *bench) throughput(ctx context.Context) error {
 			k.count, k.all = k.count+count, k.all+all
 			k.time += d / time.Duration(rounds)
 			k.lat = append(k.lat, lat...)
+		}
+	}
+	if b.opt.sendProf != "" {
+		if err := b.profileSends(ctx, n, d, viaWorker.op); err != nil {
+			return err
 		}
 	}
 	rate := func(k *kind) float64 { return float64(k.count) / k.time.Seconds() }
@@ -184,4 +190,48 @@ func runConcurrent(ctx context.Context, n int, d time.Duration, op func(ctx cont
 		return 0, 0, nil, err
 	}
 	return count, all, lat, nil
+}
+
+// profileSends runs op as the throughput rows do, for d, under a CPU
+// profile of this process (client and server) written to -sendprofile,
+// and prints the statements the database ran meanwhile by their time,
+// when pg_stat_statements is loaded there (shared_preload_libraries): the
+// server's side of the same sends.
+func (b *bench) profileSends(ctx context.Context, n int, d time.Duration, op func(ctx context.Context, i, seq int) error) error {
+	f, err := os.Create(b.opt.sendProf)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, statErr := b.pool.Exec(ctx, `SELECT public.pg_stat_statements_reset()`)
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	count, _, _, err := runConcurrent(ctx, n, d, op)
+	pprof.StopCPUProfile()
+	if err != nil {
+		return err
+	}
+	progress("send profile: %d agents' sends in %s written to %s", count, d, b.opt.sendProf)
+	if statErr != nil {
+		progress("send profile: no pg_stat_statements (%v)", statErr)
+		return nil
+	}
+	rows, err := b.pool.Query(ctx, `
+		SELECT calls, total_exec_time, total_plan_time, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 100)
+		FROM public.pg_stat_statements WHERE calls > 0 ORDER BY total_exec_time + total_plan_time DESC LIMIT 12`)
+	if err != nil {
+		return fmt.Errorf("read pg_stat_statements: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var calls, nrows int64
+		var exec, plan float64
+		var query string
+		if err := rows.Scan(&calls, &exec, &plan, &nrows, &query); err != nil {
+			return err
+		}
+		progress("statement: %d calls, %.3f ms exec + %.3f ms plan each, %d rows: %s", calls, exec/float64(calls), plan/float64(calls), nrows, query)
+	}
+	return rows.Err()
 }

@@ -76,6 +76,11 @@ func (s *server) passRoom(r *http.Request, g gate, ps params) (call, error) {
 	if c.room, _, err = s.Store.RoomID(r.Context(), id); err != nil {
 		return c, err
 	}
+	if s.Auth.GateAsks(c.room) {
+		if err := s.resolve(r); err != nil {
+			return c, err
+		}
+	}
 	c.access, err = s.Auth.Gate(r.Context(), identity(r), c.room, s.baseURL(r), g == joiner || g == opener)
 	if err != nil || g != admin {
 		return c, err

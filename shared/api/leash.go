@@ -98,7 +98,7 @@ func (l *leash) check(ctx context.Context) error {
 		return &revocation{wire.RevokedSignedOut, &letagents.Error{Kind: letagents.Unauthorized, Code: letagents.CodeNotAuthenticated,
 			Message: "The credential this stream was opened with no longer signs anyone in (signed out, or expired); reconnect."}}
 	}
-	r := l.r.WithContext(context.WithValue(ctx, identityKey, who))
+	r := l.r.WithContext(withIdentity(ctx, who))
 	c, err := l.s.pass(r, member, l.c.ps)
 	if err != nil {
 		return revoked(wire.RevokedAccessLost, err)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -148,22 +149,54 @@ func (s *server) send(w http.ResponseWriter, r *http.Request, c call) (letagents
 	if m.ThreadParentSeq, err = replyTarget(req); err != nil {
 		return letagents.Message{}, false, s.refuseSend(r, err)
 	}
-	who := identity(r)
-	in := store.Send{Take: s.Auth.SendTake(clientAddress(r)), Now: s.now(), AccountID: who.Account.ID}
+	return s.sendAs(r, c, req, m, true)
+}
+
+// sendAs is send once the body is read: take says whether the request's
+// rate token is still to take. An owner token the middleware left to the
+// statement (callerOf) is taken for one that signs its account in until
+// the statement says: a refusal before it, or a token that signs nobody
+// in, has the caller looked up and judged again, as it always was (the
+// token taken once).
+func (s *server) sendAs(r *http.Request, c call, req wire.SendMessage, m letagents.NewMessage, take bool) (letagents.Message, bool, error) {
+	who, bearer := callerOf(r)
+	refuse := func(err error) (letagents.Message, bool, error) {
+		switch {
+		case bearer != "":
+			if err := s.resolve(r); err != nil {
+				return letagents.Message{}, false, err
+			}
+			return s.sendAs(r, c, req, m, take)
+		case take:
+			err = s.refuseSend(r, err)
+		}
+		return letagents.Message{}, false, err
+	}
+	in := store.Send{Now: s.now(), AccountID: who.Account.ID}
+	if take {
+		in.Take = s.Auth.SendTake(clientAddress(r))
+	}
+	if bearer != "" {
+		who = auth.Identity{Via: auth.ViaOwnerToken}
+		in.OwnerTokenHash = auth.HashToken(bearer)
+	}
 	creds, withSession := sessionCredentials(r, req.SessionCredentials)
 	var owner string
 	if withSession {
 		if err := precheckSession(who, creds); err != nil {
-			return letagents.Message{}, false, s.refuseSend(r, err)
+			return refuse(err)
 		}
-		// The session's actor label will be the sender, whatever the body's.
+		// The session's actor label will be the sender, whatever the
+		// body's; the statement checks that label too.
 		signed := m
 		signed.Sender, signed.Source = letagents.SourceAgent, letagents.SourceAgent
 		if err := signed.Validate(); err != nil {
-			if _, serr := s.agentSession(r, c.room, req.SessionCredentials, true); serr != nil {
-				err = serr
+			if bearer == "" {
+				if _, serr := s.agentSession(r, c.room, req.SessionCredentials, true); serr != nil {
+					err = serr
+				}
 			}
-			return letagents.Message{}, false, s.refuseSend(r, err)
+			return refuse(err)
 		}
 		in.SessionTokenHash = auth.HashToken(creds.AgentSessionToken)
 		in.SessionID, _ = letagents.ParseWireID(letagents.AgentSessionPrefix, creds.AgentSessionID)
@@ -171,7 +204,7 @@ func (s *server) send(w http.ResponseWriter, r *http.Request, c call) (letagents
 		// Bad input, such as the server's own name, is refused as such
 		// before anyone's claims are read.
 		if err := m.Validate(); err != nil {
-			return letagents.Message{}, false, s.refuseSend(r, err)
+			return refuse(err)
 		}
 		in.Label = actors.CanonicalLabel(m.Sender)
 		in.Display, owner, _ = actors.ParseActorLabel(in.Label)
@@ -187,14 +220,31 @@ func (s *server) send(w http.ResponseWriter, r *http.Request, c call) (letagents
 	}
 	in.Message = m
 	out, err := s.Store.Send(r.Context(), in)
-	switch {
-	case err != nil:
+	if err != nil {
 		return letagents.Message{}, false, err
-	case out.Wait > 0:
+	}
+	if bearer != "" {
+		if out.Owner == nil {
+			// The token signs nobody in, and the statement sent nothing:
+			// judge the send again as whoever the caller turns out to be,
+			// its token taken.
+			if err := s.resolve(r); err != nil || out.Wait > 0 {
+				return letagents.Message{}, false, cmp.Or(err, s.Auth.SendRefused(out.Wait))
+			}
+			return s.sendAs(r, c, req, m, false)
+		}
+		who = auth.Identity{Account: out.Owner.Account, Via: auth.ViaOwnerToken, CredentialID: out.Owner.TokenID}
+		settle(r, who)
+	}
+	if out.Wait > 0 {
 		return letagents.Message{}, false, s.Auth.SendRefused(out.Wait)
 	}
 	if withSession {
-		_, err = checkSession(who, creds, out.Session, c.room, true)
+		if _, err = checkSession(who, creds, out.Session, c.room, true); err == nil {
+			final := m
+			final.Sender, final.Source = out.Session.ActorLabel, letagents.SourceAgent
+			err = final.Validate()
+		}
 	} else {
 		_, err = claimSource(who, out.Claim, "sender", m.Sender, owner, func() error {
 			if !in.NameFree {

@@ -26,17 +26,70 @@ func Origin(rawURL string) string {
 
 const identityKey ctxKey = 1
 
+// caller is who a request comes from, as the middleware found, or the
+// owner token it left for a send's statement to look up (store.Send), so
+// that an agent's send is one round trip.
+type caller struct {
+	who    auth.Identity
+	bearer string      // the owner token not looked up yet; "" once who is known
+	header http.Header // the answer's, for what the lookup finds (settle)
+}
+
+// withIdentity is ctx for a request from who.
+func withIdentity(ctx context.Context, who auth.Identity) context.Context {
+	return context.WithValue(ctx, identityKey, &caller{who: who})
+}
+
 // identity is who the request comes from, as the middleware found.
 func identity(r *http.Request) auth.Identity {
-	who, _ := r.Context().Value(identityKey).(auth.Identity)
+	who, _ := callerOf(r)
 	return who
+}
+
+// callerOf is identity, and the owner token still to look up when the
+// middleware left it to the send's statement ("" when it did not).
+func callerOf(r *http.Request) (auth.Identity, string) {
+	c, _ := r.Context().Value(identityKey).(*caller)
+	if c == nil {
+		return auth.Identity{}, ""
+	}
+	return c.who, c.bearer
+}
+
+// settle records who the request comes from, once its owner token is
+// looked up, and says in the answer when the token signed nobody in.
+func settle(r *http.Request, who auth.Identity) {
+	c, _ := r.Context().Value(identityKey).(*caller)
+	if c == nil {
+		return
+	}
+	c.who, c.bearer = who, ""
+	if who.Ignored != "" {
+		c.header.Set(wire.CredentialHeader, wire.CredentialIgnored+who.Ignored)
+	}
+}
+
+// resolve looks up the owner token the middleware left to a send's
+// statement, for what needs the caller before or without it: a gate that
+// asks GitHub, a refusal, the answer's header.
+func (s *server) resolve(r *http.Request) error {
+	if _, bearer := callerOf(r); bearer == "" {
+		return nil
+	}
+	who, err := s.identify(r.Context(), r)
+	if err != nil {
+		return err
+	}
+	settle(r, who)
+	return nil
 }
 
 // middleware answers CORS preflights, then works out who the request comes
 // from (one lookup, and only when it carries a credential) for every route.
 // A credential that signs nobody in leaves the caller anonymous, and the
 // answer says so (wire.CredentialHeader) when it was an Authorization
-// header: its sender believes it is signed in.
+// header: its sender believes it is signed in. An owner token alone on a
+// send is left to the send's statement (sendsInOne).
 func (s *server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cors(w, r) {
@@ -47,6 +100,13 @@ func (s *server) middleware(next http.Handler) http.Handler {
 				r = r.WithContext(WithClientAddress(r.Context(), addr))
 			}
 		}
+		c := &caller{header: w.Header()}
+		r = r.WithContext(context.WithValue(r.Context(), identityKey, c))
+		if cred := auth.ReadCredential(r); cred.Session == "" && cred.Bearer != "" && sendsInOne(r) {
+			c.bearer = cred.Bearer
+			next.ServeHTTP(w, r)
+			return
+		}
 		who, err := s.identify(r.Context(), r)
 		if err != nil {
 			s.fail(w, r, err)
@@ -55,16 +115,33 @@ func (s *server) middleware(next http.Handler) http.Handler {
 		if who.StaleSession {
 			clearSessionCookie(w, s.secure(r))
 		}
-		if who.Ignored != "" {
-			w.Header().Set(wire.CredentialHeader, wire.CredentialIgnored+who.Ignored)
-		}
+		settle(r, who)
 		if err := s.cookieWrite(r, who); err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey, who)))
+		next.ServeHTTP(w, r)
 	})
 }
+
+// sendsInOne reports whether r is a send (a route of the sender gate),
+// whose statement can look up its owner token itself.
+func sendsInOne(r *http.Request) bool {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/messages") {
+		return false
+	}
+	path := r.URL.EscapedPath()
+	for _, rt := range sendRoutes {
+		if _, ok := rt.match(path); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// sendRoutes are the routes of the sender gate, which sendsInOne matches
+// alone: matching the whole table cost a send as much again as routing it.
+var sendRoutes = slices.DeleteFunc(slices.Clone(table), func(rt Route) bool { return rt.gate != sender || rt.Method != http.MethodPost })
 
 // identify works out who r comes from (auth.Service.Identify). The local
 // owner needs no credential, so a page of another site that makes the

@@ -60,9 +60,29 @@ type params map[string]string
 // Segments are compared escaped, so a room id sent with its slashes
 // percent-encoded as one segment (as the old web page does) still works.
 func (rt Route) match(escapedPath string) (params, bool) {
-	m, ok := rt.matchSegments(escapedPath, rooms.MaxSegments)
+	return rt.matchSplit(splitPath(escapedPath))
+}
+
+// matchSplit is match for a path already split (splitPath): the router
+// tries every route on the same segments.
+func (rt Route) matchSplit(segs []string) (params, bool) {
+	m, ok := rt.matchPath(segs, rooms.MaxSegments)
 	return m.params, ok
 }
+
+func splitPath(escapedPath string) []string {
+	return strings.Split(strings.TrimPrefix(escapedPath, "/"), "/")
+}
+
+// patternSegments holds every route's pattern split (splitPath), so that
+// routing a request splits only its path.
+var patternSegments = func() map[string][]string {
+	m := make(map[string][]string, len(table))
+	for _, rt := range table {
+		m[rt.Pattern] = splitPath(rt.Pattern)
+	}
+	return m
+}()
 
 // segmentMatch is what a path gave a pattern: the captured values, and for
 // API Gateway each path segment's parameter name and value.
@@ -75,8 +95,15 @@ type segmentMatch struct {
 // matchSegments matches a path whose room, if the pattern has one, spans
 // at most maxRoom segments.
 func (rt Route) matchSegments(escapedPath string, maxRoom int) (segmentMatch, bool) {
-	pat := strings.Split(strings.TrimPrefix(rt.Pattern, "/"), "/")
-	segs := strings.Split(strings.TrimPrefix(escapedPath, "/"), "/")
+	return rt.matchPath(splitPath(escapedPath), maxRoom)
+}
+
+// matchPath is matchSegments for a path already split (splitPath).
+func (rt Route) matchPath(segs []string, maxRoom int) (segmentMatch, bool) {
+	pat, ok := patternSegments[rt.Pattern]
+	if !ok {
+		pat = splitPath(rt.Pattern)
+	}
 	roomLen := 1
 	if slices.Contains(pat, "{room}") {
 		roomLen = len(segs) - (len(pat) - 1)
@@ -86,8 +113,23 @@ func (rt Route) matchSegments(escapedPath string, maxRoom int) (segmentMatch, bo
 	} else if len(segs) != len(pat) {
 		return segmentMatch{}, false
 	}
-	m := segmentMatch{params: params{}, gwParams: map[string]string{}}
+	// The literal segments first: most routes a request is tried against
+	// fail there, before anything is allocated.
 	si := 0
+	for _, p := range pat {
+		switch {
+		case p == "{room}":
+			si += roomLen
+		case strings.HasPrefix(p, "{"):
+			si++
+		case segs[si] != p:
+			return segmentMatch{}, false
+		default:
+			si++
+		}
+	}
+	m := segmentMatch{params: params{}, gwParams: map[string]string{}}
+	si = 0
 	for _, p := range pat {
 		if !strings.HasPrefix(p, "{") {
 			if segs[si] != p {
@@ -161,10 +203,10 @@ type router struct {
 }
 
 func (rs router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	path := r.URL.EscapedPath()
+	segs := splitPath(r.URL.EscapedPath())
 	var allowed []string
 	for _, rt := range rs.routes {
-		ps, ok := rt.match(path)
+		ps, ok := rt.matchSplit(segs)
 		if !ok {
 			continue
 		}
@@ -177,8 +219,17 @@ func (rs router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			err = rt.handle(w, r, c)
 		}
 		if err != nil {
+			// A refusal's answer, too, says whether the caller's
+			// token signed anyone in.
+			if rerr := rs.s.resolve(r); rerr != nil {
+				err = rerr
+			}
 			rs.s.fail(w, r, err)
 		}
+		return
+	}
+	if err := rs.s.resolve(r); err != nil {
+		rs.s.fail(w, r, err)
 		return
 	}
 	if len(allowed) > 0 {

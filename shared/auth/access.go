@@ -73,6 +73,13 @@ func (s *Service) Gate(ctx context.Context, who Identity, roomID, base string, j
 	return a, nil
 }
 
+// GateAsks reports whether Gate needs to know who is asking for the
+// room: only rooms whose access GitHub decides.
+func (s *Service) GateAsks(roomID string) bool {
+	repo, _ := s.githubRepo(roomID)
+	return repo != ""
+}
+
 // githubRepo is "owner/name" of the GitHub repository whose access
 // decides who may use a room, and the room's repo locator; "" for rooms
 // open to whoever knows the id (and for every room when access is open).

@@ -167,6 +167,54 @@ func TestListenOnFirstUnlistenAfterLast(t *testing.T) {
 	}
 }
 
+// A crowd that one ring woke closes at once (no lock held between them),
+// while others subscribe and close on the same channel: the channel stays
+// listened as long as anyone is on it, and goes when the last one leaves.
+func TestCrowdClosesWhileOthersSubscribe(t *testing.T) {
+	t.Parallel()
+	f := start(t, notify.Options{})
+	ch := f.prefix + "crowd"
+	stays := f.subscribe(t, ch)
+	const n = 200
+	crowd := make([]*notify.Subscription, n)
+	for i := range crowd {
+		crowd[i] = f.subscribe(t, ch)
+	}
+	f.notify(t, ch)
+	var wg sync.WaitGroup
+	for _, s := range crowd {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if rang(s, wait) {
+				s.Close()
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			if other, err := f.hub.Subscribe(ctx, ch); err == nil {
+				other.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	if st := f.hub.Stats(); st.Subscribers != 1 || st.Channels != 1 {
+		t.Fatalf("after the crowd left Stats = %+v; want the one that stayed", st)
+	}
+	quiet(stays)
+	f.notify(t, ch)
+	if !rang(stays, wait) {
+		t.Fatal("the subscriber that stayed was not rung after the crowd left")
+	}
+	stays.Close()
+	eventually(t, "UNLISTEN after the last subscriber", func() bool {
+		st := f.hub.Stats()
+		return st.Listening == 0 && st.Channels == 0 && st.Subscribers == 0
+	})
+}
+
 // One subscription on several channels is rung by each of them, and its
 // Close leaves a channel another subscriber still holds.
 func TestSubscribeAllRingsForEveryChannel(t *testing.T) {

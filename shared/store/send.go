@@ -41,6 +41,18 @@ type Send struct {
 	Label, Display, Owner string
 	ViaOwnerToken         bool
 	NameFree              bool
+	// OwnerTokenHash is the hash of the caller's owner token when the
+	// caller has not looked it up (nil otherwise): the statement reads
+	// its account (Sent.Owner), which stands for AccountID, and sends
+	// nothing, touching no session, unless the token signs someone in.
+	// The caller sets the rest as for an owner token's send.
+	OwnerTokenHash []byte
+}
+
+// OwnerToken is the account an owner token signs in, and the token's id.
+type OwnerToken struct {
+	Account letagents.Account
+	TokenID int64
 }
 
 // Sent is what Store.Send found and did. Nothing was sent unless every
@@ -57,6 +69,7 @@ type Sent struct {
 	Repeat  bool                    // the room holds a message of the ClientMessageID
 	Message letagents.Message       // the message sent, when Created
 	Created bool
+	Owner   *OwnerToken // the account of Send.OwnerTokenHash; nil when it was not given or signs nobody in
 }
 
 // Send takes the send's rate token, finds the worker session of its token
@@ -82,12 +95,15 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 		every = time.Minute / time.Duration(t.PerMinute)
 		takeArgs = [6]any{t.Kind, t.Key, t.Now.Add(-time.Minute), every, t.Now, t.Now.Add(-staleBuckets)}
 	}
-	var hash any
+	var hash, ownerHash any
 	if in.SessionTokenHash != nil {
 		hash = in.SessionTokenHash
 	}
+	if in.OwnerTokenHash != nil {
+		ownerHash = in.OwnerTokenHash
+	}
 	args := append(append(sendArgs(s, m), takeArgs[:]...), hash, in.SessionID, in.Now, in.AccountID, in.Label, in.Display,
-		in.Owner, in.ViaOwnerToken, in.NameFree)
+		in.Owner, in.ViaOwnerToken, in.NameFree, ownerHash, letagents.MaxSenderBytes)
 	var row sendRow
 	var err error
 	for range 2 {
@@ -97,6 +113,12 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 	}
 	if err != nil {
 		return out, fmt.Errorf("send message: %w", err)
+	}
+	if row.OwnerAccountID != nil {
+		out.Owner = &OwnerToken{TokenID: *row.OwnerTokenID, Account: letagents.Account{ID: *row.OwnerAccountID,
+			Provider: *row.OwnerProvider, ProviderUserID: *row.OwnerProviderUserID, Login: *row.OwnerLogin,
+			DisplayName: *row.OwnerDisplayName, AvatarURL: *row.OwnerAvatarURL, CreatedAt: *row.OwnerCreatedAt,
+			UpdatedAt: *row.OwnerUpdatedAt}}
 	}
 	if row.TakeAllowed != nil {
 		if out.Wait = takeWait(*row.TakeAllowed, *row.TakeEmptyAt, every, in.Take.Now); out.Wait > 0 {
@@ -126,20 +148,32 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 // purge's bound), $18 the session token's hash (null: no session), $19
 // the session id given, $20 now, $21 the account, $22…$24 the label and
 // its display and owner parts, $25 whether an owner token signed the
-// caller in, $26 whether the name was found free.
+// caller in, $26 whether the name was found free, $27 the owner token's
+// hash when the caller left it to the statement (its account then stands
+// for $21: caller), $28 letagents.MaxSenderBytes.
 //
 // The session is touched only past the rate limit, as when the take was
-// its own statement. verdict reads the parent itself, as sendSQL's parent
-// comes after it.
+// its own statement, and only for an owner token that signs someone in.
+// verdict reads the parent itself, as sendSQL's parent comes after it. A
+// session's actor label, which becomes the sender, is checked as the
+// body's sender is before the statement (NewMessage.Validate), as far as
+// SQL can: not blank, not too long, not the server's name.
 var sendCheckedSQL = `
-	WITH take AS (` + takeSQL(12, "$12::text IS NOT NULL") + `
+	WITH owner AS (
+		SELECT ` + accountColumns + `, t.id AS token_id FROM owner_tokens t JOIN accounts a ON a.id = t.account_id
+		WHERE $27::bytea IS NOT NULL AND t.token_hash = $27
+	), caller AS (
+		SELECT CASE WHEN $27::bytea IS NULL THEN $21::bigint ELSE coalesce((SELECT id FROM owner), 0) END AS account,
+			$27::bytea IS NULL OR EXISTS (SELECT 1 FROM owner) AS signed
+	), take AS (` + takeSQL(12, "$12::text IS NOT NULL") + `
 	), purge AS (
 		DELETE FROM rate_buckets WHERE empty_at < $17 AND EXISTS (SELECT 1 FROM take WHERE inserted)
 	), sess AS (
 		UPDATE agent_sessions SET last_seen_at = greatest(last_seen_at, $20)
 		WHERE $18::bytea IS NOT NULL AND token_hash = $18 AND coalesce((SELECT allowed FROM take), true)
+			AND (SELECT signed FROM caller)
 		RETURNING id, room_id, owner_account_id, session_kind, actor_label, ended_at
-	), claim AS (` + claimSQL("$1", "$22", "$21::bigint", "$23", "$24") + ` AND $18::bytea IS NULL
+	), claim AS (` + claimSQL("$1", "$22", "(SELECT account FROM caller)", "$23", "$24") + ` AND $18::bytea IS NULL
 	), verdict AS (
 		SELECT coalesce((SELECT allowed FROM take), true) AS allowed,
 			c.session AS claim_session, c.others AS claim_others, c.agent AS claim_agent,
@@ -152,9 +186,10 @@ var sendCheckedSQL = `
 	source: `CASE WHEN $18::bytea IS NOT NULL THEN '` + letagents.SourceAgent + `'
 		WHEN $25 AND NOT (SELECT claim_session OR claim_agent FROM verdict) THEN NULL ELSE $4 END`,
 	publisher: `CASE WHEN $18::bytea IS NULL THEN $7::bigint ELSE (SELECT id FROM sess) END`,
-	cond: `EXISTS (SELECT 1 FROM verdict v WHERE v.allowed AND v.room_found AND v.parent_found AND NOT v.repeat AND CASE
-		WHEN $18::bytea IS NOT NULL THEN EXISTS (SELECT 1 FROM sess WHERE id = $19 AND owner_account_id = $21 AND room_id = $1
-			AND ended_at IS NULL AND session_kind = '` + letagents.SessionWorker + `')
+	cond: `EXISTS (SELECT 1 FROM verdict v, caller WHERE v.allowed AND caller.signed AND v.room_found AND v.parent_found AND NOT v.repeat AND CASE
+		WHEN $18::bytea IS NOT NULL THEN EXISTS (SELECT 1 FROM sess WHERE id = $19 AND owner_account_id = caller.account AND room_id = $1
+			AND ended_at IS NULL AND session_kind = '` + letagents.SessionWorker + `'
+			AND octet_length(actor_label) <= $28 AND actor_label !~ '^\s*$' AND NOT ` + reservedSQL("actor_label") + `)
 		ELSE NOT (v.claim_others AND NOT v.claim_session) AND (v.claim_session OR v.claim_agent OR (NOT $25 AND $26) OR ($25 AND $24 = ''))
 		END)`,
 }) + `
@@ -162,8 +197,28 @@ var sendCheckedSQL = `
 		s.id AS session_id, s.room_id AS session_room_id, s.owner_account_id AS session_owner_account_id,
 		s.session_kind, s.actor_label AS session_actor_label, s.ended_at AS session_ended_at,
 		v.claim_session AS session, v.claim_others AS others, v.claim_agent AS agent, v.room_found, v.parent_found, v.repeat,
-		i.sender AS sent_sender, i.source AS sent_source, i.publisher_session_id AS sent_publisher, ` + sentColumns + `
-	FROM verdict v LEFT JOIN take t ON true LEFT JOIN sess s ON true LEFT JOIN ins i ON true LEFT JOIN parent p ON true`
+		i.sender AS sent_sender, i.source AS sent_source, i.publisher_session_id AS sent_publisher, ` + sentColumns + `,
+		o.id AS owner_account_id, o.token_id AS owner_token_id, o.provider AS owner_provider,
+		o.provider_user_id AS owner_provider_user_id, o.login AS owner_login, o.display_name AS owner_display_name,
+		o.avatar_url AS owner_avatar_url, o.created_at AS owner_created_at, o.updated_at AS owner_updated_at
+	FROM verdict v LEFT JOIN take t ON true LEFT JOIN sess s ON true LEFT JOIN ins i ON true LEFT JOIN parent p ON true
+		LEFT JOIN owner o ON true`
+
+// reservedSQL is SQL of whether the name expr, or the display part
+// before its first '|' or '(', reads as the server's own name
+// (letagents.ReservedSender) by the lookalikes SQL can fold: those of
+// letagents.LookalikeFolds, before and after lower-casing, keeping letters
+// and digits. Full-width letters are not folded; the Go check before the
+// name was stored folds them.
+func reservedSQL(expr string) string {
+	from, to := letagents.LookalikeFolds()
+	key := func(e string) string {
+		return `regexp_replace(translate(lower(translate(` + e + `, '` + from + `', '` + to + `')), '` + from + `', '` + to +
+			`'), '[^[:alnum:]]', '', 'g')`
+	}
+	return `(` + key(expr) + ` = '` + letagents.SystemSender + `' OR ` +
+		key(`substring(`+expr+` from '^[^|(]*')`) + ` = '` + letagents.SystemSender + `')`
+}
 
 // Refusal is why a send whose session or claims the caller found good
 // sent nothing: its room or parent is missing; nil when it was sent or
@@ -204,4 +259,13 @@ type sendRow struct {
 	CreatedAt     *time.Time `db:"created_at"`
 	quoteRow
 	mentionsRow
+	OwnerAccountID      *int64     `db:"owner_account_id"`
+	OwnerTokenID        *int64     `db:"owner_token_id"`
+	OwnerProvider       *string    `db:"owner_provider"`
+	OwnerProviderUserID *string    `db:"owner_provider_user_id"`
+	OwnerLogin          *string    `db:"owner_login"`
+	OwnerDisplayName    *string    `db:"owner_display_name"`
+	OwnerAvatarURL      *string    `db:"owner_avatar_url"`
+	OwnerCreatedAt      *time.Time `db:"owner_created_at"`
+	OwnerUpdatedAt      *time.Time `db:"owner_updated_at"`
 }

@@ -26,6 +26,9 @@ func TestSendVerdicts(t *testing.T) {
 	elsewhere := storetest.Register(t, s, other, "Bea", letagents.SessionWorker, now)
 	reader := storetest.Register(t, s, room, "Cy", letagents.SessionController, now)
 	ended := storetest.Register(t, s, room, "Dee", letagents.SessionWorker, now)
+	// A label no registration lets through: the statement checks the
+	// sender it signs with, not only the one its caller checked.
+	reserved := storetest.Register(t, s, room, "LetAgents", letagents.SessionWorker, now)
 	if _, err := s.EndAgentSession(ctx, room, ended.ID, now); err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +71,38 @@ func TestSendVerdicts(t *testing.T) {
 					t.Errorf("session = %+v; want none", out.Session)
 				}
 			}},
+		{"session's label reads as the server's", session(reserved, msg("x")), false, func(t *testing.T, out store.Sent) {
+			if out.Session == nil || out.Session.ActorLabel != reserved.ActorLabel {
+				t.Errorf("session = %+v; want %q's read back", out.Session, reserved.ActorLabel)
+			}
+		}},
+		{"owner token looked up in the statement, with its session", func() store.Send {
+			in := session(w, msg("by token"))
+			in.AccountID, in.OwnerTokenHash = 0, auth.HashToken(w.OwnerToken)
+			return in
+		}(), true, func(t *testing.T, out store.Sent) {
+			if out.Owner == nil || out.Owner.Account.ID != w.OwnerAccountID || out.Owner.TokenID == 0 || out.Owner.Account.Login == "" {
+				t.Errorf("owner = %+v; want account %d and its token", out.Owner, w.OwnerAccountID)
+			}
+		}},
+		{"owner token looked up in the statement, plain name", func() store.Send {
+			in := plain(letagents.NewMessage{RoomID: room, Sender: "bob", Text: "x", Source: letagents.SourceAgent}, 0, true, false)
+			in.OwnerTokenHash = auth.HashToken(w.OwnerToken)
+			return in
+		}(), true, func(t *testing.T, out store.Sent) {
+			if out.Owner == nil || out.Message.Source != "" {
+				t.Errorf("owner %+v, source %q; want the account found, no source", out.Owner, out.Message.Source)
+			}
+		}},
+		{"owner token that signs nobody in", func() store.Send {
+			in := session(w, msg("x"))
+			in.AccountID, in.OwnerTokenHash = 0, auth.HashToken("nobody's")
+			return in
+		}(), false, func(t *testing.T, out store.Sent) {
+			if out.Owner != nil || out.Session != nil {
+				t.Errorf("owner %+v, session %+v; want neither read: the session is not touched", out.Owner, out.Session)
+			}
+		}},
 		{"another account's session label", plain(letagents.NewMessage{RoomID: room, Sender: w.ActorLabel, Text: "x"}, 0, false, true), false,
 			func(t *testing.T, out store.Sent) {
 				if !out.Claim.Others || out.Claim.Session {
