@@ -51,7 +51,11 @@ type HostedConfig struct {
 	// APIURL and PollURL are where its sessions' servers reach the API,
 	// as Config's.
 	APIURL, PollURL string
-	Sessions        SessionStore
+	// Events, when set, keeps the events of the sessions' SSE streams, so
+	// that a client resumes a dropped one with Last-Event-ID (the poll
+	// server's are in PostgreSQL: any task replays them).
+	Events   mcpserver.EventStore
+	Sessions SessionStore
 	// Origins are the origins, besides the endpoint's own, whose pages
 	// may call it; any other Origin is refused (DNS rebinding).
 	Origins []string
@@ -162,7 +166,7 @@ func NewHosted(cfg HostedConfig) (*Hosted, error) {
 		}
 		return s.readMessagesResource(ctx, req)
 	})
-	h.http = mcpserver.NewStreamableHTTPServer(h.mcp,
+	opts := []mcpserver.StreamableHTTPOption{
 		mcpserver.WithSessionIdManagerResolver(h),
 		mcpserver.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			if cfg.ClientAddress != nil {
@@ -174,7 +178,11 @@ func NewHosted(cfg HostedConfig) (*Hosted, error) {
 		// loopback name (a rebound DNS name, whose page's Origin is its
 		// own Host); ServeHTTP refuses other sites' pages everywhere.
 		mcpserver.WithStreamableHTTPLogger(cfg.Logger),
-	)
+	}
+	if cfg.Events != nil {
+		opts = append(opts, mcpserver.WithEventStore(cfg.Events))
+	}
+	h.http = mcpserver.NewStreamableHTTPServer(h.mcp, opts...)
 	return h, nil
 }
 

@@ -60,6 +60,11 @@ const (
 	// HostedSessionIdle is how long a hosted MCP session (/mcp) lasts
 	// unused: a client that comes back later starts another.
 	HostedSessionIdle = 7 * 24 * time.Hour
+	// HostedEventRetention is how long the hosted MCP endpoint keeps the
+	// events of a session's streams for a client to resume with
+	// Last-Event-ID: a dropped connection is resumed at once, and a stream
+	// older than this is not resumable.
+	HostedEventRetention = time.Hour
 	// MinPollMax and MaxPollMax bound LETAGENTS_POLL_MAX_MS itself.
 	MinPollMax = time.Second
 	MaxPollMax = 24 * time.Hour

@@ -87,6 +87,9 @@ type Report struct {
 	// MCPSessions counts hosted MCP sessions deleted, unused for
 	// letagents.HostedSessionIdle.
 	MCPSessions int `json:"mcp_sessions_pruned"`
+	// MCPEvents counts hosted MCP stream events deleted, past
+	// letagents.HostedEventRetention.
+	MCPEvents int `json:"mcp_events_pruned"`
 }
 
 // Sweep looks at every room's live workers seen within MaxOutageAge and
@@ -149,6 +152,7 @@ func (s *Sweeper) Sweep(ctx context.Context, now time.Time) (Report, error) {
 		{"GitHub events", s.store.PruneGitHubEvents, now.Add(-letagents.EventRetention), &r.GitHubEvents},
 		{"GitHub deliveries", s.store.PruneGitHubDeliveries, now.Add(-letagents.GitHubDeliveryRetention), &r.GitHubDeliveries},
 		{"MCP sessions", s.store.PruneMCPSessions, now.Add(-letagents.HostedSessionIdle), &r.MCPSessions},
+		{"MCP stream events", s.store.PruneMCPEvents, now.Add(-letagents.HostedEventRetention), &r.MCPEvents},
 	} {
 		n, err := prune(ctx, p.prune, p.before)
 		*p.count = n

@@ -562,6 +562,7 @@ func TestSweepPrunesGitHubAndMCPSessions(t *testing.T) {
 
 	for name, prune := range map[string]func(context.Context, time.Time, int) (int, error){
 		"GitHub events": e.store.PruneGitHubEvents, "GitHub deliveries": e.store.PruneGitHubDeliveries, "MCP sessions": e.store.PruneMCPSessions,
+		"MCP stream events": e.store.PruneMCPEvents,
 	} {
 		var bad *letagents.Error
 		if _, err := prune(ctx, clock.Now(), 0); !errors.As(err, &bad) || bad.Kind != letagents.Invalid {
@@ -576,5 +577,44 @@ func TestDeliveryRetentionCoversRedelivery(t *testing.T) {
 	if letagents.GitHubDeliveryRetention < letagents.GitHubRedelivery || letagents.GitHubDeliveryRetention < letagents.EventRetention {
 		t.Errorf("deliveries are kept %v; want at least GitHub's redelivery window %v and the events' retention %v",
 			letagents.GitHubDeliveryRetention, letagents.GitHubRedelivery, letagents.EventRetention)
+	}
+}
+
+// The sweep prunes the hosted MCP endpoint's stream events past
+// letagents.HostedEventRetention, the session's later ones kept.
+func TestSweepPrunesMCPEvents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	if err := e.store.CreateSession(ctx, "mcps_sweep", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{`{"old":true}`, `{"new":true}`} {
+		if _, err := e.store.StoreMCPEvent(ctx, "mcps_sweep", "stream", []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.db.Pool.Exec(ctx, `UPDATE mcp_events SET created_at = created_at - $1::interval WHERE message = '{"old":true}'`,
+		(letagents.HostedEventRetention + time.Minute).String()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.sw.Sweep(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	rows, err := e.db.Pool.Query(ctx, `SELECT message FROM mcp_events`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, m)
+	}
+	if r.MCPEvents != 1 || len(left) != 1 || left[0] != `{"new":true}` {
+		t.Errorf("pruned %d MCP events, left %v; want 1 pruned and the newer one left", r.MCPEvents, left)
 	}
 }

@@ -9,15 +9,20 @@ package mcphost
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
 	"github.com/letagents/letagents-go/mcp/server"
 	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/service"
+	"github.com/letagents/letagents-go/shared/store"
 )
 
 // New builds the endpoint of svc, whose sessions' servers reach the API
@@ -28,7 +33,7 @@ import (
 // API's public URL, or "" where the API is served on the endpoint's own
 // origin.
 func New(svc *service.Service, apiURL, pollURL, authServer string) (*server.Hosted, error) {
-	return server.NewHosted(server.HostedConfig{APIURL: apiURL, PollURL: pollURL, Sessions: svc.Store,
+	return server.NewHosted(server.HostedConfig{APIURL: apiURL, PollURL: pollURL, Sessions: svc.Store, Events: events{svc.Store},
 		Origins: svc.Config.Origins(), Logger: svc.Logger, RequireAuth: svc.Config.MCPAuthRequired, AuthServer: authServer,
 		Verify:        svc.Auth.BearerPrincipal,
 		ClientAddress: ClientAddress(svc.Config.ProxyHops), Vouch: func(ctx context.Context, addr string) (string, error) {
@@ -68,4 +73,28 @@ func ClientAddress(hops int) func(r *http.Request) string {
 		}
 		return peer
 	}
+}
+
+// events keeps the hosted sessions' stream events in the service's
+// database (mcp-go's EventStore), so that a client resumes a dropped
+// stream with Last-Event-ID on whichever task it reaches: the one that
+// holds the stream replays and goes on with it; another replays what was
+// sent, and the client comes back for the rest.
+type events struct{ store *store.Store }
+
+func (e events) StoreEvent(ctx context.Context, sessionID, streamID string, message json.RawMessage) (string, error) {
+	return e.store.StoreMCPEvent(ctx, sessionID, streamID, message)
+}
+
+func (e events) ReplayEventsAfter(ctx context.Context, sessionID, lastEventID string,
+	send func(eventID string, message json.RawMessage) error) (string, error) {
+	stream, err := e.store.ReplayMCPEvents(ctx, sessionID, lastEventID, func(id string, m []byte) error { return send(id, m) })
+	if errors.Is(err, store.ErrUnknownMCPEvent) {
+		return "", fmt.Errorf("%w: %w", mcpserver.ErrUnknownEventID, err)
+	}
+	return stream, err
+}
+
+func (e events) PurgeSession(ctx context.Context, sessionID string) error {
+	return e.store.PurgeMCPEvents(ctx, sessionID)
 }

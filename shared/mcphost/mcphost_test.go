@@ -1,7 +1,9 @@
 package mcphost_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"github.com/letagents/letagents-go/shared/mcphost"
 	"github.com/letagents/letagents-go/shared/service/servicetest"
 	"github.com/letagents/letagents-go/shared/testclock"
+	"github.com/letagents/letagents-go/shared/testwait"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -134,4 +137,101 @@ func TestHostedAgentsCountedApart(t *testing.T) {
 			t.Errorf("direct join %d with a forged vouch: %d, want %d", i+1, resp.StatusCode, want)
 		}
 	}
+}
+
+// TestHostedStreamResumes: a client whose tool call's SSE stream dropped
+// resumes it with Last-Event-ID on another task (no stickiness), and
+// gets what was sent after the event it last saw, the call's answer
+// included: the stream's events are in the database.
+func TestHostedStreamResumes(t *testing.T) {
+	t.Parallel()
+	apiURL, svc, _ := servicetest.Serve(t, map[string]string{"LETAGENTS_REPO_ACCESS": "open"}, nil)
+	var tasks [2]*httptest.Server
+	for i := range tasks {
+		h, err := mcphost.New(svc, apiURL, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(h.Close)
+		tasks[i] = httptest.NewServer(h)
+		t.Cleanup(tasks[i].Close)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	session := ""
+	post := func(ctx context.Context, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, tasks[0].URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", mcp.ProtocolVersion20250618)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	done := func(resp *http.Response) string {
+		t.Helper()
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode >= 300 {
+			t.Fatalf("%d %s", resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	init := post(ctx, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+mcp.ProtocolVersion20250618+
+		`","capabilities":{},"clientInfo":{"name":"resume-test","version":"0"}}}`)
+	session = init.Header.Get("Mcp-Session-Id")
+	done(init)
+	if session == "" {
+		t.Fatal("no session id")
+	}
+	done(post(ctx, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	done(post(ctx, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"join_room","arguments":{"name":"github.com/acme/resume"}}}`))
+
+	// The wait streams progress; the client drops it after the first event.
+	callCtx, drop := context.WithCancel(ctx)
+	wait := post(callCtx, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"wait_for_messages",`+
+		`"arguments":{"timeout":50000},"_meta":{"progressToken":"resume"}}}`)
+	first := ""
+	sc := bufio.NewScanner(wait.Body)
+	for first == "" && sc.Scan() {
+		first, _ = strings.CutPrefix(sc.Text(), "id: ")
+	}
+	drop()
+	wait.Body.Close()
+	if first == "" {
+		t.Fatalf("the wait's stream ended without an event id (status %d, %s)", wait.StatusCode, wait.Header.Get("Content-Type"))
+	}
+	sendReq, _ := http.NewRequest(http.MethodPost, apiURL+"/rooms/github.com%2Facme%2Fresume/messages",
+		strings.NewReader(`{"sender":"ada","text":"while the stream was down"}`))
+	sendReq.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(sendReq); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+
+	// The other task replays what the stream sent after the first event;
+	// the answer may not be sent yet, so it is asked again until it is.
+	testwait.Until(t, "the wait's answer replayed on the other task", func() bool {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, tasks[1].URL+"/mcp", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", mcp.ProtocolVersion20250618)
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Last-Event-ID", first)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := done(resp)
+		if strings.Contains("\n"+body, "\nid: "+first+"\n") {
+			t.Fatalf("the replay repeats the event the client saw:\n%s", body)
+		}
+		return strings.Contains(body, `"id":3`) && strings.Contains(body, `"result"`)
+	})
 }

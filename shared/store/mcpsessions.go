@@ -74,14 +74,5 @@ func (s *Store) EndSession(ctx context.Context, id string) error {
 // already treat as gone), oldest first, and returns how many it deleted:
 // fewer than limit means none older is left.
 func (s *Store) PruneMCPSessions(ctx context.Context, before time.Time, limit int) (int, error) {
-	if limit < 1 {
-		return 0, letagents.Errorf(letagents.Invalid, "limit must be at least 1")
-	}
-	tag, err := s.pool.Exec(ctx, `
-		DELETE FROM mcp_sessions WHERE id = ANY (ARRAY(
-			SELECT id FROM mcp_sessions WHERE used_at < $1 ORDER BY used_at LIMIT $2))`, before, limit)
-	if err != nil {
-		return 0, fmt.Errorf("prune MCP sessions: %w", err)
-	}
-	return int(tag.RowsAffected()), nil
+	return s.pruneOldest(ctx, "MCP sessions", "mcp_sessions", "used_at", before, limit)
 }
