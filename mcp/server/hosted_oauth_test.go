@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -21,7 +22,8 @@ func newSignInHosted(t *testing.T, b *backend, requireAuth bool) string {
 	var hosted atomic.Pointer[Hosted]
 	srv := httptest.NewServer(Mount(b.svc.Handler, hosted.Load))
 	t.Cleanup(srv.Close)
-	h, err := NewHosted(HostedConfig{APIURL: srv.URL, Sessions: b.svc.Store, RequireAuth: requireAuth, Verify: b.svc.Auth.BearerPrincipal})
+	h, err := NewHosted(HostedConfig{APIURL: srv.URL, Sessions: b.svc.Store, RequireAuth: requireAuth, Verify: b.svc.Auth.BearerPrincipal,
+		Events: mcpserver.NewInMemoryEventStore()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/shared/testwait"
 )
@@ -32,9 +33,12 @@ func newHosted(t *testing.T, b *backend) string {
 	return srv.URL + HostedPath
 }
 
+// Its streams are resumable, as the poll server's (whose event store is
+// the database's, shared/mcphost): the clients must work with event ids
+// on every SSE event.
 func newHostedOn(t *testing.T, b *backend) *Hosted {
 	t.Helper()
-	h, err := NewHosted(HostedConfig{APIURL: b.url, Sessions: b.svc.Store})
+	h, err := NewHosted(HostedConfig{APIURL: b.url, Sessions: b.svc.Store, Events: mcpserver.NewInMemoryEventStore()})
 	if err != nil {
 		t.Fatal(err)
 	}
