@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	mcpserver "github.com/mark3labs/mcp-go/server"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -10,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/letagents/letagents-go/shared/testwait"
 )
