@@ -47,7 +47,15 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, c call) error {
 			return err
 		}
 	}
-	return writePage(w, r, c.room, page, false, render)
+	if err := writePage(w, r, c.room, page, false, render); err != nil {
+		return err
+	}
+	// The answer goes out now, not once the handler returns: the delivery
+	// connection's close (deferred above) is a database write the agent
+	// need not wait for, and a burst wakes thousands of polls at once,
+	// whose closes queue for the pool's connections.
+	_ = http.NewResponseController(w).Flush()
+	return nil
 }
 
 // holdable is how much of timeout a handler may hold a request on ctx
