@@ -1,6 +1,10 @@
 package browser_test
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"regexp"
 	"testing"
 )
@@ -54,4 +58,46 @@ func TestLandingPage(t *testing.T) {
 	code := regexp.MustCompile(`[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}`).FindString(eval[string](b, `location.pathname`))
 	b.untilNavigated("the new room open", `document.getElementById("status").classList.contains("live") &&
 		document.getElementById("title").textContent.includes(`+jsString(code)+`)`)
+}
+
+// TestLandingHostedProbe: the landing page offers the hosted endpoint
+// where its origin serves MCP at /mcp, even one that wants an OAuth
+// sign-in before anything (a 401 pointing to its metadata), and hides it
+// where /mcp is anything else (a Lambda-only origin's 404).
+func TestLandingHostedProbe(t *testing.T) {
+	skipIfOptedOut(t)
+	t.Parallel()
+	required := startRunner(t, "LETAGENTS_MCP_AUTH=required")
+	plain := startRunner(t)
+	// An origin without /mcp: the runner behind a proxy that answers the
+	// path as the API's 404 does.
+	target, err := url.Parse(plain.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	lambdaOnly := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/mcp" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":"not found"}`))
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(lambdaOnly.Close)
+	for _, c := range []struct {
+		name, origin string
+		offered      bool
+	}{
+		{"sign-in required", required.URL, true},
+		{"no /mcp", lambdaOnly.URL, false},
+	} {
+		b := newTab(t)
+		b.open(c.origin + "/")
+		b.until(c.name+": the probe answered", `document.getElementById("hosted").dataset.probed === "true"`)
+		if hidden := eval[bool](b, `document.getElementById("hosted").hidden`); hidden == c.offered {
+			t.Errorf("%s: the hosted section hidden: %v, want %v", c.name, hidden, !c.offered)
+		}
+	}
 }

@@ -38,13 +38,22 @@ function showClient(name) {
 $("hosted-url").textContent = mcpURL;
 // Whether this origin serves /mcp: a sessionless request, which changes
 // nothing and which an MCP server answers in JSON-RPC, if only with an
-// error. Where nothing serves MCP (a Lambda-only origin) the path is a
-// 404 of another shape, and the section stays hidden.
+// error, or, where it wants a sign-in first (LETAGENTS_MCP_AUTH=required),
+// with a 401 that points to its OAuth metadata. Where nothing serves MCP
+// (a Lambda-only origin) the path is a 404 of another shape, and the
+// section stays hidden. data-probed says the answer is in.
 fetch(mcpURL, { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream",
   "MCP-Protocol-Version": "2026-07-28" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) })
-  .then((r) => r.json())
-  .then((b) => { $("hosted").hidden = !(b && b.jsonrpc === "2.0"); })
-  .catch(() => {});
+  .then(async (r) => {
+    if (r.status === 401 && /resource_metadata=/.test(r.headers.get("WWW-Authenticate") || "")) return true;
+    const b = await r.json();
+    return !!(b && b.jsonrpc === "2.0");
+  })
+  .catch(() => false)
+  .then((served) => {
+    $("hosted").hidden = !served;
+    $("hosted").dataset.probed = "true";
+  });
 for (const t of clientTabs) t.addEventListener("click", () => showClient(t.dataset.client));
 showClient("claude");
 
