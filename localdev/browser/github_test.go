@@ -84,12 +84,18 @@ func TestGitHubEventsOnPage(t *testing.T) {
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("%s: the cards are\n\t%s\nwant\n\t%s", when, strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
 		}
-		// Each event shows once: its line is its card, never a line beside it.
-		if n := eval[int](b, `document.querySelectorAll("#log li.msg").length`); n != 4 {
-			t.Errorf("%s: the log shows %d items, want 4 (a message and three cards)", when, n)
+		// Each event shows once: its line is its card, never a line beside
+		// it. The failing check, on a branch no lease holds, also opened
+		// its follow-up task, whose line is the log's one status line.
+		if n := eval[int](b, `document.querySelectorAll("#log li.msg").length`); n != 5 {
+			t.Errorf("%s: the log shows %d items, want 5 (a message, three cards and the follow-up task's line)", when, n)
 		}
-		if eval[bool](b, `!!document.querySelector("#log img, #log li.status-line") || "__pwned" in window`) {
-			t.Errorf("%s: a payload's markup ran, or a card shows as a status line too", when)
+		if eval[bool](b, `!!document.querySelector("#log img") || "__pwned" in window`) {
+			t.Errorf("%s: a payload's markup ran", when)
+		}
+		if lines := eval[[]string](b, `[...document.querySelectorAll("#log li.status-line")].map(li => li.textContent)`); len(lines) != 1 ||
+			!strings.Contains(lines[0], "Fix CI: test") {
+			t.Errorf("%s: status lines %q, want the follow-up task's alone (a card shows as a line too?)", when, lines)
 		}
 		if eval[bool](b, `!document.querySelector("#log li.gh-event.bad .gh-state.bad")`) {
 			t.Errorf("%s: the failed check is not marked failing", when)
