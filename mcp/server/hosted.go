@@ -56,6 +56,12 @@ type HostedConfig struct {
 	// server's are in PostgreSQL: any task replays them).
 	Events   mcpserver.EventStore
 	Sessions SessionStore
+	// Watch, when set, rings when session id's saved state changes, on
+	// whichever task saved it (the poll server's is the notify hub's
+	// channel of the session): the task holding the session's stream then
+	// reads its resource subscriptions again at once, else within
+	// followRecheck.
+	Watch func(ctx context.Context, id string) (ring <-chan struct{}, stop func(), err error)
 	// Origins are the origins, besides the endpoint's own, whose pages
 	// may call it; any other Origin is refused (DNS rebinding).
 	Origins []string
@@ -106,9 +112,6 @@ type Hosted struct {
 
 	mu    sync.Mutex
 	built map[string]*hostedSession
-	// followers tell each session's stream on this task that its
-	// subscriptions changed (follow).
-	followers map[string]chan struct{}
 }
 
 // hostedSession is a session's server on this task.
@@ -135,7 +138,7 @@ func NewHosted(cfg HostedConfig) (*Hosted, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	h := &Hosted{cfg: cfg, log: cfg.Logger, built: map[string]*hostedSession{}, followers: map[string]chan struct{}{}}
+	h := &Hosted{cfg: cfg, log: cfg.Logger, built: map[string]*hostedSession{}}
 	// The table is the local server's: built once here for its
 	// declarations, then each call runs the handler of the same name on
 	// the session's own server.
@@ -538,7 +541,6 @@ func (h *Hosted) server(ctx context.Context) (*Server, error) {
 	cfg.Hosted.Bearer = func() string { return *built.token.Load() }
 	if saved {
 		cfg.Hosted.Instance = stableInstance(id)
-		cfg.Hosted.Subscribed = func() { h.poke(id) }
 	}
 	s := newServer(cfg)
 	s.mcp = h.mcp

@@ -16,9 +16,10 @@ import (
 )
 
 // followRecheck is how often a session's stream rereads the session's
-// subscriptions, which a request on another task may have changed (one
-// on this task says so at once).
-const followRecheck = 5 * time.Second
+// subscriptions unrung: a change rings HostedConfig.Watch at once, and
+// this only bounds one whose ring was lost (the listener reconnecting),
+// or every change where nothing rings.
+const followRecheck = time.Minute
 
 // followStream starts, for a GET of a session (its standalone stream),
 // what sends that session's resource updates on it; the returned func
@@ -61,17 +62,17 @@ func (h *Hosted) follow(ctx context.Context, id, token string) {
 		h.log.Warn("hosted MCP: the session's subscriptions not followed", "error", err)
 		return
 	}
-	poke := make(chan struct{}, 1)
-	h.mu.Lock()
-	h.followers[id] = poke
-	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		if h.followers[id] == poke {
-			delete(h.followers, id)
+	// Listening before the first read: a change saved after it rings.
+	var ring <-chan struct{}
+	if h.cfg.Watch != nil {
+		r, stop, err := h.cfg.Watch(ctx, id)
+		if err != nil {
+			h.log.Warn("hosted MCP: the session's changes not watched; read again each minute", "error", err)
+		} else {
+			defer stop()
+			ring = r
 		}
-		h.mu.Unlock()
-	}()
+	}
 
 	var mu sync.Mutex
 	uris := map[string][]string{} // the subscribed URIs, by room
@@ -151,22 +152,8 @@ func (h *Hosted) follow(ctx context.Context, id, token string) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-poke:
+		case <-ring:
 		case <-time.After(followRecheck):
-		}
-	}
-}
-
-// poke tells the stream of session id on this task, if any, that the
-// session's subscriptions changed.
-func (h *Hosted) poke(id string) {
-	h.mu.Lock()
-	poke := h.followers[id]
-	h.mu.Unlock()
-	if poke != nil {
-		select {
-		case poke <- struct{}{}:
-		default:
 		}
 	}
 }

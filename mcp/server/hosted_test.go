@@ -38,7 +38,14 @@ func newHosted(t *testing.T, b *backend) string {
 // on every SSE event.
 func newHostedOn(t *testing.T, b *backend) *Hosted {
 	t.Helper()
-	h, err := NewHosted(HostedConfig{APIURL: b.url, Sessions: b.svc.Store, Events: mcpserver.NewInMemoryEventStore()})
+	h, err := NewHosted(HostedConfig{APIURL: b.url, Sessions: b.svc.Store, Events: mcpserver.NewInMemoryEventStore(),
+		Watch: func(ctx context.Context, id string) (<-chan struct{}, func(), error) {
+			sub, err := b.svc.Hub.Subscribe(ctx, b.svc.Store.MCPSessionChannel(id))
+			if err != nil {
+				return nil, nil, err
+			}
+			return sub.C(), sub.Close, nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

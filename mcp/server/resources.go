@@ -263,9 +263,6 @@ func (s *Server) subscribe(ctx context.Context, uri string, on bool) {
 		}
 		return nil
 	})
-	if s.cfg.Hosted.Subscribed != nil {
-		s.cfg.Hosted.Subscribed()
-	}
 }
 
 // stopWatching stops following the joined room: no more resource

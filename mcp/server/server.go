@@ -96,9 +96,6 @@ type Hosting struct {
 	// Vouch gives the wire.VouchedAddressHeader of the agent behind a
 	// request's context, "" for none (apiclient.Config.Vouch).
 	Vouch func(ctx context.Context) string
-	// Subscribed, when set, is told that the session's resource
-	// subscriptions changed (Hosted.follow rereads them).
-	Subscribed func()
 }
 
 // LoadConfig reads the environment, naming the variable at fault.

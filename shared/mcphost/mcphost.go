@@ -33,7 +33,7 @@ import (
 // API's public URL, or "" where the API is served on the endpoint's own
 // origin.
 func New(svc *service.Service, apiURL, pollURL, authServer string) (*server.Hosted, error) {
-	return server.NewHosted(server.HostedConfig{APIURL: apiURL, PollURL: pollURL, Sessions: svc.Store, Events: events{svc.Store},
+	return server.NewHosted(server.HostedConfig{APIURL: apiURL, PollURL: pollURL, Sessions: svc.Store, Events: events{svc.Store}, Watch: watch(svc),
 		Origins: svc.Config.Origins(), Logger: svc.Logger, RequireAuth: svc.Config.MCPAuthRequired, AuthServer: authServer,
 		Verify:        svc.Auth.BearerPrincipal,
 		ClientAddress: ClientAddress(svc.Config.ProxyHops), Vouch: func(ctx context.Context, addr string) (string, error) {
@@ -97,4 +97,20 @@ func (e events) ReplayEventsAfter(ctx context.Context, sessionID, lastEventID st
 
 func (e events) PurgeSession(ctx context.Context, sessionID string) error {
 	return e.store.PurgeMCPEvents(ctx, sessionID)
+}
+
+// watch rings when a hosted session's saved state changes, on any task:
+// the notify hub's channel of the session, which SaveSessionState rings.
+// nil where the service runs no hub (it serves no long-polls).
+func watch(svc *service.Service) func(ctx context.Context, id string) (<-chan struct{}, func(), error) {
+	if svc.Hub == nil {
+		return nil
+	}
+	return func(ctx context.Context, id string) (<-chan struct{}, func(), error) {
+		sub, err := svc.Hub.Subscribe(ctx, svc.Store.MCPSessionChannel(id))
+		if err != nil {
+			return nil, nil, err
+		}
+		return sub.C(), sub.Close, nil
+	}
 }

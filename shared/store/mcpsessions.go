@@ -53,9 +53,13 @@ func (s *Store) SessionState(ctx context.Context, id string) (data []byte, found
 	return data, true, nil
 }
 
-// SaveSessionState replaces session id's state document.
+// SaveSessionState replaces session id's state document and rings
+// MCPSessionChannel(id), so that a task holding the session's stream
+// reads it again (its resource subscriptions may have changed).
 func (s *Store) SaveSessionState(ctx context.Context, id string, data []byte) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE mcp_sessions SET state = $2::jsonb, used_at = now() WHERE id = $1`, id, string(data)); err != nil {
+	if _, err := s.pool.Exec(ctx, `
+		WITH saved AS (UPDATE mcp_sessions SET state = $2::jsonb, used_at = now() WHERE id = $1 RETURNING id)
+		SELECT pg_notify($3, '') FROM saved`, id, string(data), s.MCPSessionChannel(id)); err != nil {
 		return fmt.Errorf("save MCP session state: %w", err)
 	}
 	return nil

@@ -42,6 +42,10 @@ func New(pool *pgxpool.Pool) *Store {
 // name is a hash; listeners must quote it like any identifier.
 func (s *Store) RoomChannel(roomID string) string { return s.channel("room_", roomID) }
 
+// MCPSessionChannel returns the NOTIFY channel rung when a hosted MCP
+// session's saved state changed (SaveSessionState).
+func (s *Store) MCPSessionChannel(id string) string { return s.channel("mcps_", id) }
+
 // AccountAccessChannel returns the NOTIFY channel rung when what an
 // account's connections may see may have changed: one of its browser
 // sessions or agent sessions ended, it signed in again, or GitHub said
