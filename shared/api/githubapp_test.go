@@ -97,6 +97,17 @@ func TestLeaseCheckModes(t *testing.T) {
 	}
 }
 
+// acceptedTask is a task of appRoom that w proposed, accepted as the
+// room's admin would accept it, so that w may claim it.
+func (e *env) acceptedTask(t *testing.T, w session) string {
+	t.Helper()
+	task := e.as(t, w.owner, http.MethodPost, "/rooms/"+appRoom+"/tasks", `{"title": "Ship widgets"}`).want(t, 201, "").str("id")
+	if _, err := e.db.Pool.Exec(t.Context(), `UPDATE tasks SET status = 'accepted' WHERE room_id = $1`, appRoom); err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
 // The check follows the lease between pushes: passing while a worker's
 // claim leases the branch, failing once the lease is released, passing
 // again once it is claimed again; one installation token serves all
@@ -105,10 +116,7 @@ func TestLeaseCheckFlips(t *testing.T) {
 	t.Parallel()
 	e := newAppEnv(t, "checks")
 	w := e.worker(t, appRoom, "Builder")
-	task := e.as(t, w.owner, http.MethodPost, "/rooms/"+appRoom+"/tasks", `{"title": "Ship widgets"}`).want(t, 201, "").str("id")
-	if _, err := e.db.Pool.Exec(t.Context(), `UPDATE tasks SET status = 'accepted' WHERE room_id = $1`, appRoom); err != nil {
-		t.Fatal(err)
-	}
+	task := e.acceptedTask(t, w)
 	claim := func() string {
 		t.Helper()
 		r := e.as(t, w.owner, http.MethodPatch, "/rooms/"+appRoom+"/tasks/"+task, `{"status": "assigned", `+w.creds()+`}`).want(t, 200, "")
@@ -169,10 +177,7 @@ func TestLeaseCheckProtectedBranches(t *testing.T) {
 	t.Parallel()
 	e := newAppEnv(t, "checks")
 	w := e.worker(t, appRoom, "Builder")
-	task := e.as(t, w.owner, http.MethodPost, "/rooms/"+appRoom+"/tasks", `{"title": "Ship widgets"}`).want(t, 201, "").str("id")
-	if _, err := e.db.Pool.Exec(t.Context(), `UPDATE tasks SET status = 'accepted' WHERE room_id = $1`, appRoom); err != nil {
-		t.Fatal(err)
-	}
+	task := e.acceptedTask(t, w)
 	e.as(t, w.owner, http.MethodPatch, "/rooms/"+appRoom+"/tasks/"+task, `{"status": "assigned", `+w.creds()+`}`).want(t, 200, "")
 	for i, head := range []string{"main", "Master", "staging", "production"} {
 		// Whatever the board says, the lease names this branch.

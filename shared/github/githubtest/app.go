@@ -129,13 +129,7 @@ func (s *Server) TokensMinted(id int64) int {
 func (s *Server) CheckRuns(repo string) []CheckRun {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []CheckRun
-	for _, r := range s.appLocked().runs {
-		if strings.EqualFold(r.Repo, repo) {
-			out = append(out, r)
-		}
-	}
-	return out
+	return ofRepo(s.appLocked().runs, repo, func(r CheckRun) string { return r.Repo })
 }
 
 // Comments are the comments the App wrote on repo's issues and pull
@@ -143,10 +137,15 @@ func (s *Server) CheckRuns(repo string) []CheckRun {
 func (s *Server) Comments(repo string) []IssueComment {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []IssueComment
-	for _, c := range s.appLocked().comments {
-		if strings.EqualFold(c.Repo, repo) {
-			out = append(out, c)
+	return ofRepo(s.appLocked().comments, repo, func(c IssueComment) string { return c.Repo })
+}
+
+// ofRepo are the writes of all that were on repo (any case), in order.
+func ofRepo[T any](all []T, repo string, repoOf func(T) string) []T {
+	var out []T
+	for _, w := range all {
+		if strings.EqualFold(repoOf(w), repo) {
+			out = append(out, w)
 		}
 	}
 	return out
