@@ -287,11 +287,17 @@ func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) 
 	if s.turnEnded(b.ctx, c, false) {
 		return
 	}
-	s.flush(b.ctx)
+	// Once the connection has ended, what the stream holds waits for the
+	// ending (lost), which carries it: the starter may be telling the
+	// room at this moment, and a post of the worker at work must not
+	// land after it.
+	if c.Err() == nil {
+		s.flush(b.ctx)
+	}
 	tick := b.clock.After(tickEvery)
 	var due <-chan time.Time
 	for {
-		if due == nil {
+		if due == nil && c.Err() == nil {
 			if d, ok := s.due(); ok {
 				due = b.clock.After(d)
 			}
@@ -308,7 +314,9 @@ func (b *Bridges) stream(live state.CodexLiveSession, agent state.AgentSession) 
 			}
 		case <-due:
 			due = nil
-			s.flush(b.ctx)
+			if c.Err() == nil {
+				s.flush(b.ctx)
+			}
 		case <-tick:
 			if !following && s.follow(b.ctx, c) == nil {
 				following = true
@@ -673,6 +681,19 @@ func (s *streamer) end(ctx context.Context, o outcome) {
 	e.finish(ctx, live, agent, s.reasoningID, held, s.seq+1, o)
 }
 
+// ended reports whether the live session has ended: whoever claimed the
+// ending (this stream or the starter) tells the room, and nothing of the
+// worker at work is posted after it (what is held then is dropped: the
+// ending was told without it).
+func (s *streamer) ended() bool {
+	st, err := s.b.cfg.State.Load()
+	if err != nil {
+		return false
+	}
+	l, ok := st.CodexLiveSessions[s.live.SessionID]
+	return ok && l.EndedAt != ""
+}
+
 // queue holds a reasoning summary for a coming post.
 func (s *streamer) queue(summary string) {
 	summary = strings.TrimSpace(summary)
@@ -725,6 +746,10 @@ func (s *streamer) flush(ctx context.Context) {
 	}
 	r := s.b.cfg.Reasoning
 	if len(s.pending) == 0 || r == nil || (!s.lastPost.IsZero() && now.Sub(s.lastPost) < postGap) {
+		return
+	}
+	if s.ended() {
+		s.pending = nil
 		return
 	}
 	var parts []string
@@ -789,6 +814,9 @@ func (s *streamer) report(ctx context.Context, method string) {
 		return
 	}
 	s.nextMethod = ""
+	if s.ended() {
+		return
+	}
 	s.lastNative = now
 	s.seq++
 	ctx, cancel := context.WithTimeout(ctx, postTimeout)

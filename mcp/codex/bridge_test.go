@@ -441,6 +441,49 @@ func TestEndings(t *testing.T) {
 	}
 }
 
+// TestNothingAfterTheEnding: once another process (the starter, seeing
+// the app-server killed) has told the room the session ended, what the
+// stream still holds is not posted after it, and nothing is left waiting
+// to be (a stream that kept it would wake for it again and again).
+func TestNothingAfterTheEnding(t *testing.T) {
+	t.Parallel()
+	b, room, clk, _, live := bridgeEnv(t, "ws://127.0.0.1:1", true)
+	s := newStreamer(b, live, worker)
+	ctx := context.Background()
+	s.handle(ctx, reasoningDone("r1", "**Busy**"))
+	clk.Advance(100 * time.Millisecond)
+	s.handle(ctx, reasoningDone("r2", "**Held**"))
+	if _, waits := s.due(); !waits {
+		t.Fatal("nothing held before the ending")
+	}
+	e := b.ender()
+	o := exitOutcome(errors.New("signal: killed"))
+	l, a, ok, err := e.claim(ctx, live.SessionID, o)
+	if err != nil || !ok {
+		t.Fatalf("claim = %v, %v", ok, err)
+	}
+	e.finish(ctx, l, a, "", nil, 1, o)
+	room.mu.Lock()
+	posts, activity := len(room.posts), len(room.activity)
+	room.mu.Unlock()
+
+	clk.Advance(postGap)
+	s.flush(ctx)
+	s.report(ctx, HeartbeatMethod)
+
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	if len(room.posts) != posts || len(room.activity) != activity {
+		t.Errorf("posted after the ending: posts %+v, activity %+v", room.posts[posts:], room.activity[activity:])
+	}
+	if final := room.posts[len(room.posts)-1]; final.Status != blocked || !strings.Contains(final.Summary, "killed") {
+		t.Errorf("final post %+v, want the ending", final)
+	}
+	if d, waits := s.due(); waits {
+		t.Errorf("still waiting to post in %v after the ending", d)
+	}
+}
+
 // TestBridgeStreams: a registering Codex worker binds to its room's live
 // session, follows its thread on the app-server, posts what it thought
 // before it registered, reports what happens there, beats after 15 s of
