@@ -41,47 +41,16 @@ func (s *Store) Take(ctx context.Context, kind, key string, perMinute int, now t
 // in the five parameters from $first on; it returns allowed, empty_at and
 // inserted (a new bucket).
 func takeSQL(first int, cond string) string {
-	kind, key, full, every, now := takeParams(first)
+	p := func(i int) string { return fmt.Sprintf("$%d", first+i) }
+	kind, key, full, every, now := p(0), p(1), p(2)+"::timestamptz", p(3)+"::interval", p(4)+"::timestamptz"
 	return `
 		INSERT INTO rate_buckets AS b (kind, key, empty_at, allowed)
 		SELECT ` + kind + `, ` + key + `, ` + full + ` + ` + every + `, true WHERE ` + cond + `
-		ON CONFLICT (kind, key) DO UPDATE SET ` + takeSet("b", full, every, now) + `
+		ON CONFLICT (kind, key) DO UPDATE SET
+			empty_at = CASE WHEN greatest(b.empty_at, ` + full + `) + ` + every + ` <= ` + now + `
+				THEN greatest(b.empty_at, ` + full + `) + ` + every + ` ELSE b.empty_at END,
+			allowed = greatest(b.empty_at, ` + full + `) + ` + every + ` <= ` + now + `
 		RETURNING allowed, empty_at, xmax = 0 AS inserted`
-}
-
-// takeUnlessBusySQL is takeSQL as common table expressions for a
-// statement that does more than take, ending in one named take: it holds
-// no row, taking nothing, when the bucket does not exist yet or another
-// transaction holds its row. A statement that took the token holds the
-// row until it commits, so a take that waited would have every send from
-// one address take turns through the whole send; the caller takes the
-// token on its own then (Take), which holds the row only for the take
-// and creates the bucket.
-func takeUnlessBusySQL(first int, cond string) string {
-	kind, key, full, every, now := takeParams(first)
-	return `free_bucket AS (
-			SELECT kind, key FROM rate_buckets WHERE ` + cond + ` AND kind = ` + kind + ` AND key = ` + key + `
-			FOR UPDATE SKIP LOCKED
-		), take AS (
-			UPDATE rate_buckets b SET ` + takeSet("b", full, every, now) + `
-			FROM free_bucket f WHERE b.kind = f.kind AND b.key = f.key
-			RETURNING b.allowed, b.empty_at
-		)`
-}
-
-// takeParams are the SQL of takeSQL's five parameters from $first on.
-func takeParams(first int) (kind, key, full, every, now string) {
-	p := func(i int) string { return fmt.Sprintf("$%d", first+i) }
-	return p(0), p(1), p(2) + "::timestamptz", p(3) + "::interval", p(4) + "::timestamptz"
-}
-
-// takeSet is the SET of a take from bucket row b: a token is there when
-// the bucket was empty (or full) one interval ago.
-func takeSet(b, full, every, now string) string {
-	next := `greatest(` + b + `.empty_at, ` + full + `) + ` + every
-	return `
-			empty_at = CASE WHEN ` + next + ` <= ` + now + ` THEN ` + next + ` ELSE ` + b + `.empty_at END,
-			allowed = ` + next + ` <= ` + now
 }
 
 // takeWait is Take's answer from what takeSQL returned: 0 when a token

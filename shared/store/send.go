@@ -79,14 +79,6 @@ type Sent struct {
 // limit it still counts: the token is taken, and the session touched,
 // whatever the verdict.
 //
-// While another send from the same address holds the rate bucket's row,
-// the statement takes nothing and sends nothing; the token is then taken
-// on its own and the statement runs again without a take (three round
-// trips, for sends that overlap from one address): a take inside the
-// statement holds the row until the message commits, so waiting there
-// would have every agent behind one address take turns through the whole
-// send.
-//
 // A repeat of a ClientMessageID sends nothing and reads the message of
 // that id (a second round trip, for repeats only). A repeat that raced
 // the first send to the id's unique index failed whole, taking no token:
@@ -94,14 +86,14 @@ type Sent struct {
 func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 	m := in.Message
 	var out Sent
-	var takeArgs [5]any
+	var takeArgs [6]any
 	var every time.Duration
 	if t := in.Take; t != nil {
 		if t.PerMinute < 1 {
 			return out, fmt.Errorf("take a rate-limit token: perMinute %d is not positive", t.PerMinute)
 		}
 		every = time.Minute / time.Duration(t.PerMinute)
-		takeArgs = [5]any{t.Kind, t.Key, t.Now.Add(-time.Minute), every, t.Now}
+		takeArgs = [6]any{t.Kind, t.Key, t.Now.Add(-time.Minute), every, t.Now, t.Now.Add(-staleBuckets)}
 	}
 	var hash, ownerHash any
 	if in.SessionTokenHash != nil {
@@ -110,32 +102,24 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 	if in.OwnerTokenHash != nil {
 		ownerHash = in.OwnerTokenHash
 	}
-	base := sendArgs(s, m)
-	args := append(append(base, takeArgs[:]...), hash, in.SessionID, in.Now, in.AccountID, in.Label, in.Display,
+	args := append(append(sendArgs(s, m), takeArgs[:]...), hash, in.SessionID, in.Now, in.AccountID, in.Label, in.Display,
 		in.Owner, in.ViaOwnerToken, in.NameFree, ownerHash, letagents.MaxSenderBytes)
-	run := func() (row sendRow, err error) {
-		for range 2 {
-			if row, err = queryOne[sendRow](ctx, s.pool, sendCheckedSQL, args...); pgCode(err) != uniqueViolation || m.ClientMessageID == "" {
-				break
-			}
+	var row sendRow
+	var err error
+	for range 2 {
+		if row, err = queryOne[sendRow](ctx, s.pool, sendCheckedSQL, args...); pgCode(err) != uniqueViolation || m.ClientMessageID == "" {
+			break
 		}
-		return row, err
-	}
-	row, err := run()
-	if t := in.Take; err == nil && t != nil && row.TakeAllowed == nil {
-		// Another send from the address held the bucket: the token is
-		// taken on its own, and the send goes without a take.
-		if out.Wait, err = s.Take(ctx, t.Kind, t.Key, t.PerMinute, t.Now); err != nil || out.Wait > 0 {
-			out.Owner = row.owner()
-			return out, err
-		}
-		clear(args[len(base) : len(base)+len(takeArgs)])
-		row, err = run()
 	}
 	if err != nil {
 		return out, fmt.Errorf("send message: %w", err)
 	}
-	out.Owner = row.owner()
+	if row.OwnerAccountID != nil {
+		out.Owner = &OwnerToken{TokenID: *row.OwnerTokenID, Account: letagents.Account{ID: *row.OwnerAccountID,
+			Provider: *row.OwnerProvider, ProviderUserID: *row.OwnerProviderUserID, Login: *row.OwnerLogin,
+			DisplayName: *row.OwnerDisplayName, AvatarURL: *row.OwnerAvatarURL, CreatedAt: *row.OwnerCreatedAt,
+			UpdatedAt: *row.OwnerUpdatedAt}}
+	}
 	if row.TakeAllowed != nil {
 		if out.Wait = takeWait(*row.TakeAllowed, *row.TakeEmptyAt, every, in.Take.Now); out.Wait > 0 {
 			return out, nil
@@ -160,14 +144,13 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 }
 
 // sendCheckedSQL is Store.Send's statement: sendSQL's $1…$11 (sendArgs),
-// then $12…$16 the take (takeSQL's five, a null kind for none; take
-// holds no row when the bucket was missing or busy, and then nothing is
-// sent), $17 the session token's hash (null: no session), $18
-// the session id given, $19 now, $20 the account, $21…$23 the label and
-// its display and owner parts, $24 whether an owner token signed the
-// caller in, $25 whether the name was found free, $26 the owner token's
+// then $12…$17 the take (takeSQL's five, a null kind for none, and the
+// purge's bound), $18 the session token's hash (null: no session), $19
+// the session id given, $20 now, $21 the account, $22…$24 the label and
+// its display and owner parts, $25 whether an owner token signed the
+// caller in, $26 whether the name was found free, $27 the owner token's
 // hash when the caller left it to the statement (its account then stands
-// for $20: caller), $27 letagents.MaxSenderBytes.
+// for $21: caller), $28 letagents.MaxSenderBytes.
 //
 // The session is touched only past the rate limit, as when the take was
 // its own statement, and only for an owner token that signs someone in.
@@ -178,35 +161,36 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 var sendCheckedSQL = `
 	WITH owner AS (
 		SELECT ` + accountColumns + `, t.id AS token_id FROM owner_tokens t JOIN accounts a ON a.id = t.account_id
-		WHERE $26::bytea IS NOT NULL AND t.token_hash = $26
+		WHERE $27::bytea IS NOT NULL AND t.token_hash = $27
 	), caller AS (
-		SELECT CASE WHEN $26::bytea IS NULL THEN $20::bigint ELSE coalesce((SELECT id FROM owner), 0) END AS account,
-			$26::bytea IS NULL OR EXISTS (SELECT 1 FROM owner) AS signed
-	), ` + takeUnlessBusySQL(12, "$12::text IS NOT NULL") + `, taking AS (
-		SELECT $12::text IS NULL OR coalesce((SELECT allowed FROM take), false) AS allowed
+		SELECT CASE WHEN $27::bytea IS NULL THEN $21::bigint ELSE coalesce((SELECT id FROM owner), 0) END AS account,
+			$27::bytea IS NULL OR EXISTS (SELECT 1 FROM owner) AS signed
+	), take AS (` + takeSQL(12, "$12::text IS NOT NULL") + `
+	), purge AS (
+		DELETE FROM rate_buckets WHERE empty_at < $17 AND EXISTS (SELECT 1 FROM take WHERE inserted)
 	), sess AS (
-		UPDATE agent_sessions SET last_seen_at = greatest(last_seen_at, $19)
-		WHERE $17::bytea IS NOT NULL AND token_hash = $17 AND (SELECT allowed FROM taking)
+		UPDATE agent_sessions SET last_seen_at = greatest(last_seen_at, $20)
+		WHERE $18::bytea IS NOT NULL AND token_hash = $18 AND coalesce((SELECT allowed FROM take), true)
 			AND (SELECT signed FROM caller)
 		RETURNING id, room_id, owner_account_id, session_kind, actor_label, ended_at
-	), claim AS (` + claimSQL("$1", "$21", "(SELECT account FROM caller)", "$22", "$23") + ` AND $17::bytea IS NULL
+	), claim AS (` + claimSQL("$1", "$22", "(SELECT account FROM caller)", "$23", "$24") + ` AND $18::bytea IS NULL
 	), verdict AS (
-		SELECT (SELECT allowed FROM taking) AS allowed,
+		SELECT coalesce((SELECT allowed FROM take), true) AS allowed,
 			c.session AS claim_session, c.others AS claim_others, c.agent AS claim_agent,
 			EXISTS (SELECT 1 FROM rooms WHERE id = $1) AS room_found,
 			($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND seq = $5 AND ` + visible + `)) AS parent_found,
 			($8::text IS NOT NULL AND EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND client_message_id = $8)) AS repeat
 		FROM claim c
 	), ` + sendSQL(sendParts{
-	sender: `CASE WHEN $17::bytea IS NULL THEN $2 ELSE (SELECT actor_label FROM sess) END`,
-	source: `CASE WHEN $17::bytea IS NOT NULL THEN '` + letagents.SourceAgent + `'
-		WHEN $24 AND NOT (SELECT claim_session OR claim_agent FROM verdict) THEN NULL ELSE $4 END`,
-	publisher: `CASE WHEN $17::bytea IS NULL THEN $7::bigint ELSE (SELECT id FROM sess) END`,
+	sender: `CASE WHEN $18::bytea IS NULL THEN $2 ELSE (SELECT actor_label FROM sess) END`,
+	source: `CASE WHEN $18::bytea IS NOT NULL THEN '` + letagents.SourceAgent + `'
+		WHEN $25 AND NOT (SELECT claim_session OR claim_agent FROM verdict) THEN NULL ELSE $4 END`,
+	publisher: `CASE WHEN $18::bytea IS NULL THEN $7::bigint ELSE (SELECT id FROM sess) END`,
 	cond: `EXISTS (SELECT 1 FROM verdict v, caller WHERE v.allowed AND caller.signed AND v.room_found AND v.parent_found AND NOT v.repeat AND CASE
-		WHEN $17::bytea IS NOT NULL THEN EXISTS (SELECT 1 FROM sess WHERE id = $18 AND owner_account_id = caller.account AND room_id = $1
+		WHEN $18::bytea IS NOT NULL THEN EXISTS (SELECT 1 FROM sess WHERE id = $19 AND owner_account_id = caller.account AND room_id = $1
 			AND ended_at IS NULL AND session_kind = '` + letagents.SessionWorker + `'
-			AND octet_length(actor_label) <= $27 AND actor_label !~ '^\s*$' AND NOT ` + reservedSQL("actor_label") + `)
-		ELSE NOT (v.claim_others AND NOT v.claim_session) AND (v.claim_session OR v.claim_agent OR (NOT $24 AND $25) OR ($24 AND $23 = ''))
+			AND octet_length(actor_label) <= $28 AND actor_label !~ '^\s*$' AND NOT ` + reservedSQL("actor_label") + `)
+		ELSE NOT (v.claim_others AND NOT v.claim_session) AND (v.claim_session OR v.claim_agent OR (NOT $25 AND $26) OR ($25 AND $24 = ''))
 		END)`,
 }) + `
 	SELECT t.allowed AS take_allowed, t.empty_at AS take_empty_at,
@@ -234,18 +218,6 @@ func reservedSQL(expr string) string {
 	}
 	return `(` + key(expr) + ` = '` + letagents.SystemSender + `' OR ` +
 		key(`substring(`+expr+` from '^[^|(]*')`) + ` = '` + letagents.SystemSender + `')`
-}
-
-// owner is the account the statement found for Send.OwnerTokenHash, nil
-// for none.
-func (r sendRow) owner() *OwnerToken {
-	if r.OwnerAccountID == nil {
-		return nil
-	}
-	return &OwnerToken{TokenID: *r.OwnerTokenID, Account: letagents.Account{ID: *r.OwnerAccountID,
-		Provider: *r.OwnerProvider, ProviderUserID: *r.OwnerProviderUserID, Login: *r.OwnerLogin,
-		DisplayName: *r.OwnerDisplayName, AvatarURL: *r.OwnerAvatarURL, CreatedAt: *r.OwnerCreatedAt,
-		UpdatedAt: *r.OwnerUpdatedAt}}
 }
 
 // Refusal is why a send whose session or claims the caller found good

@@ -2,16 +2,13 @@ package store_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
-	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
-	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // TestSendVerdicts holds Store.Send's one statement to what the checks
@@ -215,69 +212,5 @@ func TestSendTakesItsToken(t *testing.T) {
 	}
 	if !a.LastSeenAt.Equal(take.Now) {
 		t.Errorf("last seen %v; want %v, the last send the rate let through", a.LastSeenAt, take.Now)
-	}
-}
-
-// TestSendsFromOneAddressOverlap: sends from one address do not take
-// turns through each other's whole send. The first (A) takes its token
-// in its statement and is held at its room's row before it commits; the
-// next (B) finds the bucket busy, takes its token on its own once A is
-// through, and is held at its own room; a third (C) is sent meanwhile:
-// B holds no bucket while its message waits. Every send spends exactly
-// one token.
-func TestSendsFromOneAddressOverlap(t *testing.T) {
-	t.Parallel()
-	d := pgtest.New(t)
-	s := store.New(d.Pool)
-	ctx := context.Background()
-	now := testNow()
-	const roomA, roomB, free = "overlap-a", "overlap-b", "overlap-free"
-	for _, room := range []string{roomA, roomB, free} {
-		if _, _, err := s.EnsureRoom(ctx, room); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send := func(ctx context.Context, room string) (store.Sent, error) {
-		return s.Send(ctx, store.Send{Message: letagents.NewMessage{RoomID: room, Sender: "ann", Text: "hi"}, Label: "ann",
-			NameFree: true, Now: now, Take: &store.RateTake{Kind: "send", Key: "198.51.100.9", PerMinute: 4, Now: now}})
-	}
-	sent := func(room string) <-chan error {
-		done := make(chan error, 1)
-		go func() {
-			out, err := send(ctx, room)
-			if err == nil && !out.Created {
-				err = fmt.Errorf("not sent: %+v", out)
-			}
-			done <- err
-		}()
-		return done
-	}
-	// The bucket exists: the first send from an address creates it on
-	// its own.
-	if out, err := send(ctx, free); err != nil || !out.Created {
-		t.Fatalf("first send = %+v, %v", out, err)
-	}
-	releaseA := d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, roomA)
-	releaseB := d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, roomB)
-	a := sent(roomA)
-	d.AwaitLockWaiters(t, 1)
-	b := sent(roomB)
-	d.AwaitLockWaiters(t, 2) // B waits for A's hold on the bucket
-	releaseA()
-	if err := testwait.Recv(t, "A", a); err != nil {
-		t.Fatalf("A: %v", err)
-	}
-	d.AwaitLockWaiters(t, 1) // B, at its room
-	bounded, cancel := context.WithTimeout(ctx, testwait.Bound)
-	defer cancel()
-	if out, err := send(bounded, free); err != nil || !out.Created || out.Wait != 0 {
-		t.Fatalf("C, while B waits at its room = %+v, %v; want sent", out, err)
-	}
-	releaseB()
-	if err := testwait.Recv(t, "B", b); err != nil {
-		t.Fatalf("B: %v", err)
-	}
-	if out, err := send(ctx, free); err != nil || out.Created || out.Wait != 15*time.Second {
-		t.Fatalf("fifth send = %+v, %v; want refused, 15 s to wait: each send spent one token", out, err)
 	}
 }
