@@ -132,14 +132,18 @@ func waitFor(ctx context.Context, what string, timeout time.Duration, check func
 	return nil
 }
 
-// pollRoom returns a pollFunc long-polling room on base from cursor on,
-// moving the cursor past what each answer brings.
-func pollRoom(client *http.Client, base, room string, cursor int64) pollFunc {
+// pollRoom returns a pollFunc long-polling room on base from cursor on
+// with headers h (nil: none), moving the cursor past what each answer
+// brings.
+func pollRoom(client *http.Client, base, room string, cursor int64, h http.Header) pollFunc {
 	return func(ctx context.Context) (time.Time, bool, error) {
 		u := fmt.Sprintf("%s/rooms/%s/messages/poll?after=%s&timeout=60000", base, url.PathEscape(room), letagents.MessageID(cursor))
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
 			return time.Time{}, false, err
+		}
+		for k, v := range h {
+			req.Header[k] = v
 		}
 		resp, err := client.Do(req)
 		if err != nil {

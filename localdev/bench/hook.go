@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/wire"
 )
 
 // hookRoom is the room of the hook rows' agent session.
@@ -225,6 +227,18 @@ func (b *bench) hookSession(ctx context.Context, statePath, runtimeKey, apiURL s
 		return fmt.Errorf("save the hook's session: %w", err)
 	}
 	return nil
+}
+
+// agentHeaders registers a worker session of account login in room
+// (registerWorker) and answers the headers an agent calls with as it:
+// its owner's bearer token and the session's credentials.
+func (b *bench) agentHeaders(ctx context.Context, room, login string) (http.Header, error) {
+	a, owner, token, err := b.registerWorker(ctx, room, login, "Agent", time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return http.Header{"Authorization": {"Bearer " + owner},
+		wire.SessionIDHeader: {letagents.WireID(letagents.AgentSessionPrefix, a.ID)}, wire.SessionTokenHeader: {token}}, nil
 }
 
 // registerWorker makes an account login with an owner token, its agent

@@ -57,13 +57,22 @@ func (b *bench) latencyCase(ctx context.Context, c latCase) error {
 		}
 		cursors[i] = room.LastSeq
 	}
+	headers := make([]http.Header, c.W)
+	if c.agent {
+		for i := range c.W {
+			var err error
+			if headers[i], err = b.agentHeaders(ctx, run.names[i%c.R], fmt.Sprintf("bench-waiter-%s-%d", run.names[i%c.R], i)); err != nil {
+				return fmt.Errorf("register waiter %d: %w", i, err)
+			}
+		}
+	}
 	run.cr = startCrowd(ctx, c.W, func(i int) pollFunc {
 		r := i % c.R
 		run.byRoom[r] = append(run.byRoom[r], i)
 		if c.stream {
 			return streamRoom(b.client, b.srv.URL, run.names[r], cursors[r])
 		}
-		return pollRoom(b.client, b.srv.URL, run.names[r], cursors[r])
+		return pollRoom(b.client, b.srv.URL, run.names[r], cursors[r], headers[i])
 	})
 	defer func() {
 		run.cr.stop()
@@ -74,6 +83,9 @@ func (b *bench) latencyCase(ctx context.Context, c latCase) error {
 		})
 	}()
 	subs := subsPerWaiter * c.W
+	if c.agent {
+		subs += c.W // its account's access channel
+	}
 	parked := func() (bool, string, error) {
 		st := b.svc.Hub.Stats()
 		acq := b.pool.Stat().AcquiredConns()
@@ -230,6 +242,10 @@ func (b *bench) latencyRow(c latCase, run *caseRun, elapsed time.Duration) {
 			b.opt.maxConns, run.totalConnsMax, run.poolWaits, run.poolAcquires, ms(run.poolWaitTime), ms(run.acquires.pct(.5)), ms(run.acquires.pct(.99))),
 	}
 	what, name := "send→wake", fmt.Sprintf("Ours: send→wake, W=%d parked in R=%d room%s", c.W, c.R, plural(c.R))
+	if c.agent {
+		what, name = "agent's send→wake", fmt.Sprintf("Ours: send→wake, W=%d agents' long-polls (owner token + worker session) in R=%d room%s",
+			c.W, c.R, plural(c.R))
+	}
 	if c.stream {
 		what, name = "send→event", fmt.Sprintf("Ours: send→event, W=%d open streams in R=%d room%s", c.W, c.R, plural(c.R))
 	}
@@ -312,8 +328,11 @@ type fanKey struct {
 }
 
 func (c latCase) kind() string {
-	if c.stream {
+	switch {
+	case c.stream:
 		return "stream"
+	case c.agent:
+		return "agent-poll"
 	}
 	return "poll"
 }

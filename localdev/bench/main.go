@@ -99,6 +99,11 @@ type options struct {
 type latCase struct {
 	W, R, iters int
 	stream      bool
+	// agent: each waiter long-polls as an agent does, with its owner's
+	// token and its worker session's headers, so that a wake runs the
+	// checks an agent's does (its credential, its session, the delivery
+	// connection it holds and what it surfaced).
+	agent bool
 }
 
 func main() {
@@ -217,6 +222,9 @@ func main() {
 				opt.cases = append(opt.cases, latCase{W: w, R: r, iters: defaultIters(w, r, opt.quick, iters), stream: stream})
 			}
 		}
+	}
+	if slices.Contains(ws, 1) {
+		opt.cases = append(opt.cases, latCase{W: 1, R: 1, iters: defaultIters(1, 1, opt.quick, iters), agent: true})
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -284,7 +284,7 @@ func (b *bench) memoryRun(ctx context.Context, mode string, w int, stream bool) 
 		case mode == "ours" && stream:
 			return streamRoom(client, base, room, cursor)
 		case mode == "ours":
-			return pollRoom(client, base, room, cursor)
+			return pollRoom(client, base, room, cursor, nil)
 		}
 		return pollBare(client, base+"/hold")
 	}

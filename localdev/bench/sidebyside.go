@@ -197,7 +197,7 @@ func (b *bench) vsWake(ctx context.Context, client *http.Client, base string, ro
 	cr := startCrowd(ctx, w, func(i int) pollFunc {
 		r := i % len(rooms)
 		byRoom[r] = append(byRoom[r], i)
-		return pollRoom(client, base, rooms[r], cursors[r])
+		return pollRoom(client, base, rooms[r], cursors[r], nil)
 	})
 	defer func() {
 		cr.stop()

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
-	"github.com/letagents/letagents-go/shared/wire"
 )
 
 // throughput runs n concurrent senders for the configured time four ways:
@@ -26,12 +25,10 @@ func (b *bench) throughput(ctx context.Context) error {
 	workers := make([]http.Header, n)
 	for i := range n {
 		rooms[i] = fmt.Sprintf("bench-room-tp-%d", i)
-		a, owner, token, err := b.registerWorker(ctx, rooms[i], fmt.Sprintf("bench-tp-%d", i), "Sender", time.Now())
-		if err != nil {
+		var err error
+		if workers[i], err = b.agentHeaders(ctx, rooms[i], fmt.Sprintf("bench-tp-%d", i)); err != nil {
 			return err
 		}
-		workers[i] = http.Header{"Authorization": {"Bearer " + owner},
-			wire.SessionIDHeader: {letagents.WireID(letagents.AgentSessionPrefix, a.ID)}, wire.SessionTokenHeader: {token}}
 	}
 	type kind struct {
 		count int

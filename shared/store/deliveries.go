@@ -20,6 +20,10 @@ func (s *Store) RecordSurfaced(ctx context.Context, sessionID int64, roomID stri
 	if len(seqs) == 0 {
 		return nil
 	}
+	// As a take's (TakeUnread), the record commits without waiting for
+	// its flush: a woken long-poll answers only once it is recorded, and
+	// what a crash of the database can lose is the last moment's records,
+	// so that a message may be surfaced again, never lost.
 	_, err := s.pool.Exec(ctx, `
 		WITH ins AS (
 			INSERT INTO message_deliveries (room_id, seq, session_id, surfaced_at, via)
@@ -27,7 +31,8 @@ func (s *Store) RecordSurfaced(ctx context.Context, sessionID int64, roomID stri
 			WHERE m.room_id = $1 AND m.seq = ANY($3) AND m.publisher_session_id IS DISTINCT FROM $2
 			ON CONFLICT DO NOTHING
 		)
-		UPDATE agent_sessions SET delivered_seq = greatest(delivered_seq, $6) WHERE id = $2 AND room_id = $1`,
+		UPDATE agent_sessions SET delivered_seq = greatest(delivered_seq, $6) WHERE id = $2 AND room_id = $1
+		RETURNING set_config('synchronous_commit', 'off', true)`,
 		roomID, sessionID, seqs, now, string(via), slices.Max(seqs))
 	if err != nil {
 		return fmt.Errorf("record surfaced messages: %w", err)

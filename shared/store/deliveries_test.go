@@ -428,10 +428,11 @@ func TestLivenessSeesUnsurfaced(t *testing.T) {
 	}
 }
 
-// TestTakeUnreadDurabilityIsItsOwn: a take commits without waiting for
-// its flush (synchronous_commit off), and that holds for the take's
-// transaction alone: the pooled connection it ran on, the only one here,
-// goes back to the server's setting for whatever runs on it next.
+// TestTakeUnreadDurabilityIsItsOwn: a take, and the record of what a
+// wait surfaced, commit without waiting for their flush
+// (synchronous_commit off), and that holds for their transaction alone:
+// the pooled connection they ran on, the only one here, goes back to the
+// server's setting for whatever runs on it next.
 func TestTakeUnreadDurabilityIsItsOwn(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
@@ -455,8 +456,9 @@ func TestTakeUnreadDurabilityIsItsOwn(t *testing.T) {
 		{"a refused take", "elsewhere", false, true},
 	}
 	for _, tt := range tests {
+		var seq int64
 		if tt.send {
-			send(t, s, "durable", "ann", "news", 0, 0)
+			seq = send(t, s, "durable", "ann", "news", 0, 0).Seq
 		}
 		u, err := s.TakeUnread(ctx, b.ID, tt.room, store.UnreadQuery{Filter: letagents.UnreadAll, Limit: 5}, now)
 		if (err != nil) != tt.wantErr {
@@ -464,6 +466,11 @@ func TestTakeUnreadDurabilityIsItsOwn(t *testing.T) {
 		}
 		if tt.send && len(u.Messages) != 1 {
 			t.Errorf("%s: took %d messages; want 1", tt.name, len(u.Messages))
+		}
+		if tt.send {
+			if err := s.RecordSurfaced(ctx, b.ID, tt.room, []int64{seq}, letagents.ViaWait, now); err != nil {
+				t.Fatalf("%s: record surfaced: %v", tt.name, err)
+			}
 		}
 		var got string
 		if err := pool.QueryRow(ctx, `SHOW synchronous_commit`).Scan(&got); err != nil {
