@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
@@ -428,8 +429,8 @@ func TestLivenessSeesUnsurfaced(t *testing.T) {
 	}
 }
 
-// TestTakeUnreadDurabilityIsItsOwn: a take, and the record of what a
-// wait surfaced, commit without waiting for their flush
+// TestTakeUnreadDurabilityIsItsOwn: a take, the record of what a wait
+// surfaced and a session's touch commit without waiting for their flush
 // (synchronous_commit off), and that holds for their transaction alone:
 // the pooled connection they ran on, the only one here, goes back to the
 // server's setting for whatever runs on it next.
@@ -470,6 +471,9 @@ func TestTakeUnreadDurabilityIsItsOwn(t *testing.T) {
 		if tt.send {
 			if err := s.RecordSurfaced(ctx, b.ID, tt.room, []int64{seq}, letagents.ViaWait, now); err != nil {
 				t.Fatalf("%s: record surfaced: %v", tt.name, err)
+			}
+			if _, err := s.AgentSessionByToken(ctx, auth.HashToken(b.Token), now); err != nil {
+				t.Fatalf("%s: session by token: %v", tt.name, err)
 			}
 		}
 		var got string
