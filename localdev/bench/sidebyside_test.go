@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+)
+
+// fakeRooms serves the routes the side-by-side wake uses: the newest
+// message, a long-poll and a send. A poll that holds waits for a message
+// after its cursor; one that does not answers at once with the room's
+// newest message, whatever the cursor, as a server that does not hold
+// polls does.
+func fakeRooms(t *testing.T, hold bool) *httptest.Server {
+	var mu sync.Mutex
+	rooms := map[string]int64{}
+	changed := make(chan struct{})
+	answer := func(w http.ResponseWriter, seqs ...int64) {
+		msgs := []map[string]string{}
+		for _, s := range seqs {
+			msgs = append(msgs, map[string]string{"id": letagents.MessageID(s)})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"messages": msgs})
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		room, route, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/rooms/"), "/")
+		mu.Lock()
+		last := rooms[room]
+		mu.Unlock()
+		switch {
+		case r.Method == http.MethodPost && route == "messages":
+			mu.Lock()
+			rooms[room]++
+			close(changed)
+			changed = make(chan struct{})
+			mu.Unlock()
+			w.WriteHeader(http.StatusCreated)
+			answer(w, last+1)
+		case route == "messages" && last == 0:
+			answer(w)
+		case route == "messages":
+			answer(w, last)
+		case route == "messages/poll" && !hold:
+			answer(w, max(last, 1))
+		case route == "messages/poll":
+			after, err := letagents.ParseMessageID(r.URL.Query().Get("after"))
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			for {
+				mu.Lock()
+				last, wait := rooms[room], changed
+				mu.Unlock()
+				if last > after {
+					answer(w, last)
+					return
+				}
+				select {
+				case <-wait:
+				case <-r.Context().Done():
+					return
+				}
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestVsWakeCountsEarlyAnswers: a server that holds its polls has each
+// waiter timed from the send; one that answers polls at once has them
+// counted as answered early, never timed (they would be negative times).
+// Every answer is one or the other. (An answer at once that a very slow
+// machine delivers only after the send is timed, rightly: so the second
+// case asks for early answers, not for all of them.)
+func TestVsWakeCountsEarlyAnswers(t *testing.T) {
+	t.Parallel()
+	const rooms, per, iters = 2, 1, 2
+	for _, tc := range []struct {
+		name string
+		hold bool
+	}{
+		{"holds the poll", true},
+		{"answers at once", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := fakeRooms(t, tc.hold)
+			lat, missed, early, err := (&bench{}).vsWake(context.Background(), srv.Client(), srv.URL, []string{"r0", "r1"}, per, iters)
+			if err != nil || missed != 0 || len(lat)+early != rooms*per*iters || (early == 0) == !tc.hold {
+				t.Fatalf("vsWake = %d timed, %d missed, %d early, %v; want all %d answered, early ones only from a server that does not hold polls",
+					len(lat), missed, early, err, rooms*per*iters)
+			}
+			for _, l := range lat {
+				if l < 0 {
+					t.Errorf("a timed answer took %v: answered before the send", l)
+				}
+			}
+		})
+	}
+}
