@@ -417,10 +417,14 @@ func (b *tab) untilNavigated(what, expr string) {
 
 // press clicks the element selector finds, within the bound, finding and
 // clicking it in one evaluation: a list the page redraws on a live event
-// can replace the node between chromedp finding it and clicking it.
+// can replace the node between chromedp finding it and clicking it. It
+// waits for a disabled control to be enabled, as a person would: a click
+// on it does nothing, and a live event can show the state a control's
+// own request brings while that request, which disabled it, is still on
+// its way (the Pin tool, marked pinned by the stream first).
 func (b *tab) press(what, selector string) {
 	b.t.Helper()
-	b.until(what, `(e => e ? (e.click(), true) : false)(document.querySelector(`+strconv.Quote(selector)+`))`)
+	b.until(what, `(e => e && !e.disabled ? (e.click(), true) : false)(document.querySelector(`+strconv.Quote(selector)+`))`)
 }
 
 // signIn signs the open page in through its runner's GitHub
