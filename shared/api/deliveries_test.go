@@ -182,28 +182,3 @@ func TestUnreadRefusals(t *testing.T) {
 		t.Errorf("deliveries of a message nobody surfaced = %s, want an empty list", got.raw)
 	}
 }
-
-// TestWokenPollAnswersBeforeItsDeliveryCloses: an agent's woken poll has
-// its answer before the close of its delivery connection (a database
-// write, here held at the connection's row) is done: a burst wakes
-// thousands of polls, whose closes queue for the pool.
-func TestWokenPollAnswersBeforeItsDeliveryCloses(t *testing.T) {
-	t.Parallel()
-	e := newAuthEnv(t, nil)
-	r := e.worker(t, "flush", "Reviewer")
-	last := e.as(t, r.owner, http.MethodPost, "/rooms/flush/messages", `{"sender": "ann", "text": "before"}`).want(t, 201, "").str("id")
-	answer := e.pollWith(t, "/rooms/flush/messages/poll?after="+last+"&timeout=120000", r.headers())
-	e.parked(t, 1)
-	var open int
-	if err := e.db.Pool.QueryRow(t.Context(), `SELECT count(*) FROM delivery_connections`).Scan(&open); err != nil || open != 1 {
-		t.Fatalf("open delivery connections = %d, %v; want the parked poll's", open, err)
-	}
-	release := e.db.HoldLock(t, `SELECT 1 FROM delivery_connections FOR UPDATE`)
-	id := e.as(t, r.owner, http.MethodPost, "/rooms/flush/messages", `{"sender": "ann", "text": "wake up"}`).want(t, 201, "").str("id")
-	got := await(t, answer).want(t, 200, "")
-	if ids := ids(got.messages(t)); !slices.Equal(ids, []string{id}) {
-		t.Errorf("woken poll = %s, want %s", got.raw, id)
-	}
-	e.db.AwaitLockWaiters(t, 1) // the close, still waiting
-	release()
-}
