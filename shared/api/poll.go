@@ -50,10 +50,13 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, c call) error {
 	if err := writePage(w, r, c.room, page, false, render); err != nil {
 		return err
 	}
-	// The answer goes out now, not once the handler returns: the delivery
-	// connection's close (deferred above) is a database write the agent
-	// need not wait for, and a burst wakes thousands of polls at once,
-	// whose closes queue for the pool's connections.
+	// The answer's bytes go out now, before the delivery connection's
+	// close (deferred above), a database write. Without a length the
+	// flush makes the answer chunked, and its end still goes out only
+	// once the handler returns, so a client reading to the end waits for
+	// the close; a length would end that wait, but then the close may
+	// land after the client's next step (docs/benchmark.md, "A new
+	// machine").
 	_ = http.NewResponseController(w).Flush()
 	return nil
 }
