@@ -117,16 +117,22 @@ func New(d Deps, groups ...Group) http.Handler {
 
 func (s *server) now() time.Time { return s.Now() }
 
-// writeJSON writes v with status. Encoding our own types cannot fail, so
-// an error here means the client went away; there is nobody to tell.
+// writeJSON writes v with status, and its length: an answer flushed
+// before its handler returns (a woken long-poll's) is then whole on the
+// client's side at once, where a chunked one would end only with the
+// handler. Encoding our own types cannot fail, and a write error means
+// the client went away; there is nobody to tell.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	var body bytes.Buffer
+	_ = newEncoder(&body).Encode(v)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(body.Len()))
 	w.Header().Set("Cache-Control", "no-store")
 	// Answers keep <, > and & as themselves (newEncoder); nosniff keeps
 	// any browser from reading one as HTML.
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_ = newEncoder(w).Encode(v)
+	_, _ = w.Write(body.Bytes())
 }
 
 // newEncoder writes JSON as the original service does, with <, > and &

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 // worker registers a worker session straight in the store, at the env's
@@ -19,6 +21,24 @@ func (e *env) worker(t *testing.T, room, name string) session {
 	w := storetest.Register(t, store.New(e.db.Pool), room, name, letagents.SessionWorker, e.clock.Now())
 	e.as(t, w.OwnerToken, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
 	return session{id: letagents.WireID(letagents.AgentSessionPrefix, w.ID), token: w.Token, label: w.ActorLabel, owner: w.OwnerToken}
+}
+
+// deliveryClosed waits until the session id (as_N) holds no open
+// delivery connection: a woken poll answers before its connection's
+// close lands, so a test that moves its clock on must wait for it.
+func (e *env) deliveryClosed(t *testing.T, id string) {
+	t.Helper()
+	n, ok := letagents.ParseWireID(letagents.AgentSessionPrefix, id)
+	if !ok {
+		t.Fatalf("session id %q", id)
+	}
+	testwait.Until(t, "the poll's delivery connection to close", func() bool {
+		var open int
+		if err := e.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM delivery_connections WHERE agent_session_id = $1`, n).Scan(&open); err != nil {
+			t.Fatal(err)
+		}
+		return open == 0
+	})
 }
 
 // agentNames lists the display names of a message's agent list (mentions,
@@ -181,4 +201,29 @@ func TestUnreadRefusals(t *testing.T) {
 	if got := e.callWith(t.Context(), t, http.MethodGet, "/rooms/refuse/messages/"+msg+"/deliveries", "", b.headers()).want(t, 200, ""); len(got.obj["deliveries"].([]any)) != 0 {
 		t.Errorf("deliveries of a message nobody surfaced = %s, want an empty list", got.raw)
 	}
+}
+
+// TestWokenPollAnswersBeforeItsDeliveryCloses: an agent's woken poll has
+// its answer before the close of its delivery connection (a database
+// write, here held at the connection's row) is done: a burst wakes
+// thousands of polls, whose closes queue for the pool.
+func TestWokenPollAnswersBeforeItsDeliveryCloses(t *testing.T) {
+	t.Parallel()
+	e := newAuthEnv(t, nil)
+	r := e.worker(t, "flush", "Reviewer")
+	last := e.as(t, r.owner, http.MethodPost, "/rooms/flush/messages", `{"sender": "ann", "text": "before"}`).want(t, 201, "").str("id")
+	answer := e.pollWith(t, "/rooms/flush/messages/poll?after="+last+"&timeout=120000", r.headers())
+	e.parked(t, 1)
+	var open int
+	if err := e.db.Pool.QueryRow(t.Context(), `SELECT count(*) FROM delivery_connections`).Scan(&open); err != nil || open != 1 {
+		t.Fatalf("open delivery connections = %d, %v; want the parked poll's", open, err)
+	}
+	release := e.db.HoldLock(t, `SELECT 1 FROM delivery_connections FOR UPDATE`)
+	id := e.as(t, r.owner, http.MethodPost, "/rooms/flush/messages", `{"sender": "ann", "text": "wake up"}`).want(t, 201, "").str("id")
+	got := await(t, answer).want(t, 200, "")
+	if ids := ids(got.messages(t)); !slices.Equal(ids, []string{id}) {
+		t.Errorf("woken poll = %s, want %s", got.raw, id)
+	}
+	e.db.AwaitLockWaiters(t, 1) // the close, still waiting
+	release()
 }

@@ -29,9 +29,12 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, c call) error {
 	if err != nil {
 		return err
 	}
+	// The connection ends when its answer went, which is also when its
+	// close is stamped, however late the close's write lands.
+	var answered time.Time
 	if sess != nil {
 		closeDelivery, _ := s.deliver(r.Context(), sess.RoomID, sess.ID)
-		defer closeDelivery()
+		defer func() { closeDelivery(answered) }()
 	}
 	ctx := r.Context()
 	page, err := s.nextMessages(ctx, c.room, q, holdable(ctx, timeout), s.leash(r, c, sess, false))
@@ -50,14 +53,13 @@ func (s *server) poll(w http.ResponseWriter, r *http.Request, c call) error {
 	if err := writePage(w, r, c.room, page, false, render); err != nil {
 		return err
 	}
-	// The answer's bytes go out now, before the delivery connection's
-	// close (deferred above), a database write. Without a length the
-	// flush makes the answer chunked, and its end still goes out only
-	// once the handler returns, so a client reading to the end waits for
-	// the close; a length would end that wait, but then the close may
-	// land after the client's next step (docs/benchmark.md, "A new
-	// machine").
+	// The answer goes out now, whole (writeJSON gives its length), not
+	// once the handler returns: the delivery connection's close (deferred
+	// above) is a database write the agent need not wait for, and a burst
+	// wakes thousands of polls at once, whose closes queue for the pool's
+	// connections.
 	_ = http.NewResponseController(w).Flush()
+	answered = s.now()
 	return nil
 }
 
@@ -89,17 +91,18 @@ func pollTimeout(v string, maxWait time.Duration) time.Duration {
 
 // deliver records a parked poll or an open stream as an open delivery
 // connection of a session, renewed while it waits; the returned func
-// closes it, and the number is the presence event its opening logged (0:
-// none), which a stream leaves out of what it sends its own agent. The
+// closes it as of the time it is given (zero: now), and the number is the
+// presence event its opening logged (0: none), which a stream leaves out
+// of what it sends its own agent. The
 // connection is a lease in the database: if this process dies, it lapses
 // by itself within letagents.DeliveryLease. Failures only cost liveness
 // accuracy, never the poll, so they are logged.
-func (s *server) deliver(ctx context.Context, roomID string, sessionID int64) (func(), int64) {
+func (s *server) deliver(ctx context.Context, roomID string, sessionID int64) (func(at time.Time), int64) {
 	bg := context.WithoutCancel(ctx)
 	d, err := s.Store.OpenDelivery(bg, roomID, sessionID, s.now(), s.now().Add(letagents.DeliveryLease))
 	if err != nil {
 		s.Logger.Warn("open delivery connection", "session", sessionID, "error", err)
-		return func() {}, 0
+		return func(time.Time) {}, 0
 	}
 	done := make(chan struct{})
 	go func() {
@@ -116,9 +119,12 @@ func (s *server) deliver(ctx context.Context, roomID string, sessionID int64) (f
 			}
 		}
 	}()
-	return func() {
+	return func(at time.Time) {
 		close(done)
-		if err := s.Store.CloseDelivery(bg, d.ID, s.now()); err != nil {
+		if at.IsZero() {
+			at = s.now()
+		}
+		if err := s.Store.CloseDelivery(bg, d.ID, at); err != nil {
 			s.Logger.Warn("close delivery connection", "session", sessionID, "error", err)
 		}
 	}, d.Event

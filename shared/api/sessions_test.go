@@ -123,6 +123,7 @@ func TestPresenceAndDelivery(t *testing.T) {
 	if r := testwait.Recv(t, "the woken poll", done); r.status != 200 {
 		t.Fatalf("poll = %d %s", r.status, r.raw)
 	}
+	e.deliveryClosed(t, s.id)
 	// Reachable for the reconnect grace after the poll ends, then not.
 	if p := roster(); p["connected"] != true || p["status"] != "working" {
 		t.Errorf("just after the poll: %v, want still connected (grace)", p)
@@ -301,6 +302,7 @@ func TestLivePresence(t *testing.T) {
 	}
 	e.send(t, "deck", "someone", "wake")
 	testwait.Recv(t, "the woken poll", done).want(t, 200, "")
+	e.deliveryClosed(t, s.id)
 	e.clock.Advance(11 * time.Second)
 	if got := roster(""); len(got) != 1 || got[0]["freshness"] != "stale" || got[0]["activity_state"] != "offline" {
 		t.Errorf("recently offline: %v, want listed, stale", got)
@@ -457,6 +459,7 @@ func TestRosterReachedBy(t *testing.T) {
 	if r := testwait.Recv(t, "the woken poll", done); r.status != 200 {
 		t.Fatalf("poll = %d %s", r.status, r.raw)
 	}
+	e.deliveryClosed(t, live.id)
 	e.clock.Advance(letagents.HookGrace + time.Second)
 	check("past the grace of both", map[string]*entry{
 		live.id:   {none, "offline", "stale"},

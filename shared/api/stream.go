@@ -224,7 +224,7 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	}
 	if sess != nil {
 		closeDelivery, own := s.deliver(ctx, sess.RoomID, sess.ID)
-		defer closeDelivery()
+		defer closeDelivery(time.Time{})
 		f.own = own
 	}
 

@@ -314,6 +314,7 @@ func TestTaskHandoffAndRelease(t *testing.T) {
 
 	// A poll that just ended leaves helper reachable for the grace.
 	b.callWith(context.Background(), t, http.MethodGet, "/rooms/board/messages/poll?after=msg_0&timeout=0", "", helper.headers()).want(t, 200, "")
+	b.deliveryClosed(t, helper.id)
 	// A second live session of helper's makes the target ambiguous.
 	second := b.register(t, b.bob, "board", "helper", `{"actor_key": "bob/helper", "display_name": "helper"}`)
 	act(builder, `{"action": "handoff", "target_actor_key": "bob/helper", `+builder.creds()+`}`).wantCode(t, 409, "coordination_target_session_required")
