@@ -347,6 +347,17 @@ func TestNativeActivity(t *testing.T) {
 	}
 }
 
+// holding is a stream of live on b (clk its clock) that has posted the
+// summary posted and holds held, which came within postGap of it.
+func holding(b *Bridges, clk *testclock.Clock, live state.CodexLiveSession, posted, held string) *streamer {
+	s := newStreamer(b, live, worker)
+	ctx := context.Background()
+	s.handle(ctx, reasoningDone("r1", posted))
+	clk.Advance(100 * time.Millisecond)
+	s.handle(ctx, reasoningDone("r2", held))
+	return s
+}
+
 // TestEndings: however the session ends, the stream tells the room once:
 // the summaries still queued, one final update saying idle or blocked and
 // why, the reasoning session closed, a last native activity, and the
@@ -405,11 +416,8 @@ func TestEndings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b, room, clk, f, live := bridgeEnv(t, "ws://127.0.0.1:1", true)
-			s := newStreamer(b, live, worker)
+			s := holding(b, clk, live, "**Working**", "**Still queued**")
 			ctx := context.Background()
-			s.handle(ctx, reasoningDone("r1", "**Working**"))
-			clk.Advance(100 * time.Millisecond)
-			s.handle(ctx, reasoningDone("r2", "**Still queued**"))
 			tc.end(s, f, live)
 
 			room.mu.Lock()
@@ -448,11 +456,8 @@ func TestEndings(t *testing.T) {
 func TestNothingAfterTheEnding(t *testing.T) {
 	t.Parallel()
 	b, room, clk, _, live := bridgeEnv(t, "ws://127.0.0.1:1", true)
-	s := newStreamer(b, live, worker)
+	s := holding(b, clk, live, "**Busy**", "**Held**")
 	ctx := context.Background()
-	s.handle(ctx, reasoningDone("r1", "**Busy**"))
-	clk.Advance(100 * time.Millisecond)
-	s.handle(ctx, reasoningDone("r2", "**Held**"))
 	if _, waits := s.due(); !waits {
 		t.Fatal("nothing held before the ending")
 	}

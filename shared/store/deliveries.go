@@ -11,6 +11,16 @@ import (
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
+// skipFlush is SQL that has the transaction it runs in commit without
+// waiting for its WAL to reach the disk (synchronous_commit off for that
+// transaction alone), for writes an agent waits on that are receipts or
+// liveness: what a crash of the database can lose is the last moment's,
+// so a message may be surfaced again, never recorded as surfaced without
+// being shown, and a touch is made again by the agent's next call. Other
+// transactions see the commit at once either way. It must be evaluated
+// for sure: in a select list, or a RETURNING whose rows come back.
+const skipFlush = `set_config('synchronous_commit', 'off', true)`
+
 // RecordSurfaced records that messages seqs of a room were surfaced to a
 // session's agent through via at now (each message once: a later
 // surfacing keeps the first), and moves the session's delivery cursor up
@@ -20,10 +30,8 @@ func (s *Store) RecordSurfaced(ctx context.Context, sessionID int64, roomID stri
 	if len(seqs) == 0 {
 		return nil
 	}
-	// As a take's (TakeUnread), the record commits without waiting for
-	// its flush: a woken long-poll answers only once it is recorded, and
-	// what a crash of the database can lose is the last moment's records,
-	// so that a message may be surfaced again, never lost.
+	// Unflushed (skipFlush): a woken long-poll answers only once it is
+	// recorded.
 	_, err := s.pool.Exec(ctx, `
 		WITH ins AS (
 			INSERT INTO message_deliveries (room_id, seq, session_id, surfaced_at, via)
@@ -32,7 +40,7 @@ func (s *Store) RecordSurfaced(ctx context.Context, sessionID int64, roomID stri
 			ON CONFLICT DO NOTHING
 		)
 		UPDATE agent_sessions SET delivered_seq = greatest(delivered_seq, $6) WHERE id = $2 AND room_id = $1
-		RETURNING set_config('synchronous_commit', 'off', true)`,
+		RETURNING `+skipFlush,
 		roomID, sessionID, seqs, now, string(via), slices.Max(seqs))
 	if err != nil {
 		return fmt.Errorf("record surfaced messages: %w", err)
@@ -80,15 +88,10 @@ func (s *Store) TakeUnread(ctx context.Context, sessionID int64, roomID string, 
 		return u, letagents.Errorf(letagents.Invalid, "limit must be between 1 and %d", letagents.MaxUnreadLimit)
 	}
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
-		// The take commits without waiting for its WAL to reach the disk
-		// (synchronous_commit off for this transaction alone): a hook
-		// holds the agent's tool call until it has its answer, and the
-		// flush was most of the take's time. What a crash of the database
-		// can lose is the last moment's records, so a message may be
-		// surfaced twice, never recorded as surfaced without being shown;
-		// other transactions see the commit at once either way. Set in
-		// the locking statement, it costs no round trip of its own.
-		err := tx.QueryRow(ctx, `SELECT delivered_seq, set_config('synchronous_commit', 'off', true)
+		// Unflushed (skipFlush): a hook holds the agent's tool call until
+		// it has its answer, and the flush was most of the take's time.
+		// Set in the locking statement, it costs no round trip of its own.
+		err := tx.QueryRow(ctx, `SELECT delivered_seq, `+skipFlush+`
 			FROM agent_sessions WHERE id = $1 AND room_id = $2 FOR NO KEY UPDATE`,
 			sessionID, roomID).Scan(&u.Cursor, nil)
 		switch {

@@ -165,13 +165,12 @@ func (s *Store) AgentSession(ctx context.Context, roomID string, id int64, now t
 // its last_seen_at; Unauthorized when there is none.
 func (s *Store) AgentSessionByToken(ctx context.Context, hash []byte, now time.Time) (letagents.AgentSession, error) {
 	a, err := retried(ctx, s, func() (letagents.AgentSession, error) {
-		// The touch commits without waiting for its flush: every agent's
-		// call makes it, and a crash of the database can lose only the
-		// last moment's, which its next call makes again.
+		// The touch, every agent call's, is unflushed (skipFlush); quick
+		// is read below so that the setting is surely made.
 		return querySession(ctx, s.pool, `
 			WITH touched AS (
 				UPDATE agent_sessions SET last_seen_at = greatest(last_seen_at, $2) WHERE token_hash = $1
-				RETURNING id, set_config('synchronous_commit', 'off', true) AS quick
+				RETURNING id, `+skipFlush+` AS quick
 			)
 			SELECT `+sessionColumns("$2")+` FROM agent_sessions s JOIN touched t ON t.id = s.id AND t.quick IS NOT NULL`, hash, now)
 	})
