@@ -379,6 +379,9 @@ func (b *bench) run(ctx context.Context) error {
 		if err := b.throughput(ctx); err != nil {
 			return fmt.Errorf("throughput: %w", err)
 		}
+		if err := b.quietSends(ctx); err != nil {
+			return fmt.Errorf("quiet sends: %w", err)
+		}
 		if err := b.sideBySide(ctx); err != nil {
 			return fmt.Errorf("side by side: %w", err)
 		}
@@ -452,6 +455,9 @@ func (b *bench) run(ctx context.Context) error {
 		if err := b.throughput(ctx); err != nil {
 			return fmt.Errorf("throughput: %w", err)
 		}
+		if err := b.quietSends(ctx); err != nil {
+			return fmt.Errorf("quiet sends: %w", err)
+		}
 		if err := b.sideBySide(ctx); err != nil {
 			return fmt.Errorf("side by side: %w", err)
 		}
@@ -516,6 +522,7 @@ func (b *bench) setup(ctx context.Context) error {
 		return err
 	}
 	cfg.MaxConns = int32(b.opt.maxConns)
+	db.PoolLiveness(cfg) // as the service's pools: what is measured is what ships
 	b.trace = &tracer{}
 	cfg.ConnConfig.Tracer = b.trace
 	if b.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {

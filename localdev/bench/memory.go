@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/letagents/letagents-go/shared/config"
+	"github.com/letagents/letagents-go/shared/db"
 
 	"github.com/letagents/letagents-go/shared/service"
 )
@@ -69,6 +70,7 @@ func childMain(mode string) int {
 		if n, err := strconv.Atoi(os.Getenv(childConnsEnv)); err == nil && n > 0 {
 			cfg.MaxConns = int32(n)
 		}
+		db.PoolLiveness(cfg)
 		pool, err := pgxpool.NewWithConfig(ctx, cfg)
 		if err != nil {
 			return fail(err)

@@ -236,11 +236,13 @@ func (c Config) secretURL(secret string) (string, error) {
 // Open builds the pool and pings it, so a wrong address fails at start and
 // not on the first request.
 //
-// Pooled connections keep pgx's check: one idle for over a second is
-// pinged before it is handed out. Pinging every use would cost a round
-// trip per statement to catch only the connections a restart killed in
-// the second before it; the store instead retries a read that meets one,
-// and answers writes with Unavailable for the client to repeat.
+// A pooled connection idle for over a second is looked at before it is
+// handed out, and pinged only when its socket is closed or has something
+// to say, or when it sat idle for over a minute (shouldPing). Pinging
+// every use would cost a round trip per statement to catch only the
+// connections a restart killed unseen; the store instead retries a read
+// that meets one, and answers writes with Unavailable for the client to
+// repeat.
 func Open(ctx context.Context, connString string, maxConns int32) (*pgxpool.Pool, error) {
 	return OpenWithPassword(ctx, connString, maxConns, nil)
 }
@@ -256,6 +258,7 @@ func OpenWithPassword(ctx context.Context, connString string, maxConns int32, pa
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
+	PoolLiveness(cfg)
 	if password != nil {
 		cfg.BeforeConnect = func(ctx context.Context, cc *pgx.ConnConfig) error {
 			pw, err := password(ctx)

@@ -144,9 +144,10 @@ func inTx(ctx context.Context, db interface {
 // because the database was unavailable and ctx still has time.
 //
 // A restart or failover kills every pooled connection at once, and pgx
-// learns that a connection is dead only by using it: it pings the ones
-// idle for over a second before handing them out, so those used just
-// before the restart are met dead. The pool is reset before the second
+// learns that a connection is dead only by using it: the pool looks at
+// (or pings) the ones idle for over a second before handing them out
+// (db.Open), so those used just before the restart, and any whose end
+// has not reached the socket yet, are met dead. The pool is reset before the second
 // attempt, which then (like the requests after it) opens a fresh
 // connection instead of meeting the dead one's siblings. Writes are not
 // retried here: whether one committed before its connection broke is

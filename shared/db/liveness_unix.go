@@ -1,0 +1,34 @@
+//go:build linux || darwin
+
+package db
+
+import (
+	"errors"
+	"net"
+	"syscall"
+)
+
+// socketQuiet reports whether c's socket is open with nothing waiting to
+// be read, without reading it or waiting: an idle PostgreSQL connection
+// has nothing to say, and a closed one has its end (or a FATAL message
+// before it) waiting. false when it cannot tell.
+func socketQuiet(c net.Conn) bool {
+	sc, ok := socketOf(c).(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var peekErr error
+	var n int
+	var b [1]byte
+	if err := raw.Read(func(fd uintptr) bool {
+		n, _, peekErr = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		return true // done whatever it found: never wait for the socket
+	}); err != nil {
+		return false
+	}
+	return n <= 0 && (errors.Is(peekErr, syscall.EAGAIN) || errors.Is(peekErr, syscall.EWOULDBLOCK))
+}
