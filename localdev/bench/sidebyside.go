@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -129,17 +130,19 @@ func (b *bench) vsRun(ctx context.Context, t target) (vsFigures, error) {
 	tr.IdleConnTimeout = 4 * time.Second
 	client := &http.Client{Transport: tr}
 	defer client.CloseIdleConnections()
+	peers := vsPeers{}
+	defer peers.close()
 	rooms := make([]string, 100)
 	for i := range rooms {
 		rooms[i] = fmt.Sprintf("bench-vs-%s-%d", t.name, i)
-		if err := vsJoin(ctx, client, t.base, rooms[i], i); err != nil {
+		if err := vsJoin(ctx, peers.client(i), t.base, rooms[i], i); err != nil {
 			return f, err
 		}
 	}
 	// Sends: 8 senders into one room.
 	c0, ok0 := t.cpu(ctx)
 	count, all, _, err := runConcurrent(ctx, 8, 3*time.Second, func(ctx context.Context, i, seq int) error {
-		return vsSend(ctx, client, t.base, rooms[0], fmt.Sprintf("sender %d says %d", i, seq), i)
+		return vsSend(ctx, peers.client(i), t.base, rooms[0], fmt.Sprintf("sender %d says %d", i, seq), i)
 	})
 	if err != nil {
 		return f, fmt.Errorf("sends: %w", err)
@@ -148,13 +151,13 @@ func (b *bench) vsRun(ctx context.Context, t target) (vsFigures, error) {
 	f.sendRate = float64(count) / 3
 	f.sendCPU, f.sendCPUOK = (c1-c0)/time.Duration(max(1, all)), ok0 && ok1
 	// One waiter, one send at a time.
-	if f.wake1, f.missed[0], f.early[0], err = b.vsWake(ctx, client, t.base, rooms[:1], 1, 30); err != nil {
+	if f.wake1, f.missed[0], f.early[0], err = b.vsWake(ctx, client, peers, t.base, rooms[:1], 1, 30); err != nil {
 		return f, fmt.Errorf("1 waiter: %w", err)
 	}
-	if f.wake100, f.missed[1], f.early[1], err = b.vsWake(ctx, client, t.base, rooms, 1, 5); err != nil {
+	if f.wake100, f.missed[1], f.early[1], err = b.vsWake(ctx, client, peers, t.base, rooms, 1, 5); err != nil {
 		return f, fmt.Errorf("100 waiters: %w", err)
 	}
-	if f.wake1000, f.missed[2], f.early[2], err = b.vsWake(ctx, client, t.base, rooms, 10, 3); err != nil {
+	if f.wake1000, f.missed[2], f.early[2], err = b.vsWake(ctx, client, peers, t.base, rooms, 10, 3); err != nil {
 		return f, fmt.Errorf("1000 waiters: %w", err)
 	}
 	// The burst's room read at once.
@@ -183,7 +186,7 @@ func (b *bench) vsRun(ctx context.Context, t target) (vsFigures, error) {
 // case: what did answer is kept, and missed says how many did not. A
 // waiter that answered before the sends (a server that answers a poll at
 // once rather than hold it) is counted in early, not timed.
-func (b *bench) vsWake(ctx context.Context, client *http.Client, base string, rooms []string, per, iters int) (_ dist, missed, early int, _ error) {
+func (b *bench) vsWake(ctx context.Context, client *http.Client, peers vsPeers, base string, rooms []string, per, iters int) (_ dist, missed, early int, _ error) {
 	cursors := make([]int64, len(rooms))
 	for i, r := range rooms {
 		last, err := vsLast(ctx, client, base, r)
@@ -216,7 +219,7 @@ func (b *bench) vsWake(ctx context.Context, client *http.Client, base string, ro
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[i] = vsSend(ctx, client, base, r, fmt.Sprintf("burst %d", it), i)
+				errs[i] = vsSend(ctx, peers.client(i), base, r, fmt.Sprintf("burst %d", it), i)
 			}()
 		}
 		lat, ids, err := cr.collect(ctx, w, t0, iterationTimeout)
@@ -249,6 +252,32 @@ func (b *bench) vsWake(ctx context.Context, client *http.Client, base string, ro
 // by the peer and ignores it): one per room or sender, so that the
 // original's join rate does not refuse the bench's setup.
 func vsClient(i int) string { return fmt.Sprintf("10.23.%d.%d", i/250, 1+i%250) }
+
+// vsPeers are the side-by-side's clients by number, client i connecting
+// from a loopback address of its own (127.23.…, as vsClient's), so that
+// ours, which counts rates by the peer, sees as many clients as the
+// original does by X-Forwarded-For. With one address for all, the 100
+// rooms' senders were one client to ours, whose sends take turns on its
+// rate bucket's row: a burst from one machine, not from 100.
+type vsPeers map[int]*http.Client
+
+func (p vsPeers) client(i int) *http.Client {
+	if c, ok := p[i]; ok {
+		return c
+	}
+	tr := newTransport()
+	tr.IdleConnTimeout = 4 * time.Second // below Node's keep-alive timeout, as vsRun's
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 23, byte(i/250), byte(1+i%250))}}
+	tr.DialContext = d.DialContext
+	p[i] = &http.Client{Transport: tr}
+	return p[i]
+}
+
+func (p vsPeers) close() {
+	for _, c := range p {
+		c.CloseIdleConnections()
+	}
+}
 
 func vsJoin(ctx context.Context, client *http.Client, base, room string, i int) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/rooms/"+url.PathEscape(room)+"/join", strings.NewReader("{}"))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -95,7 +96,9 @@ func TestVsWakeCountsEarlyAnswers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := fakeRooms(t, tc.hold)
-			lat, missed, early, err := (&bench{}).vsWake(context.Background(), srv.Client(), srv.URL, []string{"r0", "r1"}, per, iters)
+			peers := vsPeers{}
+			t.Cleanup(peers.close)
+			lat, missed, early, err := (&bench{}).vsWake(context.Background(), srv.Client(), peers, srv.URL, []string{"r0", "r1"}, per, iters)
 			if err != nil || missed != 0 || len(lat)+early != rooms*per*iters || (early == 0) == !tc.hold {
 				t.Fatalf("vsWake = %d timed, %d missed, %d early, %v; want all %d answered, early ones only from a server that does not hold polls",
 					len(lat), missed, early, err, rooms*per*iters)
@@ -106,5 +109,38 @@ func TestVsWakeCountsEarlyAnswers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVsPeersComeFromAddressesOfTheirOwn: the side-by-side's clients
+// reach a server that counts rates by the peer as that many clients, as
+// the original sees them by X-Forwarded-For; one client keeps its
+// address.
+func TestVsPeersComeFromAddressesOfTheirOwn(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		_, _ = w.Write([]byte(host))
+	}))
+	t.Cleanup(srv.Close)
+	peers := vsPeers{}
+	t.Cleanup(peers.close)
+	seen := map[string]int{}
+	for _, i := range []int{0, 1, 99, 0, 260} {
+		resp, err := peers.client(i).Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, err := readAll(resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prev, ok := seen[string(host)]; ok && prev != i {
+			t.Errorf("clients %d and %d both came from %s", prev, i, host)
+		}
+		seen[string(host)] = i
+	}
+	if len(seen) != 4 {
+		t.Errorf("4 clients came from %d addresses (%v), want one each", len(seen), seen)
 	}
 }
