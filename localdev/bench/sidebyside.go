@@ -130,7 +130,7 @@ func (b *bench) vsRun(ctx context.Context, t target) (vsFigures, error) {
 	tr.IdleConnTimeout = 4 * time.Second
 	client := &http.Client{Transport: tr}
 	defer client.CloseIdleConnections()
-	peers := vsPeers{}
+	peers := &vsPeers{}
 	defer peers.close()
 	rooms := make([]string, 100)
 	for i := range rooms {
@@ -186,7 +186,7 @@ func (b *bench) vsRun(ctx context.Context, t target) (vsFigures, error) {
 // case: what did answer is kept, and missed says how many did not. A
 // waiter that answered before the sends (a server that answers a poll at
 // once rather than hold it) is counted in early, not timed.
-func (b *bench) vsWake(ctx context.Context, client *http.Client, peers vsPeers, base string, rooms []string, per, iters int) (_ dist, missed, early int, _ error) {
+func (b *bench) vsWake(ctx context.Context, client *http.Client, peers *vsPeers, base string, rooms []string, per, iters int) (_ dist, missed, early int, _ error) {
 	cursors := make([]int64, len(rooms))
 	for i, r := range rooms {
 		last, err := vsLast(ctx, client, base, r)
@@ -259,22 +259,33 @@ func vsClient(i int) string { return fmt.Sprintf("10.23.%d.%d", i/250, 1+i%250) 
 // original does by X-Forwarded-For. With one address for all, the 100
 // rooms' senders were one client to ours, whose sends take turns on its
 // rate bucket's row: a burst from one machine, not from 100.
-type vsPeers map[int]*http.Client
+// A burst's senders ask for their clients at once, hence the lock.
+type vsPeers struct {
+	mu      sync.Mutex
+	clients map[int]*http.Client
+}
 
-func (p vsPeers) client(i int) *http.Client {
-	if c, ok := p[i]; ok {
+func (p *vsPeers) client(i int) *http.Client {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.clients[i]; ok {
 		return c
 	}
 	tr := newTransport()
 	tr.IdleConnTimeout = 4 * time.Second // below Node's keep-alive timeout, as vsRun's
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 23, byte(i/250), byte(1+i%250))}}
 	tr.DialContext = d.DialContext
-	p[i] = &http.Client{Transport: tr}
-	return p[i]
+	if p.clients == nil {
+		p.clients = map[int]*http.Client{}
+	}
+	p.clients[i] = &http.Client{Transport: tr}
+	return p.clients[i]
 }
 
-func (p vsPeers) close() {
-	for _, c := range p {
+func (p *vsPeers) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.clients {
 		c.CloseIdleConnections()
 	}
 }

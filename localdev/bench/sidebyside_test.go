@@ -96,7 +96,7 @@ func TestVsWakeCountsEarlyAnswers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := fakeRooms(t, tc.hold)
-			peers := vsPeers{}
+			peers := &vsPeers{}
 			t.Cleanup(peers.close)
 			lat, missed, early, err := (&bench{}).vsWake(context.Background(), srv.Client(), peers, srv.URL, []string{"r0", "r1"}, per, iters)
 			if err != nil || missed != 0 || len(lat)+early != rooms*per*iters || (early == 0) == !tc.hold {
@@ -123,7 +123,7 @@ func TestVsPeersComeFromAddressesOfTheirOwn(t *testing.T) {
 		_, _ = w.Write([]byte(host))
 	}))
 	t.Cleanup(srv.Close)
-	peers := vsPeers{}
+	peers := &vsPeers{}
 	t.Cleanup(peers.close)
 	seen := map[string]int{}
 	for _, i := range []int{0, 1, 99, 0, 260} {
