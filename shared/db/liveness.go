@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"net"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -39,17 +38,3 @@ func shouldPing(_ context.Context, p pgxpool.ShouldPingParams) bool {
 // pools use, for a pool made elsewhere (the benchmark's) that must behave
 // as the service's.
 func PoolLiveness(cfg *pgxpool.Config) { cfg.ShouldPing = shouldPing }
-
-// netConner is a wrapped connection (TLS) that gives its socket.
-type netConner interface{ NetConn() net.Conn }
-
-// socketOf is the connection under c's wrappers.
-func socketOf(c net.Conn) net.Conn {
-	for {
-		w, ok := c.(netConner)
-		if !ok {
-			return c
-		}
-		c = w.NetConn()
-	}
-}

@@ -13,7 +13,10 @@ import (
 // has nothing to say, and a closed one has its end (or a FATAL message
 // before it) waiting. false when it cannot tell.
 func socketQuiet(c net.Conn) bool {
-	sc, ok := socketOf(c).(syscall.Conn)
+	if tlsConn, ok := c.(interface{ NetConn() net.Conn }); ok {
+		c = tlsConn.NetConn() // TLS's records are read from the socket under it
+	}
+	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return false
 	}
@@ -22,13 +25,12 @@ func socketQuiet(c net.Conn) bool {
 		return false
 	}
 	var peekErr error
-	var n int
 	var b [1]byte
 	if err := raw.Read(func(fd uintptr) bool {
-		n, _, peekErr = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		_, _, peekErr = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		return true // done whatever it found: never wait for the socket
 	}); err != nil {
 		return false
 	}
-	return n <= 0 && (errors.Is(peekErr, syscall.EAGAIN) || errors.Is(peekErr, syscall.EWOULDBLOCK))
+	return errors.Is(peekErr, syscall.EAGAIN) // open, nothing to read (EWOULDBLOCK is EAGAIN on both systems)
 }
