@@ -2,6 +2,9 @@ package db_test
 
 import (
 	"context"
+	"net"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,4 +60,56 @@ func TestIdleConnectionsAreLookedAtNotPinged(t *testing.T) {
 		t.Error("a connection idle for under a second is pinged: pgx never pinged those, and the store retries what meets one")
 	}
 	_ = c.Conn().Close(ctx) // dead already; the pool drops a closed connection on release
+}
+
+// TestTheLookWaitsForNoReader holds the look at an idle connection to
+// never waiting: pgx leaves a background reader blocked on a connection's
+// socket after a write slower than 15 ms (a busy machine), and a look that
+// waited for that reader's turn hung the pool's Acquire until the server
+// spoke, which on an idle connection is never.
+func TestTheLookWaitsForNoReader(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	ctx := context.Background()
+	c, err := d.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	if _, err := c.Exec(ctx, `SELECT 1`); err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan error, 1)
+	go readAsPgxsBackgroundReader(c.Conn().PgConn().Conn(), read)
+	testwait.Until(t, "the reader to be blocked on the idle socket", func() bool {
+		buf := make([]byte, 1<<20)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		for _, g := range strings.Split(stacks, "\n\n") {
+			if strings.Contains(g, "[IO wait") && strings.Contains(g, "readAsPgxsBackgroundReader") {
+				return true
+			}
+		}
+		return false
+	})
+
+	shouldPing := d.Pool.Config().ShouldPing
+	looked := make(chan bool, 1)
+	go func() { looked <- shouldPing(ctx, pgxpool.ShouldPingParams{Conn: c.Conn(), IdleDuration: 5 * time.Second}) }()
+	if testwait.Recv(t, "the look at a socket another goroutine is reading", looked) {
+		t.Error("a live, quiet connection with a reader blocked on it is pinged")
+	}
+
+	// The server's goodbye ends the reader; the connection is dead.
+	if _, err := d.Pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, c.Conn().PgConn().PID()); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Recv(t, "the reader to see the server's goodbye", read)
+	_ = c.Conn().Close(ctx)
+}
+
+// readAsPgxsBackgroundReader reads c as pgx's background reader does,
+// once, until the server speaks or the socket ends.
+func readAsPgxsBackgroundReader(c net.Conn, done chan<- error) {
+	_, err := c.Read(make([]byte, 8192))
+	done <- err
 }

@@ -24,11 +24,15 @@ func socketQuiet(c net.Conn) bool {
 	if err != nil {
 		return false
 	}
+	// Control, not Read: Read would wait for the socket's read lock, which
+	// a reader blocked on the idle socket holds until the server speaks
+	// (pgx leaves its background reader so after a write slower than
+	// 15 ms, as on a busy machine), and the pool would hang handing the
+	// connection out. The peek takes nothing from that reader.
 	var peekErr error
 	var b [1]byte
-	if err := raw.Read(func(fd uintptr) bool {
+	if err := raw.Control(func(fd uintptr) {
 		_, _, peekErr = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return true // done whatever it found: never wait for the socket
 	}); err != nil {
 		return false
 	}
