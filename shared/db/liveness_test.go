@@ -94,7 +94,9 @@ func TestTheLookWaitsForNoReader(t *testing.T) {
 
 	shouldPing := d.Pool.Config().ShouldPing
 	looked := make(chan bool, 1)
-	go func() { looked <- shouldPing(ctx, pgxpool.ShouldPingParams{Conn: c.Conn(), IdleDuration: 5 * time.Second}) }()
+	go func() {
+		looked <- shouldPing(ctx, pgxpool.ShouldPingParams{Conn: c.Conn(), IdleDuration: 5 * time.Second})
+	}()
 	if testwait.Recv(t, "the look at a socket another goroutine is reading", looked) {
 		t.Error("a live, quiet connection with a reader blocked on it is pinged")
 	}
