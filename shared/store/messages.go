@@ -328,7 +328,7 @@ const visible = `(agent_prompt_kind IS DISTINCT FROM 'auto' OR text ~ '\S')`
 // messages when $4; with the room's last number, and one row with no
 // message when the page is empty. One message more than the page is read,
 // to tell whether more lie beyond it: hidden messages leave gaps. The page
-// comes from message_page (migration 0026), which can only read it in the
+// comes from message_page (migrations 0026 and 0033), which can only read it in the
 // primary key's order, whatever the statistics say.
 func messagePageSQL(before bool) string {
 	return `

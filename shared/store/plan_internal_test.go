@@ -157,7 +157,7 @@ func (n planNode) unkeyedReads() []string {
 	return out
 }
 
-// The page's visibility test in message_page (migration 0026) is the
+// The page's visibility test in message_page (migration 0033) is the
 // store's, for both directions.
 func TestMessagePageVisibility(t *testing.T) {
 	t.Parallel()
