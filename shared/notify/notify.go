@@ -58,7 +58,11 @@ type Hub struct {
 
 	mu       sync.Mutex
 	channels map[string]*channel
-	dirty    bool               // the channel set changed since the listener last looked
+	// changed names the channels gained or lost since the listener last
+	// looked (all of them after a lost connection): it LISTENs and
+	// UNLISTENs only those, not the thousands it already has, on each
+	// pass, which is one notification.
+	changed  map[string]struct{}
 	kick     context.CancelFunc // interrupts the listener's wait, nil when it is not waiting
 	listened int
 	pid      uint32
@@ -105,7 +109,7 @@ func New(connect Connector, opt Options) *Hub {
 	if opt.MaxBackoff < opt.MinBackoff {
 		opt.MaxBackoff = max(5*time.Second, opt.MinBackoff)
 	}
-	return &Hub{connect: connect, opt: opt, channels: map[string]*channel{}}
+	return &Hub{connect: connect, opt: opt, channels: map[string]*channel{}, changed: map[string]struct{}{}}
 }
 
 // Subscription is one subscriber's doorbell on one or more channels.
@@ -140,7 +144,7 @@ func (s *Subscription) Close() {
 		for i, ch := range s.chs {
 			if ch.n.Load() == 0 && h.channels[s.names[i]] == ch {
 				delete(h.channels, s.names[i])
-				h.changedLocked()
+				h.changedLocked(s.names[i])
 			}
 		}
 	})
@@ -167,7 +171,7 @@ func (h *Hub) SubscribeAll(ctx context.Context, names ...string) (*Subscription,
 		if ch == nil {
 			ch = &channel{ready: make(chan struct{})}
 			h.channels[name] = ch
-			h.changedLocked()
+			h.changedLocked(name)
 		}
 		if _, dup := ch.subs.LoadOrStore(s, struct{}{}); dup {
 			continue
@@ -189,9 +193,9 @@ func (h *Hub) SubscribeAll(ctx context.Context, names ...string) (*Subscription,
 	return s, nil
 }
 
-// changedLocked tells the listener the channel set changed.
-func (h *Hub) changedLocked() {
-	h.dirty = true
+// changedLocked tells the listener channel name came or went.
+func (h *Hub) changedLocked(name string) {
+	h.changed[name] = struct{}{}
 	if h.kick != nil {
 		h.kick()
 		h.kick = nil
@@ -261,12 +265,13 @@ func (h *Hub) Run(ctx context.Context) error {
 }
 
 // lost forgets the LISTEN state of a dead connection, so new subscribers
-// wait for the next one.
+// wait for the next one, which listens on every channel.
 func (h *Hub) lost() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.listened, h.pid, h.kick = 0, 0, nil
-	for _, ch := range h.channels {
+	for name, ch := range h.channels {
+		h.changed[name] = struct{}{}
 		if ch.listening {
 			ch.listening = false
 			ch.ready = make(chan struct{})
@@ -283,59 +288,62 @@ func (h *Hub) serve(ctx context.Context, conn *pgx.Conn) error {
 	h.mu.Unlock()
 	for {
 		h.mu.Lock()
-		h.dirty = false
+		var batch map[string]struct{}
+		if len(h.changed) > 0 {
+			batch, h.changed = h.changed, map[string]struct{}{}
+		}
 		var sql strings.Builder
-		for name := range h.channels {
-			if !listened[name] {
+		listen := map[string]bool{} // what this pass sends: true LISTEN, false UNLISTEN
+		for name := range batch {
+			if on := h.channels[name] != nil; on != listened[name] {
+				listen[name] = on
+				if !on {
+					sql.WriteString("UN")
+				}
 				sql.WriteString("LISTEN " + pgx.Identifier{name}.Sanitize() + ";")
 			}
-		}
-		var dropped []string
-		for name := range listened {
-			if h.channels[name] == nil {
-				dropped = append(dropped, name)
-				sql.WriteString("UNLISTEN " + pgx.Identifier{name}.Sanitize() + ";")
-			}
-		}
-		want := make([]string, 0, len(h.channels))
-		for name := range h.channels {
-			want = append(want, name)
 		}
 		h.mu.Unlock()
 
 		if sql.Len() > 0 {
 			// No arguments, so pgx sends this as one simple-protocol batch.
 			// A deadline hit closes the connection (pgx cannot tell where
-			// the protocol stands), and Run opens a new one.
+			// the protocol stands), and Run opens a new one, which listens
+			// on every channel (lost).
 			execCtx, cancel := context.WithTimeout(ctx, h.opt.Timeout)
 			_, err := conn.Exec(execCtx, sql.String())
 			cancel()
 			if err != nil {
 				return fmt.Errorf("LISTEN/UNLISTEN: %w", err)
 			}
-			for _, name := range want {
-				listened[name] = true
-			}
-			for _, name := range dropped {
-				delete(listened, name)
-			}
 		}
 
 		h.mu.Lock()
-		h.listened = len(listened)
-		for name, ch := range h.channels {
-			if listened[name] && !ch.listening {
+		for name, on := range listen {
+			if on {
+				listened[name] = true
+			} else {
+				delete(listened, name)
+			}
+		}
+		// A channel of the batch is ready once listened, whatever came or
+		// went since it was sent (that is in h.changed, for the next pass).
+		for name := range batch {
+			if ch := h.channels[name]; ch != nil && listened[name] && !ch.listening {
 				ch.listening = true
 				close(ch.ready)
 			}
-			if fresh {
-				// Anything sent while no connection listened rang nobody:
-				// every subscriber re-reads once.
+		}
+		h.listened = len(listened)
+		if fresh {
+			// Anything sent while no connection listened rang nobody:
+			// every subscriber re-reads once.
+			for _, ch := range h.channels {
 				ring(ch)
 			}
 		}
 		fresh = false
-		if h.dirty {
+		if len(h.changed) > 0 {
 			h.mu.Unlock()
 			continue
 		}
