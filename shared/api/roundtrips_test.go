@@ -3,8 +3,11 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -15,19 +18,39 @@ import (
 	"github.com/letagents/letagents-go/shared/service"
 	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/store/storetest"
+	"github.com/letagents/letagents-go/shared/testwait"
 )
 
 type countedKey struct{}
 
 // tripCounter counts the statements run for requests marked countedKey:
-// each is a round trip to the database.
-type tripCounter struct{ n atomic.Int64 }
+// each is a round trip to the database. by counts them by the request's
+// countAsHeader, when it has one.
+type tripCounter struct {
+	n  atomic.Int64
+	by sync.Map // countAsHeader's value → *atomic.Int64
+}
+
+// countAsHeader names a request's own count in tripCounter.by.
+const countAsHeader = "X-Count-As"
 
 func (c *tripCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	if ctx.Value(countedKey{}) != nil {
+	if as, ok := ctx.Value(countedKey{}).(string); ok {
 		c.n.Add(1)
+		if as != "" {
+			n, _ := c.by.LoadOrStore(as, new(atomic.Int64))
+			n.(*atomic.Int64).Add(1)
+		}
 	}
 	return ctx
+}
+
+// of is the count of the requests marked as.
+func (c *tripCounter) of(as string) int64 {
+	if n, ok := c.by.Load(as); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
 }
 
 func (c *tripCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
@@ -35,6 +58,13 @@ func (c *tripCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEn
 // counted serves e's service again on a pool of its own whose statements
 // are counted per request.
 func (e *env) counted(t *testing.T) (url string, trips *tripCounter) {
+	t.Helper()
+	url, trips, _ = e.countedService(t)
+	return url, trips
+}
+
+// countedService is counted, with the service.
+func (e *env) countedService(t *testing.T) (url string, trips *tripCounter, svc *service.Service) {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(e.db.URL)
 	if err != nil {
@@ -46,13 +76,13 @@ func (e *env) counted(t *testing.T) (url string, trips *tripCounter) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := service.FromPool(context.Background(), e.cfg, pool)
+	svc, err = service.FromPool(context.Background(), e.cfg, pool)
 	if err != nil {
 		pool.Close()
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		svc.Handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), countedKey{}, true)))
+		svc.Handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), countedKey{}, r.Header.Get(countAsHeader))))
 	}))
 	t.Cleanup(func() {
 		svc.Drain()
@@ -60,7 +90,7 @@ func (e *env) counted(t *testing.T) (url string, trips *tripCounter) {
 		svc.Close()
 		pool.Close()
 	})
-	return srv.URL, trips
+	return srv.URL, trips, svc
 }
 
 // TestSendRoundTrips counts the database round trips of each kind of
@@ -104,6 +134,83 @@ func TestSendRoundTrips(t *testing.T) {
 		}
 		if got != int64(tt.trips) {
 			t.Errorf("%s: %d round trips, want %d", tt.name, got, tt.trips)
+		}
+	}
+}
+
+// TestParkedPollReadsOnceWhereOthersWait counts the round trips of a
+// long-poll until it is parked: the first in a room reads before it
+// subscribes and again after (so that one answered at once LISTENs for
+// nothing), and one that joins others already waiting subscribes first
+// and reads once. Then two polls parked the same way are both woken by
+// one message.
+func TestParkedPollReadsOnceWhereOthersWait(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	const room = "parked-reads"
+	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
+	url, trips, svc := e.countedService(t)
+	type answer struct {
+		body []byte
+		err  error
+	}
+	// A poll subscribes to its room's channel and to its access's, at
+	// once: the first one parked shows how many a poll counts for.
+	perPoll := 0
+	parked := func(polls int) {
+		testwait.Until(t, fmt.Sprintf("%d polls parked", polls), func() bool {
+			n := svc.Hub.Stats().Subscribers
+			if perPoll == 0 && n > 0 {
+				perPoll = n
+			}
+			return (n > 0) == (polls > 0) && n == polls*perPoll
+		})
+	}
+	park := func(ctx context.Context, as string, polls int) <-chan answer {
+		done := make(chan answer, 1)
+		go func() {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/rooms/"+room+"/messages/poll?timeout=60000", nil)
+			if err != nil {
+				done <- answer{err: err}
+				return
+			}
+			req.Header.Set(countAsHeader, as)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				done <- answer{err: err}
+				return
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			done <- answer{body, err}
+		}()
+		parked(polls)
+		return done
+	}
+
+	// Counted from start to end: a poll's statements all come before it
+	// waits, and its subscription closes after them, when it leaves.
+	// The second starts once the first has read twice (before and after
+	// subscribing), or the two would share a read.
+	ctx, cancel := context.WithCancel(context.Background())
+	a := park(ctx, "first", 1)
+	testwait.Until(t, "the first poll's read after subscribing", func() bool { return trips.of("first") >= 2 })
+	b := park(ctx, "second", 2)
+	cancel()
+	for _, c := range []<-chan answer{a, b} {
+		testwait.Recv(t, "a cancelled poll to end", c)
+	}
+	parked(0)
+	if first, second := trips.of("first"), trips.of("second"); second != first-1 {
+		t.Errorf("a poll joining a waiting room made %d round trips, the first there %d; want one fewer (one read, not two)", second, first)
+	}
+
+	a, b = park(context.Background(), "", 1), park(context.Background(), "", 2)
+	e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "wake up"}`).want(t, 201, "")
+	for _, c := range []<-chan answer{a, b} {
+		got := testwait.Recv(t, "a parked poll's answer", c)
+		if got.err != nil || !strings.Contains(string(got.body), "wake up") {
+			t.Errorf("parked poll answered %s (%v), want the message", got.body, got.err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/notify"
 	"github.com/letagents/letagents-go/shared/store"
 )
 
@@ -23,6 +24,18 @@ import (
 // shared (readGroup).
 func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQuery, timeout time.Duration, l *leash) (letagents.MessagePage, error) {
 	read := func(ctx context.Context) (letagents.MessagePage, error) { return s.sharedPage(ctx, id, q) }
+	channels := append(l.channels(), s.Store.RoomChannel(id))
+	// Where others wait already, the waiter subscribes before its first
+	// read, and that read is the one the wait needs: a parked poll reads
+	// once, not twice. Elsewhere it reads first, so that a request
+	// answered at once, or naming no room, LISTENs for nothing.
+	var sub *notify.Subscription
+	if timeout > 0 {
+		if sub = s.Hub.SubscribeListened(channels...); sub != nil {
+			defer sub.Close()
+		}
+	}
+	subscribedFirst := sub != nil
 	page, err := read(ctx) // also answers 404 for a missing room
 	if err != nil || len(page.Messages) > 0 || timeout == 0 {
 		return page, err
@@ -33,34 +46,24 @@ func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQue
 
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	sub, subErr := s.Hub.SubscribeAll(waitCtx, append(l.channels(), s.Store.RoomChannel(id))...)
+	var subErr error
+	if sub == nil {
+		if sub, subErr = s.Hub.SubscribeAll(waitCtx, channels...); subErr == nil {
+			defer sub.Close()
+		}
+	}
 	var bell <-chan struct{}
 	if subErr == nil {
-		defer sub.Close()
 		bell = sub.C()
 	}
 	for rung := false; subErr == nil; rung = true {
-		// After a ring the check goes beside the read, not after it: a
-		// woken waiter answers in one database round trip's time, not
-		// two or three.
-		var checked chan error
-		if rung {
-			checked = make(chan error, 1)
-			go func() { checked <- l.check(ctx) }()
-		}
-		// Read only once subscribed: a message committed before the
+		// Read only once subscribed (the first read did, when it came
+		// after the subscription): a message committed before the
 		// subscription is found here, any later one rings the bell.
-		page, err = read(ctx)
-		switch {
-		case checked != nil:
-			if cerr := <-checked; err == nil {
-				err = cerr
+		if rung || !subscribedFirst {
+			if page, err = readSubscribed(ctx, read, l, rung); err != nil || len(page.Messages) > 0 {
+				return page, err
 			}
-		case err == nil && len(page.Messages) > 0:
-			err = l.check(ctx)
-		}
-		if err != nil || len(page.Messages) > 0 {
-			return page, err
 		}
 		select {
 		case <-bell:
@@ -80,6 +83,28 @@ func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQue
 		return letagents.MessagePage{}, err
 	}
 	return read(ctx)
+}
+
+// readSubscribed is a subscribed waiter's read, its page given only once
+// l's check passes again. After a ring the check goes beside the read,
+// not after it: a woken waiter answers in one database round trip's time,
+// not two or three.
+func readSubscribed(ctx context.Context, read func(context.Context) (letagents.MessagePage, error), l *leash, rung bool) (letagents.MessagePage, error) {
+	var checked chan error
+	if rung {
+		checked = make(chan error, 1)
+		go func() { checked <- l.check(ctx) }()
+	}
+	page, err := read(ctx)
+	switch {
+	case checked != nil:
+		if cerr := <-checked; err == nil {
+			err = cerr
+		}
+	case err == nil && len(page.Messages) > 0:
+		err = l.check(ctx)
+	}
+	return page, err
 }
 
 // pageKey is what a long-poll's page depends on: its room and its query.

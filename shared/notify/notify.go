@@ -173,12 +173,9 @@ func (h *Hub) SubscribeAll(ctx context.Context, names ...string) (*Subscription,
 			h.channels[name] = ch
 			h.changedLocked(name)
 		}
-		if _, dup := ch.subs.LoadOrStore(s, struct{}{}); dup {
-			continue
+		if s.joinLocked(name, ch) {
+			readies = append(readies, ch.ready)
 		}
-		ch.n.Add(1)
-		s.names, s.chs = append(s.names, name), append(s.chs, ch)
-		readies = append(readies, ch.ready)
 	}
 	h.mu.Unlock()
 
@@ -191,6 +188,37 @@ func (h *Hub) SubscribeAll(ctx context.Context, names ...string) (*Subscription,
 		}
 	}
 	return s, nil
+}
+
+// SubscribeListened is SubscribeAll of channels the listener LISTENs on
+// already, which costs it nothing: nil, and nothing subscribed, when it
+// is not on one of them. A waiter that reads before it subscribes (so
+// that a request answered at once LISTENs for nothing) can subscribe
+// first when the room has other waiters, and read once.
+func (h *Hub) SubscribeListened(names ...string) *Subscription {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, name := range names {
+		if ch := h.channels[name]; ch == nil || !ch.listening {
+			return nil
+		}
+	}
+	s := &Subscription{hub: h, c: make(chan struct{}, 1)}
+	for _, name := range names {
+		s.joinLocked(name, h.channels[name])
+	}
+	return s
+}
+
+// joinLocked adds s to ch, the hub's channel of name, unless it is on it
+// already (a name given twice).
+func (s *Subscription) joinLocked(name string, ch *channel) bool {
+	if _, dup := ch.subs.LoadOrStore(s, struct{}{}); dup {
+		return false
+	}
+	ch.n.Add(1)
+	s.names, s.chs = append(s.names, name), append(s.chs, ch)
+	return true
 }
 
 // changedLocked tells the listener channel name came or went.

@@ -586,3 +586,35 @@ func (l *link) pipe(dst, src net.Conn) {
 		}
 	}
 }
+
+// SubscribeListened subscribes only where the listener is on every
+// channel already, costing it nothing, and is rung as Subscribe is.
+func TestSubscribeListenedOnlyWhereListened(t *testing.T) {
+	t.Parallel()
+	f := start(t, notify.Options{})
+	a, b := f.prefix+"a", f.prefix+"b"
+	if s := f.hub.SubscribeListened(a); s != nil {
+		s.Close()
+		t.Fatal("SubscribeListened subscribed to a channel nobody listens on")
+	}
+	f.subscribe(t, a)
+	if s := f.hub.SubscribeListened(a, b); s != nil {
+		s.Close()
+		t.Fatal("SubscribeListened subscribed when one of its channels is not listened")
+	}
+	if st := f.hub.Stats(); st.Channels != 1 || st.Subscribers != 1 {
+		t.Fatalf("after refused SubscribeListened Stats = %+v, want the one channel and subscriber there were", st)
+	}
+	s := f.hub.SubscribeListened(a, a)
+	if s == nil {
+		t.Fatal("SubscribeListened refused a channel the listener is on")
+	}
+	defer s.Close()
+	if st := f.hub.Stats(); st.Subscribers != 2 {
+		t.Errorf("Stats = %+v, want 2 subscribers (a name given twice counts once)", st)
+	}
+	f.notify(t, a)
+	if !rang(s, wait) {
+		t.Error("a SubscribeListened subscriber was not rung")
+	}
+}
