@@ -101,14 +101,21 @@ func (s *Store) RoomEvents(ctx context.Context, roomID string, after int64, limi
 		// The head is read in the same snapshot as the events: every event
 		// numbered up to it is visible there, so a page that holds every
 		// event left may move the cursor to the head.
+		//
+		// A message's event comes with its message (as messagesWhere reads
+		// it) in the same statement: a stream woken by a send reads once.
+		// LIMIT 1 keeps the message a lookup by its key, row by row: the
+		// planner cannot fold it into a join that it may hash on stale
+		// statistics.
 		rows, err := queryAll[struct {
 			Head  int64   `db:"last_event"`
-			Seq   *int64  `db:"seq"`
-			Kind  *string `db:"kind"`
-			Ref   *int64  `db:"ref"`
-			RefID *string `db:"ref_id"`
+			Seq   *int64  `db:"event_seq"`
+			Kind  *string `db:"event_kind"`
+			Ref   *int64  `db:"event_ref"`
+			RefID *string `db:"event_ref_id"`
+			messageRow
 		}](ctx, s.pool, `
-			SELECT r.last_event, e.seq, e.kind, e.ref, e.ref_id
+			SELECT r.last_event, e.seq AS event_seq, e.kind AS event_kind, e.ref AS event_ref, e.ref_id AS event_ref_id, `+messageSelect+`
 			FROM rooms r
 			LEFT JOIN LATERAL (
 				SELECT e.seq, e.kind, e.ref, e.ref_id FROM room_events e
@@ -119,6 +126,10 @@ func (s *Store) RoomEvents(ctx context.Context, roomID string, after int64, limi
 					AND (e.kind <> 'presence' OR EXISTS (SELECT FROM agent_sessions a WHERE a.id = e.ref AND a.change_seq = e.seq))
 				ORDER BY e.seq LIMIT $3
 			) e ON true
+			LEFT JOIN LATERAL (
+				SELECT * FROM messages m
+				WHERE e.kind IN ('`+string(letagents.EventMessage)+`', '`+string(letagents.EventPin)+`') AND m.room_id = r.id AND m.seq = e.ref AND `+visible+` LIMIT 1
+			) m ON true `+messageJoins+`
 			WHERE r.id = $1
 			ORDER BY e.seq`, roomID, after, limit+1)
 		if err != nil {
@@ -138,12 +149,16 @@ func (s *Store) RoomEvents(ctx context.Context, roomID string, after int64, limi
 			page.Last = max(after, rows[0].Head)
 		}
 		var refs eventRefs
+		messages := map[int64]letagents.Message{}
 		for _, r := range rows {
 			ev := letagents.RoomEvent{Seq: *r.Seq, Kind: letagents.EventKind(*r.Kind)}
+			if m, ok := r.message(); ok {
+				messages[m.Seq] = m
+			}
 			refs.add(ev.Kind, deref(r.Ref), deref(r.RefID))
 			page.Events = append(page.Events, ev)
 		}
-		items, err := s.eventItems(ctx, roomID, refs, now)
+		items, err := s.eventItems(ctx, roomID, refs, messages, now)
 		if err != nil {
 			return page, fmt.Errorf("read room events: %w", err)
 		}
@@ -184,17 +199,16 @@ func (s *Store) PruneRoomEvents(ctx context.Context, before time.Time, limit int
 	return int(tag.RowsAffected()), nil
 }
 
-// eventRefs are the items a page of events names, by kind.
+// eventRefs are the items other than messages a page of events names, by
+// kind (a message comes with its event).
 type eventRefs struct {
-	messages, tasks, sessions, github []int64
-	reasoning                         []string
-	room                              bool
+	tasks, sessions, github []int64
+	reasoning               []string
+	room                    bool
 }
 
 func (r *eventRefs) add(kind letagents.EventKind, ref int64, refID string) {
 	switch kind {
-	case letagents.EventMessage, letagents.EventPin:
-		r.messages = append(r.messages, ref)
 	case letagents.EventTask:
 		r.tasks = append(r.tasks, ref)
 	case letagents.EventReasoning:
@@ -248,20 +262,12 @@ func (s eventItemSet) fill(ev *letagents.RoomEvent, ref int64, refID string) boo
 	return ev.Message != nil || ev.Task != nil || ev.Reasoning != nil || ev.Room != nil || ev.Session != nil || ev.GitHub != nil
 }
 
-// eventItems reads the items refs names, one statement per kind present.
-func (s *Store) eventItems(ctx context.Context, roomID string, refs eventRefs, now time.Time) (eventItemSet, error) {
-	set := eventItemSet{messages: map[int64]letagents.Message{}, tasks: map[int64]letagents.Task{},
+// eventItems reads the items refs names, one statement per kind present,
+// beside the messages read with the events.
+func (s *Store) eventItems(ctx context.Context, roomID string, refs eventRefs, messages map[int64]letagents.Message, now time.Time) (eventItemSet, error) {
+	set := eventItemSet{messages: messages, tasks: map[int64]letagents.Task{},
 		reasoning: map[string]letagents.ReasoningChange{}, sessions: map[int64]letagents.AgentSession{},
 		github: map[int64]letagents.GitHubEvent{}}
-	if len(refs.messages) > 0 {
-		msgs, err := s.messagesWhere(ctx, roomID, `m.seq = ANY($2)`, "", refs.messages)
-		if err != nil {
-			return set, fmt.Errorf("messages: %w", err)
-		}
-		for _, m := range msgs {
-			set.messages[m.Seq] = m
-		}
-	}
 	if len(refs.tasks) > 0 {
 		tasks, err := queryAll[letagents.Task](ctx, s.pool, `SELECT `+taskColumns+` FROM tasks t WHERE t.room_id = $1 AND t.seq = ANY($2)`,
 			roomID, refs.tasks)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -523,5 +524,66 @@ func TestReachLapsesAnnounced(t *testing.T) {
 		if n != len(tt.announced) || !slices.Equal(got, tt.announced) {
 			t.Errorf("%s: announced %d, events for %v; want %v", tt.name, n, got, tt.announced)
 		}
+	}
+}
+
+// statementCounter counts the statements a pool runs: each a round trip.
+type statementCounter struct{ n atomic.Int64 }
+
+func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (c *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// A stream woken by a send reads its page of events once: a message's
+// event (a send's, a pin's) comes with its message, which is left out
+// with its event when it is prompt-only, as reads leave it out.
+func TestRoomEventsReadMessagesWithTheirEvents(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	cfg, err := pgxpool.ParseConfig(d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := &statementCounter{}
+	cfg.ConnConfig.Tracer = counter
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s := store.New(pool)
+	ctx := context.Background()
+	now := time.Now()
+	room, send := roomWithSender(t, s, "one-read")
+	send("one")
+	if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "ann", PromptKind: letagents.PromptAuto}); err != nil {
+		t.Fatal(err)
+	}
+	two := send("two")
+	if _, err := s.PinMessage(ctx, room.ID, two.Seq, "ann", true, now); err != nil {
+		t.Fatal(err)
+	}
+
+	before := counter.n.Load()
+	page, err := s.RoomEvents(ctx, room.ID, 0, 100, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := counter.n.Load() - before; n != 1 {
+		t.Errorf("a page of message and pin events took %d statements, want 1", n)
+	}
+	var got []string
+	for _, e := range page.Events {
+		if e.Message == nil {
+			t.Fatalf("event %d (%s) has no message", e.Seq, e.Kind)
+		}
+		got = append(got, fmt.Sprintf("%s %s %s pinned=%v", e.Kind, letagents.MessageID(e.Message.Seq), e.Message.Text, !e.Message.PinnedAt.IsZero()))
+	}
+	want := []string{"message msg_1 one pinned=false", "message msg_3 two pinned=true", "pin msg_3 two pinned=true"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("events = %q, want %q (the prompt-only message left out)", got, want)
 	}
 }
