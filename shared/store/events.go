@@ -100,7 +100,9 @@ func (s *Store) RoomEvents(ctx context.Context, roomID string, after int64, limi
 		page := letagents.EventPage{Last: after}
 		// The head is read in the same snapshot as the events: every event
 		// numbered up to it is visible there, so a page that holds every
-		// event left may move the cursor to the head.
+		// event left may move the cursor to the head. The page comes from
+		// event_page (migration 0034), which reads it in the log's key
+		// order whatever the statistics say.
 		//
 		// A message's event comes with its message (as messagesWhere reads
 		// it) in the same statement: a stream woken by a send reads once.
@@ -117,15 +119,7 @@ func (s *Store) RoomEvents(ctx context.Context, roomID string, after int64, limi
 		}](ctx, s.pool, `
 			SELECT r.last_event, e.seq AS event_seq, e.kind AS event_kind, e.ref AS event_ref, e.ref_id AS event_ref_id, `+messageSelect+`
 			FROM rooms r
-			LEFT JOIN LATERAL (
-				SELECT e.seq, e.kind, e.ref, e.ref_id FROM room_events e
-				WHERE e.room_id = r.id AND e.seq > $2
-					AND (e.kind <> 'task' OR EXISTS (SELECT FROM tasks t WHERE t.room_id = e.room_id AND t.seq = e.ref AND t.change_seq = e.seq))
-					AND (e.kind <> 'reasoning' OR EXISTS (SELECT FROM reasoning_sessions rs
-						WHERE rs.room_id = e.room_id AND rs.id = e.ref_id AND rs.change_seq = e.seq))
-					AND (e.kind <> 'presence' OR EXISTS (SELECT FROM agent_sessions a WHERE a.id = e.ref AND a.change_seq = e.seq))
-				ORDER BY e.seq LIMIT $3
-			) e ON true
+			LEFT JOIN LATERAL event_page(r.id, $2, $3) e ON true
 			LEFT JOIN LATERAL (
 				SELECT * FROM messages m
 				WHERE e.kind IN ('`+string(letagents.EventMessage)+`', '`+string(letagents.EventPin)+`') AND m.room_id = r.id AND m.seq = e.ref AND `+visible+` LIMIT 1

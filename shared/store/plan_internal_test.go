@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/letagents/letagents-go/shared/pgtest"
 )
 
@@ -89,29 +91,7 @@ func checkPagePlans(t *testing.T, analyse string, n int) {
 			for _, bad := range plans[0].Plan.unkeyedReads() {
 				t.Errorf("%s, %s: %s; want every table read through its key, row by row", mode, tt.name, bad)
 			}
-			// The fewest of three reads: the count includes the catalogs
-			// the function reads again when another test's DDL has
-			// invalidated their cache (the suite creates schemas all the
-			// time), which a room's walk would exceed every time.
-			blocks := -1
-			for range 3 {
-				var analysed []struct {
-					Plan struct {
-						Hit  int `json:"Shared Hit Blocks"`
-						Read int `json:"Shared Read Blocks"`
-					}
-				}
-				if err := conn.QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM message_page($1, $2, $3, $4, $5)`,
-					"plan", tt.bound, 51, false, tt.before).Scan(&raw); err != nil {
-					t.Fatal(err)
-				}
-				if err := json.Unmarshal(raw, &analysed); err != nil {
-					t.Fatal(err)
-				}
-				if b := analysed[0].Plan.Hit + analysed[0].Plan.Read; blocks < 0 || b < blocks {
-					blocks = b
-				}
-			}
+			blocks := fewestBlocks(t, conn, `SELECT * FROM message_page($1, $2, $3, $4, $5)`, "plan", tt.bound, 51, false, tt.before)
 			// 51 short messages lie in two or three heap blocks, and the
 			// key's path to them is three or four more; a room of 10,000
 			// is over a hundred (a small room's whole is a handful too).
@@ -119,6 +99,84 @@ func checkPagePlans(t *testing.T, analyse string, n int) {
 				t.Errorf("%s, %s: message_page touched %d blocks; want the page's handful, not the room's", mode, tt.name, blocks)
 			}
 		}
+	}
+}
+
+// fewestBlocks is the fewest blocks query touches in three runs on conn
+// (EXPLAIN ANALYZE's buffers): the count includes the catalogs a function
+// reads again when another test's DDL has invalidated their cache (the
+// suite creates schemas all the time), which a room's walk would exceed
+// every time.
+func fewestBlocks(t *testing.T, conn *pgxpool.Conn, query string, args ...any) int {
+	t.Helper()
+	blocks := -1
+	for range 3 {
+		var raw []byte
+		if err := conn.QueryRow(context.Background(), `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+query, args...).Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		var analysed []struct {
+			Plan struct {
+				Hit  int `json:"Shared Hit Blocks"`
+				Read int `json:"Shared Read Blocks"`
+			}
+		}
+		if err := json.Unmarshal(raw, &analysed); err != nil {
+			t.Fatal(err)
+		}
+		if b := analysed[0].Plan.Hit + analysed[0].Plan.Read; blocks < 0 || b < blocks {
+			blocks = b
+		}
+	}
+	return blocks
+}
+
+// A stream's page of the event log is read the same way whatever the
+// statistics say, as a page of messages is: right after 50,000 events,
+// with the log never analysed or analysed empty, a catch-up from the start
+// walked a bitmap of the whole room and sorted it. In custom and generic
+// plans alike, event_page touches a handful of blocks, not the room.
+func TestEventPagePlanIgnoresStaleStatistics(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ name, analyse string }{
+		{"never analysed", ``},
+		{"analysed empty", `ANALYZE room_events; ANALYZE tasks; ANALYZE reasoning_sessions; ANALYZE agent_sessions`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := pgtest.New(t)
+			ctx := context.Background()
+			if _, _, err := New(d.Pool).EnsureRoom(ctx, "plan"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.Pool.Exec(ctx, `ALTER TABLE room_events SET (autovacuum_enabled = off);`+tt.analyse); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.Pool.Exec(ctx, `
+				INSERT INTO room_events (room_id, seq, kind, ref) SELECT 'plan', g, 'message', g FROM generate_series(1, 50000) g;
+				UPDATE rooms SET last_event = 50000 WHERE id = 'plan'`); err != nil {
+				t.Fatal(err)
+			}
+			conn, err := d.Pool.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Release()
+			for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+				if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
+					t.Fatal(err)
+				}
+				for _, bound := range []int64{0, 49950} {
+					// 51 events lie in one or two heap blocks, the key's path
+					// to them three or four more, and a custom plan reads
+					// the metapages of the indexes it weighs (about 30 in
+					// all); the room is over 500.
+					if blocks := fewestBlocks(t, conn, `SELECT * FROM event_page($1, $2, $3)`, "plan", bound, 51); blocks > 100 {
+						t.Errorf("%s, after %d: event_page touched %d blocks; want the page's handful, not the room's", mode, bound, blocks)
+					}
+				}
+			}
+		})
 	}
 }
 
