@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/service"
@@ -57,28 +56,11 @@ func (c *tripCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEn
 
 // counted serves e's service again on a pool of its own whose statements
 // are counted per request.
-func (e *env) counted(t *testing.T) (url string, trips *tripCounter) {
+func (e *env) counted(t *testing.T) (url string, trips *tripCounter, svc *service.Service) {
 	t.Helper()
-	url, trips, _ = e.countedService(t)
-	return url, trips
-}
-
-// countedService is counted, with the service.
-func (e *env) countedService(t *testing.T) (url string, trips *tripCounter, svc *service.Service) {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(e.db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	trips = &tripCounter{}
-	cfg.ConnConfig.Tracer = trips
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	svc, err := service.FromPool(context.Background(), e.cfg, e.db.TracedPool(t, trips))
 	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err = service.FromPool(context.Background(), e.cfg, pool)
-	if err != nil {
-		pool.Close()
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -88,7 +70,6 @@ func (e *env) countedService(t *testing.T) (url string, trips *tripCounter, svc 
 		svc.Drain()
 		srv.Close()
 		svc.Close()
-		pool.Close()
 	})
 	return srv.URL, trips, svc
 }
@@ -105,7 +86,7 @@ func TestSendRoundTrips(t *testing.T) {
 	const room = "round-trips"
 	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
 	w := storetest.Register(t, store.New(e.db.Pool), room, "Ada", letagents.SessionWorker, e.clock.Now())
-	url, trips := e.counted(t)
+	url, trips, _ := e.counted(t)
 	path := "/rooms/" + room + "/messages"
 	session := fmt.Sprintf(`"agent_session_id": %q, "agent_session_token": %q`, letagents.WireID(letagents.AgentSessionPrefix, w.ID), w.Token)
 	tests := []struct {
@@ -149,7 +130,7 @@ func TestParkedPollReadsOnceWhereOthersWait(t *testing.T) {
 	e := newEnv(t, nil)
 	const room = "parked-reads"
 	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
-	url, trips, svc := e.countedService(t)
+	url, trips, svc := e.counted(t)
 	type answer struct {
 		body []byte
 		err  error

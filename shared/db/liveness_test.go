@@ -26,14 +26,7 @@ func TestIdleConnectionsAreLookedAtNotPinged(t *testing.T) {
 	if shouldPing == nil {
 		t.Fatal("db.Open's pool has no ShouldPing: pgx's default pings every connection idle for over a second")
 	}
-	c, err := d.Pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Release()
-	if _, err := c.Exec(ctx, `SELECT 1`); err != nil {
-		t.Fatal(err)
-	}
+	c := usedConn(t, d)
 	for _, tc := range []struct {
 		idle time.Duration
 		want bool
@@ -71,14 +64,7 @@ func TestTheLookWaitsForNoReader(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	ctx := context.Background()
-	c, err := d.Pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Release()
-	if _, err := c.Exec(ctx, `SELECT 1`); err != nil {
-		t.Fatal(err)
-	}
+	c := usedConn(t, d)
 	read := make(chan error, 1)
 	go readAsPgxsBackgroundReader(c.Conn().PgConn().Conn(), read)
 	testwait.Until(t, "the reader to be blocked on the idle socket", func() bool {
@@ -114,4 +100,19 @@ func TestTheLookWaitsForNoReader(t *testing.T) {
 func readAsPgxsBackgroundReader(c net.Conn, done chan<- error) {
 	_, err := c.Read(make([]byte, 8192))
 	done <- err
+}
+
+// usedConn acquires a connection of d's pool that has run a statement,
+// released when the test ends.
+func usedConn(t *testing.T, d *pgtest.DB) *pgxpool.Conn {
+	t.Helper()
+	c, err := d.Pool.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Release)
+	if _, err := c.Exec(context.Background(), `SELECT 1`); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -105,6 +105,24 @@ func NewEmpty(t testing.TB) *DB {
 	return &DB{Pool: pool, URL: u.String(), Schema: schema}
 }
 
+// TracedPool opens a pool of its own on d's schema whose statements
+// tracer sees (to count a request's round trips), closed when the test
+// ends.
+func (d *DB) TracedPool(t testing.TB, tracer pgx.QueryTracer) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(d.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = tracer
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
 // HoldLock runs query, which should lock rows (SELECT ... FOR UPDATE), in
 // a transaction on a connection of its own, and returns a function that
 // commits it. A race test holds the contested rows this way, starts its

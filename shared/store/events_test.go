@@ -542,19 +542,8 @@ func (c *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQu
 // with its event when it is prompt-only, as reads leave it out.
 func TestRoomEventsReadMessagesWithTheirEvents(t *testing.T) {
 	t.Parallel()
-	d := pgtest.New(t)
-	cfg, err := pgxpool.ParseConfig(d.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	counter := &statementCounter{}
-	cfg.ConnConfig.Tracer = counter
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	s := store.New(pool)
+	s := store.New(pgtest.New(t).TracedPool(t, counter))
 	ctx := context.Background()
 	now := time.Now()
 	room, send := roomWithSender(t, s, "one-read")
