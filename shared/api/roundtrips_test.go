@@ -24,10 +24,10 @@ type countedKey struct{}
 
 // tripCounter counts the statements run for requests marked countedKey:
 // each is a round trip to the database. by counts them by the request's
-// countAsHeader, when it has one.
+// countAsHeader, when it has one, as they start, and ended as they end.
 type tripCounter struct {
-	n  atomic.Int64
-	by sync.Map // countAsHeader's value → *atomic.Int64
+	n         atomic.Int64
+	by, ended sync.Map // countAsHeader's value → *atomic.Int64
 }
 
 // countAsHeader names a request's own count in tripCounter.by.
@@ -36,23 +36,37 @@ const countAsHeader = "X-Count-As"
 func (c *tripCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	if as, ok := ctx.Value(countedKey{}).(string); ok {
 		c.n.Add(1)
-		if as != "" {
-			n, _ := c.by.LoadOrStore(as, new(atomic.Int64))
-			n.(*atomic.Int64).Add(1)
-		}
+		bump(&c.by, as)
 	}
 	return ctx
 }
 
-// of is the count of the requests marked as.
-func (c *tripCounter) of(as string) int64 {
-	if n, ok := c.by.Load(as); ok {
+func (c *tripCounter) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	if as, ok := ctx.Value(countedKey{}).(string); ok {
+		bump(&c.ended, as)
+	}
+}
+
+// bump adds one to counts[as], unless as is empty.
+func bump(counts *sync.Map, as string) {
+	if as != "" {
+		n, _ := counts.LoadOrStore(as, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+	}
+}
+
+// of is the count of the requests marked as, of statements started.
+func (c *tripCounter) of(as string) int64 { return load(&c.by, as) }
+
+// endedOf is the count of the requests marked as, of statements ended.
+func (c *tripCounter) endedOf(as string) int64 { return load(&c.ended, as) }
+
+func load(counts *sync.Map, as string) int64 {
+	if n, ok := counts.Load(as); ok {
 		return n.(*atomic.Int64).Load()
 	}
 	return 0
 }
-
-func (c *tripCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // counted serves e's service again on a pool of its own whose statements
 // are counted per request.
@@ -172,11 +186,13 @@ func TestParkedPollReadsOnceWhereOthersWait(t *testing.T) {
 	// Counted from start to end: a poll's statements all come before it
 	// waits, and its subscription closes after them, when it leaves.
 	// The second starts once the first has read twice (before and after
-	// subscribing), or the two would share a read.
+	// subscribing), or the two would share a read; they are cancelled
+	// once the second has read, which it may do after subscribing.
 	ctx, cancel := context.WithCancel(context.Background())
 	a := park(ctx, "first", 1)
 	testwait.Until(t, "the first poll's read after subscribing", func() bool { return trips.of("first") >= 2 })
 	b := park(ctx, "second", 2)
+	testwait.Until(t, "the second poll's read", func() bool { return trips.endedOf("second") >= 1 })
 	cancel()
 	for _, c := range []<-chan answer{a, b} {
 		testwait.Recv(t, "a cancelled poll to end", c)
