@@ -2,6 +2,7 @@ package migrations_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -50,6 +51,46 @@ func TestNameKeysMigration(t *testing.T) {
 		if loginKey != letagents.NameKey(n.login) || nameKey != letagents.NameKey(n.display) || displayKey != letagents.NameKey(n.display+" Bot") || ownerLabel != n.display {
 			t.Errorf("%s: keys %q %q %q, owner label %q; want %q %q %q, %q", n.login, loginKey, nameKey, displayKey, ownerLabel,
 				letagents.NameKey(n.login), letagents.NameKey(n.display), letagents.NameKey(n.display+" Bot"), n.display)
+		}
+	}
+}
+
+// Existing agent sessions get the key letagents.NameKey gives their
+// display names (exactly, for names of letters, digits and the lookalikes
+// it folds), so that a send's statement can read them.
+func TestSessionNameKeysMigration(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d := pgtest.NewEmpty(t)
+	if _, err := db.Migrate(ctx, d.Pool, before(t, "_session_name_keys.sql")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Pool.Exec(ctx, `
+		INSERT INTO rooms (id, kind, display_name) VALUES ('keys', 'named', 'keys');
+		INSERT INTO accounts (provider, provider_user_id, login, display_name, created_at, updated_at) VALUES ('github', '1', 'ada', 'Ada', now(), now())`); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"Quill", "B0B-1 the Builder", "Ιvan the Тerrible", "o'neil, jr.", "!!!"}
+	for i, n := range names {
+		if _, err := d.Pool.Exec(ctx, `
+			INSERT INTO agent_sessions (room_id, token_hash, session_kind, runtime, agent_key, agent_instance_id, owner_account_id,
+				display_name, owner_label, ide_label, actor_label, repo_branch, created_at, updated_at, last_seen_at)
+			SELECT 'keys', sha256($1::text::bytea), 'worker', 'codex', 'ada/bot', '', id, $2, 'ada', 'Codex', $2 || ' | ada''s agent', '', now(), now(), now()
+			FROM accounts`, fmt.Sprint(i), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Migrate(ctx, d.Pool, migrations.FS); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		var key string
+		if err := d.Pool.QueryRow(ctx, `SELECT display_key FROM agent_sessions WHERE display_name = $1`, n).Scan(&key); err != nil {
+			t.Fatal(err)
+		}
+		if key != letagents.NameKey(n) {
+			t.Errorf("%q: key %q, want %q", n, key, letagents.NameKey(n))
 		}
 	}
 }

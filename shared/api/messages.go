@@ -210,11 +210,7 @@ func (s *server) sendAs(r *http.Request, c call, req wire.SendMessage, m letagen
 		in.Display, owner, _ = actors.ParseActorLabel(in.Label)
 		in.Owner, in.ViaOwnerToken = owner, who.AgentToken()
 		if !in.ViaOwnerToken {
-			held, err := s.nameHeld(r, c.room, m.Sender, in.Display, owner)
-			if err != nil {
-				return letagents.Message{}, false, err
-			}
-			in.NameFree = !held
+			in.NameKeys = store.NameKeys(m.Sender, in.Display, owner)
 		}
 		m.Source = who.Source()
 	}
@@ -247,7 +243,7 @@ func (s *server) sendAs(r *http.Request, c call, req wire.SendMessage, m letagen
 		}
 	} else {
 		_, err = claimSource(who, out.Claim, "sender", m.Sender, owner, func() error {
-			if !in.NameFree {
+			if !out.NameFree {
 				return letagents.NameHeld("sender", m.Sender)
 			}
 			return nil
@@ -281,7 +277,7 @@ func (s *server) nameSource(r *http.Request, roomID, field, name string) (string
 		return "", err
 	}
 	return claimSource(who, c, field, name, owner, func() error {
-		held, err := s.nameHeld(r, roomID, name, display, owner)
+		held, err := s.Store.NameHeldByOthers(r.Context(), roomID, store.NameKeys(name, display, owner), who.Account.ID)
 		if err == nil && held {
 			err = letagents.NameHeld(field, name)
 		}
@@ -292,7 +288,12 @@ func (s *server) nameSource(r *http.Request, roomID, field, name string) (string
 // claimSource is the source of what who writes under name (field names
 // it) with no worker session to vouch for it, given the claims c on the
 // name in the room, or why it may not; unclaimed refuses the name when
-// someone else holds it (nameHeld).
+// someone else holds it (store.NameHeldByOthers): a name a browser or an
+// anonymous caller writes under, its display part or its owner part, may
+// not read as a person's login or display name, an agent's display name,
+// or an agent session's in the room. Only a worker session or an owner
+// token can prove an agent's name, and only the account itself a
+// person's; a name nobody holds stays free.
 //
 // An agent session's label names that agent in the room, so nobody but its
 // account may write under it. An owner token is an agent's credential, but
@@ -316,17 +317,6 @@ func claimSource(who auth.Identity, c store.SenderClaim, field, name, owner stri
 			"%s %q names an agent this account does not own; act as your own agent's actor label, or pass its agent_session_id and agent_session_token", field, name)
 	}
 	return "", nil
-}
-
-// nameHeld reports whether a name a browser or an anonymous caller writes
-// under, its display part or its owner part reads (letagents.NameKey) as
-// a name someone else holds: a person's login or display name, an agent's
-// display name, an agent session's in the room. Only a worker session or
-// an owner token can prove an agent's name, and only the account itself a
-// person's; a name nobody holds stays free.
-func (s *server) nameHeld(r *http.Request, roomID, name, display, owner string) (bool, error) {
-	keys := []string{letagents.NameKey(name), letagents.NameKey(display), letagents.NameKey(owner)}
-	return s.Store.NameHeldByOthers(r.Context(), roomID, keys, identity(r).Account.ID)
 }
 
 // replyTarget reads the message a send replies to, from thread_parent_id

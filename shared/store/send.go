@@ -35,12 +35,13 @@ type Send struct {
 	// session's label is refused; one of the account's own, or its
 	// agent's, is sent with the message's Source; else an owner token's
 	// (ViaOwnerToken) is sent with no source and refused when it names an
-	// owner, and anyone else's with its Source when NameFree says the
-	// name is nobody's.
+	// owner, and anyone else's with its Source when none of NameKeys
+	// (NameKeys of the sender and its parts; nil for an owner token's
+	// send) is held by someone else, as NameHeldByOthers reads them.
 	AccountID             int64
 	Label, Display, Owner string
 	ViaOwnerToken         bool
-	NameFree              bool
+	NameKeys              []string
 	// OwnerTokenHash is the hash of the caller's owner token when the
 	// caller has not looked it up (nil otherwise): the statement reads
 	// its account (Sent.Owner), which stands for AccountID, and sends
@@ -67,6 +68,9 @@ type Sent struct {
 	Room    bool                    // the room exists
 	Parent  bool                    // the message replied to, if any, is in the room and not prompt-only
 	Repeat  bool                    // the room holds a message of the ClientMessageID
+	// NameFree: none of Send.NameKeys is held by someone else (true when
+	// none was given).
+	NameFree bool
 	Message letagents.Message       // the message sent, when Created
 	Created bool
 	Owner   *OwnerToken // the account of Send.OwnerTokenHash; nil when it was not given or signs nobody in
@@ -103,7 +107,7 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 		ownerHash = in.OwnerTokenHash
 	}
 	args := append(append(sendArgs(s, m), takeArgs[:]...), hash, in.SessionID, in.Now, in.AccountID, in.Label, in.Display,
-		in.Owner, in.ViaOwnerToken, in.NameFree, ownerHash, letagents.MaxSenderBytes)
+		in.Owner, in.ViaOwnerToken, in.NameKeys, ownerHash, letagents.MaxSenderBytes)
 	var row sendRow
 	var err error
 	for range 2 {
@@ -129,7 +133,7 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 		out.Session = &letagents.AgentSession{ID: *row.SessionID, RoomID: *row.SessionRoomID, OwnerAccountID: *row.SessionOwnerAccountID,
 			Kind: *row.SessionKind, ActorLabel: *row.SessionActorLabel, EndedAt: deref(row.SessionEndedAt)}
 	}
-	out.Claim, out.Room, out.Parent, out.Repeat = row.SenderClaim, row.RoomFound, row.ParentFound, row.Repeat
+	out.Claim, out.Room, out.Parent, out.Repeat, out.NameFree = row.SenderClaim, row.RoomFound, row.ParentFound, row.Repeat, row.NameFree
 	switch {
 	case row.Seq != nil:
 		out.Created = true
@@ -148,7 +152,7 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 // purge's bound), $18 the session token's hash (null: no session), $19
 // the session id given, $20 now, $21 the account, $22…$24 the label and
 // its display and owner parts, $25 whether an owner token signed the
-// caller in, $26 whether the name was found free, $27 the owner token's
+// caller in, $26 the keys of the sender's name (Send.NameKeys), $27 the owner token's
 // hash when the caller left it to the statement (its account then stands
 // for $21: caller), $28 letagents.MaxSenderBytes.
 //
@@ -179,7 +183,8 @@ var sendCheckedSQL = `
 			c.session AS claim_session, c.others AS claim_others, c.agent AS claim_agent,
 			EXISTS (SELECT 1 FROM rooms WHERE id = $1) AS room_found,
 			($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND seq = $5 AND ` + visible + `)) AS parent_found,
-			($8::text IS NOT NULL AND EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND client_message_id = $8)) AS repeat
+			($8::text IS NOT NULL AND EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND client_message_id = $8)) AS repeat,
+			NOT `+nameHeldSQL("$26::text[]", "(SELECT account FROM caller)", "$1")+` AS name_free
 		FROM claim c
 	), ` + sendSQL(sendParts{
 	sender: `CASE WHEN $18::bytea IS NULL THEN $2 ELSE (SELECT actor_label FROM sess) END`,
@@ -190,13 +195,13 @@ var sendCheckedSQL = `
 		WHEN $18::bytea IS NOT NULL THEN EXISTS (SELECT 1 FROM sess WHERE id = $19 AND owner_account_id = caller.account AND room_id = $1
 			AND ended_at IS NULL AND session_kind = '` + letagents.SessionWorker + `'
 			AND octet_length(actor_label) <= $28 AND actor_label !~ '^\s*$' AND NOT ` + reservedSQL("actor_label") + `)
-		ELSE NOT (v.claim_others AND NOT v.claim_session) AND (v.claim_session OR v.claim_agent OR (NOT $25 AND $26) OR ($25 AND $24 = ''))
+		ELSE NOT (v.claim_others AND NOT v.claim_session) AND (v.claim_session OR v.claim_agent OR (NOT $25 AND v.name_free) OR ($25 AND $24 = ''))
 		END)`,
 }) + `
 	SELECT t.allowed AS take_allowed, t.empty_at AS take_empty_at,
 		s.id AS session_id, s.room_id AS session_room_id, s.owner_account_id AS session_owner_account_id,
 		s.session_kind, s.actor_label AS session_actor_label, s.ended_at AS session_ended_at,
-		v.claim_session AS session, v.claim_others AS others, v.claim_agent AS agent, v.room_found, v.parent_found, v.repeat,
+		v.claim_session AS session, v.claim_others AS others, v.claim_agent AS agent, v.room_found, v.parent_found, v.repeat, v.name_free,
 		i.sender AS sent_sender, i.source AS sent_source, i.publisher_session_id AS sent_publisher, ` + sentColumns + `,
 		o.id AS owner_account_id, o.token_id AS owner_token_id, o.provider AS owner_provider,
 		o.provider_user_id AS owner_provider_user_id, o.login AS owner_login, o.display_name AS owner_display_name,
@@ -251,6 +256,7 @@ type sendRow struct {
 	RoomFound     bool       `db:"room_found"`
 	ParentFound   bool       `db:"parent_found"`
 	Repeat        bool       `db:"repeat"`
+	NameFree      bool       `db:"name_free"`
 	SentSender    *string    `db:"sent_sender"`
 	SentSource    *string    `db:"sent_source"`
 	SentPublisher *int64     `db:"sent_publisher"`

@@ -42,8 +42,14 @@ func TestSendVerdicts(t *testing.T) {
 	session := func(wk storetest.Worker, m letagents.NewMessage) store.Send {
 		return store.Send{Message: m, SessionTokenHash: auth.HashToken(wk.Token), SessionID: wk.ID, AccountID: wk.OwnerAccountID, Now: now}
 	}
-	plain := func(m letagents.NewMessage, account int64, ownerToken, free bool) store.Send {
-		return store.Send{Message: m, Label: m.Sender, AccountID: account, ViaOwnerToken: ownerToken, NameFree: free, Now: now}
+	// Without an owner token, the statement reads whether someone else
+	// holds the sender's name, as the API asks it to.
+	plain := func(m letagents.NewMessage, account int64, ownerToken bool) store.Send {
+		in := store.Send{Message: m, Label: m.Sender, AccountID: account, ViaOwnerToken: ownerToken, Now: now}
+		if !ownerToken {
+			in.NameKeys = store.NameKeys(m.Sender, m.Sender, "")
+		}
+		return in
 	}
 	tests := []struct {
 		name    string
@@ -86,7 +92,7 @@ func TestSendVerdicts(t *testing.T) {
 			}
 		}},
 		{"owner token looked up in the statement, plain name", func() store.Send {
-			in := plain(letagents.NewMessage{RoomID: room, Sender: "bob", Text: "x", Source: letagents.SourceAgent}, 0, true, false)
+			in := plain(letagents.NewMessage{RoomID: room, Sender: "bob", Text: "x", Source: letagents.SourceAgent}, 0, true)
 			in.OwnerTokenHash = auth.HashToken(w.OwnerToken)
 			return in
 		}(), true, func(t *testing.T, out store.Sent) {
@@ -103,45 +109,53 @@ func TestSendVerdicts(t *testing.T) {
 				t.Errorf("owner %+v, session %+v; want neither read: the session is not touched", out.Owner, out.Session)
 			}
 		}},
-		{"another account's session label", plain(letagents.NewMessage{RoomID: room, Sender: w.ActorLabel, Text: "x"}, 0, false, true), false,
+		{"another account's session label", plain(letagents.NewMessage{RoomID: room, Sender: w.ActorLabel, Text: "x"}, 0, false), false,
 			func(t *testing.T, out store.Sent) {
 				if !out.Claim.Others || out.Claim.Session {
 					t.Errorf("claim = %+v; want others' only", out.Claim)
 				}
 			}},
 		{"own session label, owner token", plain(letagents.NewMessage{RoomID: room, Sender: w.ActorLabel, Text: "x", Source: letagents.SourceAgent},
-			w.OwnerAccountID, true, false), true, func(t *testing.T, out store.Sent) {
+			w.OwnerAccountID, true), true, func(t *testing.T, out store.Sent) {
 			if out.Message.Source != letagents.SourceAgent {
 				t.Errorf("source = %q; want agent", out.Message.Source)
 			}
 		}},
 		{"plain name, owner token", plain(letagents.NewMessage{RoomID: room, Sender: "bob", Text: "x", Source: letagents.SourceAgent},
-			w.OwnerAccountID, true, false), true, func(t *testing.T, out store.Sent) {
+			w.OwnerAccountID, true), true, func(t *testing.T, out store.Sent) {
 			if out.Message.Source != "" {
 				t.Errorf("source = %q; want none, as unverified", out.Message.Source)
 			}
 		}},
-		{"name held, anonymous", plain(msg("x"), 0, false, false), false, nil},
-		{"name free, anonymous", plain(msg("x"), 0, false, true), true, nil},
-		{"no such room", plain(letagents.NewMessage{RoomID: "no-such-room", Sender: "bob", Text: "x"}, 0, false, true), false,
+		{"name held, anonymous", plain(letagents.NewMessage{RoomID: room, Sender: "bea", Text: "x"}, 0, false), false, func(t *testing.T, out store.Sent) {
+			if out.NameFree {
+				t.Error("name free; want Bea's agent's name held")
+			}
+		}},
+		{"name free, anonymous", plain(msg("x"), 0, false), true, func(t *testing.T, out store.Sent) {
+			if !out.NameFree {
+				t.Error("name held; want it free")
+			}
+		}},
+		{"no such room", plain(letagents.NewMessage{RoomID: "no-such-room", Sender: "bob", Text: "x"}, 0, false), false,
 			func(t *testing.T, out store.Sent) {
 				if out.Room || codeOf(out.Refusal(letagents.NewMessage{RoomID: "no-such-room"})) != letagents.NotFound {
 					t.Errorf("room found %v, refusal %v; want not found", out.Room, out.Refusal(letagents.NewMessage{}))
 				}
 			}},
-		{"no such parent", plain(letagents.NewMessage{RoomID: room, Sender: "bob", Text: "x", ThreadParentSeq: 999}, 0, false, true), false,
+		{"no such parent", plain(letagents.NewMessage{RoomID: room, Sender: "bob", Text: "x", ThreadParentSeq: 999}, 0, false), false,
 			func(t *testing.T, out store.Sent) {
 				if out.Parent || codeOf(out.Refusal(letagents.NewMessage{ThreadParentSeq: 999})) != letagents.Invalid {
 					t.Errorf("parent found %v; want refused as invalid", out.Parent)
 				}
 			}},
-		{"reply", plain(letagents.NewMessage{RoomID: room, Sender: "bob", Text: "x", ThreadParentSeq: first.Seq}, 0, false, true), true,
+		{"reply", plain(letagents.NewMessage{RoomID: room, Sender: "bob", Text: "x", ThreadParentSeq: first.Seq}, 0, false), true,
 			func(t *testing.T, out store.Sent) {
 				if out.Message.ThreadRootSeq != first.Seq || out.Message.ReplyTo == nil {
 					t.Errorf("reply = %+v; want in the thread of %d with its quote", out.Message, first.Seq)
 				}
 			}},
-		{"repeat of a client id", plain(letagents.NewMessage{RoomID: room, Sender: "bob", Text: "again", ClientMessageID: "c-1"}, 0, false, true), false,
+		{"repeat of a client id", plain(letagents.NewMessage{RoomID: room, Sender: "bob", Text: "again", ClientMessageID: "c-1"}, 0, false), false,
 			func(t *testing.T, out store.Sent) {
 				if !out.Repeat || out.Message.Seq != first.Seq || out.Message.Text != "first" || out.Refusal(letagents.NewMessage{}) != nil {
 					t.Errorf("repeat = %+v; want message %d, the first of the id", out, first.Seq)

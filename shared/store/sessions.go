@@ -117,11 +117,11 @@ func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now t
 					ref: "(SELECT id FROM new)"}.with()+`
 					INSERT INTO agent_sessions (id, room_id, token_hash, session_kind, runtime, agent_key, agent_instance_id, owner_account_id,
 						display_name, owner_label, ide_label, actor_label, repo_branch, created_at, updated_at, last_seen_at, delivered_seq,
-						change_seq)
+						change_seq, display_key)
 					VALUES ((SELECT id FROM new), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $13,
-						coalesce((SELECT last_seq FROM rooms WHERE id = $1), 0), coalesce((SELECT last_event FROM next), 0)) RETURNING id`,
+						coalesce((SELECT last_seq FROM rooms WHERE id = $1), 0), coalesce((SELECT last_event FROM next), 0), $15) RETURNING id`,
 					a.RoomID, n.TokenHash, a.Kind, a.Runtime, a.AgentKey, a.InstanceID, a.OwnerAccountID, name, a.OwnerLabel, a.IDELabel,
-					n.Label(name), a.RepoBranch, now, s.RoomChannel(a.RoomID)).Scan(&id)
+					n.Label(name), a.RepoBranch, now, s.RoomChannel(a.RoomID), letagents.NameKey(name)).Scan(&id)
 			})
 			switch {
 			case pgCode(err) == uniqueViolation:
@@ -347,38 +347,37 @@ func (s *Store) CloseDelivery(ctx context.Context, id int64, now time.Time) erro
 	return nil
 }
 
-// NameHeldByOthers reports whether any of keys (letagents.NameKey of a
-// name and of its parts; "" is skipped) reads as the name of someone
-// other than accountID (0 is nobody): the login or display name of
-// another account, the display name of another account's agent, or the
-// display name of another account's agent session in the room (which
-// may differ from its agent's).
+// NameHeldByOthers reports whether any of keys (NameKeys of a name and
+// of its parts) reads as the name of someone other than accountID (0 is
+// nobody): the login or display name of another account, the display
+// name of another account's agent, or the display name of another
+// account's agent session in the room (which may differ from its agent's).
 func (s *Store) NameHeldByOthers(ctx context.Context, roomID string, keys []string, accountID int64) (bool, error) {
-	keys = slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return k == "" })
-	if len(keys) == 0 {
-		return false, nil
-	}
-	// One round trip: the names of the room's sessions come with the
-	// answer, as their keys are the Go code's (letagents.NameKey).
 	var held bool
-	var names []string
-	if err := s.pool.QueryRow(ctx, `
-		SELECT EXISTS (SELECT 1 FROM accounts WHERE id <> $2 AND login_key <> '' AND login_key = ANY ($1))
-		    OR EXISTS (SELECT 1 FROM accounts WHERE id <> $2 AND name_key <> '' AND name_key = ANY ($1))
-		    OR EXISTS (SELECT 1 FROM agents WHERE owner_account_id <> $2 AND display_key <> '' AND display_key = ANY ($1)),
-		    (SELECT array_agg(DISTINCT display_name) FROM agent_sessions WHERE room_id = $3 AND owner_account_id <> $2)`,
-		keys, accountID, roomID).Scan(&held, &names); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT `+nameHeldSQL("$1", "$2", "$3"), keys, accountID, roomID).Scan(&held); err != nil {
 		return false, fmt.Errorf("read names held: %w", err)
 	}
-	if held {
-		return true, nil
-	}
-	for _, n := range names {
-		if slices.Contains(keys, letagents.NameKey(n)) {
-			return true, nil
-		}
-	}
-	return false, nil
+	return held, nil
+}
+
+// NameKeys are the keys (letagents.NameKey) by which a name, its display
+// part and its owner part are held: the keys NameHeldByOthers and
+// Send.NameKeys take, with no empty key.
+func NameKeys(name, display, owner string) []string {
+	keys := []string{letagents.NameKey(name), letagents.NameKey(display), letagents.NameKey(owner)}
+	return slices.DeleteFunc(keys, func(k string) bool { return k == "" })
+}
+
+// nameHeldSQL is SQL of whether one of the keys (a text[]) is held by
+// someone other than the account, as NameHeldByOthers reads it. Each key
+// is compared where it is stored (the server writes them with the names),
+// so the lookups are by index.
+func nameHeldSQL(keys, account, room string) string {
+	return `(EXISTS (SELECT 1 FROM accounts WHERE id <> ` + account + ` AND login_key <> '' AND login_key = ANY (` + keys + `))
+		OR EXISTS (SELECT 1 FROM accounts WHERE id <> ` + account + ` AND name_key <> '' AND name_key = ANY (` + keys + `))
+		OR EXISTS (SELECT 1 FROM agents WHERE owner_account_id <> ` + account + ` AND display_key <> '' AND display_key = ANY (` + keys + `))
+		OR EXISTS (SELECT 1 FROM agent_sessions WHERE room_id = ` + room + ` AND owner_account_id <> ` + account + `
+			AND display_key <> '' AND display_key = ANY (` + keys + `)))`
 }
 
 // SenderClaim is who holds a sender name in a room, as SenderClaim reads
