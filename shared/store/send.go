@@ -68,12 +68,12 @@ type Sent struct {
 	Room    bool                    // the room exists
 	Parent  bool                    // the message replied to, if any, is in the room and not prompt-only
 	Repeat  bool                    // the room holds a message of the ClientMessageID
-	// NameFree: none of Send.NameKeys is held by someone else (true when
-	// none was given).
-	NameFree bool
 	Message letagents.Message       // the message sent, when Created
 	Created bool
 	Owner   *OwnerToken // the account of Send.OwnerTokenHash; nil when it was not given or signs nobody in
+	// NameFree: none of Send.NameKeys is held by someone else (true when
+	// none was given).
+	NameFree bool
 }
 
 // Send takes the send's rate token, finds the worker session of its token
@@ -184,7 +184,7 @@ var sendCheckedSQL = `
 			EXISTS (SELECT 1 FROM rooms WHERE id = $1) AS room_found,
 			($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND seq = $5 AND ` + visible + `)) AS parent_found,
 			($8::text IS NOT NULL AND EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND client_message_id = $8)) AS repeat,
-			NOT `+nameHeldSQL("$26::text[]", "(SELECT account FROM caller)", "$1")+` AS name_free
+			NOT ` + nameHeldSQL("$26::text[]", "(SELECT account FROM caller)", "$1") + ` AS name_free
 		FROM claim c
 	), ` + sendSQL(sendParts{
 	sender: `CASE WHEN $18::bytea IS NULL THEN $2 ELSE (SELECT actor_label FROM sess) END`,
