@@ -90,9 +90,10 @@ func (e *env) counted(t *testing.T) (url string, trips *tripCounter, svc *servic
 
 // TestSendRoundTrips counts the database round trips of each kind of
 // send: an agent's (owner token and worker session, or owner token and a
-// name) is one statement, its identity read in it; an anonymous one reads
-// the names held first. Only a token that signs nobody in costs more. Each send runs twice and the second is counted, so that the
-// connection has its statements prepared.
+// name) is one statement, its identity read in it; an anonymous one is
+// one statement too, the names held read in it. Only a token that signs
+// nobody in costs more. Each send runs twice and the second is counted,
+// so that the connection has its statements prepared.
 func TestSendRoundTrips(t *testing.T) {
 	t.Parallel()
 	e := newAuthEnv(t, nil)
