@@ -558,3 +558,52 @@ func TestSessionChangesRingTheAccountsAccessChannel(t *testing.T) {
 		t.Errorf("a second sign-out: %v; want none", err)
 	}
 }
+
+// TestUpsertAgentAtOnce registers one new agent from several clients at
+// once, as two terminals starting together do: each gets the agent, one
+// of them creates it, none is told its own key is another account's.
+func TestUpsertAgentAtOnce(t *testing.T) {
+	t.Parallel()
+	s, pool := newStoreAndPool(t)
+	ctx := context.Background()
+	alice := signInAccount(t, s, "1001", "alice")
+	const clients = 6
+	warmPool(t, pool, clients)
+	for i := range 20 {
+		a := letagents.Agent{OwnerAccountID: alice.ID, Name: fmt.Sprintf("agent-%d", i), CanonicalKey: fmt.Sprintf("alice/agent-%d", i),
+			DisplayName: "Agent", OwnerLogin: alice.Login, OwnerLabel: "Alice"}
+		start := make(chan struct{})
+		type result struct {
+			agent   letagents.Agent
+			created bool
+			err     error
+		}
+		results := make(chan result, clients)
+		for range clients {
+			go func() {
+				<-start
+				g, created, err := s.UpsertAgent(ctx, a, testNow())
+				results <- result{g, created, err}
+			}()
+		}
+		close(start)
+		var id int64
+		made := 0
+		for range clients {
+			r := <-results
+			if r.err != nil {
+				t.Fatalf("%s: %v", a.CanonicalKey, r.err)
+			}
+			if id != 0 && r.agent.ID != id {
+				t.Errorf("%s: agents %d and %d", a.CanonicalKey, id, r.agent.ID)
+			}
+			id = r.agent.ID
+			if r.created {
+				made++
+			}
+		}
+		if made != 1 {
+			t.Errorf("%s: created by %d clients, want 1", a.CanonicalKey, made)
+		}
+	}
+}
