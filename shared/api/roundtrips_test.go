@@ -212,3 +212,57 @@ func TestParkedPollReadsOnceWhereOthersWait(t *testing.T) {
 		}
 	}
 }
+
+// TestPollAtTheHeardEndParksWithoutReading: where the listener is on a
+// room's channels already and last heard of the message a poll's cursor
+// names, the poll that comes back for what follows parks without a round
+// trip (the ring's payload is the room's newest message), and the next
+// message still wakes it.
+func TestPollAtTheHeardEndParksWithoutReading(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	const room = "heard-end"
+	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
+	url, trips, svc := e.counted(t)
+	// Another waiter keeps the listener on the channels an anonymous
+	// poll of the room waits on, as other agents' polls and streams do.
+	channels := []string{svc.Store.RoomAccessChannel(room), svc.Store.RoomChannel(room)}
+	keeper, err := svc.Hub.SubscribeAll(context.Background(), channels...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keeper.Close()
+	first := e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "first"}`).want(t, 201, "").str("id")
+	testwait.Until(t, "the listener to hear of "+first, func() bool {
+		s := svc.Hub.SubscribeListened(channels...)
+		defer s.Close()
+		return s.Heard(svc.Store.RoomChannel(room)) == strings.TrimPrefix(first, "msg_")
+	})
+
+	done := make(chan string, 1)
+	go func() {
+		req, err := http.NewRequest(http.MethodGet, url+"/rooms/"+room+"/messages/poll?timeout=60000&after="+first, nil)
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		req.Header.Set(countAsHeader, "at-end")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		done <- string(body)
+	}()
+	// Parked is waiting for the bell: whatever it read, it read before.
+	testwait.Blocked(t, "the poll parked", "select", "api.(*server).nextMessages", "")
+	if n := trips.of("at-end"); n != 0 {
+		t.Errorf("a poll at the heard end made %d round trips to park, want 0", n)
+	}
+	e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "second"}`).want(t, 201, "")
+	if got := testwait.Recv(t, "the parked poll's answer", done); !strings.Contains(got, "second") || strings.Contains(got, `"first"`) {
+		t.Errorf("parked poll answered %s, want the second message only", got)
+	}
+}

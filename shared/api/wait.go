@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -21,7 +22,8 @@ import (
 //
 // Nothing is ever taken from the notification itself: a ring only says
 // to read again, and reads of the same page by waiters woken together are
-// shared (readGroup).
+// shared (readGroup). Its payload only lets a waiter that has every
+// message the listener heard of skip its first read (heardUpTo).
 func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQuery, timeout time.Duration, l *leash) (letagents.MessagePage, error) {
 	read := func(ctx context.Context) (letagents.MessagePage, error) { return s.sharedPage(ctx, id, q) }
 	channels := append(l.channels(), s.Store.RoomChannel(id))
@@ -36,13 +38,17 @@ func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQue
 		}
 	}
 	subscribedFirst := sub != nil
-	page, err := read(ctx) // also answers 404 for a missing room
-	if err != nil || len(page.Messages) > 0 || timeout == 0 {
-		return page, err
+	var page letagents.MessagePage
+	var err error
+	if !subscribedFirst || !heardUpTo(sub, s.Store.RoomChannel(id), q) {
+		page, err = read(ctx) // also answers 404 for a missing room
+		if err != nil || len(page.Messages) > 0 || timeout == 0 {
+			return page, err
+		}
+		// A cursor past the newest message would otherwise wait for a
+		// number that may be far off and skip everything before it.
+		q.After = min(q.After, page.LastSeq)
 	}
-	// A cursor past the newest message would otherwise wait for a number
-	// that may be far off and skip everything before it.
-	q.After = min(q.After, page.LastSeq)
 
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -83,6 +89,16 @@ func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQue
 		return letagents.MessagePage{}, err
 	}
 	return read(ctx)
+}
+
+// heardUpTo says whether the room's newest message, as the listener last
+// heard it on the room's channel before sub (its notification's payload,
+// store's roomEvent), is the one q reads after: then every message up to
+// it is committed and any later one rings sub, so the page is empty and a
+// poll that comes back at once after its answer parks without reading.
+// The room exists: it rang.
+func heardUpTo(sub *notify.Subscription, channel string, q store.MessageQuery) bool {
+	return q.Before == 0 && q.After > 0 && sub.Heard(channel) == strconv.FormatInt(q.After, 10)
 }
 
 // readSubscribed is a subscribed waiter's read, its page given only once

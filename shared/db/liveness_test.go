@@ -3,8 +3,6 @@ package db_test
 import (
 	"context"
 	"net"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -67,16 +65,7 @@ func TestTheLookWaitsForNoReader(t *testing.T) {
 	c := usedConn(t, d)
 	read := make(chan error, 1)
 	go readAsPgxsBackgroundReader(c.Conn().PgConn().Conn(), read)
-	testwait.Until(t, "the reader to be blocked on the idle socket", func() bool {
-		buf := make([]byte, 1<<20)
-		stacks := string(buf[:runtime.Stack(buf, true)])
-		for _, g := range strings.Split(stacks, "\n\n") {
-			if strings.Contains(g, "[IO wait") && strings.Contains(g, "readAsPgxsBackgroundReader") {
-				return true
-			}
-		}
-		return false
-	})
+	testwait.Blocked(t, "the reader to be blocked on the idle socket", "IO wait", "internal/poll.", "readAsPgxsBackgroundReader")
 
 	shouldPing := d.Pool.Config().ShouldPing
 	looked := make(chan bool, 1)

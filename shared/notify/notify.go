@@ -5,7 +5,9 @@
 // A notification is only a doorbell. Subscribers re-read what they want from
 // the database when it rings, so a notification that is merged, missed or
 // lost with a dropped connection costs a re-read, never a message: after a
-// reconnect the hub rings every bell once.
+// reconnect the hub rings every bell once. Its payload, where the notifier
+// says how far what it rings for has come, can only spare a subscriber
+// that has come as far a read (Subscription.Heard), never stand for one.
 package notify
 
 import (
@@ -87,6 +89,10 @@ type channel struct {
 	n         atomic.Int64
 	ready     chan struct{} // closed once LISTEN is in effect on the current connection
 	listening bool
+	// heard is the payload of the last notification the listener
+	// received on the channel since it began to listen on the current
+	// connection ("" when none): Subscription.Heard.
+	heard string
 }
 
 // New returns a Hub that opens its connection with connect. Call Run to start it.
@@ -119,6 +125,7 @@ type Subscription struct {
 	chs   []*channel
 	c     chan struct{}
 	once  sync.Once
+	heard []string // by channel, as SubscribeListened found them
 }
 
 // C receives a value (at most one pending) each time one of its channels
@@ -205,9 +212,26 @@ func (h *Hub) SubscribeListened(names ...string) *Subscription {
 	}
 	s := &Subscription{hub: h, c: make(chan struct{}, 1)}
 	for _, name := range names {
-		s.joinLocked(name, h.channels[name])
+		if ch := h.channels[name]; s.joinLocked(name, ch) {
+			s.heard = append(s.heard, ch.heard)
+		}
 	}
 	return s
+}
+
+// Heard is the payload of the last notification on channel name that
+// the listener received before SubscribeListened made s, since it began
+// to listen there on its current connection: "" when none (or s came
+// from SubscribeAll). Any notification after it rings s. A notifier
+// whose payload tells how far the thing it rings for has come (a room's
+// newest message) lets a subscriber that has come as far skip its read.
+func (s *Subscription) Heard(name string) string {
+	for i, n := range s.names {
+		if n == name && i < len(s.heard) {
+			return s.heard[i]
+		}
+	}
+	return ""
 }
 
 // joinLocked adds s to ch, the hub's channel of name, unless it is on it
@@ -304,6 +328,7 @@ func (h *Hub) lost() {
 			ch.listening = false
 			ch.ready = make(chan struct{})
 		}
+		ch.heard = "" // what was sent meanwhile went unheard
 	}
 }
 
@@ -388,7 +413,7 @@ func (h *Hub) serve(ctx context.Context, conn *pgx.Conn) error {
 		switch {
 		case err == nil:
 			h.notifications.Add(1)
-			h.dispatch(n.Channel)
+			h.dispatch(n.Channel, n.Payload)
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case conn.IsClosed() || !interrupted:
@@ -418,10 +443,11 @@ func (h *Hub) ping(ctx context.Context, conn *pgx.Conn) error {
 	return nil
 }
 
-func (h *Hub) dispatch(name string) {
+func (h *Hub) dispatch(name, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if ch := h.channels[name]; ch != nil {
+		ch.heard = payload
 		ring(ch)
 	}
 }

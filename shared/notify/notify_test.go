@@ -618,3 +618,46 @@ func TestSubscribeListenedOnlyWhereListened(t *testing.T) {
 		t.Error("a SubscribeListened subscriber was not rung")
 	}
 }
+
+// TestHeardIsTheLastPayloadOnThisConnection: a subscription made where
+// the listener is on its channel already reads the payload of the last
+// notification heard there; one made where nothing was heard, or by
+// SubscribeAll, reads ""; and a reconnect forgets what was heard, since
+// what was sent meanwhile went unheard.
+func TestHeardIsTheLastPayloadOnThisConnection(t *testing.T) {
+	t.Parallel()
+	f := start(t, notify.Options{MinBackoff: 10 * time.Millisecond})
+	a := f.prefix + "a"
+	first := f.subscribe(t, a)
+	heard := func() string {
+		s := f.hub.SubscribeListened(a)
+		if s == nil {
+			t.Fatal("SubscribeListened refused a channel the listener is on")
+		}
+		defer s.Close()
+		return s.Heard(a)
+	}
+	if got := heard(); got != "" {
+		t.Errorf("Heard before any notification = %q, want \"\"", got)
+	}
+	for _, payload := range []string{"41", "42"} {
+		if _, err := f.pool.Exec(context.Background(), `SELECT pg_notify($1, $2)`, a, payload); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "Heard to be "+payload, func() bool { return heard() == payload })
+	}
+	if got := first.Heard(a); got != "" {
+		t.Errorf("a SubscribeAll subscription's Heard = %q, want \"\"", got)
+	}
+	pid := f.hub.Stats().BackendPID
+	if _, err := f.pool.Exec(context.Background(), `SELECT pg_terminate_backend($1)`, int32(pid)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "re-LISTEN on the new connection", func() bool {
+		st := f.hub.Stats()
+		return st.Listening == 1 && st.BackendPID != 0 && st.BackendPID != pid
+	})
+	if got := heard(); got != "" {
+		t.Errorf("Heard after a reconnect = %q, want \"\"", got)
+	}
+}

@@ -23,9 +23,14 @@ import (
 // last_event, and whatever else set moved), so the change and its event
 // are one round trip.
 //
-// The ring's payload is always empty: identical notifications of one
-// transaction collapse into one, so a transaction that logs several
-// events (a task change and its status line) rings its room once.
+// The ring's payload is the room's newest message number as of the event
+// (its last_seq): a listener that has heard it knows every message up to
+// it is committed, since the room row's lock orders the room's commits,
+// so a poll whose cursor is there already can park without reading
+// (notify.Subscription.Heard). Identical notifications of one transaction
+// collapse into one, so a transaction that logs several events (a task
+// change and its status line) rings its room once unless a message came
+// between them.
 type roomEvent struct {
 	kind    letagents.EventKind
 	room    string // SQL of the room's id
@@ -45,7 +50,7 @@ func (e roomEvent) with() string {
 		), logged AS (
 			INSERT INTO room_events (room_id, seq, kind, ref, ref_id)
 			SELECT id, last_event, '` + string(e.kind) + `', ` + orNull(e.ref) + `, ` + orNull(e.refID) + ` FROM next
-			RETURNING pg_notify(` + e.channel + `, '')
+			RETURNING pg_notify(` + e.channel + `, (SELECT last_seq FROM next)::text)
 		)`
 }
 

@@ -576,3 +576,37 @@ func TestRoomEventsReadMessagesWithTheirEvents(t *testing.T) {
 		t.Errorf("events = %q, want %q (the prompt-only message left out)", got, want)
 	}
 }
+
+// TestRingNamesTheNewestMessage: a room's ring carries its newest message
+// number as of the event, a message's own and any other event's alike,
+// which is what lets a listener that heard it spare a poll its read.
+func TestRingNamesTheNewestMessage(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
+	ctx := context.Background()
+	room, _, err := s.EnsureRoom(ctx, "numbered bell")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := listenRoom(t, d.Pool, s, room.ID)
+	ring := func(what, want string) {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, testwait.Bound)
+		defer cancel()
+		n, err := conn.Conn().WaitForNotification(wctx)
+		if err != nil || n.Payload != want {
+			t.Fatalf("%s: notification %+v, %v; want payload %q", what, n, err, want)
+		}
+	}
+	for i, text := range []string{"one", "two"} {
+		if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "ann", Text: text}); err != nil {
+			t.Fatal(err)
+		}
+		ring("message "+text, fmt.Sprint(i+1))
+	}
+	if _, err := s.CreateTask(ctx, store.NewTask{RoomID: room.ID, Title: "t", CreatedBy: "ann"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ring("a task", "2")
+}

@@ -340,7 +340,8 @@ func TestReasoningEvents(t *testing.T) {
 }
 
 // Every reasoning write rings the room's doorbell, the channel a message
-// send rings, once it commits.
+// send rings, once it commits, with the room's newest message number (0:
+// none yet).
 func TestReasoningWritesRingTheRoom(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
@@ -353,7 +354,7 @@ func TestReasoningWritesRingTheRoom(t *testing.T) {
 		wctx, cancel := context.WithTimeout(ctx, testwait.Bound)
 		defer cancel()
 		n, err := conn.Conn().WaitForNotification(wctx)
-		if err != nil || n.Channel != s.RoomChannel("bell") || n.Payload != "" {
+		if err != nil || n.Channel != s.RoomChannel("bell") || n.Payload != "0" {
 			t.Fatalf("%s: notification %+v, %v", what, n, err)
 		}
 	}

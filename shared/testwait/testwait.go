@@ -6,6 +6,8 @@
 package testwait
 
 import (
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,4 +43,33 @@ func Recv[T any](t testing.TB, what string, c <-chan T) T {
 		var zero T
 		return zero
 	}
+}
+
+// Blocked returns once some goroutine is blocked in state (as a goroutine
+// dump names it: "select", "IO wait", "chan receive") in a function
+// named top (as the dump prints it; the first frame it shows), with below
+// further down its stack unless below is "", failing the test after
+// Bound: what a test waits on when the only sign that a goroutine has
+// done everything before its wait is that it waits there.
+func Blocked(t testing.TB, what, state, top, below string) {
+	t.Helper()
+	Until(t, what, func() bool {
+		buf := make([]byte, 1<<20)
+		for {
+			n := runtime.Stack(buf, true)
+			if n < len(buf) {
+				buf = buf[:n]
+				break
+			}
+			buf = make([]byte, 2*len(buf))
+		}
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			header, frames, _ := strings.Cut(g, "\n")
+			first, _, _ := strings.Cut(frames, "\n")
+			if strings.Contains(header, "["+state) && strings.Contains(first, top) && strings.Contains(frames, below) {
+				return true
+			}
+		}
+		return false
+	})
 }

@@ -24,3 +24,18 @@ func TestRecv(t *testing.T) {
 		t.Errorf("Recv = %d, want 7", got)
 	}
 }
+
+// TestBlocked finds a goroutine by its state, the function it waits in
+// and one that called it.
+func TestBlocked(t *testing.T) {
+	t.Parallel()
+	c := make(chan int)
+	go waitForSeven(c)
+	Blocked(t, "the receiver to wait", "chan receive", "testwait.receive", "testwait.waitForSeven")
+	c <- 7
+}
+
+func waitForSeven(c <-chan int) { receive(c) }
+
+//go:noinline
+func receive(c <-chan int) { <-c }
