@@ -88,6 +88,35 @@ func (e *env) counted(t *testing.T) (url string, trips *tripCounter, svc *servic
 	return srv.URL, trips, svc
 }
 
+// pollAnswer is what a poll answered, or why it could not.
+type pollAnswer struct {
+	body []byte
+	err  error
+}
+
+// pollAs long-polls url as a request counted under as (tripCounter),
+// answering on the channel it returns.
+func pollAs(ctx context.Context, url, as string) <-chan pollAnswer {
+	done := make(chan pollAnswer, 1)
+	go func() {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			done <- pollAnswer{err: err}
+			return
+		}
+		req.Header.Set(countAsHeader, as)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- pollAnswer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		done <- pollAnswer{body, err}
+	}()
+	return done
+}
+
 // TestSendRoundTrips counts the database round trips of each kind of
 // send: an agent's (owner token and worker session, or owner token and a
 // name) is one statement, its identity read in it; an anonymous one is
@@ -146,10 +175,6 @@ func TestParkedPollReadsOnceWhereOthersWait(t *testing.T) {
 	const room = "parked-reads"
 	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
 	url, trips, svc := e.counted(t)
-	type answer struct {
-		body []byte
-		err  error
-	}
 	// A poll subscribes to its room's channel and to its access's, at
 	// once: the first one parked shows how many a poll counts for.
 	perPoll := 0
@@ -162,24 +187,8 @@ func TestParkedPollReadsOnceWhereOthersWait(t *testing.T) {
 			return (n > 0) == (polls > 0) && n == polls*perPoll
 		})
 	}
-	park := func(ctx context.Context, as string, polls int) <-chan answer {
-		done := make(chan answer, 1)
-		go func() {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/rooms/"+room+"/messages/poll?timeout=60000", nil)
-			if err != nil {
-				done <- answer{err: err}
-				return
-			}
-			req.Header.Set(countAsHeader, as)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				done <- answer{err: err}
-				return
-			}
-			defer resp.Body.Close()
-			body, err := io.ReadAll(resp.Body)
-			done <- answer{body, err}
-		}()
+	park := func(ctx context.Context, as string, polls int) <-chan pollAnswer {
+		done := pollAs(ctx, url+"/rooms/"+room+"/messages/poll?timeout=60000", as)
 		parked(polls)
 		return done
 	}
@@ -195,7 +204,7 @@ func TestParkedPollReadsOnceWhereOthersWait(t *testing.T) {
 	b := park(ctx, "second", 2)
 	testwait.Until(t, "the second poll's read", func() bool { return trips.endedOf("second") >= 1 })
 	cancel()
-	for _, c := range []<-chan answer{a, b} {
+	for _, c := range []<-chan pollAnswer{a, b} {
 		testwait.Recv(t, "a cancelled poll to end", c)
 	}
 	parked(0)
@@ -205,7 +214,7 @@ func TestParkedPollReadsOnceWhereOthersWait(t *testing.T) {
 
 	a, b = park(context.Background(), "", 1), park(context.Background(), "", 2)
 	e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "wake up"}`).want(t, 201, "")
-	for _, c := range []<-chan answer{a, b} {
+	for _, c := range []<-chan pollAnswer{a, b} {
 		got := testwait.Recv(t, "a parked poll's answer", c)
 		if got.err != nil || !strings.Contains(string(got.body), "wake up") {
 			t.Errorf("parked poll answered %s (%v), want the message", got.body, got.err)
@@ -239,30 +248,15 @@ func TestPollAtTheHeardEndParksWithoutReading(t *testing.T) {
 		return s.Heard(svc.Store.RoomChannel(room)) == strings.TrimPrefix(first, "msg_")
 	})
 
-	done := make(chan string, 1)
-	go func() {
-		req, err := http.NewRequest(http.MethodGet, url+"/rooms/"+room+"/messages/poll?timeout=60000&after="+first, nil)
-		if err != nil {
-			done <- err.Error()
-			return
-		}
-		req.Header.Set(countAsHeader, "at-end")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			done <- err.Error()
-			return
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		done <- string(body)
-	}()
+	done := pollAs(context.Background(), url+"/rooms/"+room+"/messages/poll?timeout=60000&after="+first, "at-end")
 	// Parked is waiting for the bell: whatever it read, it read before.
 	testwait.Blocked(t, "the poll parked", "select", "api.(*server).nextMessages", "")
 	if n := trips.of("at-end"); n != 0 {
 		t.Errorf("a poll at the heard end made %d round trips to park, want 0", n)
 	}
 	e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "second"}`).want(t, 201, "")
-	if got := testwait.Recv(t, "the parked poll's answer", done); !strings.Contains(got, "second") || strings.Contains(got, `"first"`) {
-		t.Errorf("parked poll answered %s, want the second message only", got)
+	if got := testwait.Recv(t, "the parked poll's answer", done); got.err != nil || !strings.Contains(string(got.body), "second") ||
+		strings.Contains(string(got.body), `"first"`) {
+		t.Errorf("parked poll answered %s (%v), want the second message only", got.body, got.err)
 	}
 }
