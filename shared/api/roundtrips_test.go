@@ -260,3 +260,32 @@ func TestPollAtTheHeardEndParksWithoutReading(t *testing.T) {
 		t.Errorf("parked poll answered %s (%v), want the second message only", got.body, got.err)
 	}
 }
+
+// TestLonePollParksAgainWithoutReading: a room's only poll, answered,
+// comes back for what follows and parks with no round trip: the poll
+// server keeps listening on the room a while after its last waiter left
+// (notify's Linger), and heard the message it answered with.
+func TestLonePollParksAgainWithoutReading(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	const room = "a-lone-poll"
+	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
+	url, trips, _ := e.counted(t)
+	poll := url + "/rooms/" + room + "/messages/poll?timeout=60000"
+	first := pollAs(context.Background(), poll, "first")
+	testwait.Blocked(t, "the first poll parked", "select", "api.(*server).nextMessages", "")
+	id := e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "one"}`).want(t, 201, "").str("id")
+	if got := testwait.Recv(t, "the first poll's answer", first); got.err != nil || !strings.Contains(string(got.body), id) {
+		t.Fatalf("first poll answered %s (%v), want %s", got.body, got.err, id)
+	}
+	again := pollAs(context.Background(), poll+"&after="+id, "again")
+	testwait.Blocked(t, "the poll parked again", "select", "api.(*server).nextMessages", "")
+	if n := trips.of("again"); n != 0 {
+		t.Errorf("the poll that came back made %d round trips to park, want 0", n)
+	}
+	e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "two"}`).want(t, 201, "")
+	if got := testwait.Recv(t, "the second answer", again); got.err != nil || !strings.Contains(string(got.body), `"two"`) ||
+		strings.Contains(string(got.body), `"one"`) {
+		t.Errorf("poll answered %s (%v), want the second message only", got.body, got.err)
+	}
+}

@@ -49,6 +49,12 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the wait between reconnect attempts
 	// (defaults 100 ms and 5 s); the wait doubles after each failure.
 	MinBackoff, MaxBackoff time.Duration
+	// Linger keeps a channel LISTENed for this long after its last
+	// subscriber leaves (default 0: UNLISTEN at once), give or take
+	// PingInterval: a long-poll answered comes back at once, and finds
+	// its channel listened, with what was heard there (Heard), instead
+	// of waiting for an UNLISTEN and a LISTEN.
+	Linger time.Duration
 }
 
 // Hub multiplexes many subscribers over one listening connection. LISTEN is
@@ -68,6 +74,10 @@ type Hub struct {
 	kick     context.CancelFunc // interrupts the listener's wait, nil when it is not waiting
 	listened int
 	pid      uint32
+	// lingering are the channels kept listened with no subscriber
+	// (Options.Linger), by name; the listener sweeps them at sweepAt.
+	lingering map[string]*channel
+	sweepAt   time.Time
 
 	reconnects    atomic.Int64
 	notifications atomic.Int64
@@ -93,6 +103,8 @@ type channel struct {
 	// received on the channel since it began to listen on the current
 	// connection ("" when none): Subscription.Heard.
 	heard string
+	// idle is when its last subscriber left, while it lingers.
+	idle time.Time
 }
 
 // New returns a Hub that opens its connection with connect. Call Run to start it.
@@ -115,7 +127,8 @@ func New(connect Connector, opt Options) *Hub {
 	if opt.MaxBackoff < opt.MinBackoff {
 		opt.MaxBackoff = max(5*time.Second, opt.MinBackoff)
 	}
-	return &Hub{connect: connect, opt: opt, channels: map[string]*channel{}, changed: map[string]struct{}{}}
+	return &Hub{connect: connect, opt: opt, channels: map[string]*channel{}, changed: map[string]struct{}{},
+		lingering: map[string]*channel{}}
 }
 
 // Subscription is one subscriber's doorbell on one or more channels.
@@ -149,9 +162,14 @@ func (s *Subscription) Close() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		for i, ch := range s.chs {
-			if ch.n.Load() == 0 && h.channels[s.names[i]] == ch {
-				delete(h.channels, s.names[i])
-				h.changedLocked(s.names[i])
+			if ch.n.Load() != 0 || h.channels[s.names[i]] != ch {
+				continue
+			}
+			if h.opt.Linger > 0 {
+				ch.idle = time.Now()
+				h.lingering[s.names[i]] = ch
+			} else {
+				h.dropLocked(s.names[i])
 			}
 		}
 	})
@@ -180,7 +198,7 @@ func (h *Hub) SubscribeAll(ctx context.Context, names ...string) (*Subscription,
 			h.channels[name] = ch
 			h.changedLocked(name)
 		}
-		if s.joinLocked(name, ch) {
+		if h.joinLocked(s, name, ch) {
 			readies = append(readies, ch.ready)
 		}
 	}
@@ -212,7 +230,7 @@ func (h *Hub) SubscribeListened(names ...string) *Subscription {
 	}
 	s := &Subscription{hub: h, c: make(chan struct{}, 1)}
 	for _, name := range names {
-		if ch := h.channels[name]; s.joinLocked(name, ch) {
+		if ch := h.channels[name]; h.joinLocked(s, name, ch) {
 			s.heard = append(s.heard, ch.heard)
 		}
 	}
@@ -235,14 +253,39 @@ func (s *Subscription) Heard(name string) string {
 }
 
 // joinLocked adds s to ch, the hub's channel of name, unless it is on it
-// already (a name given twice).
-func (s *Subscription) joinLocked(name string, ch *channel) bool {
+// already (a name given twice); a channel that lingered has a subscriber
+// again.
+func (h *Hub) joinLocked(s *Subscription, name string, ch *channel) bool {
 	if _, dup := ch.subs.LoadOrStore(s, struct{}{}); dup {
 		return false
 	}
-	ch.n.Add(1)
+	if ch.n.Add(1) == 1 {
+		delete(h.lingering, name)
+	}
 	s.names, s.chs = append(s.names, name), append(s.chs, ch)
 	return true
+}
+
+// dropLocked forgets channel name, which has no subscriber, and tells the
+// listener to UNLISTEN it.
+func (h *Hub) dropLocked(name string) {
+	delete(h.channels, name)
+	delete(h.lingering, name)
+	h.changedLocked(name)
+}
+
+// sweepLocked drops the channels that have lingered for Linger with no
+// subscriber, looking at most four times a Linger.
+func (h *Hub) sweepLocked(now time.Time) {
+	if len(h.lingering) == 0 || now.Before(h.sweepAt) {
+		return
+	}
+	h.sweepAt = now.Add(h.opt.Linger / 4)
+	for name, ch := range h.lingering {
+		if ch.n.Load() == 0 && now.Sub(ch.idle) >= h.opt.Linger {
+			h.dropLocked(name)
+		}
+	}
 }
 
 // changedLocked tells the listener channel name came or went.
@@ -257,6 +300,7 @@ func (h *Hub) changedLocked(name string) {
 // Stats is a snapshot of a Hub.
 type Stats struct {
 	Channels      int     // channels with at least one subscriber
+	Lingering     int     // channels kept listened with none (Options.Linger)
 	Subscribers   int     // subscriptions open, counted once per channel
 	Listening     int     // channels LISTENed on the current connection
 	BackendPID    uint32  // the listener connection's server process, 0 when down
@@ -270,7 +314,7 @@ type Stats struct {
 func (h *Hub) Stats() Stats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st := Stats{Channels: len(h.channels), Listening: h.listened, BackendPID: h.pid,
+	st := Stats{Channels: len(h.channels) - len(h.lingering), Lingering: len(h.lingering), Listening: h.listened, BackendPID: h.pid,
 		Reconnects: h.reconnects.Load(), Notifications: h.notifications.Load(),
 		IdleChecks: h.idleChecks.Load(), QueueUsage: math.Float64frombits(h.queueUsage.Load())}
 	for _, ch := range h.channels {
@@ -341,6 +385,7 @@ func (h *Hub) serve(ctx context.Context, conn *pgx.Conn) error {
 	h.mu.Unlock()
 	for {
 		h.mu.Lock()
+		h.sweepLocked(time.Now())
 		var batch map[string]struct{}
 		if len(h.changed) > 0 {
 			batch, h.changed = h.changed, map[string]struct{}{}

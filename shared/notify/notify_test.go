@@ -661,3 +661,52 @@ func TestHeardIsTheLastPayloadOnThisConnection(t *testing.T) {
 		t.Errorf("Heard after a reconnect = %q, want \"\"", got)
 	}
 }
+
+// TestLingerKeepsAChannelListened: with Linger, a channel whose last
+// subscriber left stays LISTENed, so the next subscriber finds it
+// listened at once, with what was heard there, and is rung.
+func TestLingerKeepsAChannelListened(t *testing.T) {
+	t.Parallel()
+	f := start(t, notify.Options{Linger: wait})
+	a := f.prefix + "a"
+	f.subscribe(t, a).Close()
+	if _, err := f.pool.Exec(context.Background(), `SELECT pg_notify($1, '7')`, a); err != nil {
+		t.Fatal(err)
+	}
+	var s *notify.Subscription
+	eventually(t, "the lingering channel to hear 7", func() bool {
+		if s != nil {
+			s.Close()
+		}
+		s = f.hub.SubscribeListened(a)
+		return s != nil && s.Heard(a) == "7"
+	})
+	defer s.Close()
+	if st := f.hub.Stats(); st.Channels != 1 || st.Lingering != 0 || st.Listening != 1 {
+		t.Errorf("Stats with a subscriber back = %+v, want 1 channel, none lingering, 1 listened", st)
+	}
+	f.notify(t, a)
+	if !rang(s, wait) {
+		t.Fatal("a subscriber of a lingering channel was not rung")
+	}
+	s.Close()
+	if st := f.hub.Stats(); st.Channels != 0 || st.Lingering != 1 || st.Listening != 1 {
+		t.Errorf("Stats after the last close = %+v, want no channel, 1 lingering, 1 listened", st)
+	}
+}
+
+// TestLingerEnds: a channel nobody comes back to is UNLISTENed once
+// Linger has passed.
+func TestLingerEnds(t *testing.T) {
+	t.Parallel()
+	f := start(t, notify.Options{Linger: 20 * time.Millisecond, PingInterval: 50 * time.Millisecond})
+	f.subscribe(t, f.prefix+"a").Close()
+	eventually(t, "the lingering channel to be UNLISTENed", func() bool {
+		st := f.hub.Stats()
+		return st.Listening == 0 && st.Lingering == 0 && st.Channels == 0
+	})
+	if s := f.hub.SubscribeListened(f.prefix + "a"); s != nil {
+		s.Close()
+		t.Error("SubscribeListened subscribed to a channel no longer listened")
+	}
+}

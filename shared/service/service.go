@@ -326,6 +326,14 @@ func githubSecret(ctx context.Context, sm db.SecretGetter, arn string) (gitHubSe
 	return v, nil
 }
 
+// channelLinger is how long the poll process keeps listening on a room
+// nobody waits in any more: an agent's poll answered comes back within
+// moments, and one that finds its room's channel listened, and its cursor
+// at the newest message the listener heard of there, parks without a
+// LISTEN or a read. A channel nobody comes back to costs only the
+// notifications it still receives until then.
+const channelLinger = 30 * time.Second
+
 func assemble(ctx context.Context, cfg config.Config, logger *slog.Logger, pool *pgxpool.Pool, listener notify.Connector, parts authParts, groups []api.Group) *Service {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{Config: cfg, Logger: logger, Pool: pool, Store: store.New(pool),
@@ -333,7 +341,7 @@ func assemble(ctx context.Context, cfg config.Config, logger *slog.Logger, pool 
 	s.Auth = auth.New(s.Store, auth.Config{GitHub: parts.github, Sealer: parts.sealer, RepoAccess: cfg.RepoAccess, LocalOwner: cfg.LocalOwner,
 		JoinLimit: cfg.JoinLimit, InviteRoomLimit: cfg.InviteRoomLimit, SendLimit: cfg.SendLimit, Now: cfg.Now, Logger: logger})
 	if len(groups) == 0 || slices.Contains(groups, api.GroupPoll) {
-		s.Hub = notify.New(listener, notify.Options{Logger: logger})
+		s.Hub = notify.New(listener, notify.Options{Logger: logger, Linger: channelLinger})
 		go func() {
 			defer close(s.hubDone)
 			_ = s.Hub.Run(runCtx)
