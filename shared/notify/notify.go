@@ -59,7 +59,7 @@ type Options struct {
 
 // Hub multiplexes many subscribers over one listening connection. LISTEN is
 // issued for a channel when its first subscriber arrives and UNLISTEN when
-// its last one leaves.
+// its last one leaves, or Options.Linger after.
 type Hub struct {
 	connect Connector
 	opt     Options
