@@ -667,7 +667,7 @@ func TestHeardIsTheLastPayloadOnThisConnection(t *testing.T) {
 // listened at once, with what was heard there, and is rung.
 func TestLingerKeepsAChannelListened(t *testing.T) {
 	t.Parallel()
-	f := start(t, notify.Options{Linger: wait})
+	f := start(t, notify.Options{Linger: time.Hour}) // no sweep drops it while the test runs
 	a := f.prefix + "a"
 	f.subscribe(t, a).Close()
 	if _, err := f.pool.Exec(context.Background(), `SELECT pg_notify($1, '7')`, a); err != nil {
