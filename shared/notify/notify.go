@@ -299,8 +299,8 @@ func (h *Hub) changedLocked(name string) {
 
 // Stats is a snapshot of a Hub.
 type Stats struct {
-	Channels      int     // channels with at least one subscriber
-	Lingering     int     // channels kept listened with none (Options.Linger)
+	Channels      int     // channels kept: with a subscriber, or lingering
+	Lingering     int     // channels kept with no subscriber (Options.Linger)
 	Subscribers   int     // subscriptions open, counted once per channel
 	Listening     int     // channels LISTENed on the current connection
 	BackendPID    uint32  // the listener connection's server process, 0 when down
@@ -314,7 +314,7 @@ type Stats struct {
 func (h *Hub) Stats() Stats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st := Stats{Channels: len(h.channels) - len(h.lingering), Lingering: len(h.lingering), Listening: h.listened, BackendPID: h.pid,
+	st := Stats{Channels: len(h.channels), Lingering: len(h.lingering), Listening: h.listened, BackendPID: h.pid,
 		Reconnects: h.reconnects.Load(), Notifications: h.notifications.Load(),
 		IdleChecks: h.idleChecks.Load(), QueueUsage: math.Float64frombits(h.queueUsage.Load())}
 	for _, ch := range h.channels {

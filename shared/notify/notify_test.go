@@ -690,8 +690,8 @@ func TestLingerKeepsAChannelListened(t *testing.T) {
 		t.Fatal("a subscriber of a lingering channel was not rung")
 	}
 	s.Close()
-	if st := f.hub.Stats(); st.Channels != 0 || st.Lingering != 1 || st.Listening != 1 {
-		t.Errorf("Stats after the last close = %+v, want no channel, 1 lingering, 1 listened", st)
+	if st := f.hub.Stats(); st.Channels != 1 || st.Lingering != 1 || st.Listening != 1 || st.Subscribers != 0 {
+		t.Errorf("Stats after the last close = %+v, want 1 channel kept, lingering, listened, no subscriber", st)
 	}
 }
 

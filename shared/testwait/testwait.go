@@ -50,7 +50,9 @@ func Recv[T any](t testing.TB, what string, c <-chan T) T {
 // named top (as the dump prints it; the first frame it shows), with below
 // further down its stack unless below is "", failing the test after
 // Bound: what a test waits on when the only sign that a goroutine has
-// done everything before its wait is that it waits there.
+// done everything before its wait is that it waits there. It looks at
+// the whole process: a test that waits for a function other tests block
+// in too must not run in parallel with them.
 func Blocked(t testing.TB, what, state, top, below string) {
 	t.Helper()
 	Until(t, what, func() bool {
