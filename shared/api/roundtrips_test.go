@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -74,16 +73,7 @@ func load(counts *sync.Map, as string) int64 {
 func (e *env) counted(t *testing.T) (url string, trips *tripCounter, svc *service.Service) {
 	t.Helper()
 	trips = &tripCounter{}
-	url, svc = e.traced(t, trips)
-	return url, trips, svc
-}
-
-// traced serves e's service again on a pool of its own whose statements
-// go through tracer, each request's context marked countedKey with its
-// countAsHeader.
-func (e *env) traced(t *testing.T, tracer pgx.QueryTracer) (url string, svc *service.Service) {
-	t.Helper()
-	svc, err := service.FromPool(context.Background(), e.cfg, e.db.TracedPool(t, tracer))
+	svc, err := service.FromPool(context.Background(), e.cfg, e.db.TracedPool(t, trips))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +85,7 @@ func (e *env) traced(t *testing.T, tracer pgx.QueryTracer) (url string, svc *ser
 		srv.Close()
 		svc.Close()
 	})
-	return srv.URL, svc
+	return srv.URL, trips, svc
 }
 
 // pollAnswer is what a poll answered, or why it could not.
@@ -237,10 +227,8 @@ func TestParkedPollReadsOnceWhereOthersWait(t *testing.T) {
 // names, the poll that comes back for what follows parks without a round
 // trip (the ring's payload is the room's newest message), and the next
 // message still wakes it.
-//
-// Not parallel: testwait.Blocked looks at every goroutine of the process,
-// and another test's parked poll would do.
 func TestPollAtTheHeardEndParksWithoutReading(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	const room = "heard-end"
 	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
@@ -256,9 +244,6 @@ func TestPollAtTheHeardEndParksWithoutReading(t *testing.T) {
 	first := e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "first"}`).want(t, 201, "").str("id")
 	testwait.Until(t, "the listener to hear of "+first, func() bool {
 		s := svc.Hub.SubscribeListened(channels...)
-		if s == nil {
-			return false
-		}
 		defer s.Close()
 		return s.Heard(svc.Store.RoomChannel(room)) == strings.TrimPrefix(first, "msg_")
 	})
@@ -280,13 +265,12 @@ func TestPollAtTheHeardEndParksWithoutReading(t *testing.T) {
 // comes back for what follows and parks with no round trip: the poll
 // server keeps listening on the room a while after its last waiter left
 // (notify's Linger), and heard the message it answered with.
-//
-// Not parallel, as TestPollAtTheHeardEndParksWithoutReading.
 func TestLonePollParksAgainWithoutReading(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	const room = "a-lone-poll"
 	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
-	url, trips, svc := e.counted(t)
+	url, trips, _ := e.counted(t)
 	poll := url + "/rooms/" + room + "/messages/poll?timeout=60000"
 	first := pollAs(context.Background(), poll, "first")
 	testwait.Blocked(t, "the first poll parked", "select", "api.(*server).nextMessages", "")
@@ -294,16 +278,6 @@ func TestLonePollParksAgainWithoutReading(t *testing.T) {
 	if got := testwait.Recv(t, "the first poll's answer", first); got.err != nil || !strings.Contains(string(got.body), id) {
 		t.Fatalf("first poll answered %s (%v), want %s", got.body, got.err, id)
 	}
-	// It may have read the message before the listener heard of it.
-	channels := []string{svc.Store.RoomAccessChannel(room), svc.Store.RoomChannel(room)}
-	testwait.Until(t, "the listener to hear of "+id, func() bool {
-		s := svc.Hub.SubscribeListened(channels...)
-		if s == nil {
-			return false
-		}
-		defer s.Close()
-		return s.Heard(svc.Store.RoomChannel(room)) == strings.TrimPrefix(id, "msg_")
-	})
 	again := pollAs(context.Background(), poll+"&after="+id, "again")
 	testwait.Blocked(t, "the poll parked again", "select", "api.(*server).nextMessages", "")
 	if n := trips.of("again"); n != 0 {
@@ -313,80 +287,5 @@ func TestLonePollParksAgainWithoutReading(t *testing.T) {
 	if got := testwait.Recv(t, "the second answer", again); got.err != nil || !strings.Contains(string(got.body), `"two"`) ||
 		strings.Contains(string(got.body), `"one"`) {
 		t.Errorf("poll answered %s (%v), want the second message only", got.body, got.err)
-	}
-}
-
-// heldReads holds the statements of requests marked "held" that read a
-// room's event log until release is closed, telling started of each.
-type heldReads struct {
-	started chan struct{}
-	release chan struct{}
-}
-
-func (h *heldReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	if as, _ := ctx.Value(countedKey{}).(string); as == "held" && strings.Contains(d.SQL, "event_page(") {
-		h.started <- struct{}{}
-		<-h.release
-	}
-	return ctx
-}
-
-func (h *heldReads) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-// TestStreamOpensBeforeItsFirstRead: a stream's client hears it is open
-// (its 200 and ": connected") as soon as the room's doorbell is on, while
-// the read of what it has to catch up on is still under way; then the
-// catch-up follows.
-func TestStreamOpensBeforeItsFirstRead(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	const room = "opens-first"
-	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
-	e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "backlog"}`).want(t, 201, "")
-	held := &heldReads{started: make(chan struct{}, 1), release: make(chan struct{})}
-	url, _ := e.traced(t, held)
-	var once sync.Once
-	release := func() { once.Do(func() { close(held.release) }) }
-	t.Cleanup(release) // before the server's, which waits for the stream
-	req, err := http.NewRequest(http.MethodGet, url+"/rooms/"+room+"/messages/stream?after=msg_0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set(countAsHeader, "held")
-	type opened struct {
-		resp *http.Response
-		err  error
-	}
-	open := make(chan opened, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		open <- opened{resp, err}
-	}()
-	testwait.Recv(t, "the stream's first read", held.started)
-	o := testwait.Recv(t, "the stream's 200 while its first read is held", open)
-	release()
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	defer o.resp.Body.Close()
-	if o.resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %d, want 200", o.resp.StatusCode)
-	}
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(o.resp.Body)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	for {
-		line, ok := <-lines
-		if !ok {
-			t.Fatal("the stream ended before its catch-up")
-		}
-		if strings.Contains(line, "backlog") {
-			break
-		}
 	}
 }

@@ -245,12 +245,6 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 			return nil
 		}
 	}
-	// The stream is open: the room's doorbell rings for anything logged
-	// from here on. The client hears so now, not after the catch-up's
-	// read (a client moving off a dead server counts itself back then).
-	if err := rc.Flush(); err != nil {
-		return nil
-	}
 	recheck := false
 	for {
 		// Reads and writes run on a goroutine of their own, which ends when
