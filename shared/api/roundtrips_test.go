@@ -227,8 +227,10 @@ func TestParkedPollReadsOnceWhereOthersWait(t *testing.T) {
 // names, the poll that comes back for what follows parks without a round
 // trip (the ring's payload is the room's newest message), and the next
 // message still wakes it.
+//
+// Not parallel: testwait.Blocked looks at every goroutine of the process,
+// and another test's parked poll would do.
 func TestPollAtTheHeardEndParksWithoutReading(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, nil)
 	const room = "heard-end"
 	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
@@ -242,11 +244,7 @@ func TestPollAtTheHeardEndParksWithoutReading(t *testing.T) {
 	}
 	defer keeper.Close()
 	first := e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "first"}`).want(t, 201, "").str("id")
-	testwait.Until(t, "the listener to hear of "+first, func() bool {
-		s := svc.Hub.SubscribeListened(channels...)
-		defer s.Close()
-		return s.Heard(svc.Store.RoomChannel(room)) == strings.TrimPrefix(first, "msg_")
-	})
+	heard(t, svc, room, first)
 
 	done := pollAs(context.Background(), url+"/rooms/"+room+"/messages/poll?timeout=60000&after="+first, "at-end")
 	// Parked is waiting for the bell: whatever it read, it read before.
@@ -261,16 +259,32 @@ func TestPollAtTheHeardEndParksWithoutReading(t *testing.T) {
 	}
 }
 
+// heard waits until svc's listener, on an anonymous poll's channels of
+// room, has last heard of message id.
+func heard(t *testing.T, svc *service.Service, room, id string) {
+	t.Helper()
+	channels := []string{svc.Store.RoomAccessChannel(room), svc.Store.RoomChannel(room)}
+	testwait.Until(t, "the listener to hear of "+id, func() bool {
+		s := svc.Hub.SubscribeListened(channels...)
+		if s == nil {
+			return false
+		}
+		defer s.Close()
+		return s.Heard(svc.Store.RoomChannel(room)) == strings.TrimPrefix(id, "msg_")
+	})
+}
+
 // TestLonePollParksAgainWithoutReading: a room's only poll, answered,
 // comes back for what follows and parks with no round trip: the poll
 // server keeps listening on the room a while after its last waiter left
 // (notify's Linger), and heard the message it answered with.
+//
+// Not parallel, as TestPollAtTheHeardEndParksWithoutReading.
 func TestLonePollParksAgainWithoutReading(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t, nil)
 	const room = "a-lone-poll"
 	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
-	url, trips, _ := e.counted(t)
+	url, trips, svc := e.counted(t)
 	poll := url + "/rooms/" + room + "/messages/poll?timeout=60000"
 	first := pollAs(context.Background(), poll, "first")
 	testwait.Blocked(t, "the first poll parked", "select", "api.(*server).nextMessages", "")
@@ -278,6 +292,7 @@ func TestLonePollParksAgainWithoutReading(t *testing.T) {
 	if got := testwait.Recv(t, "the first poll's answer", first); got.err != nil || !strings.Contains(string(got.body), id) {
 		t.Fatalf("first poll answered %s (%v), want %s", got.body, got.err, id)
 	}
+	heard(t, svc, room, id) // the poll may have read it before the listener heard of it
 	again := pollAs(context.Background(), poll+"&after="+id, "again")
 	testwait.Blocked(t, "the poll parked again", "select", "api.(*server).nextMessages", "")
 	if n := trips.of("again"); n != 0 {
