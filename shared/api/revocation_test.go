@@ -305,6 +305,40 @@ func TestStreamHoldsEventsWhileAccessCannotBeChecked(t *testing.T) {
 	}
 }
 
+// A check that falls due while a stream reads is made before what the
+// read found is sent: a message posted once access could no longer be
+// checked is held, though the turn that read it found no check due when
+// it began.
+func TestStreamChecksAgainWhenACheckFallsDueDuringARead(t *testing.T) {
+	t.Parallel()
+	base := newSecretEnv(t)
+	base.cfg.StreamHeartbeat = 20 * time.Millisecond
+	tok, _ := base.collaborator(t, "ivy")
+	held := newHeldReads()
+	e := *base
+	e.url, _ = base.traced(t, held)
+	t.Cleanup(held.free) // before the server's, which waits for the stream
+	s := e.openStream(t, acmeSecretMsgs+"/stream", http.Header{"Authorization": {"Bearer " + tok}, countAsHeader: {"held"}})
+	testwait.Recv(t, "the stream's first read", held.started)
+	e.gh.FailAPI(503)
+	e.clock.Advance(pastTheTTL)
+	posted := e.post(t, acmeSecretRoom, "while the first read was held")
+	held.free()
+	for beats := 0; beats < 3; {
+		ev := s.next(t)
+		switch {
+		case ev.comment == "heartbeat":
+			beats++
+		case ev.id == posted || ev.name == "access_revoked":
+			t.Fatalf("while access could not be checked the stream sent %+v", ev)
+		}
+	}
+	e.gh.FailAPI(0)
+	if ev, _ := s.event(t); ev.id != posted {
+		t.Errorf("once GitHub answered again the stream sent %+v, want the held message %s", ev, posted)
+	}
+}
+
 // The access_revoked event carries no id, so a client's last event id
 // stays that of the last message it got.
 func TestAccessRevokedEventKeepsTheLastEventID(t *testing.T) {

@@ -73,7 +73,16 @@ func load(counts *sync.Map, as string) int64 {
 func (e *env) counted(t *testing.T) (url string, trips *tripCounter, svc *service.Service) {
 	t.Helper()
 	trips = &tripCounter{}
-	svc, err := service.FromPool(context.Background(), e.cfg, e.db.TracedPool(t, trips))
+	url, svc = e.traced(t, trips)
+	return url, trips, svc
+}
+
+// traced serves e's service again on a pool of its own whose statements
+// go through tracer, each request's context marked countedKey with its
+// countAsHeader.
+func (e *env) traced(t *testing.T, tracer pgx.QueryTracer) (url string, svc *service.Service) {
+	t.Helper()
+	svc, err := service.FromPool(context.Background(), e.cfg, e.db.TracedPool(t, tracer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +94,7 @@ func (e *env) counted(t *testing.T) (url string, trips *tripCounter, svc *servic
 		srv.Close()
 		svc.Close()
 	})
-	return srv.URL, trips, svc
+	return srv.URL, svc
 }
 
 // pollAnswer is what a poll answered, or why it could not.
@@ -302,5 +311,78 @@ func TestLonePollParksAgainWithoutReading(t *testing.T) {
 	if got := testwait.Recv(t, "the second answer", again); got.err != nil || !strings.Contains(string(got.body), `"two"`) ||
 		strings.Contains(string(got.body), `"one"`) {
 		t.Errorf("poll answered %s (%v), want the second message only", got.body, got.err)
+	}
+}
+
+// heldReads holds the statements of requests marked "held" that read a
+// room's event log until it is freed, telling started of the first.
+type heldReads struct {
+	started chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func newHeldReads() *heldReads {
+	return &heldReads{started: make(chan struct{}, 1), release: make(chan struct{})}
+}
+
+// free lets held reads go, and every later one through.
+func (h *heldReads) free() { h.once.Do(func() { close(h.release) }) }
+
+func (h *heldReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if as, _ := ctx.Value(countedKey{}).(string); as == "held" && strings.Contains(d.SQL, "event_page(") {
+		select {
+		case h.started <- struct{}{}:
+		default:
+		}
+		<-h.release
+	}
+	return ctx
+}
+
+func (h *heldReads) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestStreamOpensBeforeItsFirstRead: a stream's client hears it is open
+// (its 200 and ": connected") as soon as the room's doorbell is on, while
+// the read of what it has to catch up on is still under way; then the
+// catch-up follows.
+func TestStreamOpensBeforeItsFirstRead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	const room = "opens-first"
+	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
+	backlog := e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "backlog"}`).want(t, 201, "").str("id")
+	held := newHeldReads()
+	url, _ := e.traced(t, held)
+	t.Cleanup(held.free) // before the server's, which waits for the stream
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/rooms/"+room+"/messages/stream?after=msg_0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(countAsHeader, "held")
+	type opened struct {
+		resp *http.Response
+		err  error
+	}
+	open := make(chan opened, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		open <- opened{resp, err}
+	}()
+	testwait.Recv(t, "the stream's first read", held.started)
+	o := testwait.Recv(t, "the stream's 200 while its first read is held", open)
+	held.free()
+	if o.err != nil {
+		cancel()
+		t.Fatal(o.err)
+	}
+	s := &sseStream{resp: o.resp, blocks: make(chan sseEvent, 100), ended: make(chan error, 1), cancel: cancel}
+	go s.read()
+	t.Cleanup(s.close)
+	if o.resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, want 200", o.resp.StatusCode)
+	}
+	for ev, _ := s.event(t); ev.id != backlog; ev, _ = s.event(t) {
 	}
 }

@@ -245,6 +245,12 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 			return nil
 		}
 	}
+	// The stream is open: the room's doorbell rings for anything logged
+	// from here on. The client hears so now, not after the catch-up's
+	// read (a client moving off a dead server counts itself back then).
+	if err := rc.Flush(); err != nil {
+		return nil
+	}
 	recheck := false
 	for {
 		// Reads and writes run on a goroutine of their own, which ends when
@@ -354,17 +360,22 @@ func (s *server) catchUp(ctx context.Context, w io.Writer, rc *http.ResponseCont
 			break
 		}
 		// A turn rung by an earlier write may read what was written after
-		// a logout or a disconnect that rang while it read: the access
-		// channels are looked at once more before anything is sent.
+		// a logout or a disconnect that rang while it read, or after its
+		// access check fell due: both are looked at once more before
+		// anything is sent.
+		recheck := l.due()
 		select {
 		case <-l.told:
+			recheck = true
+		default:
+		}
+		if recheck {
 			if err := s.recheck(ctx, w, rc, l); err != nil {
 				return err
 			}
 			if l.held {
 				return rc.Flush()
 			}
-		default:
 		}
 		for _, ev := range evs {
 			if err := writeEvent(w, ev); err != nil {
