@@ -502,6 +502,12 @@ func (b *bench) setupScale(ctx context.Context, bin string, n, w, r int) (*scale
 	if err := start(w-streams, w, true); err != nil {
 		return nil, nil, cleanup, err
 	}
+	// A stream counts as parked on its 200, which comes before its first
+	// read: the sends start once the processes are done with those reads,
+	// not with them queued ahead of the first wakes.
+	if err := s.waitQuiet(ctx, 5*time.Minute); err != nil {
+		return nil, nil, cleanup, err
+	}
 	snap(2)
 	return s, mem, cleanup, nil
 }
@@ -533,6 +539,42 @@ func (b *bench) sampleDB(ctx context.Context) (dbSample, error) {
 	}
 	err = b.pool.QueryRow(ctx, `SELECT pg_notification_queue_usage()`).Scan(&d.queue)
 	return d, err
+}
+
+// waitQuiet waits until the poll processes are done with what parking
+// gave them: no connection of theirs running a statement, and each
+// spending under a tenth of a core (as waitFor takes it: in three looks
+// in a row, each over 100 ms).
+func (s *scaleRun) waitQuiet(ctx context.Context, timeout time.Duration) error {
+	const look = 100 * time.Millisecond
+	return waitFor(ctx, "the poll processes quiet", timeout, func() (bool, string, error) {
+		d, err := s.b.sampleDB(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		busy := 0
+		for _, n := range d.busy {
+			busy += n
+		}
+		before := make([]time.Duration, len(s.procs))
+		for i, p := range s.procs {
+			if before[i], err = procCPU(p.cmd.Process.Pid); err != nil {
+				return false, "", err
+			}
+		}
+		if err := sleepCtx(ctx, look); err != nil {
+			return false, "", err
+		}
+		var most time.Duration
+		for i, p := range s.procs {
+			now, err := procCPU(p.cmd.Process.Pid)
+			if err != nil {
+				return false, "", err
+			}
+			most = max(most, now-before[i])
+		}
+		return busy == 0 && most < look/10, fmt.Sprintf("%d connections busy, a process spent %s of CPU in %s", busy, most, look), nil
+	})
 }
 
 // sampleWhile samples the database every 250 ms until stop is closed,
