@@ -77,7 +77,8 @@ type Sent struct {
 }
 
 // Send takes the send's rate token, finds the worker session of its token
-// (touching its last_seen_at, as AgentSessionByToken does) or the claims
+// (touching its last_seen_at when it is letagents.SeenStep old or more:
+// AgentSessionByToken touches it always) or the claims
 // on its sender, and appends the message when they allow it, in one
 // statement: a send is one round trip. What it refuses past the rate
 // limit it still counts: the token is taken, and the session touched,
@@ -107,7 +108,7 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 		ownerHash = in.OwnerTokenHash
 	}
 	args := append(append(sendArgs(s, m), takeArgs[:]...), hash, in.SessionID, in.Now, in.AccountID, in.Label, in.Display,
-		in.Owner, in.ViaOwnerToken, in.NameKeys, ownerHash, letagents.MaxSenderBytes)
+		in.Owner, in.ViaOwnerToken, in.NameKeys, ownerHash, letagents.MaxSenderBytes, in.Now.Add(-letagents.SeenStep))
 	var row sendRow
 	var err error
 	for range 2 {
@@ -154,10 +155,13 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 // its display and owner parts, $25 whether an owner token signed the
 // caller in, $26 the keys of the sender's name (Send.NameKeys), $27 the owner token's
 // hash when the caller left it to the statement (its account then stands
-// for $21: caller), $28 letagents.MaxSenderBytes.
+// for $21: caller), $28 letagents.MaxSenderBytes, $29 the last_seen_at
+// a session seen before is touched (now less letagents.SeenStep).
 //
 // The session is touched only past the rate limit, as when the take was
 // its own statement, and only for an owner token that signs someone in.
+// It is read, not locked: a send racing its session's end may be sent
+// as the session was when the statement began.
 // verdict reads the parent itself, as sendSQL's parent comes after it. A
 // session's actor label, which becomes the sender, is checked as the
 // body's sender is before the statement (NewMessage.Validate), as far as
@@ -173,10 +177,11 @@ var sendCheckedSQL = `
 	), purge AS (
 		DELETE FROM rate_buckets WHERE empty_at < $17 AND EXISTS (SELECT 1 FROM take WHERE inserted)
 	), sess AS (
-		UPDATE agent_sessions SET last_seen_at = greatest(last_seen_at, $20)
+		SELECT id, room_id, owner_account_id, session_kind, actor_label, ended_at FROM agent_sessions
 		WHERE $18::bytea IS NOT NULL AND token_hash = $18 AND coalesce((SELECT allowed FROM take), true)
 			AND (SELECT signed FROM caller)
-		RETURNING id, room_id, owner_account_id, session_kind, actor_label, ended_at
+	), touch AS (
+		UPDATE agent_sessions SET last_seen_at = $20 WHERE id = (SELECT id FROM sess) AND last_seen_at <= $29
 	), claim AS (` + claimSQL("$1", "$22", "(SELECT account FROM caller)", "$23", "$24") + ` AND $18::bytea IS NULL
 	), verdict AS (
 		SELECT coalesce((SELECT allowed FROM take), true) AS allowed,

@@ -229,6 +229,41 @@ func TestSendTakesItsToken(t *testing.T) {
 	}
 }
 
+// TestSendTouchesItsSessionInSteps: an agent's send moves its session's
+// last_seen_at only when it is letagents.SeenStep old or more, so that a
+// run of sends does not write the session's row at each.
+func TestSendTouchesItsSessionInSteps(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Millisecond)
+	const room = "send-touch"
+	w := storetest.Register(t, s, room, "Ada", letagents.SessionWorker, now)
+	half := letagents.SeenStep / 2
+	for _, tt := range []struct {
+		at, seen time.Duration // since registration: the send, and last_seen_at after it
+	}{
+		{half, 0},
+		{letagents.SeenStep, letagents.SeenStep},
+		{letagents.SeenStep + half, letagents.SeenStep},
+		{3 * letagents.SeenStep, 3 * letagents.SeenStep},
+	} {
+		at := now.Add(tt.at)
+		out, err := s.Send(ctx, store.Send{Message: letagents.NewMessage{RoomID: room, Sender: "x", Text: "hi"},
+			SessionTokenHash: auth.HashToken(w.Token), SessionID: w.ID, AccountID: w.OwnerAccountID, Now: at})
+		if err != nil || !out.Created {
+			t.Fatalf("send at +%v = %+v, %v; want sent", tt.at, out, err)
+		}
+		a, err := s.AgentSession(ctx, room, w.ID, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := now.Add(tt.seen); !a.LastSeenAt.Equal(want) {
+			t.Errorf("after a send at +%v last seen %v; want +%v", tt.at, a.LastSeenAt.Sub(now), tt.seen)
+		}
+	}
+}
+
 // TestNameHeldByOthers reads each kind of name a sender may not take,
 // by the keys the server wrote with it: an account's login and display
 // name, an agent's display name, and the display name of an agent
