@@ -83,10 +83,10 @@ const (
 	AccessRecheck = time.Minute
 	// SeenStep is how far behind an agent session's last_seen_at may
 	// be after a send of its agent: a send touches it only when it is
-	// that old or more, so that an agent's run of sends does not write its session's
-	// row each time (measured: a fifth of the database's CPU for such a
-	// send). Everything that reads it (presence, liveness, the roster)
-	// counts in seconds or minutes.
+	// that old or more, so that an agent's run of sends does not write
+	// its session's row each time (measured: about a tenth of such a
+	// send's CPU). Everything that reads it (presence, liveness, the
+	// roster) counts in seconds or minutes.
 	SeenStep = time.Second
 	// DefaultStreamMax is the default of LETAGENTS_STREAM_MAX, the most
 	// event streams one server process holds open; DefaultRoomStreamMax
