@@ -322,16 +322,14 @@ func TestStreamChecksAgainWhenACheckFallsDueDuringARead(t *testing.T) {
 	base.cfg.StreamHeartbeat = 20 * time.Millisecond
 	tok, _ := base.collaborator(t, "ivy")
 	held := newHeldReads()
-	e := *base
-	e.url, _ = base.traced(t, held)
+	url, _ := base.traced(t, held)
 	t.Cleanup(held.free) // before the server's, which waits for the stream
-	s := e.openStream(t, acmeSecretMsgs+"/stream", http.Header{"Authorization": {"Bearer " + tok}, countAsHeader: {"held"}})
-	testwait.Recv(t, "the stream's first read", held.started)
-	e.gh.FailAPI(503)
-	e.clock.Advance(pastTheTTL)
-	posted := e.post(t, acmeSecretRoom, "while the first read was held")
+	s := openHeld(t, url, acmeSecretMsgs+"/stream", http.Header{"Authorization": {"Bearer " + tok}}, held)
+	base.gh.FailAPI(503)
+	base.clock.Advance(pastTheTTL)
+	posted := base.post(t, acmeSecretRoom, "while the first read was held")
 	held.free()
-	heldUntilGitHubAnswers(t, &e, s, posted)
+	heldUntilGitHubAnswers(t, base, s, posted)
 }
 
 // The access_revoked event carries no id, so a client's last event id

@@ -342,23 +342,20 @@ func (h *heldReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Trac
 
 func (h *heldReads) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// TestStreamOpensBeforeItsFirstRead: a stream's client hears it is open
-// (its 200 and ": connected") as soon as the room's doorbell is on, while
-// the read of what it has to catch up on is still under way; then the
-// catch-up follows.
-func TestStreamOpensBeforeItsFirstRead(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, nil)
-	const room = "opens-first"
-	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
-	backlog := e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "backlog"}`).want(t, 201, "").str("id")
-	held := newHeldReads()
-	url, _ := e.traced(t, held)
-	t.Cleanup(held.free) // before the server's, which waits for the stream
+// openHeld opens the event stream at path on url (a server traced by
+// held) with headers h, marked "held", and returns it once its first read
+// has started and, that read still held, its 200 has come: it fails
+// within testwait's bound, not hangs, if the 200 waits for the read.
+func openHeld(t *testing.T, url, path string, h http.Header, held *heldReads) *sseStream {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/rooms/"+room+"/messages/stream?after=msg_0", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+path, nil)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
+	}
+	for k, vs := range h {
+		req.Header[k] = vs
 	}
 	req.Header.Set(countAsHeader, "held")
 	type opened struct {
@@ -372,17 +369,32 @@ func TestStreamOpensBeforeItsFirstRead(t *testing.T) {
 	}()
 	testwait.Recv(t, "the stream's first read", held.started)
 	o := testwait.Recv(t, "the stream's 200 while its first read is held", open)
-	held.free()
 	if o.err != nil {
 		cancel()
 		t.Fatal(o.err)
 	}
-	s := &sseStream{resp: o.resp, blocks: make(chan sseEvent, 100), ended: make(chan error, 1), cancel: cancel}
-	go s.read()
-	t.Cleanup(s.close)
+	s := newSSEStream(t, o.resp, cancel)
 	if o.resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %d, want 200", o.resp.StatusCode)
+		t.Fatalf("GET %s = %d, want 200", path, o.resp.StatusCode)
 	}
+	return s
+}
+
+// TestStreamOpensBeforeItsFirstRead: a stream's client hears it is open
+// (its 200 and ": connected") as soon as the room's doorbell is on, while
+// the read of what it has to catch up on is still under way; then the
+// catch-up follows.
+func TestStreamOpensBeforeItsFirstRead(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	const room = "opens-first"
+	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
+	backlog := e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "backlog"}`).want(t, 201, "").str("id")
+	held := newHeldReads()
+	url, _ := e.traced(t, held)
+	t.Cleanup(held.free) // before the server's, which waits for the stream
+	s := openHeld(t, url, "/rooms/"+room+"/messages/stream?after=msg_0", nil, held)
+	held.free()
 	for ev, _ := s.event(t); ev.id != backlog; ev, _ = s.event(t) {
 	}
 }

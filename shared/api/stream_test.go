@@ -69,10 +69,16 @@ func (e *env) tryStream(t *testing.T, path string, h http.Header) (*sseStream, r
 		_ = json.Unmarshal(raw, &r.obj)
 		return nil, r
 	}
+	return newSSEStream(t, resp, cancel), reply{}
+}
+
+// newSSEStream reads the events of resp, an open stream, until the test
+// ends; cancel is its request's.
+func newSSEStream(t *testing.T, resp *http.Response, cancel context.CancelFunc) *sseStream {
 	s := &sseStream{resp: resp, blocks: make(chan sseEvent, 10000), ended: make(chan error, 1), cancel: cancel}
 	go s.read()
 	t.Cleanup(s.close)
-	return s, reply{}
+	return s
 }
 
 func (s *sseStream) read() {
