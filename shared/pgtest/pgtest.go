@@ -216,10 +216,7 @@ func (d *DB) awaitLockWaiters(t testing.TB, n int, gaveUp func() bool) {
 	defer conn.Close(context.Background())
 	what := fmt.Sprintf("%d connections to wait for a lock", n)
 	testwait.Until(t, what, func() bool {
-		var waiting int
-		err := conn.QueryRow(ctx, `
-			SELECT count(*) FROM pg_stat_activity
-			WHERE application_name = $1 AND wait_event_type = 'Lock'`, d.Schema).Scan(&waiting)
+		waiting, err := d.countLockWaiters(ctx, conn)
 		if err != nil {
 			t.Fatalf("pgtest: count lock waiters: %v", err)
 		}
@@ -228,6 +225,31 @@ func (d *DB) awaitLockWaiters(t testing.TB, n int, gaveUp func() bool) {
 		}
 		return waiting >= n
 	})
+}
+
+// LockWaiters counts this schema's connections that wait for a lock now,
+// on a connection of its own.
+func (d *DB) LockWaiters(t testing.TB) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, d.URL)
+	if err != nil {
+		t.Fatalf("pgtest: connect to count lock waiters: %v", err)
+	}
+	defer conn.Close(context.Background())
+	n, err := d.countLockWaiters(ctx, conn)
+	if err != nil {
+		t.Fatalf("pgtest: count lock waiters: %v", err)
+	}
+	return n
+}
+
+func (d *DB) countLockWaiters(ctx context.Context, conn *pgx.Conn) (n int, err error) {
+	err = conn.QueryRow(ctx, `
+		SELECT count(*) FROM pg_stat_activity
+		WHERE application_name = $1 AND wait_event_type = 'Lock'`, d.Schema).Scan(&n)
+	return n, err
 }
 
 // Race runs racer(0), …, racer(n-1), each in a goroutine of its own,

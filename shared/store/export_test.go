@@ -16,3 +16,14 @@ func SearchReading(s *Store, byRooms bool) *Store {
 func ReadsByRooms(ctx context.Context, s *Store, query string, held int64) (bool, error) {
 	return s.searchByRooms(ctx, query, held)
 }
+
+// SendsInTurn counts s's sends to room that hold or wait for the room's
+// turn (roomTurns).
+func SendsInTurn(s *Store, room string) int {
+	s.turns.mu.Lock()
+	defer s.turns.mu.Unlock()
+	if tn := s.turns.rooms[room]; tn != nil {
+		return tn.users
+	}
+	return 0
+}

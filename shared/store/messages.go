@@ -24,9 +24,15 @@ import (
 // dropped connection): when the room already holds a message of that id,
 // SendMessage answers that message with created false. It does so even
 // when the repeat's text differs, since the id names the send: a client
-// gives every new message a new id.
+// gives every new message a new id. Like Send, it waits first for the
+// room's turn among this process's sends (roomTurns).
 func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (msg letagents.Message, created bool, err error) {
+	release, err := s.turns.take(ctx, m.RoomID)
+	if err != nil {
+		return msg, false, fmt.Errorf("send message: %w", err)
+	}
 	msg, err = s.sendMessage(ctx, s.pool, m)
+	release()
 	if m.ClientMessageID == "" || !letagents.IsKind(err, letagents.Conflict) {
 		return msg, err == nil, err
 	}

@@ -82,7 +82,8 @@ type Sent struct {
 // on its sender, and appends the message when they allow it, in one
 // statement: a send is one round trip. What it refuses past the rate
 // limit it still counts: the token is taken, and the session touched,
-// whatever the verdict.
+// whatever the verdict. It waits first for the room's turn among this
+// process's sends (roomTurns).
 //
 // A repeat of a ClientMessageID sends nothing and reads the message of
 // that id (a second round trip, for repeats only). A repeat that raced
@@ -109,13 +110,17 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 	}
 	args := append(append(sendArgs(s, m), takeArgs[:]...), hash, in.SessionID, in.Now, in.AccountID, in.Label, in.Display,
 		in.Owner, in.ViaOwnerToken, in.NameKeys, ownerHash, letagents.MaxSenderBytes, in.Now.Add(-letagents.SeenStep))
+	release, err := s.turns.take(ctx, m.RoomID)
+	if err != nil {
+		return out, fmt.Errorf("send message: %w", err)
+	}
 	var row sendRow
-	var err error
 	for range 2 {
 		if row, err = queryOne[sendRow](ctx, s.pool, sendCheckedSQL, args...); pgCode(err) != uniqueViolation || m.ClientMessageID == "" {
 			break
 		}
 	}
+	release()
 	if err != nil {
 		return out, fmt.Errorf("send message: %w", err)
 	}

@@ -37,13 +37,14 @@ func TestConcurrentSendersGetConsecutiveNumbers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every sender waits for the room's counter, held here, before any
-	// of them takes a number.
+	// of them takes a number. Each has a Store of its own, as each Lambda
+	// instance has: one Store lets its sends to a room out one at a time.
 	release := d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, room.ID)
 	const senders = 50
 	seqs := make([]int64, senders)
 	errs := make([]error, senders)
 	d.Race(t, senders, release, func(i int) {
-		m, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: fmt.Sprintf("agent-%d", i), Text: "hello"})
+		m, _, err := store.New(d.Pool).SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: fmt.Sprintf("agent-%d", i), Text: "hello"})
 		seqs[i], errs[i] = m.Seq, err
 	})
 	for i, err := range errs {
