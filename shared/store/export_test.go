@@ -18,11 +18,15 @@ func ReadsByRooms(ctx context.Context, s *Store, query string, held int64) (bool
 }
 
 // SendsInTurn counts s's sends to room that hold or wait for the room's
-// turn (roomTurns).
-func SendsInTurn(s *Store, room string) int {
-	s.turns.mu.Lock()
-	defer s.turns.mu.Unlock()
-	if tn := s.turns.rooms[room]; tn != nil {
+// turn (turns); RateTakesInTurn those of a rate bucket.
+func SendsInTurn(s *Store, room string) int { return s.turns.users(roomTurn(room)) }
+
+func RateTakesInTurn(s *Store, kind, key string) int { return s.turns.users(rateTurn(kind, key)) }
+
+func (t *turns) users(row string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if tn := t.rows[row]; tn != nil {
 		return tn.users
 	}
 	return 0

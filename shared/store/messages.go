@@ -25,9 +25,9 @@ import (
 // SendMessage answers that message with created false. It does so even
 // when the repeat's text differs, since the id names the send: a client
 // gives every new message a new id. Like Send, it waits first for the
-// room's turn among this process's sends (roomTurns).
+// room's turn among this process's sends (turns).
 func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (msg letagents.Message, created bool, err error) {
-	release, err := s.turns.take(ctx, m.RoomID)
+	release, err := s.turns.takeSend(ctx, m.RoomID, nil)
 	if err != nil {
 		return msg, false, fmt.Errorf("send message: %w", err)
 	}

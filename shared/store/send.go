@@ -82,8 +82,8 @@ type Sent struct {
 // on its sender, and appends the message when they allow it, in one
 // statement: a send is one round trip. What it refuses past the rate
 // limit it still counts: the token is taken, and the session touched,
-// whatever the verdict. It waits first for the room's turn among this
-// process's sends (roomTurns).
+// whatever the verdict. It waits first for its turns among this process's
+// sends: the room's, and its rate bucket's (turns).
 //
 // A repeat of a ClientMessageID sends nothing and reads the message of
 // that id (a second round trip, for repeats only). A repeat that raced
@@ -110,7 +110,7 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 	}
 	args := append(append(sendArgs(s, m), takeArgs[:]...), hash, in.SessionID, in.Now, in.AccountID, in.Label, in.Display,
 		in.Owner, in.ViaOwnerToken, in.NameKeys, ownerHash, letagents.MaxSenderBytes, in.Now.Add(-letagents.SeenStep))
-	release, err := s.turns.take(ctx, m.RoomID)
+	release, err := s.turns.takeSend(ctx, m.RoomID, in.Take)
 	if err != nil {
 		return out, fmt.Errorf("send message: %w", err)
 	}

@@ -27,14 +27,15 @@ type Store struct {
 	// byRooms, when set, decides for tests how a search reads (see
 	// searchByRooms) in place of the planner's estimate.
 	byRooms *bool
-	// turns has this process's sends to a room go one at a time.
-	turns *roomTurns
+	// turns has this process's sends to a room, or from a client, go one
+	// at a time.
+	turns *turns
 }
 
 // New returns a Store on pool. Its NOTIFY channels are namespaced by the
 // pool's schema.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, schema: db.Schema(pool), turns: &roomTurns{}}
+	return &Store{pool: pool, schema: db.Schema(pool), turns: &turns{}}
 }
 
 // RoomChannel returns the room's doorbell: the NOTIFY channel rung, once

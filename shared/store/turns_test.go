@@ -90,3 +90,55 @@ func TestSendsToOneRoomTakeTurns(t *testing.T) {
 		t.Errorf("the room holds %d messages, want %d (the send that gave up sent nothing)", len(page.Messages), senders)
 	}
 }
+
+// Sends of one client (one rate bucket) into different rooms take turns
+// on the bucket here as they would on its row in the database, while
+// another client's send into the same rooms goes by.
+func TestSendsOfOneClientTakeTurns(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
+	ctx := context.Background()
+	var rooms []string
+	for _, name := range []string{"turns one", "turns two"} {
+		room, _, err := s.EnsureRoom(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rooms = append(rooms, room.ID)
+	}
+	send := func(room, client string) error {
+		now := time.Now()
+		m := letagents.NewMessage{RoomID: room, Sender: "agent-" + client, Text: "hello"}
+		sent, err := s.Send(ctx, store.Send{Message: m, Now: now, Label: m.Sender, Display: m.Sender,
+			NameKeys: store.NameKeys(m.Sender, m.Sender, ""), Take: &store.RateTake{Kind: "send", Key: client, PerMinute: 1000, Now: now}})
+		if err == nil && !sent.Created {
+			err = fmt.Errorf("not sent: %+v", sent)
+		}
+		return err
+	}
+	if err := send(rooms[0], "10.0.0.1"); err != nil { // the bucket's row
+		t.Fatal(err)
+	}
+	release := d.HoldLock(t, `SELECT 1 FROM rate_buckets WHERE kind = 'send' AND key = '10.0.0.1' FOR UPDATE`)
+	first, second := make(chan error, 1), make(chan error, 1)
+	go func() { first <- send(rooms[0], "10.0.0.1") }()
+	d.AwaitLockWaiters(t, 1) // the first holds the bucket's turn, waiting for its row
+	go func() { second <- send(rooms[1], "10.0.0.1") }()
+	testwait.Until(t, "the second send to wait for the bucket's turn", func() bool { return store.RateTakesInTurn(s, "send", "10.0.0.1") == 2 })
+	if waiting := d.LockWaiters(t); waiting != 1 {
+		t.Errorf("%d sends wait for the bucket's row in the database, want 1 (the other waits for its turn)", waiting)
+	}
+	if err := send(rooms[1], "10.0.0.2"); err != nil {
+		t.Fatalf("another client's send, while the first client's wait: %v", err)
+	}
+	release()
+	for _, c := range []chan error{first, second} {
+		if err := testwait.Recv(t, "a send", c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := store.RateTakesInTurn(s, "send", "10.0.0.1") + store.SendsInTurn(s, rooms[0]) + store.SendsInTurn(s, rooms[1]); n != 0 {
+		t.Errorf("%d turns still held after every send returned", n)
+	}
+}
