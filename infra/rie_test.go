@@ -190,8 +190,8 @@ func emulate(t *testing.T, name string, env map[string]string) emulated {
 	t.Helper()
 	rieBin, boot := emulator(t), bootstrap(t, name)
 	// A port free when picked may be taken by another process before the
-	// emulator binds it; then the emulator exits, and a fresh pair of
-	// ports is tried.
+	// emulator binds it; then the emulator runs on without listening (or
+	// exits), and a fresh pair of ports is tried.
 	for attempt := 1; ; attempt++ {
 		e, started := startEmulator(t, rieBin, boot, name, env)
 		if started {
@@ -233,7 +233,7 @@ func startEmulator(t *testing.T, rieBin, boot, name string, env map[string]strin
 		}
 	})
 	e := emulated{url: "http://" + addr + "/2015-03-31/functions/function/invocations", logs: logs, exited: exited}
-	gone := false
+	gone, taken := false, false
 	testwait.Until(t, "the emulator to listen on "+addr, func() bool {
 		select {
 		case <-exited:
@@ -241,13 +241,59 @@ func startEmulator(t *testing.T, rieBin, boot, name string, env map[string]strin
 			return true
 		default:
 		}
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
+		mine, other, err := listener(cmd.Process.Pid, addr)
+		if err != nil {
+			t.Fatalf("look for the emulator's listener: %v", err)
 		}
-		return err == nil
+		taken = other
+		return mine || other
 	})
-	return e, !gone
+	if taken {
+		_ = cmd.Process.Kill()
+	}
+	return e, !gone && !taken
+}
+
+// listener says whether process pid listens on addr (an IPv4 host:port),
+// or another process does, from /proc. A dial alone cannot tell: the
+// emulator does not exit when its address is taken, and a dial that
+// reached whoever took it sent the invocation there (a connection reset
+// by a stranger, the emulator silent).
+func listener(pid int, addr string) (mine, other bool, err error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, false, err
+	}
+	ip, p := net.ParseIP(host).To4(), 0
+	if _, err := fmt.Sscan(port, &p); err != nil || ip == nil {
+		return false, false, fmt.Errorf("not an IPv4 address and port: %q", addr)
+	}
+	table, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return false, false, err
+	}
+	local := fmt.Sprintf("%02X%02X%02X%02X:%04X", ip[3], ip[2], ip[1], ip[0], p)
+	inode := ""
+	for _, line := range strings.Split(string(table), "\n")[1:] {
+		// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+		if f := strings.Fields(line); len(f) > 9 && f[1] == local && f[3] == "0A" {
+			inode = f[9]
+		}
+	}
+	if inode == "" {
+		return false, false, nil
+	}
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return false, true, nil // pid is gone: whoever listens is another
+	}
+	for _, fd := range fds {
+		if l, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && l == "socket:["+inode+"]" {
+			return true, false, nil
+		}
+	}
+	return false, true, nil
 }
 
 // handedOut holds every address freeAddr has given in this test process,
@@ -426,5 +472,51 @@ func TestEmulatedMigrate(t *testing.T) {
 				t.Errorf("schema check %v, want the schema untouched", checkErr)
 			}
 		})
+	}
+}
+
+// listener tells the process that listens on an address from another one
+// that does, and from nobody.
+func TestListenerTellsWhoseSocketItIs(t *testing.T) {
+	t.Parallel()
+	mineL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mineL.Close()
+	// A child holds the other listener alone: it inherits the socket,
+	// which this process then closes.
+	otherL, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := otherL.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command("sleep", "600")
+	child.ExtraFiles = []*os.File{f}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	f.Close()
+	otherL.Close()
+	for _, tt := range []struct {
+		name                string
+		addr                string
+		wantMine, wantOther bool
+	}{
+		{"this process's", mineL.Addr().String(), true, false},
+		{"another process's", otherL.Addr().String(), false, true},
+		{"nobody's", freeAddr(t), false, false},
+	} {
+		mine, other, err := listener(os.Getpid(), tt.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mine != tt.wantMine || other != tt.wantOther {
+			t.Errorf("%s listener: mine %v, other %v; want %v, %v", tt.name, mine, other, tt.wantMine, tt.wantOther)
+		}
 	}
 }
