@@ -207,19 +207,11 @@ func (d *DB) AwaitLockWaiters(t testing.TB, n int) {
 // reports true: then the waiters will never come.
 func (d *DB) awaitLockWaiters(t testing.TB, n int, gaveUp func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, d.URL)
-	if err != nil {
-		t.Fatalf("pgtest: connect to count lock waiters: %v", err)
-	}
-	defer conn.Close(context.Background())
+	count, done := d.lockWaiterCounter(t)
+	defer done()
 	what := fmt.Sprintf("%d connections to wait for a lock", n)
 	testwait.Until(t, what, func() bool {
-		waiting, err := d.countLockWaiters(ctx, conn)
-		if err != nil {
-			t.Fatalf("pgtest: count lock waiters: %v", err)
-		}
+		waiting := count()
 		if waiting < n && gaveUp() {
 			t.Fatalf("pgtest: a racer returned while waiting for %s: it never contended for the held lock", what)
 		}
@@ -227,29 +219,36 @@ func (d *DB) awaitLockWaiters(t testing.TB, n int, gaveUp func() bool) {
 	})
 }
 
-// LockWaiters counts this schema's connections that wait for a lock now,
-// on a connection of its own.
+// LockWaiters counts this schema's connections that wait for a lock now.
 func (d *DB) LockWaiters(t testing.TB) int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, d.URL)
-	if err != nil {
-		t.Fatalf("pgtest: connect to count lock waiters: %v", err)
-	}
-	defer conn.Close(context.Background())
-	n, err := d.countLockWaiters(ctx, conn)
-	if err != nil {
-		t.Fatalf("pgtest: count lock waiters: %v", err)
-	}
-	return n
+	count, done := d.lockWaiterCounter(t)
+	defer done()
+	return count()
 }
 
-func (d *DB) countLockWaiters(ctx context.Context, conn *pgx.Conn) (n int, err error) {
-	err = conn.QueryRow(ctx, `
-		SELECT count(*) FROM pg_stat_activity
-		WHERE application_name = $1 AND wait_event_type = 'Lock'`, d.Schema).Scan(&n)
-	return n, err
+// lockWaiterCounter counts this schema's connections that wait for a lock
+// on a connection of its own (the racers may hold every connection of the
+// pool), until done closes it.
+func (d *DB) lockWaiterCounter(t testing.TB) (count func() int, done func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Bound)
+	conn, err := pgx.Connect(ctx, d.URL)
+	if err != nil {
+		cancel()
+		t.Fatalf("pgtest: connect to count lock waiters: %v", err)
+	}
+	count = func() int {
+		var n int
+		err := conn.QueryRow(ctx, `
+			SELECT count(*) FROM pg_stat_activity
+			WHERE application_name = $1 AND wait_event_type = 'Lock'`, d.Schema).Scan(&n)
+		if err != nil {
+			t.Fatalf("pgtest: count lock waiters: %v", err)
+		}
+		return n
+	}
+	return count, func() { conn.Close(context.Background()); cancel() }
 }
 
 // Race runs racer(0), …, racer(n-1), each in a goroutine of its own,
