@@ -42,6 +42,12 @@ const (
 const (
 	registerWait = 90 * time.Second
 	startupPoll  = 500 * time.Millisecond
+	// interruptSettle is how long the start's watch reads a turn as
+	// interrupted before it believes it: Codex reads a turn that has just
+	// ended as interrupted until it has written the end, which a busy
+	// machine took more than one startupPoll to do (a model's error at
+	// start then read as an interrupted turn).
+	interruptSettle = 10 * time.Second
 	// endWait bounds how long a stop, or the clean-up of an ended turn,
 	// waits for the worker's bridge to tell the room before it tells it
 	// itself and ends the app-server; looking every endPoll.
@@ -267,13 +273,19 @@ func (m *Manager) observe(ctx context.Context, sess state.CodexLiveSession) (sta
 		defer c.Close()
 	}
 	deadline := m.clock.Now().Add(registerWait)
-	interrupted := false // the last look read the turn interrupted
+	var interrupted time.Time // since when the looks have read the turn interrupted
 	for {
-		st, err := m.inspectOn(ctx, c, sess, interrupted)
+		settled := !interrupted.IsZero() && !m.clock.Now().Before(interrupted.Add(interruptSettle))
+		st, err := m.inspectOn(ctx, c, sess, settled)
 		if err != nil {
 			return sess, err
 		}
-		sess, interrupted = st.Session, statusName(st.TurnStatus) == "interrupted"
+		switch sess = st.Session; {
+		case statusName(st.TurnStatus) != "interrupted":
+			interrupted = time.Time{}
+		case interrupted.IsZero():
+			interrupted = m.clock.Now()
+		}
 		// A bridge binds only a session that is starting or running: for
 		// one that ended, registration is read from the agent sessions.
 		if sess.AgentSessionID != "" || (terminal(sess.Status) && pickWorker(sess, m.load().AgentSessions) != "") {
@@ -416,7 +428,8 @@ func (m *Manager) inspect(ctx context.Context, sess state.CodexLiveSession) (Sta
 // turn read as interrupted is taken for ended only when trustInterrupted:
 // Codex (0.171) reads a turn that has just ended, whose end it has not
 // written yet, as interrupted (and without its error), and the start's
-// watch, which would fail on it, waits for a second read to say so.
+// watch, which would fail on it, waits until the reads have said so for
+// interruptSettle.
 func (m *Manager) inspectOn(ctx context.Context, c *Conn, sess state.CodexLiveSession, trustInterrupted bool) (Status, error) {
 	if c == nil || c.Err() != nil {
 		exit := m.exitOf(sess)

@@ -360,6 +360,10 @@ func TestStartFailures(t *testing.T) {
 		// 0.171 lists the turn as interrupted until it has written its end.
 		{"turn fails, its end written late", codextest.Options{TurnStatus: "failed", TurnError: "unexpected status 500: model overloaded",
 			UnwrittenEndReads: 1}, "turn failed: unexpected status 500: model overloaded", true},
+		// On a busy machine for several reads (CI saw a model's error
+		// read as an interrupted turn after two).
+		{"turn fails, its end written late for several reads", codextest.Options{TurnStatus: "failed",
+			TurnError: "unexpected status 500: model overloaded", UnwrittenEndReads: 5}, "turn failed: unexpected status 500: model overloaded", true},
 		{"turn ends, its end written late", codextest.Options{TurnStatus: "completed", UnwrittenEndReads: 1},
 			"turn completed before the worker registered", true},
 		{"turn interrupted", codextest.Options{TurnStatus: "interrupted"}, "turn interrupted during startup", true},
