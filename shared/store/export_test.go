@@ -17,16 +17,22 @@ func ReadsByRooms(ctx context.Context, s *Store, query string, held int64) (bool
 	return s.searchByRooms(ctx, query, held)
 }
 
-// SendsInTurn counts s's sends to room that hold or wait for the room's
-// turn (turns); RateTakesInTurn those of a rate bucket.
-func SendsInTurn(s *Store, room string) int { return s.turns.users(roomTurn(room)) }
+// SendsInTurn counts s's sends to room that are in the database as the
+// room's batch or wait for the room's turn (turns); RateTakesInTurn
+// those that hold or wait for a rate bucket's.
+func SendsInTurn(s *Store, room string) int {
+	s.turns.mu.Lock()
+	defer s.turns.mu.Unlock()
+	if r := s.turns.rooms[room]; r != nil {
+		return r.running + len(r.queue)
+	}
+	return 0
+}
 
-func RateTakesInTurn(s *Store, kind, key string) int { return s.turns.users(rateTurn(kind, key)) }
-
-func (t *turns) users(row string) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if tn := t.rows[row]; tn != nil {
+func RateTakesInTurn(s *Store, kind, key string) int {
+	s.turns.mu.Lock()
+	defer s.turns.mu.Unlock()
+	if tn := s.turns.rates[rateKey(kind, key)]; tn != nil {
 		return tn.users
 	}
 	return 0

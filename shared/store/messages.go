@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
@@ -27,12 +29,11 @@ import (
 // gives every new message a new id. Like Send, it waits first for the
 // room's turn among this process's sends (turns).
 func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (msg letagents.Message, created bool, err error) {
-	release, err := s.turns.takeSend(ctx, m.RoomID, nil)
-	if err != nil {
-		return msg, false, fmt.Errorf("send message: %w", err)
+	if err := m.Validate(); err != nil {
+		return msg, false, err
 	}
-	msg, err = s.sendMessage(ctx, s.pool, m)
-	release()
+	rs, sent := s.sendMessageStatement(m)
+	msg, err = sent(s.sendInTurn(ctx, m.RoomID, nil, rs))
 	if m.ClientMessageID == "" || !letagents.IsKind(err, letagents.Conflict) {
 		return msg, err == nil, err
 	}
@@ -193,22 +194,36 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 	if err := m.Validate(); err != nil {
 		return letagents.Message{}, err
 	}
-	row, err := queryOne[sentRow](ctx, q, `WITH `+sendSQL(sendParts{})+`
-		SELECT `+sentColumns+` FROM ins i LEFT JOIN parent p ON true`, sendArgs(s, m)...)
-	out := letagents.Message{RoomID: m.RoomID, Seq: row.Seq, Sender: m.Sender, Text: m.Text, Source: m.Source, PromptKind: m.PromptKind,
-		ThreadParentSeq: m.ThreadParentSeq, ThreadRootSeq: deref(row.ThreadRootSeq), CreatedAt: row.CreatedAt,
-		ReplyTo: row.quote(m.ThreadParentSeq), Mentions: row.refs()}
-	switch {
-	case isNoRows(err):
-		return out, letagents.RoomNotFound()
-	case pgCode(err) == uniqueViolation:
-		return out, letagents.Errorf(letagents.Conflict, "a message with client_message_id %q is already in this room", m.ClientMessageID)
-	case pgCode(err) == foreignKeyViolation, pgCode(err) == checkViolation:
-		return out, noParent(m.ThreadParentSeq)
-	case err != nil:
-		return out, fmt.Errorf("send message: %w", err)
+	rs, sent := s.sendMessageStatement(m)
+	return sent(rs.run(ctx, q))
+}
+
+// sendMessageStatement is the statement of a send of m, valid, and sent,
+// which reads the message sent from its outcome.
+func (s *Store) sendMessageStatement(m letagents.NewMessage) (rs *roomSend, sent func(error) (letagents.Message, error)) {
+	var row sentRow
+	rs = &roomSend{sql: `WITH ` + sendSQL(sendParts{}) + `
+		SELECT ` + sentColumns + ` FROM ins i LEFT JOIN parent p ON true`, args: sendArgs(s, m),
+		scan: func(rows pgx.Rows) (err error) {
+			row, err = pgx.CollectOneRow(rows, pgx.RowToStructByName[sentRow])
+			return err
+		}}
+	return rs, func(err error) (letagents.Message, error) {
+		out := letagents.Message{RoomID: m.RoomID, Seq: row.Seq, Sender: m.Sender, Text: m.Text, Source: m.Source, PromptKind: m.PromptKind,
+			ThreadParentSeq: m.ThreadParentSeq, ThreadRootSeq: deref(row.ThreadRootSeq), CreatedAt: row.CreatedAt,
+			ReplyTo: row.quote(m.ThreadParentSeq), Mentions: row.refs()}
+		switch {
+		case isNoRows(err):
+			return out, letagents.RoomNotFound()
+		case pgCode(err) == uniqueViolation:
+			return out, letagents.Errorf(letagents.Conflict, "a message with client_message_id %q is already in this room", m.ClientMessageID)
+		case pgCode(err) == foreignKeyViolation, pgCode(err) == checkViolation:
+			return out, noParent(m.ThreadParentSeq)
+		case err != nil:
+			return out, fmt.Errorf("send message: %w", err)
+		}
+		return out, nil
 	}
-	return out, nil
 }
 
 // noParent refuses a reply to seq, which is no message of the room (or a

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
@@ -83,7 +85,8 @@ type Sent struct {
 // statement: a send is one round trip. What it refuses past the rate
 // limit it still counts: the token is taken, and the session touched,
 // whatever the verdict. It waits first for its turns among this process's
-// sends: the room's, and its rate bucket's (turns).
+// sends: its rate bucket's, and the room's, which it may take in a batch
+// with the sends queued with it (turns).
 //
 // A repeat of a ClientMessageID sends nothing and reads the message of
 // that id (a second round trip, for repeats only). A repeat that raced
@@ -110,17 +113,17 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 	}
 	args := append(append(sendArgs(s, m), takeArgs[:]...), hash, in.SessionID, in.Now, in.AccountID, in.Label, in.Display,
 		in.Owner, in.ViaOwnerToken, in.NameKeys, ownerHash, letagents.MaxSenderBytes, in.Now.Add(-letagents.SeenStep))
-	release, err := s.turns.takeSend(ctx, m.RoomID, in.Take)
-	if err != nil {
-		return out, fmt.Errorf("send message: %w", err)
-	}
 	var row sendRow
+	rs := &roomSend{sql: sendCheckedSQL, args: args, scan: func(rows pgx.Rows) (err error) {
+		row, err = pgx.CollectOneRow(rows, pgx.RowToStructByName[sendRow])
+		return err
+	}}
+	var err error
 	for range 2 {
-		if row, err = queryOne[sendRow](ctx, s.pool, sendCheckedSQL, args...); pgCode(err) != uniqueViolation || m.ClientMessageID == "" {
+		if err = s.sendInTurn(ctx, m.RoomID, in.Take, rs); pgCode(err) != uniqueViolation || m.ClientMessageID == "" {
 			break
 		}
 	}
-	release()
 	if err != nil {
 		return out, fmt.Errorf("send message: %w", err)
 	}

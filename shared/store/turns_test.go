@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -14,81 +13,89 @@ import (
 	"github.com/letagents/letagents-go/shared/testwait"
 )
 
-// Sends to one room from one Store leave the process one at a time, in
-// both ways of sending: while one waits in the database for the room's
-// row, the others wait here, holding no connection, and one whose
+// Sends to one room from one Store leave the process one batch at a
+// time, in both ways of sending: while one waits in the database for the
+// room's row, the others wait here, holding no connection, and one whose
 // context ends meanwhile gives up without sending. Once the row is free
-// each gets the next number, and the room's turn is forgotten.
+// the rest leave together, one transaction numbered in the order they
+// came, and the room's turn is forgotten.
 func TestSendsToOneRoomTakeTurns(t *testing.T) {
 	t.Parallel()
-	d := pgtest.New(t)
-	s := store.New(d.Pool)
+	d, s, room, first, release := turnsRoom(t)
 	ctx := context.Background()
-	room, _, err := s.EnsureRoom(ctx, "turns")
-	if err != nil {
-		t.Fatal(err)
-	}
-	release := d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, room.ID)
-	send := func(ctx context.Context, i int) (int64, error) {
-		m := letagents.NewMessage{RoomID: room.ID, Sender: fmt.Sprintf("agent-%d", i), Text: "hello"}
-		if i%2 == 0 {
-			msg, _, err := s.SendMessage(ctx, m)
-			return msg.Seq, err
-		}
-		sent, err := s.Send(ctx, store.Send{Message: m, Now: time.Now(), Label: m.Sender, Display: m.Sender,
-			NameKeys: store.NameKeys(m.Sender, m.Sender, "")})
-		if err == nil && !sent.Created {
-			err = fmt.Errorf("not sent: %+v", sent)
-		}
-		return sent.Message.Seq, err
-	}
-	type result struct {
-		seq int64
-		err error
-	}
-	const senders = 4
-	results := make(chan result, senders)
-	go func() { seq, err := send(ctx, 0); results <- result{seq, err} }()
-	d.AwaitLockWaiters(t, 1) // the first holds the turn, waiting for the row
-	for i := 1; i < senders; i++ {
-		go func() { seq, err := send(ctx, i); results <- result{seq, err} }()
+	const queued = 4
+	results := make(chan error, queued)
+	for i := range queued {
+		m := letagents.NewMessage{RoomID: room, Sender: fmt.Sprintf("agent-%d", i), Text: fmt.Sprintf("queued %d", i)}
+		go func() {
+			if i%2 == 0 {
+				_, _, err := s.SendMessage(ctx, m)
+				results <- err
+				return
+			}
+			_, err := checkedSend(ctx, s, m, "")
+			results <- err
+		}()
+		testwait.Until(t, fmt.Sprintf("send %d to queue", i), func() bool { return store.SendsInTurn(s, room) == i+2 })
 	}
 	leaving, leave := context.WithCancel(ctx)
 	gaveUp := make(chan error, 1)
-	go func() { _, err := send(leaving, senders); gaveUp <- err }()
-	testwait.Until(t, "every send to wait for the room's turn", func() bool { return store.SendsInTurn(s, room.ID) == senders+1 })
-
+	go func() {
+		_, err := checkedSend(leaving, s, letagents.NewMessage{RoomID: room, Sender: "leaving", Text: "bye"}, "")
+		gaveUp <- err
+	}()
+	testwait.Until(t, "every send to wait for the room's turn", func() bool { return store.SendsInTurn(s, room) == queued+2 })
 	if waiting := d.LockWaiters(t); waiting != 1 {
 		t.Errorf("%d sends wait for the room's row in the database, want 1 (the others wait for their turn)", waiting)
 	}
-
 	leave()
 	if err := testwait.Recv(t, "the send whose context ended", gaveUp); !errors.Is(err, context.Canceled) {
 		t.Errorf("a send whose context ended while it waited: %v, want context.Canceled", err)
 	}
+
 	release()
-	var seqs []int64
-	for range senders {
-		r := testwait.Recv(t, "a send", results)
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-		seqs = append(seqs, r.seq)
-	}
-	slices.Sort(seqs)
-	if !slices.Equal(seqs, []int64{1, 2, 3, 4}) {
-		t.Errorf("numbers %v, want 1..4", seqs)
-	}
-	if n := store.SendsInTurn(s, room.ID); n != 0 {
-		t.Errorf("%d sends still hold the room's turn after all returned", n)
-	}
-	page, err := s.Messages(ctx, room.ID, store.MessageQuery{Limit: 10})
-	if err != nil {
+	if err := testwait.Recv(t, "the first send", first); err != nil {
 		t.Fatal(err)
 	}
-	if len(page.Messages) != senders {
-		t.Errorf("the room holds %d messages, want %d (the send that gave up sent nothing)", len(page.Messages), senders)
+	for range queued {
+		if err := testwait.Recv(t, "a queued send", results); err != nil {
+			t.Fatal(err)
+		}
 	}
+	log := roomLog(t, d, room)
+	if len(log) != queued+1 {
+		t.Fatalf("the room holds %d messages, want %d (the send that gave up sent nothing)", len(log), queued+1)
+	}
+	for i, m := range log[1:] {
+		if want := fmt.Sprintf("queued %d", i); m.text != want || m.seq != int64(i+2) {
+			t.Errorf("message %d is %q, want %q: the queue's order", m.seq, m.text, want)
+		}
+		if m.xact != log[1].xact {
+			t.Errorf("message %d was written by transaction %d, message 2 by %d: want one batch", m.seq, m.xact, log[1].xact)
+		}
+	}
+	if log[0].xact == log[1].xact {
+		t.Errorf("the first send and the queued ones share transaction %d", log[0].xact)
+	}
+	if n := store.SendsInTurn(s, room); n != 0 {
+		t.Errorf("%d sends still hold the room's turn after all returned", n)
+	}
+}
+
+// checkedSend sends m as an anonymous caller under m.Sender, taking a
+// token from client's send bucket unless client is ""; a send refused is
+// an error.
+func checkedSend(ctx context.Context, s *store.Store, m letagents.NewMessage, client string) (letagents.Message, error) {
+	now := time.Now()
+	in := store.Send{Message: m, Now: now, Label: m.Sender, Display: m.Sender, NameKeys: store.NameKeys(m.Sender, m.Sender, "")}
+	if client != "" {
+		in.Take = &store.RateTake{Kind: "send", Key: client, PerMinute: 1000, Now: now}
+	}
+	sent, err := s.Send(ctx, in)
+	if err == nil && !sent.Created {
+		err = fmt.Errorf("not sent: %+v", sent)
+	}
+	return sent.Message, err
 }
 
 // Sends of one client (one rate bucket) into different rooms take turns
@@ -108,13 +115,7 @@ func TestSendsOfOneClientTakeTurns(t *testing.T) {
 		rooms = append(rooms, room.ID)
 	}
 	send := func(room, client string) error {
-		now := time.Now()
-		m := letagents.NewMessage{RoomID: room, Sender: "agent-" + client, Text: "hello"}
-		sent, err := s.Send(ctx, store.Send{Message: m, Now: now, Label: m.Sender, Display: m.Sender,
-			NameKeys: store.NameKeys(m.Sender, m.Sender, ""), Take: &store.RateTake{Kind: "send", Key: client, PerMinute: 1000, Now: now}})
-		if err == nil && !sent.Created {
-			err = fmt.Errorf("not sent: %+v", sent)
-		}
+		_, err := checkedSend(ctx, s, letagents.NewMessage{RoomID: room, Sender: "agent-" + client, Text: "hello"}, client)
 		return err
 	}
 	if err := send(rooms[0], "10.0.0.1"); err != nil { // the bucket's row
@@ -140,5 +141,149 @@ func TestSendsOfOneClientTakeTurns(t *testing.T) {
 	}
 	if n := store.RateTakesInTurn(s, "send", "10.0.0.1") + store.SendsInTurn(s, rooms[0]) + store.SendsInTurn(s, rooms[1]); n != 0 {
 		t.Errorf("%d turns still held after every send returned", n)
+	}
+}
+
+// turnsRoom is a room of a fresh Store, with its row held as a send ahead
+// of the rest would hold it: first is that send, waiting in the database
+// for the row until release.
+func turnsRoom(t *testing.T) (d *pgtest.DB, s *store.Store, room string, first <-chan error, release func()) {
+	t.Helper()
+	d = pgtest.New(t)
+	s = store.New(d.Pool)
+	r, _, err := s.EnsureRoom(context.Background(), "batches")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release = d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, r.ID)
+	sent := make(chan error, 1)
+	go func() {
+		_, _, err := s.SendMessage(context.Background(), letagents.NewMessage{RoomID: r.ID, Sender: "first", Text: "hello"})
+		sent <- err
+	}()
+	d.AwaitLockWaiters(t, 1)
+	return d, s, r.ID, sent, release
+}
+
+// roomLog is a room's messages in order: each one's sender, text and
+// the transaction that wrote it.
+type loggedMessage struct {
+	seq, xact    int64
+	sender, text string
+}
+
+func roomLog(t *testing.T, d *pgtest.DB, room string) []loggedMessage {
+	t.Helper()
+	rows, err := d.Pool.Query(context.Background(), `SELECT seq, xmin::text::bigint, sender, text FROM messages WHERE room_id = $1 ORDER BY seq`, room)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []loggedMessage
+	for rows.Next() {
+		var m loggedMessage
+		if err := rows.Scan(&m.seq, &m.xact, &m.sender, &m.text); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A batch the database refuses whole (here the second of two sends of one
+// client id trips the id's unique index) commits nothing, and its sends
+// run again one by one to their own outcomes: the repeat answers the
+// first send's message, and the numbers have no gap.
+func TestRefusedBatchRunsSendBySend(t *testing.T) {
+	t.Parallel()
+	d, s, room, first, release := turnsRoom(t)
+	ctx := context.Background()
+	type result struct {
+		msg     letagents.Message
+		created bool
+		err     error
+	}
+	sends := []letagents.NewMessage{
+		{RoomID: room, Sender: "agent", Text: "once", ClientMessageID: "twice-sent"},
+		{RoomID: room, Sender: "agent", Text: "once, again", ClientMessageID: "twice-sent"},
+		{RoomID: room, Sender: "other", Text: "bystander"},
+	}
+	results := make([]chan result, len(sends))
+	for i, m := range sends {
+		results[i] = make(chan result, 1)
+		go func() {
+			msg, created, err := s.SendMessage(ctx, m)
+			results[i] <- result{msg, created, err}
+		}()
+		testwait.Until(t, fmt.Sprintf("send %d to queue", i), func() bool { return store.SendsInTurn(s, room) == i+2 })
+	}
+	release()
+	if err := testwait.Recv(t, "the first send", first); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		seq     int64
+		created bool
+	}{{2, true}, {2, false}, {3, true}}
+	for i, w := range want {
+		r := testwait.Recv(t, "a queued send", results[i])
+		if r.err != nil || r.msg.Seq != w.seq || r.created != w.created {
+			t.Errorf("send %d (%q): seq %d, created %v, err %v; want seq %d, created %v", i, sends[i].Text, r.msg.Seq, r.created, r.err, w.seq, w.created)
+		}
+	}
+	log := roomLog(t, d, room)
+	if len(log) != 3 || log[1].text != "once" || log[2].text != "bystander" {
+		t.Errorf("the room holds %+v, want first, once, bystander", log)
+	}
+}
+
+// A batch runs on while any of its sends still waits for it: the send
+// that leads it giving up mid-way does not take the others' with it. It
+// is sent all the same, as a lone send whose context ends mid-statement
+// may be.
+func TestBatchOutlivesItsLeader(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
+	ctx := context.Background()
+	r, _, err := s.EnsureRoom(ctx, "batches")
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := r.ID
+	send := func(ctx context.Context, client string) error {
+		_, err := checkedSend(ctx, s, letagents.NewMessage{RoomID: room, Sender: "agent-" + client, Text: "hello"}, client)
+		return err
+	}
+	if err := send(ctx, "leader"); err != nil { // the leader's bucket's row
+		t.Fatal(err)
+	}
+	releaseRoom := d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, room)
+	first := make(chan error, 1)
+	go func() { first <- send(ctx, "first") }()
+	d.AwaitLockWaiters(t, 1)
+	leading, leave := context.WithCancel(ctx)
+	leader, other := make(chan error, 1), make(chan error, 1)
+	go func() { leader <- send(leading, "leader") }()
+	testwait.Until(t, "the leader to queue", func() bool { return store.SendsInTurn(s, room) == 2 })
+	go func() { other <- send(ctx, "other") }()
+	testwait.Until(t, "the other to queue", func() bool { return store.SendsInTurn(s, room) == 3 })
+	releaseBucket := d.HoldLock(t, `SELECT 1 FROM rate_buckets WHERE kind = 'send' AND key = 'leader' FOR UPDATE`)
+	releaseRoom()
+	if err := testwait.Recv(t, "the first send", first); err != nil {
+		t.Fatal(err)
+	}
+	d.AwaitLockWaiters(t, 1) // the batch, at the leader's bucket
+	leave()
+	releaseBucket()
+	for name, c := range map[string]chan error{"leader": leader, "other": other} {
+		if err := testwait.Recv(t, "the "+name+"'s send", c); err != nil {
+			t.Errorf("the %s's send: %v, want it sent", name, err)
+		}
+	}
+	if log := roomLog(t, d, room); len(log) != 4 || log[2].xact != log[3].xact {
+		t.Errorf("the room holds %+v, want four messages, the last two sent together", log)
 	}
 }
