@@ -17,23 +17,19 @@ func ReadsByRooms(ctx context.Context, s *Store, query string, held int64) (bool
 	return s.searchByRooms(ctx, query, held)
 }
 
-// SendsInTurn counts s's sends to room that are in the database as the
-// room's batch or wait for the room's turn (turns); RateTakesInTurn
-// those that hold or wait for a rate bucket's.
-func SendsInTurn(s *Store, room string) int {
-	s.turns.mu.Lock()
-	defer s.turns.mu.Unlock()
-	if r := s.turns.rooms[room]; r != nil {
-		return r.running + len(r.queue)
-	}
-	return 0
+// SendsInTurn counts s's sends to room that are in the database or wait
+// to go (turns); RateTakesInTurn those that take a token from a rate
+// bucket.
+func SendsInTurn(s *Store, room string) int { return s.turns.usersOf(roomKey(room)) }
+
+func RateTakesInTurn(s *Store, kind, key string) int { return s.turns.usersOf(rateKey(kind, key)) }
+
+func (t *turns) usersOf(key string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.users[key]
 }
 
-func RateTakesInTurn(s *Store, kind, key string) int {
-	s.turns.mu.Lock()
-	defer s.turns.mu.Unlock()
-	if tn := s.turns.rates[rateKey(kind, key)]; tn != nil {
-		return tn.users
-	}
-	return 0
-}
+// SetSendLanes sets how many batches of sends s lets into the database at
+// once (turns), before it sends.
+func SetSendLanes(s *Store, n int) { s.turns.limit = n }

@@ -35,7 +35,7 @@ type Store struct {
 // New returns a Store on pool. Its NOTIFY channels are namespaced by the
 // pool's schema.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, schema: db.Schema(pool), turns: &turns{}}
+	return &Store{pool: pool, schema: db.Schema(pool), turns: newTurns()}
 }
 
 // RoomChannel returns the room's doorbell: the NOTIFY channel rung, once

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -9,53 +11,47 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// turns lets sends leave this process one at a time per row that every
-// send of a kind locks until it commits: its room's (the room's gap-free
-// message numbers) and its client's rate bucket's. Such sends take turns
-// in PostgreSQL whatever this process does. Taking turns here instead
-// costs nothing, where waiting in the database holds a pooled connection
-// per send and costs the database CPU: eight concurrent senders into one
-// room took 1.5–1.9 ms of backend CPU a send and sent 570–740 a second on
-// two cores, taking turns here 0.60–0.73 ms and 880–1,100 a second; eight
-// agents of one client into eight rooms cost 2.3–2.8 ms of CPU an HTTP
-// send in all, 1.2–1.4 ms taking turns on the bucket too
-// (docs/benchmark.md).
+// turns schedules this process's sends into the database as batches: the
+// sends waiting when a batch can go leave together, their statements
+// pipelined in one round trip that PostgreSQL runs as one transaction (one
+// commit, and the batch's NOTIFYs delivered with it).
 //
-// A room's turn goes to the sends queued for it together: they leave as
-// one batch, one round trip and one commit (roomBatch), since they would
-// each have waited for the one before to commit anyway: eight HTTP
-// senders into one room sent 1,400 a second at 0.78 ms of CPU a send in
-// all, against 800 at 1.35 ms one by one. A process that
-// serves one request at a time, as a Lambda instance does, never waits
-// here and always sends alone.
+// Every send locks two rows until it commits: its room's (the room's
+// gap-free message numbers) and, when it takes a token, its client's rate
+// bucket's. Batches in the database at once hold none of the same rows,
+// so no send of this process ever waits in PostgreSQL for another's
+// lock, holding a pooled connection and costing the database CPU: eight
+// concurrent senders into one room took 1.5–1.9 ms of backend CPU a send
+// there, and sent 570–740 a second on two cores, against 0.60–0.73 ms and
+// 880–1,100 taking turns here (docs/benchmark.md). Sends of one room or
+// one client wait for the batch that holds its row, then go together.
+//
+// At most limit batches are in the database at once, about as many as it
+// has cores to run them: past that, sends wait here and leave together.
+// A process that serves one request at a time, as a Lambda instance does,
+// never waits here and always sends alone.
 type turns struct {
-	mu    sync.Mutex
-	rates map[string]*turn
-	rooms map[string]*roomTurn
-}
-
-// turn is a rate bucket's: holding it is a value in ch; users counts
-// those who hold or wait for it, so that the last one out removes it.
-type turn struct {
-	ch    chan struct{}
-	users int
-}
-
-// roomTurn is a room's while a batch of its sends is in the database:
-// running is that batch's size, queue the sends waiting for the next.
-type roomTurn struct {
+	mu      sync.Mutex
+	limit   int
 	running int
-	queue   []*roomSend
+	waiting []*roomSend          // in the order they came
+	holder  map[string]*roomSend // a row's key, and the lead of the batch that holds it
+	users   map[string]int       // a row's key, and the sends that wait for it or hold it
 }
 
-// maxRoomBatch bounds the sends one batch carries: past it the room's row
-// is held for longer, and a batch that fails runs again send by send.
-const maxRoomBatch = 32
+func newTurns() *turns {
+	return &turns{limit: max(2, runtime.NumCPU()), holder: map[string]*roomSend{}, users: map[string]int{}}
+}
+
+// maxBatch bounds the sends one batch carries: past it its rows are held
+// for longer, and a batch that fails runs again send by send.
+const maxBatch = 32
 
 // roomSend is a send's statement and how its row is read, to run alone or
 // in a batch.
 type roomSend struct {
 	ctx  context.Context
+	rows []string // the keys of the rows it locks (roomKey, rateKey)
 	sql  string
 	args []any
 	scan func(pgx.Rows) error // reads the statement's rows into the send's result; run again when the send is
@@ -72,36 +68,29 @@ func (rs *roomSend) run(ctx context.Context, q querier) error {
 	return rs.scan(rows)
 }
 
-// rateKey names a rate bucket's turn.
-func rateKey(kind, key string) string { return kind + "\x00" + key }
+// roomKey and rateKey name the rows a send locks.
+func roomKey(room string) string      { return "room\x00" + room }
+func rateKey(kind, key string) string { return "rate\x00" + kind + "\x00" + key }
 
 // sendInTurn runs rs as a send to room that takes a token from the
-// bucket of take (nil: none), once its turns come, first come first
-// served: the bucket's turn first, always, so that a send holding a
-// room's turn never waits for a bucket's; then the room's, alone or in a
-// batch. A send whose ctx ends while it waits gives up, sending nothing;
-// one already in a batch stays in it.
+// bucket of take (nil: none), alone or in a batch, once no batch in the
+// database holds its rows. A send whose ctx ends while it waits gives up,
+// sending nothing; one already in a batch stays in it.
 func (s *Store) sendInTurn(ctx context.Context, room string, take *RateTake, rs *roomSend) error {
+	rs.ctx, rs.lead, rs.rows = ctx, make(chan []*roomSend, 1), []string{roomKey(room)}
 	if take != nil {
-		release, err := s.turns.takeRate(ctx, rateKey(take.Kind, take.Key))
-		if err != nil {
-			return err
-		}
-		defer release()
+		rs.rows = append(rs.rows, rateKey(take.Kind, take.Key))
 	}
-	rs.ctx, rs.lead = ctx, make(chan []*roomSend, 1)
-	batch, err := s.turns.joinRoom(ctx, room, rs)
-	if err != nil {
-		return err
+	batch, err := s.turns.enter(ctx, rs)
+	if err != nil || batch == nil {
+		return cmp.Or(err, rs.err)
 	}
-	if batch != nil {
-		s.roomBatch(batch)
-		s.turns.passRoom(room, batch)
-	}
+	s.runBatch(batch)
+	s.turns.leave(batch)
 	return rs.err
 }
 
-// roomBatch runs batch, setting each send's err. More than one send go
+// runBatch runs batch, setting each send's err. More than one send go
 // as one pipelined batch of their statements, which PostgreSQL runs as
 // one transaction: one commit, and the batch's NOTIFYs delivered with it.
 // The batch runs until every one of its sends' contexts has ended. When
@@ -110,7 +99,7 @@ func (s *Store) sendInTurn(ctx context.Context, room string, take *RateTake, rs 
 // send runs again alone to get its own outcome; a failure of the batch's
 // round trip leaves the outcome unknown, as a lone send's would be, and is
 // every send's.
-func (s *Store) roomBatch(batch []*roomSend) {
+func (s *Store) runBatch(batch []*roomSend) {
 	if len(batch) == 1 {
 		batch[0].err = batch[0].run(batch[0].ctx, s.pool)
 		return
@@ -152,86 +141,104 @@ func (s *Store) roomBatch(batch []*roomSend) {
 	}
 }
 
-// joinRoom waits for the room's turn for rs until ctx ends. It returns
-// the batch rs is to run, rs first, when the turn comes to rs; nil once
-// another send's batch has run rs.
-func (t *turns) joinRoom(ctx context.Context, room string, rs *roomSend) ([]*roomSend, error) {
+// enter queues rs and waits until ctx ends. It returns the batch rs is
+// to run, rs first, when the turn comes to rs; nil once another's batch
+// has run rs.
+func (t *turns) enter(ctx context.Context, rs *roomSend) ([]*roomSend, error) {
 	t.mu.Lock()
-	r := t.rooms[room]
-	if r == nil {
-		if t.rooms == nil {
-			t.rooms = map[string]*roomTurn{}
-		}
-		t.rooms[room] = &roomTurn{running: 1}
-		t.mu.Unlock()
-		return []*roomSend{rs}, nil
+	for _, k := range rs.rows {
+		t.users[k]++
 	}
-	r.queue = append(r.queue, rs)
+	t.waiting = append(t.waiting, rs)
+	batches := t.form()
 	t.mu.Unlock()
+	if mine := t.start(batches, rs); mine != nil {
+		return mine, nil
+	}
 	select {
 	case batch := <-rs.lead:
 		return batch, nil
 	case <-ctx.Done():
 	}
 	t.mu.Lock()
-	if i := slices.Index(r.queue, rs); i >= 0 {
-		r.queue = slices.Delete(r.queue, i, i+1)
+	i := slices.Index(t.waiting, rs)
+	if i < 0 {
 		t.mu.Unlock()
-		return nil, ctx.Err()
+		return <-rs.lead, nil // taken into a batch as ctx ended: it is on its way
 	}
+	t.waiting = slices.Delete(t.waiting, i, i+1)
+	t.forget(rs)
 	t.mu.Unlock()
-	return <-rs.lead, nil // taken into a batch as ctx ended: it is on its way
+	return nil, ctx.Err()
 }
 
-// passRoom ends the room's batch that has run: its sends return, and
-// the sends queued meanwhile, as many as a batch takes, go next, led by
-// the first of them.
-func (t *turns) passRoom(room string, batch []*roomSend) {
+// leave ends a batch that has run: its sends return, its rows are free,
+// and the batches they let go start.
+func (t *turns) leave(batch []*roomSend) {
 	t.mu.Lock()
-	r := t.rooms[room]
-	var next []*roomSend
-	if n := min(len(r.queue), maxRoomBatch); n == 0 {
-		delete(t.rooms, room)
-	} else {
-		next = slices.Clone(r.queue[:n])
-		r.queue = slices.Delete(r.queue, 0, n)
-		r.running = n
+	t.running--
+	for _, rs := range batch {
+		for _, k := range rs.rows {
+			delete(t.holder, k)
+		}
+		t.forget(rs)
 	}
+	batches := t.form()
 	t.mu.Unlock()
 	for _, rs := range batch[1:] {
 		rs.lead <- nil
 	}
-	if next != nil {
-		next[0].lead <- next
-	}
+	t.start(batches, nil)
 }
 
-// takeRate waits for the turn of a rate bucket until ctx ends.
-func (t *turns) takeRate(ctx context.Context, key string) (release func(), err error) {
-	t.mu.Lock()
-	tn := t.rates[key]
-	if tn == nil {
-		if t.rates == nil {
-			t.rates = map[string]*turn{}
+// form takes the batches that can go now out of the waiting sends, in
+// the order they came: each send whose rows no other batch in the
+// database holds, while there is room for a batch. Called under t.mu.
+func (t *turns) form() (batches [][]*roomSend) {
+	for t.running < t.limit {
+		var batch []*roomSend
+		t.waiting = slices.DeleteFunc(t.waiting, func(rs *roomSend) bool {
+			if len(batch) == maxBatch {
+				return false
+			}
+			for _, k := range rs.rows {
+				if h, held := t.holder[k]; held && (len(batch) == 0 || h != batch[0]) {
+					return false
+				}
+			}
+			batch = append(batch, rs)
+			for _, k := range rs.rows {
+				t.holder[k] = batch[0]
+			}
+			return true
+		})
+		if batch == nil {
+			return batches
 		}
-		tn = &turn{ch: make(chan struct{}, 1)}
-		t.rates[key] = tn
+		t.running++
+		batches = append(batches, batch)
 	}
-	tn.users++
-	t.mu.Unlock()
-	select {
-	case tn.ch <- struct{}{}:
-		return func() { <-tn.ch; t.leaveRate(key, tn) }, nil
-	case <-ctx.Done():
-		t.leaveRate(key, tn)
-		return nil, ctx.Err()
-	}
+	return batches
 }
 
-func (t *turns) leaveRate(key string, tn *turn) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if tn.users--; tn.users == 0 {
-		delete(t.rates, key)
+// start hands each batch to its lead, and returns the one mine leads.
+func (t *turns) start(batches [][]*roomSend, mine *roomSend) []*roomSend {
+	var out []*roomSend
+	for _, b := range batches {
+		if b[0] == mine {
+			out = b
+		} else {
+			b[0].lead <- b
+		}
+	}
+	return out
+}
+
+// forget counts rs out of the users of its rows. Called under t.mu.
+func (t *turns) forget(rs *roomSend) {
+	for _, k := range rs.rows {
+		if t.users[k]--; t.users[k] == 0 {
+			delete(t.users, k)
+		}
 	}
 }

@@ -98,16 +98,18 @@ func checkedSend(ctx context.Context, s *store.Store, m letagents.NewMessage, cl
 	return sent.Message, err
 }
 
-// Sends of one client (one rate bucket) into different rooms take turns
-// on the bucket here as they would on its row in the database, while
-// another client's send into the same rooms goes by.
+// Sends of one client (one rate bucket) into different rooms wait here
+// while one of its sends holds the bucket's row, as they would for the
+// row in the database, while another client's send into the same rooms
+// goes by; once the row is free the client's waiting sends leave
+// together.
 func TestSendsOfOneClientTakeTurns(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	s := store.New(d.Pool)
 	ctx := context.Background()
 	var rooms []string
-	for _, name := range []string{"turns one", "turns two"} {
+	for _, name := range []string{"turns one", "turns two", "turns three"} {
 		room, _, err := s.EnsureRoom(ctx, name)
 		if err != nil {
 			t.Fatal(err)
@@ -122,25 +124,84 @@ func TestSendsOfOneClientTakeTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	release := d.HoldLock(t, `SELECT 1 FROM rate_buckets WHERE kind = 'send' AND key = '10.0.0.1' FOR UPDATE`)
-	first, second := make(chan error, 1), make(chan error, 1)
-	go func() { first <- send(rooms[0], "10.0.0.1") }()
+	results := make(chan error, 3)
+	go func() { results <- send(rooms[0], "10.0.0.1") }()
 	d.AwaitLockWaiters(t, 1) // the first holds the bucket's turn, waiting for its row
-	go func() { second <- send(rooms[1], "10.0.0.1") }()
-	testwait.Until(t, "the second send to wait for the bucket's turn", func() bool { return store.RateTakesInTurn(s, "send", "10.0.0.1") == 2 })
+	for i, room := range rooms[1:] {
+		go func() { results <- send(room, "10.0.0.1") }()
+		testwait.Until(t, "the client's next send to wait for the bucket's turn", func() bool { return store.RateTakesInTurn(s, "send", "10.0.0.1") == i+2 })
+	}
 	if waiting := d.LockWaiters(t); waiting != 1 {
-		t.Errorf("%d sends wait for the bucket's row in the database, want 1 (the other waits for its turn)", waiting)
+		t.Errorf("%d sends wait for the bucket's row in the database, want 1 (the others wait for their turn)", waiting)
 	}
 	if err := send(rooms[1], "10.0.0.2"); err != nil {
 		t.Fatalf("another client's send, while the first client's wait: %v", err)
 	}
 	release()
-	for _, c := range []chan error{first, second} {
-		if err := testwait.Recv(t, "a send", c); err != nil {
+	for range 3 {
+		if err := testwait.Recv(t, "a send", results); err != nil {
 			t.Fatal(err)
 		}
 	}
+	one, two := roomLog(t, d, rooms[1]), roomLog(t, d, rooms[2])
+	if len(one) != 2 || one[0].sender != "agent-10.0.0.2" || len(two) != 1 {
+		t.Fatalf("rooms hold %+v and %+v, want the other client's send first in the one", one, two)
+	}
+	if one[1].xact != two[0].xact {
+		t.Errorf("the client's waiting sends were written by transactions %d and %d, want one batch", one[1].xact, two[0].xact)
+	}
 	if n := store.RateTakesInTurn(s, "send", "10.0.0.1") + store.SendsInTurn(s, rooms[0]) + store.SendsInTurn(s, rooms[1]); n != 0 {
 		t.Errorf("%d turns still held after every send returned", n)
+	}
+}
+
+// At most a Store's lanes of batches are in the database at once: past
+// that, sends wait here even with rooms and clients of their own, and
+// leave together when a lane is free.
+func TestSendsWaitForALane(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
+	store.SetSendLanes(s, 2)
+	ctx := context.Background()
+	var rooms []string
+	for _, name := range []string{"lane a", "lane b", "lane c", "lane d"} {
+		room, _, err := s.EnsureRoom(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rooms = append(rooms, room.ID)
+	}
+	var releases []func()
+	for _, room := range rooms[:2] {
+		releases = append(releases, d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, room))
+	}
+	results := make(chan error, len(rooms))
+	for i, room := range rooms {
+		go func() {
+			_, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room, Sender: "agent", Text: "hello"})
+			results <- err
+		}()
+		if i < 2 {
+			d.AwaitLockWaiters(t, i+1) // a lane's batch, waiting for its room's row
+		} else {
+			testwait.Until(t, "the send to wait for a lane", func() bool { return store.SendsInTurn(s, room) == 1 })
+		}
+	}
+	if waiting := d.LockWaiters(t); waiting != 2 {
+		t.Errorf("%d sends wait for a row in the database, want 2 (the others wait for a lane)", waiting)
+	}
+	for _, release := range releases {
+		release()
+	}
+	for range rooms {
+		if err := testwait.Recv(t, "a send", results); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, dd := roomLog(t, d, rooms[2]), roomLog(t, d, rooms[3])
+	if len(c) != 1 || len(dd) != 1 || c[0].xact != dd[0].xact {
+		t.Errorf("the sends that waited for a lane: %+v and %+v, want one message each from one batch", c, dd)
 	}
 }
 
