@@ -89,8 +89,11 @@ func TestAccessibility(t *testing.T) {
 			axeCheck(b, "room")
 			b.screenshot("room")
 			b.until("the agent's badges and reasoning trail", `document.querySelector("#agents .badge.client") && document.querySelector("#agents details.trail")`)
-			b.do("open the trail", chromedp.Click(chromedp.CSS(`#agents details.trail summary`)))
-			b.do("open a description", chromedp.Click(chromedp.CSS(`#board details.desc summary`)))
+			// Pressed, not clicked through chromedp: both lists redraw on live
+			// events, and a redraw between finding the node and clicking it
+			// failed the click ("Could not find node with given id").
+			b.press("open the trail", `#agents details.trail summary`)
+			b.press("open a description", `#board details.desc summary`)
 			b.until("the trail read", `!document.querySelector("#agents details.trail").textContent.includes("loading")`)
 			axeCheck(b, "room, trail and description open")
 			b.press("widen the board", "#board-wide")
