@@ -26,8 +26,8 @@ import (
 // dropped connection): when the room already holds a message of that id,
 // SendMessage answers that message with created false. It does so even
 // when the repeat's text differs, since the id names the send: a client
-// gives every new message a new id. Like Send, it waits first for the
-// room's turn among this process's sends (turns).
+// gives every new message a new id. Like Send, it goes alone or in a
+// batch of this process's sends (turns).
 func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (msg letagents.Message, created bool, err error) {
 	if err := m.Validate(); err != nil {
 		return msg, false, err

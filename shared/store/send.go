@@ -84,9 +84,8 @@ type Sent struct {
 // on its sender, and appends the message when they allow it, in one
 // statement: a send is one round trip. What it refuses past the rate
 // limit it still counts: the token is taken, and the session touched,
-// whatever the verdict. It waits first for its turns among this process's
-// sends: its rate bucket's, and the room's, which it may take in a batch
-// with the sends queued with it (turns).
+// whatever the verdict. It goes alone, or in a batch with this process's
+// other sends waiting when it does (turns).
 //
 // A repeat of a ClientMessageID sends nothing and reads the message of
 // that id (a second round trip, for repeats only). A repeat that raced

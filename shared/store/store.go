@@ -27,8 +27,8 @@ type Store struct {
 	// byRooms, when set, decides for tests how a search reads (see
 	// searchByRooms) in place of the planner's estimate.
 	byRooms *bool
-	// turns has this process's sends to a room, or from a client, go one
-	// at a time.
+	// turns lets this process's sends into the database in batches, no
+	// two at once holding a room's or a client's row.
 	turns *turns
 }
 
