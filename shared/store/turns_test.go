@@ -348,3 +348,85 @@ func TestBatchOutlivesItsLeader(t *testing.T) {
 		t.Errorf("the room holds %+v, want four messages, the last two sent together", log)
 	}
 }
+
+// Many sends of a few clients into a few rooms through one Store, some
+// giving up at once and some while they wait or go: every send that
+// reports success is in its room, each room's numbers run without a gap,
+// and no turn is left held.
+func TestSendsUnderLoad(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
+	store.SetSendLanes(s, 2)
+	ctx := context.Background()
+	var rooms []string
+	for i := range 4 {
+		r, _, err := s.EnsureRoom(ctx, fmt.Sprintf("load %d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rooms = append(rooms, r.ID)
+	}
+	const sends = 200
+	type result struct {
+		room string
+		seq  int64
+		err  error
+	}
+	results := make(chan result, sends)
+	for i := range sends {
+		room, client := rooms[i%len(rooms)], fmt.Sprintf("10.0.1.%d", i%3)
+		sendCtx, cancel := context.WithCancel(ctx)
+		switch i % 10 {
+		case 0:
+			cancel() // gives up before it asks
+		case 1:
+			time.AfterFunc(time.Duration(i)*10*time.Microsecond, cancel) // gives up while it waits or goes
+		}
+		go func() {
+			defer cancel()
+			m := letagents.NewMessage{RoomID: room, Sender: "agent-" + client, Text: fmt.Sprintf("send %d", i)}
+			var msg letagents.Message
+			var err error
+			if i%2 == 0 {
+				msg, _, err = s.SendMessage(sendCtx, m)
+			} else {
+				msg, err = checkedSend(sendCtx, s, m, client)
+			}
+			results <- result{room, msg.Seq, err}
+		}()
+	}
+	sent := map[string][]int64{}
+	for range sends {
+		r := testwait.Recv(t, "a send", results)
+		switch {
+		case r.err == nil:
+			sent[r.room] = append(sent[r.room], r.seq)
+		case !errors.Is(r.err, context.Canceled):
+			t.Errorf("a send into %s: %v", r.room, r.err)
+		}
+	}
+	for _, room := range rooms {
+		log := roomLog(t, d, room)
+		held := map[int64]bool{}
+		for i, m := range log {
+			if m.seq != int64(i+1) {
+				t.Fatalf("room %s holds numbers %+v, want 1..%d without a gap", room, log, len(log))
+			}
+			held[m.seq] = true
+		}
+		for _, seq := range sent[room] {
+			if !held[seq] {
+				t.Errorf("a send into %s reported number %d, which the room does not hold", room, seq)
+			}
+		}
+		if n := store.SendsInTurn(s, room); n != 0 {
+			t.Errorf("%d sends into %s still in turn after all returned", n, room)
+		}
+	}
+	for i := range 3 {
+		if n := store.RateTakesInTurn(s, "send", fmt.Sprintf("10.0.1.%d", i)); n != 0 {
+			t.Errorf("%d sends of client %d still in turn after all returned", n, i)
+		}
+	}
+}
