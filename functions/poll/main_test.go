@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,7 +11,9 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
@@ -38,27 +41,52 @@ func (s *server) stopped(t *testing.T) error {
 	return s.err
 }
 
-// start runs the container mode with env (plus a free PORT).
+// start runs the container mode with env (plus a free PORT), and waits
+// until it answers there. The port picked free can be taken before run
+// listens on it (by another test's listener, or as a connection's own
+// port): run then fails at once, and starts again on another.
 func start(t *testing.T, env map[string]string) *server {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		env["PORT"], env["LOG_LEVEL"] = fmt.Sprint(port), "error"
+		ctx, stop := context.WithCancel(context.Background())
+		s := &server{base: fmt.Sprintf("http://127.0.0.1:%d", port), stop: stop, done: make(chan error, 1)}
+		go func() { s.done <- run(ctx, func(k string) string { return env[k] }) }()
+		var ended error
+		testwait.Until(t, "the poll server to listen", func() bool {
+			select {
+			case ended = <-s.done:
+				return true
+			default:
+			}
+			code, reason := s.get(service.ReadyPath)
+			return code == http.StatusOK || code == http.StatusServiceUnavailable && reason == letagents.CodeNotReady
+		})
+		if ended == nil {
+			t.Cleanup(func() { _ = s.stopped(t) })
+			return s
+		}
+		stop()
+		if !errors.Is(ended, syscall.EADDRINUSE) {
+			t.Fatalf("run ended at start: %v", ended)
+		}
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	env["PORT"], env["LOG_LEVEL"] = fmt.Sprint(port), "error"
-	ctx, stop := context.WithCancel(context.Background())
-	s := &server{base: fmt.Sprintf("http://127.0.0.1:%d", port), stop: stop, done: make(chan error, 1)}
-	go func() { s.done <- run(ctx, func(k string) string { return env[k] }) }()
-	t.Cleanup(func() { _ = s.stopped(t) })
-	return s
 }
+
+// probe asks a server that should answer at once: a port's listener
+// that does not (not ours) must not hold a wait that asks again.
+var probe = &http.Client{Timeout: 10 * time.Second}
 
 // get returns the status and error code of GET path (0 when the server
 // does not answer).
 func (s *server) get(path string) (int, string) {
-	resp, err := http.Get(s.base + path)
+	resp, err := probe.Get(s.base + path)
 	if err != nil {
 		return 0, ""
 	}
