@@ -105,17 +105,8 @@ func checkedSend(ctx context.Context, s *store.Store, m letagents.NewMessage, cl
 // together.
 func TestSendsOfOneClientTakeTurns(t *testing.T) {
 	t.Parallel()
-	d := pgtest.New(t)
-	s := store.New(d.Pool)
+	d, s, rooms := newRooms(t, "turns one", "turns two", "turns three")
 	ctx := context.Background()
-	var rooms []string
-	for _, name := range []string{"turns one", "turns two", "turns three"} {
-		room, _, err := s.EnsureRoom(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rooms = append(rooms, room.ID)
-	}
 	send := func(room, client string) error {
 		_, err := checkedSend(ctx, s, letagents.NewMessage{RoomID: room, Sender: "agent-" + client, Text: "hello"}, client)
 		return err
@@ -160,18 +151,8 @@ func TestSendsOfOneClientTakeTurns(t *testing.T) {
 // leave together when a lane is free.
 func TestSendsWaitForALane(t *testing.T) {
 	t.Parallel()
-	d := pgtest.New(t)
-	s := store.New(d.Pool)
-	store.SetSendLanes(s, 2)
+	d, s, rooms := newRooms(t, "lane a", "lane b", "lane c", "lane d")
 	ctx := context.Background()
-	var rooms []string
-	for _, name := range []string{"lane a", "lane b", "lane c", "lane d"} {
-		room, _, err := s.EnsureRoom(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rooms = append(rooms, room.ID)
-	}
 	var releases []func()
 	for _, room := range rooms[:2] {
 		releases = append(releases, d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, room))
@@ -205,25 +186,37 @@ func TestSendsWaitForALane(t *testing.T) {
 	}
 }
 
+// newRooms is a fresh Store with two lanes and rooms of the names given.
+func newRooms(t *testing.T, names ...string) (*pgtest.DB, *store.Store, []string) {
+	t.Helper()
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
+	store.SetSendLanes(s, 2)
+	var rooms []string
+	for _, name := range names {
+		r, _, err := s.EnsureRoom(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rooms = append(rooms, r.ID)
+	}
+	return d, s, rooms
+}
+
 // turnsRoom is a room of a fresh Store, with its row held as a send ahead
 // of the rest would hold it: first is that send, waiting in the database
 // for the row until release.
 func turnsRoom(t *testing.T) (d *pgtest.DB, s *store.Store, room string, first <-chan error, release func()) {
 	t.Helper()
-	d = pgtest.New(t)
-	s = store.New(d.Pool)
-	r, _, err := s.EnsureRoom(context.Background(), "batches")
-	if err != nil {
-		t.Fatal(err)
-	}
-	release = d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, r.ID)
+	d, s, rooms := newRooms(t, "batches")
+	release = d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, rooms[0])
 	sent := make(chan error, 1)
 	go func() {
-		_, _, err := s.SendMessage(context.Background(), letagents.NewMessage{RoomID: r.ID, Sender: "first", Text: "hello"})
+		_, _, err := s.SendMessage(context.Background(), letagents.NewMessage{RoomID: rooms[0], Sender: "first", Text: "hello"})
 		sent <- err
 	}()
 	d.AwaitLockWaiters(t, 1)
-	return d, s, r.ID, sent, release
+	return d, s, rooms[0], sent, release
 }
 
 // roomLog is a room's messages in order: each one's sender, text and
@@ -306,14 +299,8 @@ func TestRefusedBatchRunsSendBySend(t *testing.T) {
 // may be.
 func TestBatchOutlivesItsLeader(t *testing.T) {
 	t.Parallel()
-	d := pgtest.New(t)
-	s := store.New(d.Pool)
-	ctx := context.Background()
-	r, _, err := s.EnsureRoom(ctx, "batches")
-	if err != nil {
-		t.Fatal(err)
-	}
-	room := r.ID
+	d, s, rooms := newRooms(t, "batches")
+	room, ctx := rooms[0], context.Background()
 	send := func(ctx context.Context, client string) error {
 		_, err := checkedSend(ctx, s, letagents.NewMessage{RoomID: room, Sender: "agent-" + client, Text: "hello"}, client)
 		return err
@@ -355,18 +342,8 @@ func TestBatchOutlivesItsLeader(t *testing.T) {
 // and no turn is left held.
 func TestSendsUnderLoad(t *testing.T) {
 	t.Parallel()
-	d := pgtest.New(t)
-	s := store.New(d.Pool)
-	store.SetSendLanes(s, 2)
+	d, s, rooms := newRooms(t, "load 0", "load 1", "load 2", "load 3")
 	ctx := context.Background()
-	var rooms []string
-	for i := range 4 {
-		r, _, err := s.EnsureRoom(ctx, fmt.Sprintf("load %d", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rooms = append(rooms, r.ID)
-	}
 	const sends = 200
 	type result struct {
 		room string
