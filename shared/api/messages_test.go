@@ -332,8 +332,8 @@ func TestConcurrentSendsThroughTheAPI(t *testing.T) {
 	e := newEnv(t, nil)
 	e.join(t, "crowd")
 	// Each sender has an instance of the service of its own, as racing
-	// Lambda instances do: one instance lets its sends to a room out one
-	// at a time (store.Store).
+	// Lambda instances do: one instance never lets two sends wait for a
+	// room's row in the database (store.Store), so would not race them.
 	const n = 10
 	instances := []*env{e}
 	for len(instances) < n {

@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // SearchReading returns a Store on s's pool whose searches always read
 // room by room (byRooms) or always through the index, so tests can hold
@@ -27,7 +30,17 @@ func RateTakesInTurn(s *Store, kind, key string) int { return s.turns.usersOf(ra
 func (t *turns) usersOf(key string) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.users[key]
+	sends := t.waiting
+	if b := t.holder[key]; b != nil {
+		sends = append(slices.Clip(sends), b.sends...)
+	}
+	n := 0
+	for _, rs := range sends {
+		if slices.Contains(rs.rows, key) {
+			n++
+		}
+	}
+	return n
 }
 
 // SetSendLanes sets how many batches of sends s lets into the database at

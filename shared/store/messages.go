@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
@@ -203,11 +201,7 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 func (s *Store) sendMessageStatement(m letagents.NewMessage) (rs *roomSend, sent func(error) (letagents.Message, error)) {
 	var row sentRow
 	rs = &roomSend{sql: `WITH ` + sendSQL(sendParts{}) + `
-		SELECT ` + sentColumns + ` FROM ins i LEFT JOIN parent p ON true`, args: sendArgs(s, m),
-		scan: func(rows pgx.Rows) (err error) {
-			row, err = pgx.CollectOneRow(rows, pgx.RowToStructByName[sentRow])
-			return err
-		}}
+		SELECT ` + sentColumns + ` FROM ins i LEFT JOIN parent p ON true`, args: sendArgs(s, m), scan: collectOne(&row)}
 	return rs, func(err error) (letagents.Message, error) {
 		out := letagents.Message{RoomID: m.RoomID, Seq: row.Seq, Sender: m.Sender, Text: m.Text, Source: m.Source, PromptKind: m.PromptKind,
 			ThreadParentSeq: m.ThreadParentSeq, ThreadRootSeq: deref(row.ThreadRootSeq), CreatedAt: row.CreatedAt,

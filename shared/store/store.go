@@ -195,12 +195,21 @@ func (r retryRow) Scan(dest ...any) error {
 // (pgx.RowToStructByName: every column is a field's db tag, every field
 // a column); pgx.ErrNoRows when there is none.
 func queryOne[T any](ctx context.Context, q querier, sql string, args ...any) (T, error) {
+	var out T
 	rows, err := q.Query(ctx, sql, args...)
-	if err != nil {
-		var zero T
-		return zero, err
+	if err == nil {
+		err = collectOne(&out)(rows)
 	}
-	return pgx.CollectOneRow(rows, pgx.RowToStructByName[T])
+	return out, err
+}
+
+// collectOne reads the one row of rows into *dst, as queryOne does: the
+// scan of a statement that may run in a batch (roomSend).
+func collectOne[T any](dst *T) func(pgx.Rows) error {
+	return func(rows pgx.Rows) (err error) {
+		*dst, err = pgx.CollectOneRow(rows, pgx.RowToStructByName[T])
+		return err
+	}
 }
 
 // queryAll is queryOne for every row, in order; none is no error.

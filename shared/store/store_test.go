@@ -38,7 +38,8 @@ func TestConcurrentSendersGetConsecutiveNumbers(t *testing.T) {
 	}
 	// Every sender waits for the room's counter, held here, before any
 	// of them takes a number. Each has a Store of its own, as each Lambda
-	// instance has: one Store lets its sends to a room out one at a time.
+	// instance has: one Store never lets two sends wait for a room's row in
+	// the database (turns), so it would never race them there.
 	release := d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, room.ID)
 	const senders = 50
 	seqs := make([]int64, senders)

@@ -34,14 +34,16 @@ type turns struct {
 	mu      sync.Mutex
 	limit   int
 	running int
-	waiting []*roomSend          // in the order they came
-	holder  map[string]*roomSend // a row's key, and the lead of the batch that holds it
-	users   map[string]int       // a row's key, and the sends that wait for it or hold it
+	waiting []*roomSend       // in the order they came
+	holder  map[string]*batch // a row's key, and the batch in the database that holds it
 }
 
 func newTurns() *turns {
-	return &turns{limit: max(2, runtime.NumCPU()), holder: map[string]*roomSend{}, users: map[string]int{}}
+	return &turns{limit: max(2, runtime.NumCPU()), holder: map[string]*batch{}}
 }
+
+// batch is sends that go to the database together, led by the first.
+type batch struct{ sends []*roomSend }
 
 // maxBatch bounds the sends one batch carries: past it its rows are held
 // for longer, and a batch that fails runs again send by send.
@@ -56,7 +58,7 @@ type roomSend struct {
 	args []any
 	scan func(pgx.Rows) error // reads the statement's rows into the send's result; run again when the send is
 	err  error                // the send's outcome, once its batch has run
-	lead chan []*roomSend     // the batch it is to run (itself first), or nil once another's batch ran it
+	lead chan *batch          // the batch it is to run (itself first), or nil once another's batch ran it
 }
 
 // run runs the send alone on q.
@@ -77,16 +79,16 @@ func rateKey(kind, key string) string { return "rate\x00" + kind + "\x00" + key 
 // database holds its rows. A send whose ctx ends while it waits gives up,
 // sending nothing; one already in a batch stays in it.
 func (s *Store) sendInTurn(ctx context.Context, room string, take *RateTake, rs *roomSend) error {
-	rs.ctx, rs.lead, rs.rows = ctx, make(chan []*roomSend, 1), []string{roomKey(room)}
+	rs.ctx, rs.lead, rs.rows = ctx, make(chan *batch, 1), []string{roomKey(room)}
 	if take != nil {
 		rs.rows = append(rs.rows, rateKey(take.Kind, take.Key))
 	}
-	batch, err := s.turns.enter(ctx, rs)
-	if err != nil || batch == nil {
+	b, err := s.turns.enter(ctx, rs)
+	if err != nil || b == nil {
 		return cmp.Or(err, rs.err)
 	}
-	s.runBatch(batch)
-	s.turns.leave(batch)
+	s.runBatch(b.sends)
+	s.turns.leave(b)
 	return rs.err
 }
 
@@ -144,11 +146,8 @@ func (s *Store) runBatch(batch []*roomSend) {
 // enter queues rs and waits until ctx ends. It returns the batch rs is
 // to run, rs first, when the turn comes to rs; nil once another's batch
 // has run rs.
-func (t *turns) enter(ctx context.Context, rs *roomSend) ([]*roomSend, error) {
+func (t *turns) enter(ctx context.Context, rs *roomSend) (*batch, error) {
 	t.mu.Lock()
-	for _, k := range rs.rows {
-		t.users[k]++
-	}
 	t.waiting = append(t.waiting, rs)
 	batches := t.form()
 	t.mu.Unlock()
@@ -156,8 +155,8 @@ func (t *turns) enter(ctx context.Context, rs *roomSend) ([]*roomSend, error) {
 		return mine, nil
 	}
 	select {
-	case batch := <-rs.lead:
-		return batch, nil
+	case b := <-rs.lead:
+		return b, nil
 	case <-ctx.Done():
 	}
 	t.mu.Lock()
@@ -167,25 +166,23 @@ func (t *turns) enter(ctx context.Context, rs *roomSend) ([]*roomSend, error) {
 		return <-rs.lead, nil // taken into a batch as ctx ended: it is on its way
 	}
 	t.waiting = slices.Delete(t.waiting, i, i+1)
-	t.forget(rs)
 	t.mu.Unlock()
 	return nil, ctx.Err()
 }
 
 // leave ends a batch that has run: its sends return, its rows are free,
 // and the batches they let go start.
-func (t *turns) leave(batch []*roomSend) {
+func (t *turns) leave(b *batch) {
 	t.mu.Lock()
 	t.running--
-	for _, rs := range batch {
+	for _, rs := range b.sends {
 		for _, k := range rs.rows {
 			delete(t.holder, k)
 		}
-		t.forget(rs)
 	}
 	batches := t.form()
 	t.mu.Unlock()
-	for _, rs := range batch[1:] {
+	for _, rs := range b.sends[1:] {
 		rs.lead <- nil
 	}
 	t.start(batches, nil)
@@ -194,51 +191,42 @@ func (t *turns) leave(batch []*roomSend) {
 // form takes the batches that can go now out of the waiting sends, in
 // the order they came: each send whose rows no other batch in the
 // database holds, while there is room for a batch. Called under t.mu.
-func (t *turns) form() (batches [][]*roomSend) {
+func (t *turns) form() (batches []*batch) {
 	for t.running < t.limit {
-		var batch []*roomSend
+		b := &batch{}
 		t.waiting = slices.DeleteFunc(t.waiting, func(rs *roomSend) bool {
-			if len(batch) == maxBatch {
+			if len(b.sends) == maxBatch {
 				return false
 			}
 			for _, k := range rs.rows {
-				if h, held := t.holder[k]; held && (len(batch) == 0 || h != batch[0]) {
+				if h, held := t.holder[k]; held && h != b {
 					return false
 				}
 			}
-			batch = append(batch, rs)
+			b.sends = append(b.sends, rs)
 			for _, k := range rs.rows {
-				t.holder[k] = batch[0]
+				t.holder[k] = b
 			}
 			return true
 		})
-		if batch == nil {
+		if b.sends == nil {
 			return batches
 		}
 		t.running++
-		batches = append(batches, batch)
+		batches = append(batches, b)
 	}
 	return batches
 }
 
 // start hands each batch to its lead, and returns the one mine leads.
-func (t *turns) start(batches [][]*roomSend, mine *roomSend) []*roomSend {
-	var out []*roomSend
+func (t *turns) start(batches []*batch, mine *roomSend) *batch {
+	var out *batch
 	for _, b := range batches {
-		if b[0] == mine {
+		if b.sends[0] == mine {
 			out = b
 		} else {
-			b[0].lead <- b
+			b.sends[0].lead <- b
 		}
 	}
 	return out
-}
-
-// forget counts rs out of the users of its rows. Called under t.mu.
-func (t *turns) forget(rs *roomSend) {
-	for _, k := range rs.rows {
-		if t.users[k]--; t.users[k] == 0 {
-			delete(t.users, k)
-		}
-	}
 }
