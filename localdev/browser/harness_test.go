@@ -440,10 +440,14 @@ func (b *tab) signIn() {
 	b.open(authURL)
 }
 
-// open loads a page of the runner.
+// open loads a page of the runner, and returns once a script has run in
+// it: chromedp can still name the last page's script context just after
+// a navigation, and an evaluation there fails ("Cannot find context with
+// specified id"), as a press on the landing page did once in CI.
 func (b *tab) open(u string) {
 	b.t.Helper()
 	b.do("open "+u, chromedp.Navigate(u))
+	b.untilNavigated("the page of "+u+" loaded", `document.readyState === "complete"`)
 }
 
 // scheme sets the colour scheme the page sees (light or dark).
