@@ -239,11 +239,19 @@ func sendArgs(s *Store, m letagents.NewMessage) []any {
 		parent = m.ThreadParentSeq
 	}
 	var keys []string // nil (null) when the text mentions nobody
-	if k := letagents.ParseMentions(m.Text); len(k) > 0 {
+	if k := mentionKeys(m.Text); k != nil {
 		keys = k
 	}
 	return []any{m.RoomID, m.Sender, m.Text, source, parent, s.RoomChannel(m.RoomID), nullInt(m.PublisherSessionID),
 		nullString(m.ClientMessageID), kind, letagents.QuoteMaxChars, keys}
+}
+
+// mentionKeys are the keys of the names text mentions, nil for none.
+func mentionKeys(text string) []string {
+	if k := letagents.ParseMentions(text); len(k) > 0 {
+		return k
+	}
+	return nil
 }
 
 // sendParts are what a statement that sends a message with more in it

@@ -19,6 +19,61 @@ import (
 func TestSendVerdicts(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
+	room, first, tests := sendVerdictCases(t, s)
+	last := first.Seq
+	for _, tt := range tests {
+		out, err := s.Send(context.Background(), tt.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		last = tt.judge(t, out, last)
+	}
+	wantMessages(t, s, room, last)
+}
+
+// sendCase is a send of sendVerdictCases and what it should come to.
+type sendCase struct {
+	name    string
+	in      store.Send
+	created bool
+	check   func(t *testing.T, out store.Sent)
+}
+
+// judge checks out against the case, a send that follows the message
+// numbered last, and returns the number of the last message sent.
+func (tt sendCase) judge(t *testing.T, out store.Sent, last int64) int64 {
+	t.Helper()
+	if out.Created != tt.created {
+		t.Errorf("%s: created %v, want %v (%+v)", tt.name, out.Created, tt.created, out)
+	}
+	if out.Created {
+		if last++; out.Message.Seq != last {
+			t.Errorf("%s: message %d; want %d, the next number: a refusal took none", tt.name, out.Message.Seq, last)
+		}
+	}
+	if tt.check != nil {
+		t.Run(tt.name, func(t *testing.T) { tt.check(t, out) })
+	}
+	return last
+}
+
+// wantMessages wants room to hold messages 1 to last.
+func wantMessages(t *testing.T, s *store.Store, room string, last int64) {
+	t.Helper()
+	page, err := s.Messages(context.Background(), room, store.MessageQuery{Limit: letagents.MaxPageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(page.Messages); int64(n) != last || page.LastSeq != last {
+		t.Errorf("room holds %d messages, last %d; want %d", n, page.LastSeq, last)
+	}
+}
+
+// sendVerdictCases registers agents in a room of s and sends its first
+// message, and returns sends into it, in order, each with what it should
+// come to after those before it.
+func sendVerdictCases(t *testing.T, s *store.Store) (string, letagents.Message, []sendCase) {
+	t.Helper()
 	ctx := context.Background()
 	now := time.Now().Truncate(time.Millisecond)
 	const room, other = "send-verdicts", "send-verdicts-other"
@@ -51,12 +106,7 @@ func TestSendVerdicts(t *testing.T) {
 		}
 		return in
 	}
-	tests := []struct {
-		name    string
-		in      store.Send
-		created bool
-		check   func(t *testing.T, out store.Sent)
-	}{
+	return room, first, []sendCase{
 		{"worker session signs", session(w, msg("hello")), true, func(t *testing.T, out store.Sent) {
 			if m := out.Message; m.Sender != w.ActorLabel || m.Source != letagents.SourceAgent {
 				t.Errorf("sent as %q (%q); want the session's label %q, source agent", m.Sender, m.Source, w.ActorLabel)
@@ -161,31 +211,6 @@ func TestSendVerdicts(t *testing.T) {
 					t.Errorf("repeat = %+v; want message %d, the first of the id", out, first.Seq)
 				}
 			}},
-	}
-	last := first.Seq
-	for _, tt := range tests {
-		out, err := s.Send(ctx, tt.in)
-		if err != nil {
-			t.Fatalf("%s: %v", tt.name, err)
-		}
-		if out.Created != tt.created {
-			t.Errorf("%s: created %v, want %v (%+v)", tt.name, out.Created, tt.created, out)
-		}
-		if out.Created {
-			if last++; out.Message.Seq != last {
-				t.Errorf("%s: message %d; want %d, the next number: a refusal took none", tt.name, out.Message.Seq, last)
-			}
-		}
-		if tt.check != nil {
-			t.Run(tt.name, func(t *testing.T) { tt.check(t, out) })
-		}
-	}
-	page, err := s.Messages(ctx, room, store.MessageQuery{Limit: letagents.MaxPageSize})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(page.Messages); int64(n) != last || page.LastSeq != last {
-		t.Errorf("room holds %d messages, last %d; want %d", n, page.LastSeq, last)
 	}
 }
 

@@ -57,8 +57,13 @@ type roomSend struct {
 	sql  string
 	args []any
 	scan func(pgx.Rows) error // reads the statement's rows into the send's result; run again when the send is
-	err  error                // the send's outcome, once its batch has run
-	lead chan *batch          // the batch it is to run (itself first), or nil once another's batch ran it
+	// set is a checked send's values, for a statement that sends
+	// several (sendset.go); nil for a send that goes alone. fill reads its
+	// row of that statement into the send's result.
+	set  *setSend
+	fill func(pgx.CollectableRow) error
+	err  error       // the send's outcome, once its batch has run
+	lead chan *batch // the batch it is to run (itself first), or nil once another's batch ran it
 }
 
 // run runs the send alone on q.
@@ -119,7 +124,16 @@ func (s *Store) runBatch(batch []*roomSend) {
 		defer stop()
 	}
 	b := &pgx.Batch{}
-	for _, rs := range batch {
+	runs := setRuns(batch)
+	if len(runs) < len(batch) {
+		b.Queue(genericPlan)
+	}
+	for _, run := range runs {
+		if len(run) > 1 {
+			queueSet(b, run)
+			continue
+		}
+		rs := run[0]
 		// Only the database's refusal fails the batch: a send's own
 		// failure to read its row (no room, no row) is its outcome alone,
 		// and the others' rows must still be read.

@@ -1,0 +1,282 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+)
+
+// A batch's checked sends (Store.Send) go to the database as one
+// statement over arrays of their values (sendSetSQL) rather than one
+// statement each: a statement on the five tables a send writes costs the
+// database 0.35–0.4 ms of CPU to start, check and end before the
+// message's own 0.06 ms, and one statement of eight sends cost 0.13–0.18
+// ms of backend CPU a send against 0.52–0.54 for eight pipelined
+// (docs/benchmark.md). It gives each send what its own statement would
+// have, run in the batch's order: the sends it takes are those whose
+// statements no other send of the statement could change. A reply (its
+// parent may be in the same batch, and its thread's counters moved by
+// another) and a second take from one rate bucket (an upsert touches a
+// row once a statement) go as statements of their own, in their place
+// (setRuns); a client id twice fails the statement on its unique index,
+// and the batch runs again send by send, as any refused batch does.
+
+// setSend is a checked send's values as sendSetSQL reads them: one
+// element of each of its arrays.
+type setSend struct {
+	room, sender, text, channel string
+	source, clientID, kind      pgtype.Text
+	publisher                   pgtype.Int8
+	mentionKeys, nameKeys       pgtype.Text // JSON arrays; null for none
+	bucketKind, bucketKey       pgtype.Text
+	full, takeNow               pgtype.Timestamptz
+	every                       pgtype.Interval
+	sessionHash, ownerHash      []byte
+	sessionID                   int64
+	now                         time.Time
+	account                     int64
+	label, display, owner       string
+	viaOwnerToken               bool
+	seenBefore                  time.Time
+	purgeBefore                 pgtype.Timestamptz
+}
+
+// newSetSend is in's setSend, or nil for a send that goes alone: a
+// reply.
+func newSetSend(s *Store, in Send) *setSend {
+	m := in.Message
+	if m.ThreadParentSeq > 0 {
+		return nil
+	}
+	v := &setSend{room: m.RoomID, sender: m.Sender, text: m.Text, channel: s.RoomChannel(m.RoomID),
+		source: optText(m.Source), clientID: optText(m.ClientMessageID), kind: optText(string(m.PromptKind)),
+		publisher:   pgtype.Int8{Int64: m.PublisherSessionID, Valid: m.PublisherSessionID > 0},
+		mentionKeys: jsonKeys(mentionKeys(m.Text)), nameKeys: jsonKeys(in.NameKeys),
+		sessionHash: in.SessionTokenHash, ownerHash: in.OwnerTokenHash, sessionID: in.SessionID, now: in.Now,
+		account: in.AccountID, label: in.Label, display: in.Display, owner: in.Owner, viaOwnerToken: in.ViaOwnerToken,
+		seenBefore: in.Now.Add(-letagents.SeenStep)}
+	if t := in.Take; t != nil {
+		v.bucketKind, v.bucketKey = optText(t.Kind), optText(t.Key)
+		v.full = pgtype.Timestamptz{Time: t.Now.Add(-time.Minute), Valid: true}
+		v.every = pgtype.Interval{Microseconds: (time.Minute / time.Duration(t.PerMinute)).Microseconds(), Valid: true}
+		v.takeNow = pgtype.Timestamptz{Time: t.Now, Valid: true}
+		v.purgeBefore = pgtype.Timestamptz{Time: t.Now.Add(-staleBuckets), Valid: true}
+	}
+	return v
+}
+
+func optText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
+
+// jsonKeys is keys as a JSON array, null for none.
+func jsonKeys(keys []string) pgtype.Text {
+	if len(keys) == 0 {
+		return pgtype.Text{}
+	}
+	b, _ := json.Marshal(keys) // strings always encode
+	return pgtype.Text{String: string(b), Valid: true}
+}
+
+// setRuns splits a batch, in its order, into the runs that go as one
+// statement each: consecutive checked sends that are not replies and take
+// from no bucket another of the run takes from, and every other send
+// alone.
+func setRuns(batch []*roomSend) [][]*roomSend {
+	var runs [][]*roomSend
+	var buckets map[string]bool
+	open := false // the last run takes more checked sends
+	for _, rs := range batch {
+		v := rs.set
+		if v == nil {
+			runs, open = append(runs, []*roomSend{rs}), false
+			continue
+		}
+		bucket := v.bucketKind.String + "\x00" + v.bucketKey.String
+		if open && (!v.bucketKind.Valid || !buckets[bucket]) {
+			runs[len(runs)-1] = append(runs[len(runs)-1], rs)
+		} else {
+			runs, open, buckets = append(runs, []*roomSend{rs}), true, map[string]bool{}
+		}
+		if v.bucketKind.Valid {
+			buckets[bucket] = true
+		}
+	}
+	return runs
+}
+
+// queueSet queues run, checked sends, as one sendSetSQL, each send's row
+// read by its fill.
+func queueSet(b *pgx.Batch, run []*roomSend) {
+	n := len(run)
+	var (
+		rooms, senders, texts, channels, labels, displays, owners = make([]string, n), make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		sources, clientIDs, kinds, mentions, names, bucketKinds, bucketKeys = make([]pgtype.Text, n), make([]pgtype.Text, n),
+			make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
+		publishers                 = make([]pgtype.Int8, n)
+		fulls, takeNows            = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
+		everys                     = make([]pgtype.Interval, n)
+		sessionHashes, ownerHashes = make([][]byte, n), make([][]byte, n)
+		sessionIDs, accounts       = make([]int64, n), make([]int64, n)
+		nows, seenBefores          = make([]time.Time, n), make([]time.Time, n)
+		viaOwnerTokens             = make([]bool, n)
+		purgeBefore                pgtype.Timestamptz
+	)
+	for i, rs := range run {
+		v := rs.set
+		rooms[i], senders[i], texts[i], channels[i] = v.room, v.sender, v.text, v.channel
+		labels[i], displays[i], owners[i] = v.label, v.display, v.owner
+		sources[i], clientIDs[i], kinds[i], mentions[i], names[i] = v.source, v.clientID, v.kind, v.mentionKeys, v.nameKeys
+		bucketKinds[i], bucketKeys[i], fulls[i], takeNows[i], everys[i] = v.bucketKind, v.bucketKey, v.full, v.takeNow, v.every
+		publishers[i], sessionHashes[i], ownerHashes[i], sessionIDs[i] = v.publisher, v.sessionHash, v.ownerHash, v.sessionID
+		accounts[i], nows[i], seenBefores[i], viaOwnerTokens[i] = v.account, v.now, v.seenBefore, v.viaOwnerToken
+		if v.purgeBefore.Valid && (!purgeBefore.Valid || v.purgeBefore.Time.Before(purgeBefore.Time)) {
+			purgeBefore = v.purgeBefore
+		}
+	}
+	b.Queue(sendSetSQL, rooms, senders, texts, sources, channels, publishers, clientIDs, kinds, mentions, bucketKinds,
+		bucketKeys, fulls, everys, takeNows, sessionHashes, sessionIDs, nows, accounts, labels, displays, owners,
+		viaOwnerTokens, names, ownerHashes, seenBefores, purgeBefore, letagents.MaxSenderBytes).Query(func(rows pgx.Rows) error {
+		i := 0
+		for ; rows.Next() && i < n; i++ {
+			run[i].err = run[i].fill(rows)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			for _, rs := range run {
+				rs.err = err
+			}
+			return err
+		}
+		for _, rs := range run[i:] {
+			rs.err = pgx.ErrNoRows
+		}
+		return nil
+	})
+}
+
+// genericPlan makes the statements after it in the batch's transaction
+// run on their generic plans: left to choose, PostgreSQL planned
+// sendSetSQL afresh each time, which cost a lone send 1.4 ms.
+const genericPlan = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
+
+// sendSetSQL is sendCheckedSQL over arrays of its sends' values, $1…$25
+// (queueSet), one row each, in their order; $26 the purge's bound, $27
+// letagents.MaxSenderBytes. No send is a reply, and no two take from
+// one bucket (setRuns). The sends that pass are numbered in their rooms
+// in their order, each room's counter moved once.
+var sendSetSQL = `
+	WITH input AS (
+		SELECT u.*,
+			CASE WHEN u.mention_keys IS NOT NULL THEN ARRAY(SELECT jsonb_array_elements_text(u.mention_keys::jsonb)) END AS mkeys,
+			ARRAY(SELECT jsonb_array_elements_text(u.name_keys::jsonb)) AS nkeys
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[],
+			$9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::interval[], $14::timestamptz[], $15::bytea[],
+			$16::bigint[], $17::timestamptz[], $18::bigint[], $19::text[], $20::text[], $21::text[], $22::boolean[],
+			$23::text[], $24::bytea[], $25::timestamptz[])
+			WITH ORDINALITY AS u(room, sender, text, source, channel, publisher, client_id, kind, mention_keys, bkind, bkey,
+				bfull, bevery, bnow, sess_hash, sess_id, now, account, label, display, owner, via_owner, name_keys,
+				owner_hash, seen_before, n)
+	), owner AS (
+		SELECT i.n, ` + accountColumns + `, t.id AS token_id FROM input i
+		JOIN owner_tokens t ON t.token_hash = i.owner_hash JOIN accounts a ON a.id = t.account_id
+	), caller AS (
+		SELECT i.n, CASE WHEN i.owner_hash IS NULL THEN i.account ELSE coalesce(o.id, 0) END AS account,
+			i.owner_hash IS NULL OR o.id IS NOT NULL AS signed
+		FROM input i LEFT JOIN owner o ON o.n = i.n
+	), take AS (
+		INSERT INTO rate_buckets AS b (kind, key, empty_at, allowed)
+		SELECT bkind, bkey, bfull + bevery, true FROM input WHERE bkind IS NOT NULL
+		ON CONFLICT (kind, key) DO UPDATE SET
+			empty_at = (SELECT CASE WHEN greatest(b.empty_at, i.bfull) + i.bevery <= i.bnow
+				THEN greatest(b.empty_at, i.bfull) + i.bevery ELSE b.empty_at END
+				FROM input i WHERE i.bkind = b.kind AND i.bkey = b.key),
+			allowed = (SELECT greatest(b.empty_at, i.bfull) + i.bevery <= i.bnow FROM input i WHERE i.bkind = b.kind AND i.bkey = b.key)
+		RETURNING kind, key, allowed, empty_at, xmax = 0 AS inserted
+	), took AS (
+		SELECT i.n, t.allowed, t.empty_at FROM input i JOIN take t ON t.kind = i.bkind AND t.key = i.bkey
+	), purge AS (
+		DELETE FROM rate_buckets WHERE empty_at < $26 AND EXISTS (SELECT 1 FROM take WHERE inserted)
+	), sess AS (
+		SELECT i.n, s.id, s.room_id, s.owner_account_id, s.session_kind, s.actor_label, s.ended_at
+		FROM input i JOIN caller c ON c.n = i.n LEFT JOIN took t ON t.n = i.n
+		JOIN agent_sessions s ON s.token_hash = i.sess_hash
+		WHERE coalesce(t.allowed, true) AND c.signed
+	), touch AS (
+		UPDATE agent_sessions a SET last_seen_at = x.now
+		FROM (SELECT s.id, max(i.now) AS now, max(i.seen_before) AS before FROM sess s JOIN input i ON i.n = s.n GROUP BY s.id) x
+		WHERE a.id = x.id AND a.last_seen_at <= x.before
+	), claim AS (
+		SELECT i.n, c.* FROM input i JOIN caller cl ON cl.n = i.n
+		CROSS JOIN LATERAL (` + claimSQL("i.room", "i.label", "cl.account", "i.display", "i.owner") + ` AND i.sess_hash IS NULL) c
+	), verdict AS (
+		SELECT i.n, coalesce(t.allowed, true) AS allowed,
+			c.session AS claim_session, c.others AS claim_others, c.agent AS claim_agent,
+			EXISTS (SELECT 1 FROM rooms WHERE id = i.room) AS room_found,
+			(i.client_id IS NOT NULL AND EXISTS (SELECT 1 FROM messages WHERE room_id = i.room AND client_message_id = i.client_id)) AS repeat,
+			NOT ` + nameHeldSQL("i.nkeys", "cl.account", "i.room") + ` AS name_free
+		FROM input i JOIN caller cl ON cl.n = i.n JOIN claim c ON c.n = i.n LEFT JOIN took t ON t.n = i.n
+	), decided AS (
+		SELECT i.n, i.room, i.text, i.client_id, i.kind, i.channel, i.mkeys,
+			CASE WHEN i.sess_hash IS NULL THEN i.sender ELSE s.actor_label END AS sender,
+			CASE WHEN i.sess_hash IS NOT NULL THEN '` + letagents.SourceAgent + `'
+				WHEN i.via_owner AND NOT (v.claim_session OR v.claim_agent) THEN NULL ELSE i.source END AS source,
+			CASE WHEN i.sess_hash IS NULL THEN i.publisher ELSE s.id END AS publisher,
+			coalesce(v.allowed AND cl.signed AND v.room_found AND NOT v.repeat AND CASE
+				WHEN i.sess_hash IS NOT NULL THEN s.id = i.sess_id AND s.owner_account_id = cl.account AND s.room_id = i.room
+					AND s.ended_at IS NULL AND s.session_kind = '` + letagents.SessionWorker + `'
+					AND octet_length(s.actor_label) <= $27 AND s.actor_label !~ '^\s*$' AND NOT ` + reservedSQL("s.actor_label") + `
+				ELSE NOT (v.claim_others AND NOT v.claim_session)
+					AND (v.claim_session OR v.claim_agent OR (NOT i.via_owner AND v.name_free) OR (i.via_owner AND i.owner = ''))
+				END, false) AS ok
+		FROM input i JOIN caller cl ON cl.n = i.n JOIN verdict v ON v.n = i.n LEFT JOIN sess s ON s.n = i.n
+	), numbered AS (
+		SELECT d.*, row_number() OVER (PARTITION BY d.room ORDER BY d.n) AS k, count(*) OVER (PARTITION BY d.room) AS cnt
+		FROM decided d WHERE d.ok
+	), next AS (
+		UPDATE rooms r SET last_event = r.last_event + c.cnt, last_seq = r.last_seq + c.cnt
+		FROM (SELECT room, count(*) AS cnt FROM numbered GROUP BY room) c WHERE r.id = c.room
+		RETURNING r.id, r.last_seq, r.last_event
+	), placed AS (
+		SELECT nb.*, nx.last_seq - nb.cnt + nb.k AS seq, nx.last_event - nb.cnt + nb.k AS event
+		FROM numbered nb JOIN next nx ON nx.id = nb.room
+	), logged AS (
+		INSERT INTO room_events (room_id, seq, kind, ref, ref_id)
+		SELECT room, event, '` + string(letagents.EventMessage) + `', seq, NULL FROM placed
+		RETURNING pg_notify((SELECT p.channel FROM placed p WHERE p.room = room_events.room_id LIMIT 1),
+			(SELECT nx.last_seq FROM next nx WHERE nx.id = room_events.room_id)::text)
+	), mentioned AS (
+		SELECT p.n, m.ids, m.names, m.labels FROM placed p CROSS JOIN LATERAL (
+			SELECT array_agg(id ORDER BY id) AS ids, array_agg(display_name ORDER BY id) AS names,
+				array_agg(actor_label ORDER BY id) AS labels
+			FROM agent_sessions WHERE p.mkeys IS NOT NULL AND room_id = p.room AND ended_at IS NULL AND id IS DISTINCT FROM p.publisher
+				AND (` + mentionNameSQL + ` = ANY(p.mkeys) OR lower(` + collapsedSQL("actor_label") + `) = ANY(p.mkeys)
+					OR lower(` + collapsedSQL("display_name") + `) = ANY(p.mkeys))) m
+	), ins AS (
+		INSERT INTO messages (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at,
+			publisher_session_id, client_message_id, agent_prompt_kind, mentions)
+		SELECT p.room, p.seq, p.sender, p.text, p.source, NULL, NULL, date_trunc('milliseconds', clock_timestamp()),
+			p.publisher, p.client_id, p.kind, m.ids
+		FROM placed p LEFT JOIN mentioned m ON m.n = p.n
+		RETURNING room_id, seq, sender, source, publisher_session_id, thread_root_seq, created_at
+	)
+	SELECT t.allowed AS take_allowed, t.empty_at AS take_empty_at,
+		s.id AS session_id, s.room_id AS session_room_id, s.owner_account_id AS session_owner_account_id,
+		s.session_kind, s.actor_label AS session_actor_label, s.ended_at AS session_ended_at,
+		v.claim_session AS session, v.claim_others AS others, v.claim_agent AS agent, v.room_found, true AS parent_found,
+		v.repeat, v.name_free,
+		x.sender AS sent_sender, x.source AS sent_source, x.publisher_session_id AS sent_publisher,
+		x.seq, x.thread_root_seq, x.created_at,
+		NULL::text AS quote_sender, NULL::text AS quote_text, NULL::boolean AS quote_truncated, NULL::text AS quote_source,
+		NULL::timestamptz AS quote_created_at,
+		m.ids AS mention_ids, m.names AS mention_names, m.labels AS mention_labels,
+		o.id AS owner_account_id, o.token_id AS owner_token_id, o.provider AS owner_provider,
+		o.provider_user_id AS owner_provider_user_id, o.login AS owner_login, o.display_name AS owner_display_name,
+		o.avatar_url AS owner_avatar_url, o.created_at AS owner_created_at, o.updated_at AS owner_updated_at
+	FROM input i JOIN verdict v ON v.n = i.n LEFT JOIN took t ON t.n = i.n LEFT JOIN sess s ON s.n = i.n
+		LEFT JOIN placed p ON p.n = i.n LEFT JOIN ins x ON x.room_id = p.room AND x.seq = p.seq
+		LEFT JOIN mentioned m ON m.n = i.n LEFT JOIN owner o ON o.n = i.n
+	ORDER BY i.n`

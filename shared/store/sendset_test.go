@@ -1,0 +1,161 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/pgtest"
+	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/testwait"
+)
+
+// The sends of TestSendVerdicts, queued behind a held room row and sent
+// as one batch (its checked sends as statements over several sends,
+// replies alone), come to what each came to one at a time: the same
+// verdicts, numbers in the queue's order without a gap, all in one
+// transaction.
+func TestSendVerdictsInOneBatch(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
+	store.SetSendLanes(s, 2)
+	room, first, cases := sendVerdictCases(t, s)
+	ins := make([]store.Send, len(cases))
+	for i, tc := range cases {
+		ins[i] = tc.in
+	}
+	outs := sendInOneBatch(t, d, s, room, ins)
+	last := first.Seq + 1 // the send that held the room's turn
+	for i, tc := range cases {
+		last = tc.judge(t, outs[i], last)
+	}
+	wantMessages(t, s, room, last)
+	if n := distinctTransactions(t, d, room, first.Seq+2); n != 1 {
+		t.Errorf("the batch's messages were written by %d transactions, want 1", n)
+	}
+	wantSetStatement(t, d)
+}
+
+// Takes from one rate bucket in one batch come to what they would one at
+// a time: the bucket's second take in a batch goes in a statement after
+// the first's, and a take the rate refuses sends nothing and takes no
+// number, whatever the other sends of its statement do.
+func TestBatchTakesAsSendBySend(t *testing.T) {
+	t.Parallel()
+	now := time.Now().Truncate(time.Millisecond)
+	sends := func(room string) []store.Send {
+		var out []store.Send
+		for i, client := range []string{"10.0.0.1", "10.0.0.2", "10.0.0.1", "10.0.0.3", "10.0.0.1", "10.0.0.2"} {
+			m := letagents.NewMessage{RoomID: room, Sender: "agent-" + client, Text: fmt.Sprintf("send %d", i)}
+			at := now.Add(time.Duration(i) * time.Millisecond)
+			out = append(out, store.Send{Message: m, Now: at, Label: m.Sender, Display: m.Sender,
+				NameKeys: store.NameKeys(m.Sender, m.Sender, ""),
+				// Two a minute: a client's third send is refused.
+				Take: &store.RateTake{Kind: "send", Key: client, PerMinute: 2, Now: at}})
+		}
+		return out
+	}
+	one, alone, rooms := newRooms(t, "takes alone")
+	var want []store.Sent
+	for _, in := range sends(rooms[0]) {
+		out, err := alone.Send(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, out)
+	}
+	_ = one
+	d, s, batched := newRooms(t, "takes batched")
+	got := sendInOneBatch(t, d, s, batched[0], sends(batched[0]))
+	for i := range want {
+		w, g := want[i], got[i]
+		if g.Created != w.Created || g.Wait != w.Wait || (g.Created && g.Message.Seq != w.Message.Seq+1) {
+			t.Errorf("send %d: created %v (message %d), wait %v; want created %v (message %d), wait %v", i,
+				g.Created, g.Message.Seq, g.Wait, w.Created, w.Message.Seq+1, w.Wait)
+		}
+	}
+	wantSetStatement(t, d)
+}
+
+// sendInOneBatch sends ins, in order, as one batch: the room's row held,
+// a first send waits for it in the database while the others queue
+// behind it in the process; then the row goes free. A send into another
+// room goes at once. It returns each send's outcome, and fails the test
+// on an error.
+func sendInOneBatch(t *testing.T, d *pgtest.DB, s *store.Store, room string, ins []store.Send) []store.Sent {
+	t.Helper()
+	ctx := context.Background()
+	release := d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, room)
+	first := make(chan error, 1)
+	go func() {
+		_, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room, Sender: "first", Text: "holds the turn"})
+		first <- err
+	}()
+	d.AwaitLockWaiters(t, 1)
+	type result struct {
+		i   int
+		out store.Sent
+		err error
+	}
+	results := make(chan result, len(ins))
+	queued := 1
+	for i, in := range ins {
+		go func() {
+			out, err := s.Send(ctx, in)
+			results <- result{i, out, err}
+		}()
+		if in.Message.RoomID != room {
+			continue
+		}
+		queued++
+		testwait.Until(t, fmt.Sprintf("send %d to queue", i), func() bool { return store.SendsInTurn(s, room) == queued })
+	}
+	release()
+	if err := testwait.Recv(t, "the first send", first); err != nil {
+		t.Fatal(err)
+	}
+	outs := make([]store.Sent, len(ins))
+	for range ins {
+		r := testwait.Recv(t, "a send", results)
+		if r.err != nil {
+			t.Fatalf("send %d: %v", r.i, r.err)
+		}
+		outs[r.i] = r.out
+	}
+	return outs
+}
+
+// distinctTransactions counts the transactions that wrote the messages
+// of room from seq on.
+func distinctTransactions(t *testing.T, d *pgtest.DB, room string, from int64) int {
+	t.Helper()
+	var n int
+	if err := d.Pool.QueryRow(context.Background(),
+		`SELECT count(DISTINCT xmin::text) FROM messages WHERE room_id = $1 AND seq >= $2`, room, from).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// wantSetStatement wants a statement that sends several checked sends
+// to have gone to the database on one of d's connections.
+func wantSetStatement(t *testing.T, d *pgtest.DB) {
+	t.Helper()
+	ctx := context.Background()
+	conns := d.Pool.AcquireAllIdle(ctx)
+	n := 0
+	for _, c := range conns {
+		var k int
+		if err := c.QueryRow(ctx, `SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%WITH ORDINALITY AS u(room,%'`).Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		n += k
+		c.Release()
+	}
+	if n == 0 {
+		t.Error("no statement of several sends went to the database: the batch's sends went one statement each")
+	}
+}
