@@ -17,13 +17,15 @@ import (
 // message's own 0.06 ms, and one statement of eight sends cost 0.13–0.18
 // ms of backend CPU a send against 0.52–0.54 for eight pipelined
 // (docs/benchmark.md). It gives each send what its own statement would
-// have, run in the batch's order: the sends it takes are those whose
-// statements no other send of the statement could change. A reply (its
-// parent may be in the same batch, and its thread's counters moved by
-// another) and a second take from one rate bucket (an upsert touches a
-// row once a statement) go as statements of their own, in their place
-// (setRuns); a client id twice fails the statement on its unique index,
-// and the batch runs again send by send, as any refused batch does.
+// have, run in the batch's order. A reply goes as a statement of its own,
+// in its place (setRuns): its parent may be in the same batch, and its
+// thread's counters moved by another. Takes from one rate bucket are
+// folded in order, one after the other, as their statements would take
+// them (a recursive CTE over the bucket's row, locked), and the row
+// written once; the buckets are made first (bucketsSQL), so that the
+// fold always starts from a locked row, whoever made it. A client id
+// twice fails the statement on its unique index, and the batch runs
+// again send by send, as any refused batch does.
 
 // setSend is a checked send's values as sendSetSQL reads them: one
 // element of each of its arrays.
@@ -81,31 +83,53 @@ func jsonKeys(keys []string) pgtype.Text {
 }
 
 // setRuns splits a batch, in its order, into the runs that go as one
-// statement each: consecutive checked sends that are not replies and take
-// from no bucket another of the run takes from, and every other send
-// alone.
+// statement each: consecutive checked sends that are not replies, and
+// every other send alone.
 func setRuns(batch []*roomSend) [][]*roomSend {
 	var runs [][]*roomSend
-	var buckets map[string]bool
 	open := false // the last run takes more checked sends
 	for _, rs := range batch {
-		v := rs.set
-		if v == nil {
-			runs, open = append(runs, []*roomSend{rs}), false
+		if open && rs.set != nil {
+			runs[len(runs)-1] = append(runs[len(runs)-1], rs)
 			continue
 		}
-		bucket := v.bucketKind.String + "\x00" + v.bucketKey.String
-		if open && (!v.bucketKind.Valid || !buckets[bucket]) {
-			runs[len(runs)-1] = append(runs[len(runs)-1], rs)
-		} else {
-			runs, open, buckets = append(runs, []*roomSend{rs}), true, map[string]bool{}
-		}
-		if v.bucketKind.Valid {
-			buckets[bucket] = true
-		}
+		runs, open = append(runs, []*roomSend{rs}), rs.set != nil
 	}
 	return runs
 }
+
+// queueBuckets queues bucketsSQL for the takes of the runs of more than
+// one send, if any.
+func queueBuckets(b *pgx.Batch, runs [][]*roomSend) {
+	var kinds, keys []string
+	var purgeBefore pgtype.Timestamptz
+	for _, run := range runs {
+		for _, rs := range run {
+			if v := rs.set; len(run) > 1 && v.bucketKind.Valid {
+				kinds, keys = append(kinds, v.bucketKind.String), append(keys, v.bucketKey.String)
+				if !purgeBefore.Valid || v.purgeBefore.Time.Before(purgeBefore.Time) {
+					purgeBefore = v.purgeBefore
+				}
+			}
+		}
+	}
+	if kinds != nil {
+		b.Queue(bucketsSQL, kinds, keys, purgeBefore)
+	}
+}
+
+// bucketsSQL makes the buckets $1 (kinds) and $2 (keys) that are not
+// there yet, empty since ever, for sendSetSQL to take from, and purges
+// the buckets full since before $3 when it made one, as a take that
+// makes a bucket does.
+const bucketsSQL = `
+	WITH made AS (
+		INSERT INTO rate_buckets (kind, key, empty_at, allowed)
+		SELECT DISTINCT kind, key, '-infinity'::timestamptz, true FROM unnest($1::text[], $2::text[]) AS u(kind, key)
+		ON CONFLICT (kind, key) DO NOTHING
+		RETURNING 1
+	)
+	DELETE FROM rate_buckets WHERE empty_at < $3 AND EXISTS (SELECT 1 FROM made)`
 
 // queueSet queues run, checked sends, as one sendSetSQL, each send's row
 // read by its fill.
@@ -123,7 +147,6 @@ func queueSet(b *pgx.Batch, run []*roomSend) {
 		sessionIDs, accounts       = make([]int64, n), make([]int64, n)
 		nows, seenBefores          = make([]time.Time, n), make([]time.Time, n)
 		viaOwnerTokens             = make([]bool, n)
-		purgeBefore                pgtype.Timestamptz
 	)
 	for i, rs := range run {
 		v := rs.set
@@ -133,13 +156,10 @@ func queueSet(b *pgx.Batch, run []*roomSend) {
 		bucketKinds[i], bucketKeys[i], fulls[i], takeNows[i], everys[i] = v.bucketKind, v.bucketKey, v.full, v.takeNow, v.every
 		publishers[i], sessionHashes[i], ownerHashes[i], sessionIDs[i] = v.publisher, v.sessionHash, v.ownerHash, v.sessionID
 		accounts[i], nows[i], seenBefores[i], viaOwnerTokens[i] = v.account, v.now, v.seenBefore, v.viaOwnerToken
-		if v.purgeBefore.Valid && (!purgeBefore.Valid || v.purgeBefore.Time.Before(purgeBefore.Time)) {
-			purgeBefore = v.purgeBefore
-		}
 	}
 	b.Queue(sendSetSQL, rooms, senders, texts, sources, channels, publishers, clientIDs, kinds, mentions, bucketKinds,
 		bucketKeys, fulls, everys, takeNows, sessionHashes, sessionIDs, nows, accounts, labels, displays, owners,
-		viaOwnerTokens, names, ownerHashes, seenBefores, purgeBefore, letagents.MaxSenderBytes).Query(func(rows pgx.Rows) error {
+		viaOwnerTokens, names, ownerHashes, seenBefores, letagents.MaxSenderBytes).Query(func(rows pgx.Rows) error {
 		i := 0
 		for ; rows.Next() && i < n; i++ {
 			run[i].err = run[i].fill(rows)
@@ -164,12 +184,13 @@ func queueSet(b *pgx.Batch, run []*roomSend) {
 const genericPlan = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
 
 // sendSetSQL is sendCheckedSQL over arrays of its sends' values, $1…$25
-// (queueSet), one row each, in their order; $26 the purge's bound, $27
-// letagents.MaxSenderBytes. No send is a reply, and no two take from
-// one bucket (setRuns). The sends that pass are numbered in their rooms
-// in their order, each room's counter moved once.
+// (queueSet), one row each, in their order; $26 is
+// letagents.MaxSenderBytes. No send is a reply (setRuns), and every
+// bucket taken from is there (bucketsSQL). The takes of each bucket are
+// folded in the sends' order; the sends that pass are numbered in their
+// rooms in their order, each room's counter moved once.
 var sendSetSQL = `
-	WITH input AS (
+	WITH RECURSIVE input AS (
 		SELECT u.*,
 			CASE WHEN u.mention_keys IS NOT NULL THEN ARRAY(SELECT jsonb_array_elements_text(u.mention_keys::jsonb)) END AS mkeys,
 			ARRAY(SELECT jsonb_array_elements_text(u.name_keys::jsonb)) AS nkeys
@@ -187,19 +208,27 @@ var sendSetSQL = `
 		SELECT i.n, CASE WHEN i.owner_hash IS NULL THEN i.account ELSE coalesce(o.id, 0) END AS account,
 			i.owner_hash IS NULL OR o.id IS NOT NULL AS signed
 		FROM input i LEFT JOIN owner o ON o.n = i.n
+	), bucket AS (
+		SELECT kind, key, empty_at FROM rate_buckets
+		WHERE (kind, key) IN (SELECT bkind, bkey FROM input WHERE bkind IS NOT NULL)
+		FOR UPDATE
+	), takes AS (
+		SELECT n, bkind, bkey, bfull, bevery, bnow, row_number() OVER (PARTITION BY bkind, bkey ORDER BY n) AS j
+		FROM input WHERE bkind IS NOT NULL
+	), took (n, kind, key, j, empty_at, allowed) AS (
+		SELECT t.n, t.bkind, t.bkey, t.j,
+			CASE WHEN greatest(b.empty_at, t.bfull) + t.bevery <= t.bnow THEN greatest(b.empty_at, t.bfull) + t.bevery ELSE b.empty_at END,
+			greatest(b.empty_at, t.bfull) + t.bevery <= t.bnow
+		FROM takes t JOIN bucket b ON b.kind = t.bkind AND b.key = t.bkey WHERE t.j = 1
+		UNION ALL
+		SELECT t.n, t.bkind, t.bkey, t.j,
+			CASE WHEN greatest(p.empty_at, t.bfull) + t.bevery <= t.bnow THEN greatest(p.empty_at, t.bfull) + t.bevery ELSE p.empty_at END,
+			greatest(p.empty_at, t.bfull) + t.bevery <= t.bnow
+		FROM took p JOIN takes t ON t.bkind = p.kind AND t.bkey = p.key AND t.j = p.j + 1
 	), take AS (
-		INSERT INTO rate_buckets AS b (kind, key, empty_at, allowed)
-		SELECT bkind, bkey, bfull + bevery, true FROM input WHERE bkind IS NOT NULL
-		ON CONFLICT (kind, key) DO UPDATE SET
-			empty_at = (SELECT CASE WHEN greatest(b.empty_at, i.bfull) + i.bevery <= i.bnow
-				THEN greatest(b.empty_at, i.bfull) + i.bevery ELSE b.empty_at END
-				FROM input i WHERE i.bkind = b.kind AND i.bkey = b.key),
-			allowed = (SELECT greatest(b.empty_at, i.bfull) + i.bevery <= i.bnow FROM input i WHERE i.bkind = b.kind AND i.bkey = b.key)
-		RETURNING kind, key, allowed, empty_at, xmax = 0 AS inserted
-	), took AS (
-		SELECT i.n, t.allowed, t.empty_at FROM input i JOIN take t ON t.kind = i.bkind AND t.key = i.bkey
-	), purge AS (
-		DELETE FROM rate_buckets WHERE empty_at < $26 AND EXISTS (SELECT 1 FROM take WHERE inserted)
+		UPDATE rate_buckets b SET empty_at = l.empty_at, allowed = l.allowed
+		FROM (SELECT DISTINCT ON (kind, key) kind, key, empty_at, allowed FROM took ORDER BY kind, key, j DESC) l
+		WHERE b.kind = l.kind AND b.key = l.key
 	), sess AS (
 		SELECT i.n, s.id, s.room_id, s.owner_account_id, s.session_kind, s.actor_label, s.ended_at
 		FROM input i JOIN caller c ON c.n = i.n LEFT JOIN took t ON t.n = i.n
@@ -228,7 +257,7 @@ var sendSetSQL = `
 			coalesce(v.allowed AND cl.signed AND v.room_found AND NOT v.repeat AND CASE
 				WHEN i.sess_hash IS NOT NULL THEN s.id = i.sess_id AND s.owner_account_id = cl.account AND s.room_id = i.room
 					AND s.ended_at IS NULL AND s.session_kind = '` + letagents.SessionWorker + `'
-					AND octet_length(s.actor_label) <= $27 AND s.actor_label !~ '^\s*$' AND NOT ` + reservedSQL("s.actor_label") + `
+					AND octet_length(s.actor_label) <= $26 AND s.actor_label !~ '^\s*$' AND NOT ` + reservedSQL("s.actor_label") + `
 				ELSE NOT (v.claim_others AND NOT v.claim_session)
 					AND (v.claim_session OR v.claim_agent OR (NOT i.via_owner AND v.name_free) OR (i.via_owner AND i.owner = ''))
 				END, false) AS ok

@@ -46,9 +46,9 @@ func TestSendVerdictsInOneBatch(t *testing.T) {
 func TestBatchTakesAsSendBySend(t *testing.T) {
 	t.Parallel()
 	now := time.Now().Truncate(time.Millisecond)
-	sends := func(room string) []store.Send {
+	sends := func(room string, clients ...string) []store.Send {
 		var out []store.Send
-		for i, client := range []string{"10.0.0.1", "10.0.0.2", "10.0.0.1", "10.0.0.3", "10.0.0.1", "10.0.0.2"} {
+		for i, client := range clients {
 			m := letagents.NewMessage{RoomID: room, Sender: "agent-" + client, Text: fmt.Sprintf("send %d", i)}
 			at := now.Add(time.Duration(i) * time.Millisecond)
 			out = append(out, store.Send{Message: m, Now: at, Label: m.Sender, Display: m.Sender,
@@ -58,18 +58,31 @@ func TestBatchTakesAsSendBySend(t *testing.T) {
 		}
 		return out
 	}
-	one, alone, rooms := newRooms(t, "takes alone")
-	var want []store.Sent
-	for _, in := range sends(rooms[0]) {
-		out, err := alone.Send(context.Background(), in)
-		if err != nil {
-			t.Fatal(err)
+	batch := []string{"10.0.0.1", "10.0.0.2", "10.0.0.1", "10.0.0.3", "10.0.0.1", "10.0.0.2"}
+	// After the batch, one more from each, one at a time: what the
+	// buckets hold after the batch decides them.
+	after := []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"}
+	later := func(ins []store.Send) []store.Send {
+		for i := range ins {
+			ins[i].Now = ins[i].Now.Add(10 * time.Millisecond)
+			ins[i].Take.Now = ins[i].Now
 		}
-		want = append(want, out)
+		return ins
 	}
-	_ = one
+	oneByOne := func(s *store.Store, ins []store.Send) (out []store.Sent) {
+		for _, in := range ins {
+			sent, err := s.Send(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, sent)
+		}
+		return out
+	}
+	_, alone, rooms := newRooms(t, "takes alone")
+	want := oneByOne(alone, append(sends(rooms[0], batch...), later(sends(rooms[0], after...))...))
 	d, s, batched := newRooms(t, "takes batched")
-	got := sendInOneBatch(t, d, s, batched[0], sends(batched[0]))
+	got := append(sendInOneBatch(t, d, s, batched[0], sends(batched[0], batch...)), oneByOne(s, later(sends(batched[0], after...)))...)
 	for i := range want {
 		w, g := want[i], got[i]
 		if g.Created != w.Created || g.Wait != w.Wait || (g.Created && g.Message.Seq != w.Message.Seq+1) {

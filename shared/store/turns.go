@@ -127,6 +127,7 @@ func (s *Store) runBatch(batch []*roomSend) {
 	runs := setRuns(batch)
 	if len(runs) < len(batch) {
 		b.Queue(genericPlan)
+		queueBuckets(b, runs)
 	}
 	for _, run := range runs {
 		if len(run) > 1 {
