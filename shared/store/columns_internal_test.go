@@ -70,6 +70,7 @@ func TestColumnListsMatchRows(t *testing.T) {
 		{"repo access", repoAccessSQL, byName[repoAccessRow]},
 		{"sender claim", claimSQL("$1", "$2", "$3", "$4", "$5"), byName[SenderClaim]},
 		{"send with its checks", sendCheckedSQL, byName[sendRow]},
+		{"several sends with their checks", sendSetSQL, byName[sendRow]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
