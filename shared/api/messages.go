@@ -372,7 +372,9 @@ func writePage(w http.ResponseWriter, r *http.Request, id string, page letagents
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, j)
+	items := j.Messages
+	j.Messages = nil
+	writeJSONList(w, http.StatusOK, j, "messages", items)
 	return nil
 }
 
