@@ -238,12 +238,8 @@ func sendArgs(s *Store, m letagents.NewMessage) []any {
 	if m.ThreadParentSeq > 0 {
 		parent = m.ThreadParentSeq
 	}
-	var keys []string // nil (null) when the text mentions nobody
-	if k := mentionKeys(m.Text); k != nil {
-		keys = k
-	}
 	return []any{m.RoomID, m.Sender, m.Text, source, parent, s.RoomChannel(m.RoomID), nullInt(m.PublisherSessionID),
-		nullString(m.ClientMessageID), kind, letagents.QuoteMaxChars, keys}
+		nullString(m.ClientMessageID), kind, letagents.QuoteMaxChars, mentionKeys(m.Text)}
 }
 
 // mentionKeys are the keys of the names text mentions, nil for none.

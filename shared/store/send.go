@@ -113,11 +113,13 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 	args := append(append(sendArgs(s, m), takeArgs[:]...), hash, in.SessionID, in.Now, in.AccountID, in.Label, in.Display,
 		in.Owner, in.ViaOwnerToken, in.NameKeys, ownerHash, letagents.MaxSenderBytes, in.Now.Add(-letagents.SeenStep))
 	var row sendRow
-	rs := &roomSend{sql: sendCheckedSQL, args: args, scan: collectOne(&row), set: newSetSend(s, in),
-		fill: func(r pgx.CollectableRow) (err error) {
-			row, err = pgx.RowToStructByName[sendRow](r)
-			return err
-		}}
+	rs := &roomSend{sql: sendCheckedSQL, args: args, scan: collectOne(&row), fill: func(r pgx.CollectableRow) (err error) {
+		row, err = pgx.RowToStructByName[sendRow](r)
+		return err
+	}}
+	if m.ThreadParentSeq == 0 { // a reply goes alone (setRuns)
+		rs.checked = &in
+	}
 	var err error
 	for range 2 {
 		if err = s.sendInTurn(ctx, m.RoomID, in.Take, rs); pgCode(err) != uniqueViolation || m.ClientMessageID == "" {

@@ -44,17 +44,14 @@ type setSend struct {
 	label, display, owner       string
 	viaOwnerToken               bool
 	seenBefore                  time.Time
-	purgeBefore                 pgtype.Timestamptz
 }
 
-// newSetSend is in's setSend, or nil for a send that goes alone: a
-// reply.
-func newSetSend(s *Store, in Send) *setSend {
+// setValues is in's values, made only when in goes in a statement of
+// several: a send that goes alone (every send of a Lambda instance) pays
+// nothing for them.
+func (s *Store) setValues(in Send) setSend {
 	m := in.Message
-	if m.ThreadParentSeq > 0 {
-		return nil
-	}
-	v := &setSend{room: m.RoomID, sender: m.Sender, text: m.Text, channel: s.RoomChannel(m.RoomID),
+	v := setSend{room: m.RoomID, sender: m.Sender, text: m.Text, channel: s.RoomChannel(m.RoomID),
 		source: optText(m.Source), clientID: optText(m.ClientMessageID), kind: optText(string(m.PromptKind)),
 		publisher:   pgtype.Int8{Int64: m.PublisherSessionID, Valid: m.PublisherSessionID > 0},
 		mentionKeys: jsonKeys(mentionKeys(m.Text)), nameKeys: jsonKeys(in.NameKeys),
@@ -66,7 +63,6 @@ func newSetSend(s *Store, in Send) *setSend {
 		v.full = pgtype.Timestamptz{Time: t.Now.Add(-time.Minute), Valid: true}
 		v.every = pgtype.Interval{Microseconds: (time.Minute / time.Duration(t.PerMinute)).Microseconds(), Valid: true}
 		v.takeNow = pgtype.Timestamptz{Time: t.Now, Valid: true}
-		v.purgeBefore = pgtype.Timestamptz{Time: t.Now.Add(-staleBuckets), Valid: true}
 	}
 	return v
 }
@@ -89,11 +85,11 @@ func setRuns(batch []*roomSend) [][]*roomSend {
 	var runs [][]*roomSend
 	open := false // the last run takes more checked sends
 	for _, rs := range batch {
-		if open && rs.set != nil {
+		if open && rs.checked != nil {
 			runs[len(runs)-1] = append(runs[len(runs)-1], rs)
 			continue
 		}
-		runs, open = append(runs, []*roomSend{rs}), rs.set != nil
+		runs, open = append(runs, []*roomSend{rs}), rs.checked != nil
 	}
 	return runs
 }
@@ -102,13 +98,16 @@ func setRuns(batch []*roomSend) [][]*roomSend {
 // one send, if any.
 func queueBuckets(b *pgx.Batch, runs [][]*roomSend) {
 	var kinds, keys []string
-	var purgeBefore pgtype.Timestamptz
+	var purgeBefore time.Time
 	for _, run := range runs {
+		if len(run) == 1 {
+			continue
+		}
 		for _, rs := range run {
-			if v := rs.set; len(run) > 1 && v.bucketKind.Valid {
-				kinds, keys = append(kinds, v.bucketKind.String), append(keys, v.bucketKey.String)
-				if !purgeBefore.Valid || v.purgeBefore.Time.Before(purgeBefore.Time) {
-					purgeBefore = v.purgeBefore
+			if t := rs.checked.Take; t != nil {
+				kinds, keys = append(kinds, t.Kind), append(keys, t.Key)
+				if stale := t.Now.Add(-staleBuckets); purgeBefore.IsZero() || stale.Before(purgeBefore) {
+					purgeBefore = stale
 				}
 			}
 		}
@@ -133,7 +132,7 @@ const bucketsSQL = `
 
 // queueSet queues run, checked sends, as one sendSetSQL, each send's row
 // read by its fill.
-func queueSet(b *pgx.Batch, run []*roomSend) {
+func (s *Store) queueSet(b *pgx.Batch, run []*roomSend) {
 	n := len(run)
 	var (
 		rooms, senders, texts, channels, labels, displays, owners = make([]string, n), make([]string, n), make([]string, n),
@@ -149,7 +148,7 @@ func queueSet(b *pgx.Batch, run []*roomSend) {
 		viaOwnerTokens             = make([]bool, n)
 	)
 	for i, rs := range run {
-		v := rs.set
+		v := s.setValues(*rs.checked)
 		rooms[i], senders[i], texts[i], channels[i] = v.room, v.sender, v.text, v.channel
 		labels[i], displays[i], owners[i] = v.label, v.display, v.owner
 		sources[i], clientIDs[i], kinds[i], mentions[i], names[i] = v.source, v.clientID, v.kind, v.mentionKeys, v.nameKeys

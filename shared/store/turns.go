@@ -57,13 +57,13 @@ type roomSend struct {
 	sql  string
 	args []any
 	scan func(pgx.Rows) error // reads the statement's rows into the send's result; run again when the send is
-	// set is a checked send's values, for a statement that sends
-	// several (sendset.go); nil for a send that goes alone. fill reads its
-	// row of that statement into the send's result.
-	set  *setSend
-	fill func(pgx.CollectableRow) error
-	err  error       // the send's outcome, once its batch has run
-	lead chan *batch // the batch it is to run (itself first), or nil once another's batch ran it
+	// checked is a checked send that may go in a statement of several
+	// (sendset.go); nil for a send that goes alone. fill reads its row of
+	// that statement into the send's result.
+	checked *Send
+	fill    func(pgx.CollectableRow) error
+	err     error       // the send's outcome, once its batch has run
+	lead    chan *batch // the batch it is to run (itself first), or nil once another's batch ran it
 }
 
 // run runs the send alone on q.
@@ -125,13 +125,13 @@ func (s *Store) runBatch(batch []*roomSend) {
 	}
 	b := &pgx.Batch{}
 	runs := setRuns(batch)
-	if len(runs) < len(batch) {
+	if len(runs) < len(batch) { // a run of several: a set statement
 		b.Queue(genericPlan)
 		queueBuckets(b, runs)
 	}
 	for _, run := range runs {
 		if len(run) > 1 {
-			queueSet(b, run)
+			s.queueSet(b, run)
 			continue
 		}
 		rs := run[0]

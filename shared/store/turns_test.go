@@ -203,20 +203,27 @@ func newRooms(t *testing.T, names ...string) (*pgtest.DB, *store.Store, []string
 	return d, s, rooms
 }
 
-// turnsRoom is a room of a fresh Store, with its row held as a send ahead
-// of the rest would hold it: first is that send, waiting in the database
-// for the row until release.
+// turnsRoom is a room of a fresh Store, its row held (holdRoom).
 func turnsRoom(t *testing.T) (d *pgtest.DB, s *store.Store, room string, first <-chan error, release func()) {
 	t.Helper()
 	d, s, rooms := newRooms(t, "batches")
-	release = d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, rooms[0])
+	first, release = holdRoom(t, d, s, rooms[0])
+	return d, s, rooms[0], first, release
+}
+
+// holdRoom holds room's row as a send ahead of the rest would hold it:
+// first is that send's outcome, a message from "first", waiting in the
+// database for the row until release.
+func holdRoom(t *testing.T, d *pgtest.DB, s *store.Store, room string) (first <-chan error, release func()) {
+	t.Helper()
+	release = d.HoldLock(t, `SELECT 1 FROM rooms WHERE id = $1 FOR UPDATE`, room)
 	sent := make(chan error, 1)
 	go func() {
-		_, _, err := s.SendMessage(context.Background(), letagents.NewMessage{RoomID: rooms[0], Sender: "first", Text: "hello"})
+		_, _, err := s.SendMessage(context.Background(), letagents.NewMessage{RoomID: room, Sender: "first", Text: "hello"})
 		sent <- err
 	}()
 	d.AwaitLockWaiters(t, 1)
-	return d, s, rooms[0], sent, release
+	return sent, release
 }
 
 // roomLog is a room's messages in order: each one's sender, text and
