@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +30,44 @@ func byName[T any](row pgx.CollectableRow) error {
 	return err
 }
 
+// byPosition holds a row that a hot read scans by position (its targets)
+// to byName's rule and one more: the i-th target is the field named by
+// the i-th column.
+func byPosition[T any, P interface {
+	*T
+	targets() []any
+}](row pgx.CollectableRow) error {
+	if err := byName[T](row); err != nil {
+		return err
+	}
+	var r T
+	tags := map[uintptr]string{}
+	tagFields(reflect.ValueOf(&r).Elem(), tags)
+	cols, targets := row.FieldDescriptions(), P(&r).targets()
+	if len(targets) != len(cols) {
+		return fmt.Errorf("%d targets for %d columns", len(targets), len(cols))
+	}
+	for i, t := range targets {
+		if tag := tags[reflect.ValueOf(t).Pointer()]; tag != cols[i].Name {
+			return fmt.Errorf("column %d is %s, its target the field tagged %q", i, cols[i].Name, tag)
+		}
+	}
+	return nil
+}
+
+// tagFields maps the address of each field of v tagged db (in embedded
+// structs too) to its tag.
+func tagFields(v reflect.Value, tags map[uintptr]string) {
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if tag, ok := f.Tag.Lookup("db"); ok {
+			tags[v.Field(i).Addr().Pointer()] = tag
+		} else if f.Anonymous {
+			tagFields(v.Field(i), tags)
+		}
+	}
+}
+
 // TestColumnListsMatchRows holds every entity's column list to the struct
 // that scans it: each list is prepared on a real schema, and pgx must
 // find a field for each column and a column for each field. A column
@@ -48,7 +88,10 @@ func TestColumnListsMatchRows(t *testing.T) {
 		scan func(pgx.CollectableRow) error
 	}{
 		{"message columns", `SELECT ` + messageColumns + ` FROM messages m`, byName[messageColumnsRow]},
-		{"message with quote, thread and mentions", `SELECT ` + messageSelect + ` FROM messages m ` + messageJoins, byName[messageRow]},
+		{"message with quote, thread and mentions", `SELECT ` + messageSelect + ` FROM messages m ` + messageJoins, byPosition[messageRow]},
+		{"page of messages", messagePageSQL(false), byPosition[pageRow]},
+		{"page of messages, backward", messagePageSQL(true), byPosition[pageRow]},
+		{"room events", roomEventsSQL, byPosition[eventRow]},
 		{"search by index", searchByIndex, byName[searchRow]},
 		{"search by rooms", searchByRooms, byName[searchRow]},
 		{"task", `SELECT ` + taskColumns + ` FROM tasks t`, byName[letagents.Task]},

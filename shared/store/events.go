@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
@@ -114,62 +117,94 @@ func (s *Store) RoomEvents(ctx context.Context, roomID string, after int64, limi
 		// LIMIT 1 keeps the message a lookup by its key, row by row: the
 		// planner cannot fold it into a join that it may hash on stale
 		// statistics.
-		rows, err := queryAll[struct {
-			Head  int64   `db:"last_event"`
-			Seq   *int64  `db:"event_seq"`
-			Kind  *string `db:"event_kind"`
-			Ref   *int64  `db:"event_ref"`
-			RefID *string `db:"event_ref_id"`
-			messageRow
-		}](ctx, s.pool, `
-			SELECT r.last_event, e.seq AS event_seq, e.kind AS event_kind, e.ref AS event_ref, e.ref_id AS event_ref_id, `+messageSelect+`
-			FROM rooms r
-			LEFT JOIN LATERAL event_page(r.id, $2, $3) e ON true
-			LEFT JOIN LATERAL (
-				SELECT * FROM messages m
-				WHERE e.kind IN ('`+string(letagents.EventMessage)+`', '`+string(letagents.EventPin)+`') AND m.room_id = r.id AND m.seq = e.ref AND `+visible+` LIMIT 1
-			) m ON true `+messageJoins+`
-			WHERE r.id = $1
-			ORDER BY e.seq`, roomID, after, limit+1)
+		rows, err := s.pool.Query(ctx, roomEventsSQL, roomID, after, limit+1)
+		var (
+			row      eventRow
+			found    bool
+			head     int64
+			events   []eventAt
+			messages = map[int64]letagents.Message{}
+		)
+		if err == nil {
+			_, err = pgx.ForEachRow(rows, row.targets(), func() error {
+				found, head = true, row.Head
+				if !row.Seq.Valid { // a room with no event after the cursor is one row of nulls
+					return nil
+				}
+				events = append(events, eventAt{seq: row.Seq.Int64, kind: letagents.EventKind(row.Kind.String), ref: row.Ref.Int64, refID: row.RefID.String})
+				if m, ok := row.message(); ok && len(events) <= limit {
+					messages[m.Seq] = m
+				}
+				return nil
+			})
+		}
 		if err != nil {
 			return page, fmt.Errorf("read room events: %w", err)
 		}
-		if len(rows) == 0 {
+		if !found {
 			return page, letagents.RoomNotFound()
 		}
-		if rows[0].Seq == nil { // a room with no event after the cursor is one row of nulls
-			page.Last = max(after, rows[0].Head)
+		page.Last = max(after, head)
+		if len(events) == 0 {
 			return page, nil
 		}
-		if len(rows) > limit {
-			rows, page.HasMore = rows[:limit], true
-			page.Last = *rows[limit-1].Seq
-		} else {
-			page.Last = max(after, rows[0].Head)
+		if len(events) > limit {
+			events, page.HasMore = events[:limit], true
+			page.Last = events[limit-1].seq
 		}
 		var refs eventRefs
-		messages := map[int64]letagents.Message{}
-		for _, r := range rows {
-			ev := letagents.RoomEvent{Seq: *r.Seq, Kind: letagents.EventKind(*r.Kind)}
-			if m, ok := r.message(); ok {
-				messages[m.Seq] = m
-			}
-			refs.add(ev.Kind, deref(r.Ref), deref(r.RefID))
-			page.Events = append(page.Events, ev)
+		for _, e := range events {
+			refs.add(e.kind, e.ref, e.refID)
 		}
 		items, err := s.eventItems(ctx, roomID, refs, messages, now)
 		if err != nil {
 			return page, fmt.Errorf("read room events: %w", err)
 		}
-		kept := page.Events[:0]
-		for i, ev := range page.Events {
-			if items.fill(&ev, deref(rows[i].Ref), deref(rows[i].RefID)) {
-				kept = append(kept, ev)
+		page.Events = make([]letagents.RoomEvent, 0, len(events))
+		for _, e := range events {
+			ev := letagents.RoomEvent{Seq: e.seq, Kind: e.kind}
+			if items.fill(&ev, e.ref, e.refID) {
+				page.Events = append(page.Events, ev)
 			}
 		}
-		page.Events = kept
 		return page, nil
 	})
+}
+
+// roomEventsSQL reads the events of a room ($1) after $2, at most $3, with
+// the room's last event; one row of nulls but that when there is none.
+var roomEventsSQL = `
+	SELECT r.last_event, e.seq AS event_seq, e.kind AS event_kind, e.ref AS event_ref, e.ref_id AS event_ref_id, ` + messageSelect + `
+	FROM rooms r
+	LEFT JOIN LATERAL event_page(r.id, $2, $3) e ON true
+	LEFT JOIN LATERAL (
+		SELECT * FROM messages m
+		WHERE e.kind IN ('` + string(letagents.EventMessage) + `', '` + string(letagents.EventPin) + `') AND m.room_id = r.id AND m.seq = e.ref AND ` + visible + ` LIMIT 1
+	) m ON true ` + messageJoins + `
+	WHERE r.id = $1
+	ORDER BY e.seq`
+
+// eventRow is a row of roomEventsSQL: an event and, when it is a
+// message's, its message.
+type eventRow struct {
+	Head  int64       `db:"last_event"`
+	Seq   pgtype.Int8 `db:"event_seq"`
+	Kind  pgtype.Text `db:"event_kind"`
+	Ref   pgtype.Int8 `db:"event_ref"`
+	RefID pgtype.Text `db:"event_ref_id"`
+	messageRow
+}
+
+func (r *eventRow) targets() []any {
+	return append([]any{&r.Head, &r.Seq, &r.Kind, &r.Ref, &r.RefID}, r.messageRow.targets()...)
+}
+
+// eventAt is an event as RoomEvents read it, before its item is filled.
+type eventAt struct {
+	seq   int64
+	kind  letagents.EventKind
+	ref   int64
+	refID string
 }
 
 // PruneRoomEvents deletes up to limit of the oldest events other than

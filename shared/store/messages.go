@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/letagents/letagents-go/shared/letagents"
 )
 
@@ -69,30 +72,38 @@ const messageColumns = `m.room_id, m.seq, m.sender, m.text, m.source, m.agent_pr
 // messageColumnsRow scans messageColumns; every column may be null, as
 // when m comes from a LEFT JOIN that found no message.
 type messageColumnsRow struct {
-	RoomID          *string    `db:"room_id"`
-	Seq             *int64     `db:"seq"`
-	Sender          *string    `db:"sender"`
-	Text            *string    `db:"text"`
-	Source          *string    `db:"source"`
-	PromptKind      *string    `db:"agent_prompt_kind"`
-	ThreadParentSeq *int64     `db:"thread_parent_seq"`
-	ThreadRootSeq   *int64     `db:"thread_root_seq"`
-	CreatedAt       *time.Time `db:"created_at"`
-	PinnedAt        *time.Time `db:"pinned_at"`
-	PinnedBy        *string    `db:"pinned_by"`
-	GitHubEvent     *int64     `db:"github_event"`
+	RoomID          pgtype.Text        `db:"room_id"`
+	Seq             pgtype.Int8        `db:"seq"`
+	Sender          pgtype.Text        `db:"sender"`
+	Text            pgtype.Text        `db:"text"`
+	Source          pgtype.Text        `db:"source"`
+	PromptKind      pgtype.Text        `db:"agent_prompt_kind"`
+	ThreadParentSeq pgtype.Int8        `db:"thread_parent_seq"`
+	ThreadRootSeq   pgtype.Int8        `db:"thread_root_seq"`
+	CreatedAt       pgtype.Timestamptz `db:"created_at"`
+	PinnedAt        pgtype.Timestamptz `db:"pinned_at"`
+	PinnedBy        pgtype.Text        `db:"pinned_by"`
+	GitHubEvent     pgtype.Int8        `db:"github_event"`
+}
+
+// targets are where messageColumns land, in their order: a hot read
+// scans by position, without pgx's per-row reflection
+// (TestColumnListsMatchRows holds the order to the names).
+func (r *messageColumnsRow) targets() []any {
+	return []any{&r.RoomID, &r.Seq, &r.Sender, &r.Text, &r.Source, &r.PromptKind, &r.ThreadParentSeq, &r.ThreadRootSeq,
+		&r.CreatedAt, &r.PinnedAt, &r.PinnedBy, &r.GitHubEvent}
 }
 
 // message is the scanned message, without what is read beside it; false
 // when the row held none.
 func (r *messageColumnsRow) message() (letagents.Message, bool) {
-	if r.Seq == nil {
+	if !r.Seq.Valid {
 		return letagents.Message{}, false
 	}
-	return letagents.Message{RoomID: *r.RoomID, Seq: *r.Seq, Sender: *r.Sender, Text: *r.Text, CreatedAt: *r.CreatedAt,
-		Source: deref(r.Source), PromptKind: letagents.PromptKind(deref(r.PromptKind)), ThreadParentSeq: deref(r.ThreadParentSeq),
-		ThreadRootSeq: deref(r.ThreadRootSeq), PinnedAt: deref(r.PinnedAt), PinnedBy: deref(r.PinnedBy),
-		GitHubEvent: deref(r.GitHubEvent)}, true
+	return letagents.Message{RoomID: r.RoomID.String, Seq: r.Seq.Int64, Sender: r.Sender.String, Text: r.Text.String,
+		CreatedAt: r.CreatedAt.Time, Source: r.Source.String, PromptKind: letagents.PromptKind(r.PromptKind.String),
+		ThreadParentSeq: r.ThreadParentSeq.Int64, ThreadRootSeq: r.ThreadRootSeq.Int64, PinnedAt: r.PinnedAt.Time,
+		PinnedBy: r.PinnedBy.String, GitHubEvent: r.GitHubEvent.Int64}, true
 }
 
 // quoteColumns reads a reply's parent aliased p as a quote, as quoteRow
@@ -104,20 +115,20 @@ var quoteColumns = `p.sender AS quote_sender, left(p.text, ` + quoteMax + `) AS 
 // QuoteMaxChars, and whether it was cut; all null when the message is no
 // reply.
 type quoteRow struct {
-	QuoteSender    *string    `db:"quote_sender"`
-	QuoteText      *string    `db:"quote_text"`
-	QuoteTruncated *bool      `db:"quote_truncated"`
-	QuoteSource    *string    `db:"quote_source"`
-	QuoteCreatedAt *time.Time `db:"quote_created_at"`
+	QuoteSender    pgtype.Text        `db:"quote_sender"`
+	QuoteText      pgtype.Text        `db:"quote_text"`
+	QuoteTruncated pgtype.Bool        `db:"quote_truncated"`
+	QuoteSource    pgtype.Text        `db:"quote_source"`
+	QuoteCreatedAt pgtype.Timestamptz `db:"quote_created_at"`
 }
 
 // quote is the scanned parent, message parentSeq; nil when there was none.
 func (q *quoteRow) quote(parentSeq int64) *letagents.Quote {
-	if q.QuoteSender == nil {
+	if !q.QuoteSender.Valid {
 		return nil
 	}
-	return &letagents.Quote{Seq: parentSeq, Sender: *q.QuoteSender, Text: *q.QuoteText, Truncated: *q.QuoteTruncated,
-		Source: deref(q.QuoteSource), CreatedAt: *q.QuoteCreatedAt}
+	return &letagents.Quote{Seq: parentSeq, Sender: q.QuoteSender.String, Text: q.QuoteText.String, Truncated: q.QuoteTruncated.Bool,
+		Source: q.QuoteSource.String, CreatedAt: q.QuoteCreatedAt.Time}
 }
 
 // messageSelect reads a message aliased m (a messages row) with what its
@@ -146,10 +157,16 @@ func collapsedSQL(col string) string { return `regexp_replace(btrim(` + col + `)
 type messageRow struct {
 	messageColumnsRow
 	quoteRow
-	ReplyCount     *int       `db:"reply_count"`
-	LatestReplySeq *int64     `db:"latest_reply_seq"`
-	LatestReplyAt  *time.Time `db:"latest_reply_at"`
+	ReplyCount     pgtype.Int4        `db:"reply_count"`
+	LatestReplySeq pgtype.Int8        `db:"latest_reply_seq"`
+	LatestReplyAt  pgtype.Timestamptz `db:"latest_reply_at"`
 	mentionsRow
+}
+
+// targets are where messageSelect lands, in its order.
+func (r *messageRow) targets() []any {
+	return append(r.messageColumnsRow.targets(), &r.QuoteSender, &r.QuoteText, &r.QuoteTruncated, &r.QuoteSource,
+		&r.QuoteCreatedAt, &r.ReplyCount, &r.LatestReplySeq, &r.LatestReplyAt, &r.MentionIDs, &r.MentionNames, &r.MentionLabels)
 }
 
 // message is the scanned message; false when the row held none.
@@ -160,8 +177,8 @@ func (r *messageRow) message() (letagents.Message, bool) {
 	}
 	m.Mentions = r.refs()
 	m.ReplyTo = r.quote(m.ThreadParentSeq)
-	if r.ReplyCount != nil {
-		m.Thread = &letagents.ThreadSummary{ReplyCount: *r.ReplyCount, LatestReplySeq: *r.LatestReplySeq, LatestReplyAt: *r.LatestReplyAt}
+	if r.ReplyCount.Valid {
+		m.Thread = &letagents.ThreadSummary{ReplyCount: int(r.ReplyCount.Int32), LatestReplySeq: r.LatestReplySeq.Int64, LatestReplyAt: r.LatestReplyAt.Time}
 	}
 	return m, true
 }
@@ -358,6 +375,14 @@ func messagePageSQL(before bool) string {
 		ORDER BY m.seq`
 }
 
+// pageRow is a row of messagePageSQL.
+type pageRow struct {
+	LastSeq int64 `db:"last_seq"`
+	messageRow
+}
+
+func (r *pageRow) targets() []any { return append([]any{&r.LastSeq}, r.messageRow.targets()...) }
+
 // Messages reads one page of a room's timeline, oldest first, in one round
 // trip that also tells a missing room from an empty one.
 func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (letagents.MessagePage, error) {
@@ -370,19 +395,20 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 		if q.Before > 0 {
 			bound = q.Before
 		}
-		rows, err := queryAll[struct {
-			LastSeq int64 `db:"last_seq"`
-			messageRow
-		}](ctx, s.pool, messagePageSQL(q.Before > 0), roomID, bound, q.Limit, q.IncludePromptOnly)
+		var row pageRow
+		rows, err := s.pool.Query(ctx, messagePageSQL(q.Before > 0), roomID, bound, q.Limit, q.IncludePromptOnly)
+		found := false
+		if err == nil {
+			_, err = pgx.ForEachRow(rows, row.targets(), func() error {
+				found, page.LastSeq = true, row.LastSeq
+				if m, ok := row.message(); ok { // else the room exists and the page is empty
+					page.Messages = append(page.Messages, m)
+				}
+				return nil
+			})
+		}
 		if err != nil {
 			return page, fmt.Errorf("read messages: %w", err)
-		}
-		found := len(rows) > 0
-		for _, row := range rows {
-			page.LastSeq = row.LastSeq
-			if m, ok := row.message(); ok { // else the room exists and the page is empty
-				page.Messages = append(page.Messages, m)
-			}
 		}
 		if !found {
 			return page, letagents.RoomNotFound()
