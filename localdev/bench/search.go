@@ -314,7 +314,7 @@ func (b *bench) indexCost(ctx context.Context) error {
 		b.add(secSearch, func() row {
 			return row{name: name, p50: ms(with.pct(.5)), p99: ms(with.pct(.99)),
 				r50: ratio(with.pct(.5), without.pct(.5)), r99: ratio(with.pct(.99), without.pct(.99)),
-				notes: fmt.Sprintf("n=%d sequential sends to random rooms of the corpus, alternating with the same send into a twin schema holding the same rows without the search column and its GIN index (fastupdate off): ratio = with / without; without: %s p50 / %s p99",
+				notes: fmt.Sprintf("n=%d sequential sends to random rooms of the corpus, alternating with the same send into a twin schema holding the same rows without the search column and its GIN index: ratio = with / without; without: %s p50 / %s p99",
 					n, ms(without.pct(.5)), ms(without.pct(.99)))}
 		})
 	}

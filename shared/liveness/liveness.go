@@ -4,7 +4,9 @@
 // one periodic job, it also prunes what is kept only for a time: the room
 // event log and the GitHub events past letagents.EventRetention, the
 // GitHub deliveries' records past letagents.GitHubDeliveryRetention, and
-// the hosted MCP sessions unused for letagents.HostedSessionIdle.
+// the hosted MCP sessions unused for letagents.HostedSessionIdle. It also
+// merges the search index's pending list, which sends would otherwise
+// merge when it fills (store.MergeSearchPending).
 //
 // A worker is reachable while a long-poll of its holds an unexpired
 // delivery lease, or for letagents.ReconnectGrace after its last poll
@@ -90,13 +92,16 @@ type Report struct {
 	// MCPEvents counts hosted MCP stream events deleted, past
 	// letagents.HostedEventRetention.
 	MCPEvents int `json:"mcp_events_pruned"`
+	// SearchMerged counts the search index's pending pages merged into it.
+	SearchMerged int `json:"search_pages_merged"`
 }
 
 // Sweep looks at every room's live workers seen within MaxOutageAge and
 // posts the notices due at now, then prunes what is past its retention
-// at now (see the package comment). A failure on one session does not
-// stop the others, nor the pruning, nor one table's pruning another's;
-// the failures are returned joined.
+// at now and merges the search index's pending list (see the package
+// comment). A failure on one session does not stop the others, nor the
+// pruning, nor one table's pruning another's; the failures are returned
+// joined.
 func (s *Sweeper) Sweep(ctx context.Context, now time.Time) (Report, error) {
 	var r Report
 	candidates, err := s.store.LivenessCandidates(ctx, now, now.Add(-MaxOutageAge))
@@ -159,6 +164,9 @@ func (s *Sweeper) Sweep(ctx context.Context, now time.Time) (Report, error) {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("prune %s: %w", p.what, err))
 		}
+	}
+	if r.SearchMerged, err = s.store.MergeSearchPending(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return r, fmt.Errorf("liveness sweep: %w", errors.Join(errs...))

@@ -618,3 +618,33 @@ func TestSweepPrunesMCPEvents(t *testing.T) {
 		t.Errorf("pruned %d MCP events, left %v; want 1 pruned and the newer one left", r.MCPEvents, left)
 	}
 }
+
+// A sweep merges the words sends left in the search index's pending list,
+// and the messages are found as before.
+func TestSweepMergesSearchPending(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, _, err := e.store.EnsureRoom(ctx, "merged"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.store.SendMessage(ctx, letagents.NewMessage{RoomID: "merged", Sender: "ann", Text: "the deploy of v1.2.3 failed on eu-west-1"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false} { // then nothing is left to merge
+		r, err := e.sw.Sweep(ctx, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.SearchMerged > 0; got != want {
+			t.Errorf("sweep %d merged %d pending pages; want some: %v", i+1, r.SearchMerged, want)
+		}
+	}
+	p, err := e.store.Search(ctx, []string{"merged"}, letagents.SearchQuery{Text: "v1.2.3 failed", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Hits) != 1 || p.Hits[0].Message.Seq != 1 {
+		t.Errorf("search after the merge: %+v, want message 1", p.Hits)
+	}
+}

@@ -227,3 +227,17 @@ func (m highlightMarks) split(headline string) []letagents.SnippetPart {
 	}
 	return parts
 }
+
+// MergeSearchPending merges what the search index holds in its pending
+// list (migration 0036) into the index, and says how many of the list's
+// pages it merged. The liveness sweeper does it every sweep, so that
+// only a minute's words wait there: a send merges the list itself only
+// when it reaches its limit within the minute, and a search reads
+// through that minute's words at most.
+func (s *Store) MergeSearchPending(ctx context.Context) (int, error) {
+	var n int
+	if err := s.queryRow(ctx, `SELECT gin_clean_pending_list('messages_search_idx'::regclass)`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("merge the search index's pending list: %w", err)
+	}
+	return n, nil
+}

@@ -428,3 +428,47 @@ func TestSearchReadsByRoomsForCommonWords(t *testing.T) {
 		}
 	}
 }
+
+// The search index takes a send's words into its pending list and merges
+// the list into the index once it holds 256 kB (migration 0036, for the
+// send's cost); searches find messages on both sides of a merge.
+func TestSearchAcrossPendingListMerges(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
+	ctx := context.Background()
+	var opts []string
+	if err := d.Pool.QueryRow(ctx, `SELECT reloptions FROM pg_class WHERE oid = 'messages_search_idx'::regclass`).Scan(&opts); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"fastupdate=on", "gin_pending_list_limit=256"}; !slices.Equal(opts, want) {
+		t.Errorf("messages_search_idx options %v, want %v", opts, want)
+	}
+	// 100 messages of 400 words no other message has: about 1 MB of
+	// pending entries in all, four times the list's limit.
+	const messages, words = 100, 400
+	texts := make([]string, messages)
+	for i := range texts {
+		w := make([]string, words)
+		for j := range w {
+			w[j] = fmt.Sprintf("m%dw%d", i, j)
+		}
+		texts[i] = strings.Join(w, " ")
+	}
+	searchRoom(t, s, "merges", texts...)
+	for _, i := range []int{0, 1, messages / 2, messages - 1} {
+		q := fmt.Sprintf("m%dw%d", i, words-1)
+		if got, want := hitSeqs(search(t, s, []string{"merges"}, letagents.SearchQuery{Text: q}), false), []string{fmt.Sprint(i + 1)}; !slices.Equal(got, want) {
+			t.Errorf("search %q = %v, want %v", q, got, want)
+		}
+	}
+	// What is still pending is at most the limit (32 pages of 8 kB) and
+	// the one message that took it past: the list was merged on the way.
+	var pending int64
+	if err := d.Pool.QueryRow(ctx, `SELECT gin_clean_pending_list('messages_search_idx'::regclass)`).Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	if pending > 40 {
+		t.Errorf("%d pages pending after the sends, want at most 40: the list was not merged at its limit", pending)
+	}
+}

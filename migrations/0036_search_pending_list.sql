@@ -1,0 +1,16 @@
+-- The search index takes a send's words into its pending list, merged into
+-- the index a list at a time (issue 23). Inserted one message at a time,
+-- each of a chat line's words was a descent of the index's entry tree:
+-- 0.08 ms of a send's backend CPU, more than the rest of the message's
+-- row and indexes together. Merged from the pending list, the same words
+-- cost about a quarter of that, merges included (docs/benchmark.md,
+-- "Search indexing").
+--
+-- 0015 kept the list off for the pause of the send that finds it full and
+-- merges it, and for the list every search reads through: at the default
+-- limit (4 MB) both were large. At 256 kB a merge is of a few hundred
+-- messages, and a search reads at most 256 kB it has not indexed.
+--
+-- Setting these rewrites nothing: sends wait only for the moment the
+-- index is locked to change its options.
+ALTER INDEX messages_search_idx SET (fastupdate = on, gin_pending_list_limit = 256);
