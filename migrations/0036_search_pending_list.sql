@@ -1,15 +1,17 @@
 -- The search index takes a send's words into its pending list, merged into
 -- the index a list at a time (issue 23). Inserted one message at a time,
 -- each of a chat line's words was a descent of the index's entry tree:
--- 0.08 ms of a send's backend CPU, more than the rest of the message's
--- row and indexes together. Merged from the pending list, the same words
--- cost about a quarter of that, merges included (docs/benchmark.md,
--- "Search indexing").
+-- 0.14 ms of backend CPU an insert, where the row and its primary key
+-- took 0.10 ms. Merged from the pending list, the same words cost
+-- 0.066 ms, merges included (docs/benchmark.md, "Search words merged
+-- from a pending list").
 --
 -- 0015 kept the list off for the pause of the send that finds it full and
 -- merges it, and for the list every search reads through: at the default
 -- limit (4 MB) both were large. At 256 kB a merge is of a few hundred
--- messages, and a search reads at most 256 kB it has not indexed.
+-- chat lines or a dozen 8 KB pastes (tens of milliseconds for the send
+-- that fills the list), and a search reads at most 256 kB not yet merged;
+-- the liveness sweeper merges what each minute left (MergeSearchPending).
 --
 -- Setting these rewrites nothing: sends wait only for the moment the
 -- index is locked to change its options.
