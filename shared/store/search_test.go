@@ -444,8 +444,8 @@ func TestSearchAcrossPendingListMerges(t *testing.T) {
 	if want := []string{"fastupdate=on", "gin_pending_list_limit=256"}; !slices.Equal(opts, want) {
 		t.Errorf("messages_search_idx options %v, want %v", opts, want)
 	}
-	// 100 messages of 400 words no other message has: about 1 MB of
-	// pending entries in all, four times the list's limit.
+	// 100 messages of 400 words no other message has: 100 pages (800 kB)
+	// of pending entries were the list never merged, three times its limit.
 	const messages, words = 100, 400
 	texts := make([]string, messages)
 	for i := range texts {
