@@ -1,0 +1,11 @@
+-- The index on messages' mentions (0016) serves no query. The one reader
+-- of mentions that filters on them, TakeUnread, tests each of the room's
+-- newest messages for the agent (`mentions @> ARRAY[id]`) over a range the
+-- primary key bounds; the pages read mentions with unnest. Yet every send
+-- that mentions an agent paid for an entry in it: 7 µs of backend CPU an
+-- insert, measured (docs/benchmark.md, issue 23), and its share of vacuum
+-- and of the sweeper's deletes.
+--
+-- A build before this one never used it either, so a rollback loses
+-- nothing; dropping it takes the table's lock only for the catalog change.
+DROP INDEX IF EXISTS messages_mentions_idx;

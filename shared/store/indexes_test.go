@@ -1,0 +1,53 @@
+package store_test
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/letagents/letagents-go/shared/pgtest"
+)
+
+// Every send writes an entry into each index on messages, so each one
+// must be read by something. Adding an index means naming its reader
+// here; an index that nothing reads (as messages_mentions_idx was, until
+// migration 0037) fails the test.
+func TestMessagesIndexesEachHaveAReader(t *testing.T) {
+	t.Parallel()
+	readers := map[string]string{
+		"messages_pkey":              "every page, thread and message read by room and number",
+		"messages_client_id_idx":     "a retried send finds the message its client id made (and its uniqueness refuses a second)",
+		"messages_thread_parent_idx": "the reply foreign key's check when the sweeper deletes a quoted message",
+		"messages_thread_root_idx":   "thread reads, and TakeUnread's test for a thread the agent wrote in",
+		"messages_sender_room_idx":   "whether a name has spoken in a room, and search's sender filter",
+		"messages_search_idx":        "search",
+		"messages_pinned_idx":        "the room's pins",
+	}
+	d := pgtest.New(t)
+	rows, err := d.Pool.Query(context.Background(), `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'messages'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, name)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range got {
+		if readers[name] == "" {
+			t.Errorf("index %s on messages has no reader listed: every send pays for it; name what reads it, or drop it", name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(readers)) {
+		if !slices.Contains(got, name) {
+			t.Errorf("index %s is listed but not on messages", name)
+		}
+	}
+}
