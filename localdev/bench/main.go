@@ -158,6 +158,8 @@ func main() {
 	flag.StringVar(&ramp, "ramp", "2500,5000,10000,15000,18000", "scale: waiters held by one process, in steps, until p99 passes -max-p99")
 	flag.DurationVar(&sc.maxP99, "max-p99", 100*time.Millisecond, "scale: the p99 send→wake the ramp stops beyond")
 	flag.IntVar(&sc.dbConns, "db-conns", 4, "scale: DB_MAX_CONNS of each poll server (the server has max_connections to share)")
+	flag.Float64Var(&sc.cpu, "poll-cpu", 0, "scale: run each poll server in a cgroup of its own with this CPU quota, in CPUs (0.5 is the template's poll task); 0 for none. Needs root and a cgroup cpu controller")
+	flag.IntVar(&sc.gomaxprocs, "poll-gomaxprocs", 0, "scale: GOMAXPROCS of each poll server; 0 leaves it to Go's runtime (which gives a quota under 2 CPUs 2)")
 	flag.Parse()
 	for name, v := range map[string]string{"search": opt.search, "hook": opt.hook, "sends": opt.sends} {
 		if v != "on" && v != "off" && v != "only" && (name != "search" || v != "index") {
@@ -294,6 +296,8 @@ type bench struct {
 	pgVer  string
 	pgConf string
 	load0  string
+
+	cgroups *cpuCgroups // the poll servers' CPU quotas, with -poll-cpu
 
 	rows   []rowAt
 	fa     dist            // floor A, pooled over blocks spread through the run

@@ -37,15 +37,18 @@ type scaleOptions struct {
 	ramp                           []int
 	maxP99                         time.Duration
 	dbConns                        int
+	cpu                            float64 // each poll server's CPU quota, in CPUs; 0 is none
+	gomaxprocs                     int     // each poll server's GOMAXPROCS; 0 is the runtime's default
 }
 
 // pollProc is one poll server process.
 type pollProc struct {
-	name string
-	url  string
-	cmd  *exec.Cmd
-	dead atomic.Bool
-	done chan struct{}
+	name   string
+	url    string
+	cgroup string // its cgroup's directory, with -poll-cpu
+	cmd    *exec.Cmd
+	dead   atomic.Bool
+	done   chan struct{}
 }
 
 // scaleWaiter is one client: a long-poll loop or an event stream on a room,
@@ -132,14 +135,26 @@ func (b *bench) startPoll(ctx context.Context, bin, name string) (*pollProc, err
 	q.Set("application_name", name)
 	u.RawQuery = q.Encode()
 	cmd := exec.Command(bin)
+	var cgroup string
+	if b.cgroups != nil {
+		if cgroup, err = b.cgroups.leaf(name); err != nil {
+			return nil, err
+		}
+		// The server starts in its cgroup, as in a container, so that
+		// Go's runtime sets its GOMAXPROCS from the quota.
+		cmd = exec.Command("/bin/sh", "-c", `echo $$ > "$1/cgroup.procs" && exec "$2"`, "sh", cgroup, bin)
+	}
 	cmd.Env = append(os.Environ(), "PORT="+port, "DB_URL="+u.String(), "DB_SECRET_ARN=", "AWS_LAMBDA_RUNTIME_API=",
 		fmt.Sprintf("DB_MAX_CONNS=%d", b.scale.dbConns), "LOG_LEVEL=warn",
 		"LETAGENTS_STREAM_MAX=1000000", "LETAGENTS_STREAM_ROOM_MAX=1000000")
+	if n := b.scale.gomaxprocs; n > 0 {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMAXPROCS=%d", n))
+	}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &pollProc{name: name, url: "http://127.0.0.1:" + port, cmd: cmd, done: make(chan struct{})}
+	p := &pollProc{name: name, url: "http://127.0.0.1:" + port, cgroup: cgroup, cmd: cmd, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	ctl := &http.Client{Timeout: 2 * time.Second}
 	err = waitFor(ctx, name+" ready", time.Minute, func() (bool, string, error) {
@@ -171,6 +186,35 @@ func (p *pollProc) stop() {
 	case <-time.After(10 * time.Second):
 		_ = p.cmd.Process.Kill()
 		<-p.done
+	}
+}
+
+// throttling starts counting how the run's servers were held to their
+// CPU quotas (-poll-cpu); what it returns says how much since, as a note's
+// last clause ("" without quotas).
+func (s *scaleRun) throttling() func() string {
+	read := func() (t throttling, err error) {
+		for _, p := range s.procs {
+			if p.cgroup != "" {
+				pt, err := readThrottling(p.cgroup)
+				if err != nil {
+					return t, err
+				}
+				t.periods, t.throttled, t.waited = t.periods+pt.periods, t.throttled+pt.throttled, t.waited+pt.waited
+			}
+		}
+		return t, nil
+	}
+	before, err := read()
+	return func() string {
+		after, err2 := read()
+		switch {
+		case s.procs[0].cgroup == "":
+			return ""
+		case err != nil || err2 != nil:
+			return "; quotas: " + errors.Join(err, err2).Error()
+		}
+		return "; the servers under their quotas: " + after.sub(before).String()
 	}
 }
 
@@ -660,6 +704,12 @@ func (b *bench) runScale(ctx context.Context) error {
 		return err
 	}
 	defer rm()
+	if o.cpu > 0 {
+		if b.cgroups, err = newCPUCgroups(cgroupRoots, fmt.Sprintf("letagents-scale-%d", os.Getpid()), o.cpu); err != nil {
+			return err
+		}
+		defer b.cgroups.remove() // after every server has stopped
+	}
 	floors := func() error {
 		fa, _, _, err := b.floorA(ctx, max(20, b.opt.floorA/4))
 		b.fa = append(b.fa, fa...)
@@ -689,6 +739,7 @@ func (b *bench) runScale(ctx context.Context) error {
 	polls := o.waiters - streams
 	progress("%d processes: %d polls and %d streams parked over %d rooms", o.procs, polls, streams, o.rooms)
 	rate := o.sendRate(o.waiters)
+	th := s.throttling()
 	lat, sent, db, err := s.measureSends(ctx, o.dur, rate, o.senders)
 	if err != nil {
 		cleanup()
@@ -696,7 +747,7 @@ func (b *bench) runScale(ctx context.Context) error {
 	}
 	progress("%d processes: %d sends, send→wake p50 %s p99 %s", o.procs, sent, ms(lat.pct(.5)), ms(lat.pct(.99)))
 	latRow(fmt.Sprintf("%d processes: send→wake, %d polls + %d streams over %d rooms", o.procs, polls, streams, o.rooms), lat,
-		fmt.Sprintf("%d sends in %s (%.0f/s target, %d senders, store.SendMessage in the bench process) → %d wakes timed to the answer's body / the event's data line; ratios vs floor A", sent, o.dur, rate, o.senders, len(lat)))
+		fmt.Sprintf("%d sends in %s (%.0f/s target, %d senders, store.SendMessage in the bench process) → %d wakes timed to the answer's body / the event's data line; ratios vs floor A%s", sent, o.dur, rate, o.senders, len(lat), th()))
 	for i, p := range s.procs {
 		var np, ns int
 		for _, w := range s.waiters {
@@ -724,6 +775,7 @@ func (b *bench) runScale(ctx context.Context) error {
 		}
 	}
 	on := len(moving)
+	th = s.throttling()
 	s.record.Store(true)
 	s.mu.Lock()
 	s.lat = s.lat[:0]
@@ -788,7 +840,7 @@ func (b *bench) runScale(ctx context.Context) error {
 	progress("kill: %d clients moved, each parked again within %s (p50 polls %s, streams %s), %d waiters short, %d with a gap",
 		on, reparked, ms(pollsBack.pct(.5)), ms(streamsBack.pct(.5)), lost, gaps)
 	add(fmt.Sprintf("SIGKILL %s: time until its %d clients are all parked again", victim.name, on), ms(reparked), "—", "—", "—",
-		fmt.Sprintf("its %d clients reconnected round-robin to the others (%d moves) and resumed from their cursors, each timed to its first park on another (p50 polls %s, streams %s); %d sends went on through it; waiters missing a message: %d, with a gap or repeat: %d (every waiter checked by id against every send to its room); parked = request written (polls) or stream's 200 read", on, moves, ms(pollsBack.pct(.5)), ms(streamsBack.pct(.5)), killSent, lost, gaps))
+		fmt.Sprintf("its %d clients reconnected round-robin to the others (%d moves) and resumed from their cursors, each timed to its first park on another (p50 polls %s, streams %s); %d sends went on through it; waiters missing a message: %d, with a gap or repeat: %d (every waiter checked by id against every send to its room); parked = request written (polls) or stream's 200 read%s", on, moves, ms(pollsBack.pct(.5)), ms(streamsBack.pct(.5)), killSent, lost, gaps, th()))
 	latRow("… send→wake across the kill", klat, "every wake of the sends around the kill, including the messages the moved clients picked up on resuming")
 	cleanup()
 
@@ -803,6 +855,7 @@ func (b *bench) runScale(ctx context.Context) error {
 			break
 		}
 		rate := o.sendRate(n)
+		th := s.throttling()
 		lat, sent, db, err := s.measureSends(ctx, o.dur, rate, o.senders)
 		cleanup()
 		if err != nil {
@@ -812,7 +865,7 @@ func (b *bench) runScale(ctx context.Context) error {
 		st := int(float64(n) * o.streamShare)
 		progress("1 process, %d waiters: p99 %s", n, ms(lat.pct(.99)))
 		latRow(fmt.Sprintf("1 process: send→wake, %d polls + %d streams over %d rooms", n-st, st, r), lat,
-			fmt.Sprintf("%d sends (%.0f/s); RSS %.0f MB with all parked; DB conns at most %d; queue usage at most %.6f", sent, rate, mem[0][2]/(1<<20), db.conns["scale-poll-0"], db.queue))
+			fmt.Sprintf("%d sends (%.0f/s); RSS %.0f MB with all parked; DB conns at most %d; queue usage at most %.6f%s", sent, rate, mem[0][2]/(1<<20), db.conns["scale-poll-0"], db.queue, th()))
 		if lat.pct(.99) > o.maxP99 {
 			break
 		}
@@ -828,6 +881,23 @@ func (b *bench) runScale(ctx context.Context) error {
 	}
 	b.printScale(time.Since(start), rows)
 	return nil
+}
+
+// pollLimits says how the poll servers were held, as a clause of the
+// report's header ("" as they ship, without a quota or GOMAXPROCS).
+func (b *bench) pollLimits() string {
+	var out string
+	if c := b.cgroups; c != nil {
+		v := "v1"
+		if c.v2 {
+			v = "v2"
+		}
+		out += fmt.Sprintf(", each in a cgroup (%s) of its own with a CPU quota of %g CPU", v, b.scale.cpu)
+	}
+	if n := b.scale.gomaxprocs; n > 0 {
+		out += fmt.Sprintf(", GOMAXPROCS=%d", n)
+	}
+	return out
 }
 
 func slicesMax(xs []int) int {
@@ -847,8 +917,8 @@ func (b *bench) printScale(elapsed time.Duration, rows [][]string) {
 		time.Now().Format(time.RFC3339), elapsed.Round(time.Second), runtime.NumCPU(), runtime.GOMAXPROCS(0), lim.Cur, lim.Max)
 	fmt.Printf("- PostgreSQL: %s (%s)\n", b.pgVer, b.pgConf)
 	fmt.Printf("- load average (1/5/15 min) at start %s, at end %s\n", b.load0, loadAvg())
-	fmt.Printf("- %d poll server processes (./functions/poll, DB_MAX_CONNS=%d each); %d waiters (%.0f%% streams) over %d rooms; sends %s at each step\n",
-		o.procs, o.dbConns, o.waiters, 100*o.streamShare, o.rooms, fmt.Sprintf("for %s", o.dur))
+	fmt.Printf("- %d poll server processes (./functions/poll, DB_MAX_CONNS=%d each%s); %d waiters (%.0f%% streams) over %d rooms; sends %s at each step\n",
+		o.procs, o.dbConns, b.pollLimits(), o.waiters, 100*o.streamShare, o.rooms, fmt.Sprintf("for %s", o.dur))
 	fmt.Printf("- floor A (INSERT+NOTIFY → LISTEN wake, bare pgx) p50 %s / p99 %s, n=%d; floor B (loopback HTTP round trip) p50 %s / p99 %s\n\n",
 		ms(b.fa.pct(.5)), ms(b.fa.pct(.99)), len(b.fa), ms(b.fb.pct(.5)), ms(b.fb.pct(.99)))
 	fmt.Println("| measurement | p50 | p99 | ratio p50 | ratio p99 | notes |")
