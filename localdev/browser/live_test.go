@@ -1,6 +1,7 @@
 package browser_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -8,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -101,6 +104,35 @@ func TestLiveWithoutStream(t *testing.T) {
 	second.until("the worker's new status on the polling page", `document.getElementById("agents").textContent.includes("working — polled for")`)
 	if n := eval[int](second, `document.querySelectorAll("#log .msg").length`); n != 1 {
 		t.Errorf("the log shows %d messages, want 1: the status came with no message", n)
+	}
+}
+
+// TestStreamAgainOnceFree: a page refused the stream long-polls, and
+// tries the stream again a few seconds on, so that it follows the stream
+// once the server will give it one (here the room's one stream let go;
+// after a restart, the server's listener up). A page that kept to the
+// long-poll for good would stay on it.
+func TestStreamAgainOnceFree(t *testing.T) {
+	skipIfOptedOut(t)
+	t.Parallel()
+	r := startRunner(t, "LETAGENTS_STREAM_ROOM_MAX=1")
+	const room = "one stream room"
+	r.join(room)
+	first := openRoom(t, r, room)
+	first.until("the event stream to open", streaming)
+	second := openRoom(t, r, room)
+	second.until("the long-poll", `document.getElementById("status").dataset.via === "poll"`)
+	// Closed: a page navigated away can stay in the back/forward cache
+	// with its stream open.
+	first.do("close the first page", func(ctx context.Context, _ *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Call(ctx, page.Close, cdp.Empty{})
+		return chromedp.Void{}, err
+	})
+	second.until("the event stream, once the first page let it go", streaming)
+	id := r.send(room, "a", "on the stream")
+	second.until(id+" to appear", `document.getElementById(`+jsString(id)+`)`)
+	if n := eval[int](second, `document.querySelectorAll("#log .msg").length`); n != 1 {
+		t.Errorf("the log shows %d messages, want 1", n)
 	}
 }
 

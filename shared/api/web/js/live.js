@@ -119,8 +119,10 @@ export function eventStream(url, { isStopped, onEvent, onOpen }) {
 const POLL_WAIT = 25000;
 
 // longPoll asks url(wait) for the messages after the last one, again and
-// again, handing each to onEvent; onAnswer runs at each answer.
-export async function longPoll(url, { isStopped, onEvent, onAnswer }) {
+// again, handing each to onEvent; onAnswer runs at each answer. It
+// returns at the first answer from until on (a time, in ms), and no poll
+// waits past it: the caller then tries the stream again.
+export async function longPoll(url, { isStopped, onEvent, onAnswer, until = Infinity }) {
   // The first poll answers at once (timeout=0): after an outage it
   // catches up and shows the page live, rather than the status saying
   // "reconnecting" while a poll of a quiet room waits out its timeout.
@@ -132,9 +134,10 @@ export async function longPoll(url, { isStopped, onEvent, onAnswer }) {
     onAnswer();
     const list = (body && Array.isArray(body.messages)) ? body.messages : [];
     for (const m of list) onEvent(ev.MESSAGE, m);
+    if (Date.now() >= until) return;
     // Guard against a server that answers an empty poll at once (as a
     // draining one does).
     if (wait && !list.length && Date.now() - started < 1000) await sleep(1000);
-    wait = POLL_WAIT;
+    wait = Math.max(1000, Math.min(POLL_WAIT, until - Date.now()));
   }
 }

@@ -251,11 +251,16 @@ function onEvent(type, data) {
 
 // connect loads the history once, then follows the room through its
 // event stream, or, where the server will not stream (it answers 501
-// under Lambda, 503 when it holds its most streams or is stopping, 404
-// before it had streams), through the long-poll (live.js). Each
-// (re)connection tries the stream first and resumes after the last
-// message shown. The messages come rendered (render=html), as every
-// read of the page asks.
+// under Lambda, 503 when it holds its most streams, is stopping or its
+// listener is not up yet, 404 before it had streams), through the
+// long-poll (live.js). Each (re)connection tries the stream first and
+// resumes after the last message shown. A refusal may pass (a server
+// just started, a room's stream let go), so the long-poll gives the
+// stream another try after streamRetry, which doubles with each refusal
+// up to a minute and starts again once a stream opens. The messages come
+// rendered (render=html), as every read of the page asks.
+const STREAM_RETRY = 5000, STREAM_RETRY_MAX = 60000;
+let streamRetry = STREAM_RETRY;
 async function connect(up) {
   if (!page.get().historyLoaded) {
     await messages.loadHistory();
@@ -266,10 +271,13 @@ async function connect(up) {
   const via = (how) => () => { $("status").dataset.via = how; pollPanel(how); up(); };
   const { path } = page.get();
   const lastId = () => "msg_" + page.get().lastNum;
+  const streaming = via("stream");
   if (await eventStream(`/rooms/${path}/messages/stream?after=${lastId()}&heartbeat=event${RENDER}`,
-    { isStopped, onEvent, onOpen: via("stream") })) return;
+    { isStopped, onEvent, onOpen: () => { streamRetry = STREAM_RETRY; streaming(); } })) return;
+  const until = Date.now() + streamRetry;
+  streamRetry = Math.min(streamRetry * 2, STREAM_RETRY_MAX);
   await longPoll((wait) => `/rooms/${path}/messages/poll?after=${lastId()}&timeout=${wait}&limit=200${RENDER}`,
-    { isStopped, onEvent, onAnswer: via("poll") });
+    { isStopped, onEvent, onAnswer: via("poll"), until });
 }
 
 // ---- opening the room: a read, not a join ----------------------------------
