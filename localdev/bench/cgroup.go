@@ -21,10 +21,10 @@ const cpuPeriod = 100 * time.Millisecond
 // Writing cgroups takes root; the cgroup v1 "cpu" controller and cgroup
 // v2 are both understood.
 type cpuCgroups struct {
-	dir   string // the run's cgroup
-	v2    bool
-	quota time.Duration // CPU time a process may use in each cpuPeriod
-	made  int
+	dir    string // the run's cgroup
+	v2     bool
+	quota  time.Duration // CPU time a process may use in each cpuPeriod
+	leaves []string      // the processes' cgroups, made by leaf
 }
 
 // cgroupRoot is where a hierarchy with the cpu controller may be mounted.
@@ -70,31 +70,22 @@ func newCPUCgroups(roots []cgroupRoot, name string, cpus float64) (*cpuCgroups, 
 // leaf makes the cgroup of one process, with the quota, and returns its
 // directory.
 func (c *cpuCgroups) leaf(name string) (string, error) {
-	c.made++
-	dir := filepath.Join(c.dir, fmt.Sprintf("%s-%d", name, c.made))
+	dir := filepath.Join(c.dir, fmt.Sprintf("%s-%d", name, len(c.leaves)+1))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", fmt.Errorf("cgroup: %w", err)
 	}
+	c.leaves = append(c.leaves, dir)
 	quota, period := c.quota.Microseconds(), cpuPeriod.Microseconds()
-	files := map[string]string{"cpu.max": fmt.Sprintf("%d %d", quota, period)}
-	if !c.v2 {
-		// The period first: a quota is checked against the period set.
-		files = map[string]string{"cpu.cfs_period_us": strconv.FormatInt(period, 10)}
-		if err := writeFiles(dir, files); err != nil {
-			return "", err
-		}
-		files = map[string]string{"cpu.cfs_quota_us": strconv.FormatInt(quota, 10)}
+	writes := [][2]string{{"cpu.max", fmt.Sprintf("%d %d", quota, period)}}
+	if !c.v2 { // the period first: a quota is checked against the period set
+		writes = [][2]string{{"cpu.cfs_period_us", strconv.FormatInt(period, 10)}, {"cpu.cfs_quota_us", strconv.FormatInt(quota, 10)}}
 	}
-	return dir, writeFiles(dir, files)
-}
-
-func writeFiles(dir string, files map[string]string) error {
-	for name, v := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(v), 0o644); err != nil {
-			return fmt.Errorf("cgroup: %s: %w", name, err)
+	for _, w := range writes {
+		if err := os.WriteFile(filepath.Join(dir, w[0]), []byte(w[1]), 0o644); err != nil {
+			return "", fmt.Errorf("cgroup: %s: %w", w[0], err)
 		}
 	}
-	return nil
+	return dir, nil
 }
 
 // throttling is what a cgroup's cpu.stat says of its quota: the periods
@@ -103,6 +94,10 @@ func writeFiles(dir string, files map[string]string) error {
 type throttling struct {
 	periods, throttled int64
 	waited             time.Duration
+}
+
+func (t throttling) add(u throttling) throttling {
+	return throttling{t.periods + u.periods, t.throttled + u.throttled, t.waited + u.waited}
 }
 
 func (t throttling) sub(u throttling) throttling {
@@ -140,11 +135,8 @@ func readThrottling(dir string) (throttling, error) {
 
 // remove removes the run's cgroups, once their processes have exited.
 func (c *cpuCgroups) remove() {
-	leaves, _ := filepath.Glob(filepath.Join(c.dir, "*-[0-9]*"))
-	for _, d := range leaves {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			_ = os.Remove(d)
-		}
+	for _, d := range c.leaves {
+		_ = os.Remove(d)
 	}
 	_ = os.Remove(c.dir)
 }

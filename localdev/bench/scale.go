@@ -193,25 +193,23 @@ func (p *pollProc) stop() {
 // CPU quotas (-poll-cpu); what it returns says how much since, as a note's
 // last clause ("" without quotas).
 func (s *scaleRun) throttling() func() string {
+	if s.procs[0].cgroup == "" {
+		return func() string { return "" }
+	}
 	read := func() (t throttling, err error) {
 		for _, p := range s.procs {
-			if p.cgroup != "" {
-				pt, err := readThrottling(p.cgroup)
-				if err != nil {
-					return t, err
-				}
-				t.periods, t.throttled, t.waited = t.periods+pt.periods, t.throttled+pt.throttled, t.waited+pt.waited
+			pt, err := readThrottling(p.cgroup)
+			if err != nil {
+				return t, err
 			}
+			t = t.add(pt)
 		}
 		return t, nil
 	}
 	before, err := read()
 	return func() string {
 		after, err2 := read()
-		switch {
-		case s.procs[0].cgroup == "":
-			return ""
-		case err != nil || err2 != nil:
+		if err != nil || err2 != nil {
 			return "; quotas: " + errors.Join(err, err2).Error()
 		}
 		return "; the servers under their quotas: " + after.sub(before).String()

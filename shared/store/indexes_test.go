@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/letagents/letagents-go/shared/pgtest"
 )
 
@@ -29,15 +31,8 @@ func TestMessagesIndexesEachHaveAReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, name)
-	}
-	if err := rows.Err(); err != nil {
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range got {

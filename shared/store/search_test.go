@@ -464,8 +464,8 @@ func TestSearchAcrossPendingListMerges(t *testing.T) {
 	}
 	// What is still pending is at most the limit (32 pages of 8 kB) and
 	// the one message that took it past: the list was merged on the way.
-	var pending int64
-	if err := d.Pool.QueryRow(ctx, `SELECT gin_clean_pending_list('messages_search_idx'::regclass)`).Scan(&pending); err != nil {
+	pending, err := s.MergeSearchPending(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if pending > 40 {
