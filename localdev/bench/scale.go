@@ -408,6 +408,11 @@ func (s *scaleRun) waitParked(ctx context.Context, timeout time.Duration) error 
 // send sends messages into the rooms for dur at rate per second from the
 // senders, each owning every senders-th room, so a room's sends are one
 // at a time and each one's seq is known before it is sent.
+//
+// The sends arrive as independent agents' do, at random (arrivals): with
+// a ticker each, started together, the senders sent in lockstep, 16
+// messages at the same instant and none for the next 96 ms, and the
+// tail measured that burst rather than the rate.
 func (s *scaleRun) send(ctx context.Context, dur time.Duration, rate float64, senders int) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, dur)
 	defer cancel()
@@ -419,9 +424,11 @@ func (s *scaleRun) send(ctx context.Context, dur time.Duration, rate float64, se
 		first error
 		once  sync.Once
 	)
+	start := time.Now()
 	for k := range senders {
 		wg.Go(func() {
-			t := time.NewTicker(every)
+			next := arrivals(start, every, rand.ExpFloat64)
+			t := time.NewTimer(time.Until(next()))
 			defer t.Stop()
 			for {
 				select {
@@ -429,6 +436,7 @@ func (s *scaleRun) send(ctx context.Context, dur time.Duration, rate float64, se
 					return
 				case <-t.C:
 				}
+				t.Reset(time.Until(next()))
 				r := k + senders*rand.IntN((len(s.rooms)-k+senders-1)/senders)
 				s.mu.Lock()
 				s.sentAt[r] = append(s.sentAt[r], time.Now())
@@ -449,6 +457,19 @@ func (s *scaleRun) send(ctx context.Context, dur time.Duration, rate float64, se
 	}
 	wg.Wait()
 	return int(sent.Load()), first
+}
+
+// arrivals returns the times of a Poisson process of mean gap every from
+// start, one a call, drawn with exp (rand.ExpFloat64: exponential, mean
+// 1). Each time follows the one before it, not the send before it, so a
+// slow send delays the next but not the rate; one already due is sent at
+// once.
+func arrivals(start time.Time, every time.Duration, exp func() float64) func() time.Time {
+	at := start
+	return func() time.Time {
+		at = at.Add(time.Duration(exp() * float64(every)))
+		return at
+	}
 }
 
 // waitDelivered waits until every waiter has every message sent to its

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -54,4 +56,39 @@ func TestStreamOnceCountsMessages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestArrivals checks the scale senders' schedule: each time is the one
+// before it plus the drawn gap (so a late send does not slow the rate),
+// and with exponential draws the gaps average the mean and vary as a
+// Poisson process's do (a coefficient of variation of 1; senders in
+// lockstep have 0).
+func TestArrivals(t *testing.T) {
+	start := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
+	const every = 96 * time.Millisecond
+	t.Run("each after the one before", func(t *testing.T) {
+		draws := []float64{0.5, 2, 0, 1}
+		next := arrivals(start, every, func() float64 { d := draws[0]; draws = draws[1:]; return d })
+		for _, want := range []time.Duration{48 * time.Millisecond, 240 * time.Millisecond, 240 * time.Millisecond, 336 * time.Millisecond} {
+			if got := next().Sub(start); got != want {
+				t.Fatalf("arrival at %v, want %v", got, want)
+			}
+		}
+	})
+	t.Run("poisson", func(t *testing.T) {
+		next := arrivals(start, every, rand.New(rand.NewPCG(1, 2)).ExpFloat64)
+		const n = 20000
+		var sum, sumSq float64
+		prev := start
+		for range n {
+			at := next()
+			gap := float64(at.Sub(prev)) / float64(every)
+			sum, sumSq, prev = sum+gap, sumSq+gap*gap, at
+		}
+		mean := sum / n
+		cv := math.Sqrt(sumSq/n-mean*mean) / mean
+		if math.Abs(mean-1) > 0.03 || math.Abs(cv-1) > 0.05 {
+			t.Fatalf("gaps' mean %.3f× every, coefficient of variation %.3f: want about 1 and 1", mean, cv)
+		}
+	})
 }
