@@ -410,8 +410,8 @@ func (s *scaleRun) waitParked(ctx context.Context, timeout time.Duration) error 
 // at a time and each one's seq is known before it is sent.
 //
 // The sends arrive as independent agents' do, at random (arrivals): with
-// a ticker each, started together, the senders sent in lockstep, 16
-// messages at the same instant and none for the next 96 ms, and the
+// a ticker each, started together, the senders sent in lockstep (at the
+// defaults 16 messages at one instant, then none for 96 ms), and the
 // tail measured that burst rather than the rate.
 func (s *scaleRun) send(ctx context.Context, dur time.Duration, rate float64, senders int) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, dur)
