@@ -71,6 +71,22 @@ func (b *bench) sideBySide(ctx context.Context) error {
 		}
 	}
 	o, a := figs[0], figs[1]
+	// Both servers read again, alternating, over the rooms each one's
+	// bursts wrote: the read row's ratio without the minutes between.
+	var bursts [2][]string
+	for k, t := range []target{ours, anchor} {
+		for i := range 20 {
+			bursts[k] = append(bursts[k], vsRoom(t.name, i))
+		}
+	}
+	tr := newTransport()
+	tr.IdleConnTimeout = 4 * time.Second // below Node's keep-alive timeout, as vsRun's
+	rc := &http.Client{Transport: tr}
+	defer rc.CloseIdleConnections()
+	alt, err := vsReadsAlternating(rc, [2]string{ours.base, anchor.base}, bursts, vsReadsEach)
+	if err != nil {
+		return fmt.Errorf("alternating reads: %w", err)
+	}
 	add := func(name, p50o, p50a, r string, notes string) {
 		b.add(secVs, func() row {
 			return row{name: name, p50: p50o, p99: p50a, r50: r, r99: "—", notes: notes}
@@ -96,6 +112,8 @@ func (b *bench) sideBySide(ctx context.Context) error {
 			"10 long-polls a room, one send to each room at once"},
 		{"vs original: read of 50 messages right after the burst", o.readLat, a.readLat, 0, 0, 0, 0,
 			"GET /rooms/{room}/messages?before=latest&limit=50 of a burst's rooms, one after another, as soon as the bursts are over"},
+		{"vs original: read of 50 messages, the two servers' reads alternating", alt[0], alt[1], 0, 0, 0, 0,
+			"the same reads of the same rooms once both have run, one of ours, one of the original's, in turn"},
 	} {
 		missed := ""
 		if c.mo+c.ma > 0 {
@@ -134,7 +152,7 @@ func (b *bench) vsRun(ctx context.Context, t target) (vsFigures, error) {
 	defer peers.close()
 	rooms := make([]string, 100)
 	for i := range rooms {
-		rooms[i] = fmt.Sprintf("bench-vs-%s-%d", t.name, i)
+		rooms[i] = vsRoom(t.name, i)
 		if err := vsJoin(ctx, peers.client(i), t.base, rooms[i], i); err != nil {
 			return f, err
 		}
@@ -162,19 +180,49 @@ func (b *bench) vsRun(ctx context.Context, t target) (vsFigures, error) {
 	}
 	// The burst's rooms read at once, 20 of them five times over: twenty
 	// samples' p50 moved by a third from run to run on a shared machine.
-	for i := range 100 {
-		r := rooms[i%20]
-		t0 := time.Now()
-		resp, err := client.Get(t.base + "/rooms/" + url.PathEscape(r) + "/messages?before=latest&limit=50")
+	for i := range vsReadsEach {
+		d, err := vsRead(client, t.base, rooms[i%20])
 		if err != nil {
 			return f, err
 		}
-		if _, err := readAll(resp); err != nil {
-			return f, err
-		}
-		f.readLat = append(f.readLat, time.Since(t0))
+		f.readLat = append(f.readLat, d)
 	}
 	return f, nil
+}
+
+// vsReadsEach is how many reads each read row times of each server.
+const vsReadsEach = 100
+
+// vsRead times one read of room's newest 50 messages.
+func vsRead(client *http.Client, base, room string) (time.Duration, error) {
+	t0 := time.Now()
+	resp, err := client.Get(base + "/rooms/" + url.PathEscape(room) + "/messages?before=latest&limit=50")
+	if err != nil {
+		return 0, err
+	}
+	if _, err := readAll(resp); err != nil {
+		return 0, err
+	}
+	return time.Since(t0), nil
+}
+
+// vsReadsAlternating times n reads of each target's rooms, one of the
+// first target's, then one of the second's, and so on. The read row
+// right after each one's bursts times the two minutes apart, and on a
+// shared machine a read moved by half from one minute to the next with
+// nothing else running; alternated, both meet the same minute.
+func vsReadsAlternating(client *http.Client, bases [2]string, rooms [2][]string, n int) ([2]dist, error) {
+	var out [2]dist
+	for i := range n {
+		for k := range 2 {
+			d, err := vsRead(client, bases[k], rooms[k][i%len(rooms[k])])
+			if err != nil {
+				return out, err
+			}
+			out[k] = append(out[k], d)
+		}
+	}
+	return out, nil
 }
 
 // vsWake parks per long-polls in each room, then iters times sends one
@@ -248,6 +296,10 @@ func (b *bench) vsWake(ctx context.Context, client *http.Client, peers *vsPeers,
 	}
 	return out, 0, early, nil
 }
+
+// vsRoom is the name of the side-by-side's room i on the target named
+// name.
+func vsRoom(name string, i int) string { return fmt.Sprintf("bench-vs-%s-%d", name, i) }
 
 // vsClient is the address a side-by-side request says it comes from
 // (X-Forwarded-For, which the original counts its rates by; ours counts

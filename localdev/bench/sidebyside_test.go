@@ -144,3 +144,55 @@ func TestVsPeersComeFromAddressesOfTheirOwn(t *testing.T) {
 		t.Errorf("4 clients came from %d addresses (%v), want one each", len(seen), seen)
 	}
 }
+
+// TestVsReadsAlternating: the alternating read row reads one of the first
+// server's rooms, then one of the second's, n times, each over its own
+// rooms in turn, and times every read; a refused read ends it.
+func TestVsReadsAlternating(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	server := func(name string, status int) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Query().Get("before") != "latest" || r.URL.Query().Get("limit") != "50" {
+				http.Error(w, "want the newest 50", http.StatusBadRequest)
+				return
+			}
+			mu.Lock()
+			seen = append(seen, name+" "+r.URL.EscapedPath())
+			mu.Unlock()
+			w.WriteHeader(status)
+			_, _ = w.Write([]byte(`{"messages":[]}`))
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	a, b := server("a", http.StatusOK), server("b", http.StatusOK)
+	client := &http.Client{}
+	rooms := [2][]string{{"a-0", "a-1"}, {"b-0", "b-1"}}
+	got, err := vsReadsAlternating(client, [2]string{a.URL, b.URL}, rooms, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a /rooms/a-0/messages", "b /rooms/b-0/messages", "a /rooms/a-1/messages", "b /rooms/b-1/messages",
+		"a /rooms/a-0/messages", "b /rooms/b-0/messages"}
+	if strings.Join(seen, "; ") != strings.Join(want, "; ") {
+		t.Errorf("reads in the order %q, want %q", seen, want)
+	}
+	for k, d := range got {
+		if len(d) != 3 {
+			t.Errorf("server %d: %d reads timed, want 3", k, len(d))
+		}
+		for _, x := range d {
+			if x <= 0 {
+				t.Errorf("server %d: a read timed %v", k, x)
+			}
+		}
+	}
+
+	refused := server("c", http.StatusNotFound)
+	if _, err := vsReadsAlternating(client, [2]string{a.URL, refused.URL}, rooms, 3); err == nil {
+		t.Error("a refused read: no error")
+	}
+}
