@@ -75,7 +75,7 @@ func (b *bench) sideBySide(ctx context.Context) error {
 	// bursts wrote: the read row's ratio without the minutes between.
 	var bursts [2][]string
 	for k, t := range []target{ours, anchor} {
-		for i := range 20 {
+		for i := range vsReadRooms {
 			bursts[k] = append(bursts[k], vsRoom(t.name, i))
 		}
 	}
@@ -181,7 +181,7 @@ func (b *bench) vsRun(ctx context.Context, t target) (vsFigures, error) {
 	// The burst's rooms read at once, 20 of them five times over: twenty
 	// samples' p50 moved by a third from run to run on a shared machine.
 	for i := range vsReadsEach {
-		d, err := vsRead(client, t.base, rooms[i%20])
+		d, err := vsRead(client, t.base, rooms[i%vsReadRooms])
 		if err != nil {
 			return f, err
 		}
@@ -190,8 +190,12 @@ func (b *bench) vsRun(ctx context.Context, t target) (vsFigures, error) {
 	return f, nil
 }
 
-// vsReadsEach is how many reads each read row times of each server.
-const vsReadsEach = 100
+// vsReadsEach is how many reads each read row times of each server, over
+// its first vsReadRooms rooms in turn.
+const (
+	vsReadsEach = 100
+	vsReadRooms = 20
+)
 
 // vsRead times one read of room's newest 50 messages.
 func vsRead(client *http.Client, base, room string) (time.Duration, error) {
