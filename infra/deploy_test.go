@@ -218,7 +218,7 @@ func checkPollServer(t *testing.T, p parsed, pollFn string, _ map[string][]strin
 		t.Fatalf("%s should have exactly one container", pollTaskDefinition)
 	}
 	for _, res := range []string{pollTaskDefinition, pollService, pollTaskRole, pollExecutionRole, pollTaskSG, pollBalancerSG,
-		"PollLoadBalancer", "PollTargetGroup", "PollListener", "PollCluster", "PollScalableTarget", "PollScalingPolicy"} {
+		"PollLoadBalancer", "PollTargetGroup", "PollListener", "PollCluster", "PollScalableTarget", "PollScalingPolicy", "PollCpuScalingPolicy"} {
 		if r := p.raw(t, res); r == nil || r["Condition"] != "WithContainer" {
 			t.Errorf("%s: missing, or not under the condition WithContainer (no image, no poll server)", res)
 		}
@@ -327,6 +327,13 @@ func checkPollServer(t *testing.T, p parsed, pollFn string, _ map[string][]strin
 	sp := p.raw(t, "PollScalingPolicy")
 	if b, _ := json.Marshal(sp); !strings.Contains(string(b), `"MetricName":"ActiveConnectionCount"`) {
 		t.Errorf("PollScalingPolicy should track open connections (ActiveConnectionCount): %s", b)
+	}
+	// A task short of CPU waits on its quota whatever its connections: the
+	// service scales out on CPU too.
+	cp := p.raw(t, "PollCpuScalingPolicy")
+	if dig(cp, "Properties", "ScalingTargetId") != refTo("PollScalableTarget") ||
+		dig(cp, "Properties", "TargetTrackingScalingPolicyConfiguration", "PredefinedMetricSpecification", "PredefinedMetricType") != "ECSServiceAverageCPUUtilization" {
+		t.Errorf("PollCpuScalingPolicy should track the service's CPU (ECSServiceAverageCPUUtilization) on PollScalableTarget: %v", dig(cp, "Properties"))
 	}
 
 	td := p.raw(t, pollTaskDefinition)
