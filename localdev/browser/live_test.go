@@ -74,16 +74,11 @@ func TestLiveBoardAndReasoning(t *testing.T) {
 func TestLiveWithoutStream(t *testing.T) {
 	skipIfOptedOut(t)
 	t.Parallel()
-	r := startRunner(t, "LETAGENTS_STREAM_ROOM_MAX=1")
 	const room = "capped room"
-	r.join(room)
+	r, first, second := oneStreamRoom(t, room)
 	r.api(http.MethodPost, "/agents", map[string]string{"name": "runner"}, http.StatusCreated)
 	s := r.api(http.MethodPost, "/rooms/"+roomPath(room)+"/agent-sessions",
 		map[string]string{"actor_key": "local/runner", "display_name": "Runner", "runtime": "codex"}, http.StatusCreated)
-	first := openRoom(t, r, room)
-	first.until("the event stream to open", streaming)
-	second := openRoom(t, r, room)
-	second.until("the long-poll", `document.getElementById("status").dataset.via === "poll"`)
 	id := r.send(room, "a", "to both")
 	for _, b := range []*tab{first, second} {
 		b.until(id+" to appear", `document.getElementById(`+jsString(id)+`)`)
@@ -107,6 +102,20 @@ func TestLiveWithoutStream(t *testing.T) {
 	}
 }
 
+// oneStreamRoom starts a runner that gives a room one stream at most
+// (LETAGENTS_STREAM_ROOM_MAX=1) and opens room in two tabs: the first on
+// the event stream, the second refused it and on the long-poll.
+func oneStreamRoom(t *testing.T, room string) (r *runner, first, second *tab) {
+	t.Helper()
+	r = startRunner(t, "LETAGENTS_STREAM_ROOM_MAX=1")
+	r.join(room)
+	first = openRoom(t, r, room)
+	first.until("the event stream to open", streaming)
+	second = openRoom(t, r, room)
+	second.until("the long-poll", `document.getElementById("status").dataset.via === "poll"`)
+	return r, first, second
+}
+
 // TestStreamAgainOnceFree: a page refused the stream long-polls, and
 // tries the stream again a few seconds on, so that it follows the stream
 // once the server will give it one (here the room's one stream let go;
@@ -115,13 +124,8 @@ func TestLiveWithoutStream(t *testing.T) {
 func TestStreamAgainOnceFree(t *testing.T) {
 	skipIfOptedOut(t)
 	t.Parallel()
-	r := startRunner(t, "LETAGENTS_STREAM_ROOM_MAX=1")
 	const room = "one stream room"
-	r.join(room)
-	first := openRoom(t, r, room)
-	first.until("the event stream to open", streaming)
-	second := openRoom(t, r, room)
-	second.until("the long-poll", `document.getElementById("status").dataset.via === "poll"`)
+	r, first, second := oneStreamRoom(t, room)
 	// Closed: a page navigated away can stay in the back/forward cache
 	// with its stream open.
 	first.do("close the first page", func(ctx context.Context, _ *chromedp.Target) (chromedp.Void, error) {
