@@ -191,66 +191,27 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	}
 	defer release()
 
-	ctx := r.Context()
-	// With session credentials (headers) the stream is the agent's
-	// delivery connection, as a parked long-poll is, and what it sends
-	// counts as surfaced to it.
-	sess, err := s.agentSession(r, c.room, wire.SessionCredentials{}, false)
-	if err != nil {
-		return err
+	// The opening reads, subscribes and writes on a goroutine of its own,
+	// as each turn below does, and for the same reason: run here, it left
+	// this goroutine a 16 KB stack for the stream's life (measured: a
+	// stream then held 8 KB more than a parked long-poll).
+	type opening struct {
+		o    *openStream
+		open bool
+		err  error
 	}
-	f := &feed{s: s, room: c.room, render: render, sess: sess}
-	defer func() {
-		if f.sub != nil {
-			f.sub.Close()
-		}
+	done := make(chan opening, 1)
+	go func() {
+		o, open, err := s.openStream(w, r, c, after, render, beat)
+		done <- opening{o, open, err}
 	}()
-	start, err := f.open(ctx, after)
-	if err != nil {
-		return err
+	op := <-done
+	defer op.o.close()
+	if !op.open {
+		return op.err
 	}
-	// The stream checks its caller's access again as long as it is open
-	// (leash). It listens before it checks once more here, so that no
-	// change made since the gate ran goes unseen.
-	l := s.leash(r, c, sess, true)
-	told, err := s.listen(ctx, l.channels()...)
-	if err != nil {
-		return err
-	}
-	defer told.Close()
-	l.told = told.C()
-	if err := l.check(ctx); err != nil {
-		return err
-	}
-	if sess != nil {
-		closeDelivery, own := s.deliver(ctx, sess.RoomID, sess.ID)
-		defer closeDelivery(time.Time{})
-		f.own = own
-	}
-
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("X-Accel-Buffering", "no") // nginx would otherwise buffer the stream
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodHead {
-		return nil
-	}
+	ctx, f, l, told := r.Context(), op.o.f, op.o.l, op.o.told
 	rc := http.NewResponseController(w)
-	if _, err := fmt.Fprintf(w, ": connected\n\nid: %s\n\n", letagents.MessageID(start)); err != nil {
-		return nil
-	}
-	if beat[0] != ':' { // heartbeat events: the first says how often they come
-		if _, err := w.Write(beat); err != nil {
-			return nil
-		}
-	}
-	// The stream is open: the room's doorbell rings for anything logged
-	// from here on. The client hears so now, not after the catch-up's
-	// read (a client moving off a dead server counts itself back then).
-	if err := rc.Flush(); err != nil {
-		return nil
-	}
 	recheck := false
 	for {
 		// Reads and writes run on a goroutine of their own, which ends when
@@ -288,6 +249,85 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 			return nil
 		}
 	}
+}
+
+// openStream is what an open stream holds until it ends.
+type openStream struct {
+	f             *feed
+	l             *leash
+	told          *notify.Subscription // the leash's access channels
+	closeDelivery func(time.Time)
+}
+
+// close lets go of what o holds, the delivery connection first; o may be
+// partly opened.
+func (o *openStream) close() {
+	if o.closeDelivery != nil {
+		o.closeDelivery(time.Time{})
+	}
+	if o.told != nil {
+		o.told.Close()
+	}
+	if o.f.sub != nil {
+		o.f.sub.Close()
+	}
+}
+
+// openStream opens room c.room's stream after message after: it refuses
+// with the error, before the first byte, whatever may not stream, then
+// answers with the stream's opening, flushed. open is false when the
+// stream ends there (refused, a HEAD, or a client already gone); what it
+// returns is to be closed in every case.
+func (s *server) openStream(w http.ResponseWriter, r *http.Request, c call, after int64, render bool, beat []byte) (o *openStream, open bool, _ error) {
+	ctx := r.Context()
+	o = &openStream{f: &feed{s: s, room: c.room, render: render}}
+	// With session credentials (headers) the stream is the agent's
+	// delivery connection, as a parked long-poll is, and what it sends
+	// counts as surfaced to it.
+	sess, err := s.agentSession(r, c.room, wire.SessionCredentials{}, false)
+	if err != nil {
+		return o, false, err
+	}
+	o.f.sess = sess
+	start, err := o.f.open(ctx, after)
+	if err != nil {
+		return o, false, err
+	}
+	// The stream checks its caller's access again as long as it is open
+	// (leash). It listens before it checks once more here, so that no
+	// change made since the gate ran goes unseen.
+	o.l = s.leash(r, c, sess, true)
+	if o.told, err = s.listen(ctx, o.l.channels()...); err != nil {
+		return o, false, err
+	}
+	o.l.told = o.told.C()
+	if err := o.l.check(ctx); err != nil {
+		return o, false, err
+	}
+	if sess != nil {
+		o.closeDelivery, o.f.own = s.deliver(ctx, sess.RoomID, sess.ID)
+	}
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("X-Accel-Buffering", "no") // nginx would otherwise buffer the stream
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return o, false, nil
+	}
+	if _, err := fmt.Fprintf(w, ": connected\n\nid: %s\n\n", letagents.MessageID(start)); err != nil {
+		return o, false, nil
+	}
+	if beat[0] != ':' { // heartbeat events: the first says how often they come
+		if _, err := w.Write(beat); err != nil {
+			return o, false, nil
+		}
+	}
+	// The stream is open: the room's doorbell rings for anything logged
+	// from here on. The client hears so now, not after the catch-up's
+	// read (a client moving off a dead server counts itself back then).
+	return o, http.NewResponseController(w).Flush() == nil, nil
 }
 
 // listen subscribes to channels with one doorbell. A hub that cannot
