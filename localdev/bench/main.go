@@ -188,8 +188,8 @@ func main() {
 		}
 		sc.ramp = append(sc.ramp, n)
 	}
-	if sc.procs < 2 || sc.rooms < 1 || sc.waiters < sc.rooms || sc.streamShare < 0 || sc.streamShare > 1 || sc.senders < 1 {
-		fmt.Fprintln(os.Stderr, "bench: want -procs ≥ 2, -scale-waiters ≥ -scale-rooms ≥ 1, 0 ≤ -stream-share ≤ 1, -scale-senders ≥ 1")
+	if err := sc.check(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(2)
 	}
 

@@ -41,6 +41,37 @@ type scaleOptions struct {
 	gomaxprocs                     int     // each poll server's GOMAXPROCS; 0 is the runtime's default
 }
 
+// check refuses options a run cannot honour, naming the flag: a
+// negative quota, GOMAXPROCS or rate was once taken as none, and a run
+// then measured something other than what was asked.
+func (o scaleOptions) check() error {
+	switch {
+	case o.procs < 2:
+		return errors.New("-procs: want 2 or more (one is killed, the others take its clients)")
+	case o.rooms < 1:
+		return errors.New("-scale-rooms: want 1 or more")
+	case o.waiters < o.rooms:
+		return errors.New("-scale-waiters: want at least -scale-rooms, a waiter in every room")
+	case o.streamShare < 0 || o.streamShare > 1:
+		return errors.New("-stream-share: want 0 to 1")
+	case o.senders < 1:
+		return errors.New("-scale-senders: want 1 or more")
+	case o.rate < 0:
+		return errors.New("-send-rate: want 0 (one a minute for each waiter) or more")
+	case o.dur <= 0:
+		return errors.New("-send-dur: want a positive duration")
+	case o.maxP99 <= 0:
+		return errors.New("-max-p99: want a positive duration")
+	case o.dbConns < 1:
+		return errors.New("-db-conns: want 1 or more")
+	case o.cpu < 0:
+		return errors.New("-poll-cpu: want 0 (no quota) or more")
+	case o.gomaxprocs < 0:
+		return errors.New("-poll-gomaxprocs: want 0 (the runtime's default) or more")
+	}
+	return nil
+}
+
 // pollProc is one poll server process.
 type pollProc struct {
 	name   string

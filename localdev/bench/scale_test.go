@@ -92,3 +92,47 @@ func TestArrivals(t *testing.T) {
 		}
 	})
 }
+
+// TestScaleOptionsCheck checks that each option a run cannot honour is
+// refused with its flag's name, and that the defaults, and the edges
+// they may reach, pass.
+func TestScaleOptionsCheck(t *testing.T) {
+	good := scaleOptions{procs: 3, waiters: 10000, rooms: 1000, senders: 16, streamShare: 0.5,
+		dur: 20 * time.Second, maxP99: 100 * time.Millisecond, dbConns: 4}
+	for _, tc := range []struct {
+		name   string
+		change func(*scaleOptions)
+		flag   string // "" when the options pass
+	}{
+		{"defaults", func(*scaleOptions) {}, ""},
+		{"edges", func(o *scaleOptions) {
+			o.procs, o.waiters, o.rooms, o.streamShare, o.senders, o.dbConns = 2, 1, 1, 1, 1, 1
+			o.rate, o.cpu, o.gomaxprocs = 0.5, 0.5, 1
+		}, ""},
+		{"no streams", func(o *scaleOptions) { o.streamShare = 0 }, ""},
+		{"one process", func(o *scaleOptions) { o.procs = 1 }, "-procs"},
+		{"no rooms", func(o *scaleOptions) { o.rooms = 0 }, "-scale-rooms"},
+		{"fewer waiters than rooms", func(o *scaleOptions) { o.waiters = 999 }, "-scale-waiters"},
+		{"stream share over 1", func(o *scaleOptions) { o.streamShare = 1.1 }, "-stream-share"},
+		{"negative stream share", func(o *scaleOptions) { o.streamShare = -0.1 }, "-stream-share"},
+		{"no senders", func(o *scaleOptions) { o.senders = 0 }, "-scale-senders"},
+		{"negative rate", func(o *scaleOptions) { o.rate = -1 }, "-send-rate"},
+		{"no send time", func(o *scaleOptions) { o.dur = 0 }, "-send-dur"},
+		{"no p99 bound", func(o *scaleOptions) { o.maxP99 = -time.Millisecond }, "-max-p99"},
+		{"no database connections", func(o *scaleOptions) { o.dbConns = 0 }, "-db-conns"},
+		{"negative quota", func(o *scaleOptions) { o.cpu = -0.5 }, "-poll-cpu"},
+		{"negative GOMAXPROCS", func(o *scaleOptions) { o.gomaxprocs = -1 }, "-poll-gomaxprocs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := good
+			tc.change(&o)
+			err := o.check()
+			switch {
+			case tc.flag == "" && err != nil:
+				t.Fatalf("check() = %v, want nil", err)
+			case tc.flag != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.flag)):
+				t.Fatalf("check() = %v, want an error naming %s", err, tc.flag)
+			}
+		})
+	}
+}
