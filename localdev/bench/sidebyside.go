@@ -79,9 +79,7 @@ func (b *bench) sideBySide(ctx context.Context) error {
 			bursts[k] = append(bursts[k], vsRoom(t.name, i))
 		}
 	}
-	tr := newTransport()
-	tr.IdleConnTimeout = 4 * time.Second // below Node's keep-alive timeout, as vsRun's
-	rc := &http.Client{Transport: tr}
+	rc := &http.Client{Transport: vsTransport()}
 	defer rc.CloseIdleConnections()
 	alt, err := vsReadsAlternating(rc, [2]string{ours.base, anchor.base}, bursts, vsReadsEach)
 	if err != nil {
@@ -141,12 +139,7 @@ func (b *bench) sideBySide(ctx context.Context) error {
 // vsRun runs the side-by-side cases against t.
 func (b *bench) vsRun(ctx context.Context, t target) (vsFigures, error) {
 	var f vsFigures
-	// Node closes a keep-alive connection idle for 5 s, and a POST sent on
-	// it as it closes fails (Go does not send a POST again): drop idle
-	// connections first.
-	tr := newTransport()
-	tr.IdleConnTimeout = 4 * time.Second
-	client := &http.Client{Transport: tr}
+	client := &http.Client{Transport: vsTransport()}
 	defer client.CloseIdleConnections()
 	peers := &vsPeers{}
 	defer peers.close()
@@ -301,6 +294,15 @@ func (b *bench) vsWake(ctx context.Context, client *http.Client, peers *vsPeers,
 	return out, 0, early, nil
 }
 
+// vsTransport is the side-by-side's HTTP transport. Node closes a
+// keep-alive connection idle for 5 s, and a POST sent on it as it closes
+// fails (Go does not send a POST again): it drops idle connections first.
+func vsTransport() *http.Transport {
+	tr := newTransport()
+	tr.IdleConnTimeout = 4 * time.Second
+	return tr
+}
+
 // vsRoom is the name of the side-by-side's room i on the target named
 // name.
 func vsRoom(name string, i int) string { return fmt.Sprintf("bench-vs-%s-%d", name, i) }
@@ -329,8 +331,7 @@ func (p *vsPeers) client(i int) *http.Client {
 	if c, ok := p.clients[i]; ok {
 		return c
 	}
-	tr := newTransport()
-	tr.IdleConnTimeout = 4 * time.Second // below Node's keep-alive timeout, as vsRun's
+	tr := vsTransport()
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 23, byte(i/250), byte(1+i%250))}}
 	tr.DialContext = d.DialContext
 	if p.clients == nil {

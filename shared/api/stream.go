@@ -195,22 +195,21 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	// as each turn below does, and for the same reason: run here, it left
 	// this goroutine a 16 KB stack for the stream's life (measured: a
 	// stream then held 8 KB more than a parked long-poll).
-	type opening struct {
+	var (
 		o    *openStream
 		open bool
-		err  error
-	}
-	done := make(chan opening, 1)
+	)
+	opened := make(chan struct{})
 	go func() {
-		o, open, err := s.openStream(w, r, c, after, render, beat)
-		done <- opening{o, open, err}
+		defer close(opened)
+		o, open, err = s.openStream(w, r, c, after, render, beat)
 	}()
-	op := <-done
-	defer op.o.close()
-	if !op.open {
-		return op.err
+	<-opened
+	defer o.close()
+	if !open {
+		return err
 	}
-	ctx, f, l, told := r.Context(), op.o.f, op.o.l, op.o.told
+	ctx, f, l, told := r.Context(), o.f, o.l, o.told
 	rc := http.NewResponseController(w)
 	recheck := false
 	for {
