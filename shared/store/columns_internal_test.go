@@ -111,7 +111,7 @@ func TestColumnListsMatchRows(t *testing.T) {
 		{"device request", claimDeviceRequestSQL, byName[deviceRequestRow]},
 		{"repo visibility", repoVisibilitySQL, byName[repoVisibilityRow]},
 		{"repo access", repoAccessSQL, byName[repoAccessRow]},
-		{"sender claim", claimSQL("$1", "$2", "$3", "$4", "$5"), byName[SenderClaim]},
+		{"sender claim", claimSQL("$1", "$2", "$3", "$4", "$5", "true"), byName[SenderClaim]},
 		{"send with its checks", sendCheckedSQL, byName[sendRow]},
 		{"several sends with their checks", sendSetSQL, byName[sendRow]},
 	}

@@ -46,3 +46,31 @@ func (t *turns) usersOf(key string) int {
 // SetSendLanes sets how many batches of sends s lets into the database at
 // once (turns), before it sends.
 func SetSendLanes(s *Store, n int) { s.turns.limit = n }
+
+// SendPlan is the plan of ins' statement as it ran under EXPLAIN
+// (ANALYZE, FORMAT JSON), in a transaction rolled back after:
+// sendCheckedSQL for one send, sendSetSQL on its generic plan, as a
+// batch runs it, for several. The sends take no rate token.
+func SendPlan(ctx context.Context, s *Store, ins ...Send) ([]byte, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx)
+	sql, args := sendCheckedSQL, []any(nil)
+	if len(ins) == 1 {
+		args = s.checkedArgs(ins[0])
+	} else {
+		if _, err := tx.Exec(ctx, genericPlan); err != nil {
+			return nil, err
+		}
+		sends := make([]*Send, len(ins))
+		for i := range ins {
+			sends[i] = &ins[i]
+		}
+		sql, args = sendSetSQL, s.setArgs(sends)
+	}
+	var plan []byte
+	err = tx.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+sql, args...).Scan(&plan)
+	return plan, err
+}

@@ -94,24 +94,14 @@ type Sent struct {
 func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 	m := in.Message
 	var out Sent
-	var takeArgs [6]any
 	var every time.Duration
 	if t := in.Take; t != nil {
 		if t.PerMinute < 1 {
 			return out, fmt.Errorf("take a rate-limit token: perMinute %d is not positive", t.PerMinute)
 		}
 		every = time.Minute / time.Duration(t.PerMinute)
-		takeArgs = [6]any{t.Kind, t.Key, t.Now.Add(-time.Minute), every, t.Now, t.Now.Add(-staleBuckets)}
 	}
-	var hash, ownerHash any
-	if in.SessionTokenHash != nil {
-		hash = in.SessionTokenHash
-	}
-	if in.OwnerTokenHash != nil {
-		ownerHash = in.OwnerTokenHash
-	}
-	args := append(append(sendArgs(s, m), takeArgs[:]...), hash, in.SessionID, in.Now, in.AccountID, in.Label, in.Display,
-		in.Owner, in.ViaOwnerToken, in.NameKeys, ownerHash, letagents.MaxSenderBytes, in.Now.Add(-letagents.SeenStep))
+	args := s.checkedArgs(in)
 	var row sendRow
 	rs := &roomSend{sql: sendCheckedSQL, args: args, scan: collectOne(&row), fill: func(r pgx.CollectableRow) (err error) {
 		row, err = pgx.RowToStructByName[sendRow](r)
@@ -158,6 +148,25 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 	return out, err
 }
 
+// checkedArgs are sendCheckedSQL's arguments for in, whose take (if any)
+// has a positive rate.
+func (s *Store) checkedArgs(in Send) []any {
+	var takeArgs [6]any
+	if t := in.Take; t != nil {
+		takeArgs = [6]any{t.Kind, t.Key, t.Now.Add(-time.Minute), time.Minute / time.Duration(t.PerMinute), t.Now,
+			t.Now.Add(-staleBuckets)}
+	}
+	var hash, ownerHash any
+	if in.SessionTokenHash != nil {
+		hash = in.SessionTokenHash
+	}
+	if in.OwnerTokenHash != nil {
+		ownerHash = in.OwnerTokenHash
+	}
+	return append(append(sendArgs(s, in.Message), takeArgs[:]...), hash, in.SessionID, in.Now, in.AccountID, in.Label,
+		in.Display, in.Owner, in.ViaOwnerToken, in.NameKeys, ownerHash, letagents.MaxSenderBytes, in.Now.Add(-letagents.SeenStep))
+}
+
 // sendCheckedSQL is Store.Send's statement: sendSQL's $1…$11 (sendArgs),
 // then $12…$17 the take (takeSQL's five, a null kind for none, and the
 // purge's bound), $18 the session token's hash (null: no session), $19
@@ -192,7 +201,7 @@ var sendCheckedSQL = `
 			AND (SELECT signed FROM caller)
 	), touch AS (
 		UPDATE agent_sessions SET last_seen_at = $20 WHERE id = (SELECT id FROM sess) AND last_seen_at <= $29
-	), claim AS (` + claimSQL("$1", "$22", "(SELECT account FROM caller)", "$23", "$24") + ` AND $18::bytea IS NULL
+	), claim AS (` + claimSQL("$1", "$22", "(SELECT account FROM caller)", "$23", "$24", "$18::bytea IS NULL") + `
 	), verdict AS (
 		SELECT coalesce((SELECT allowed FROM take), true) AS allowed,
 			c.session AS claim_session, c.others AS claim_others, c.agent AS claim_agent,

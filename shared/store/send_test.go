@@ -2,6 +2,9 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -339,4 +342,91 @@ func TestNameHeldByOthers(t *testing.T) {
 			t.Errorf("%q in %s by account %d: held %v, want %v", tt.name, tt.room, tt.account, held, tt.held)
 		}
 	}
+}
+
+// A send a worker session signs reads no claim on its sender and no name
+// held by others: the session's label is the sender, and the statement,
+// alone or over several sends, skips those lookups (the agents and
+// accounts tables, the room's sessions by label or display name). A send
+// without a session reads them, which shows the test sees them.
+func TestSessionSendReadsNoClaims(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Millisecond)
+	const room = "send-claims"
+	ada := storetest.Register(t, s, room, "Ada", letagents.SessionWorker, now)
+	bo := storetest.Register(t, s, room, "Bo", letagents.SessionWorker, now)
+	signed := func(w storetest.Worker) store.Send {
+		return store.Send{Message: letagents.NewMessage{RoomID: room, Sender: "x", Text: "hello"},
+			SessionTokenHash: auth.HashToken(w.Token), SessionID: w.ID, AccountID: w.OwnerAccountID, Now: now}
+	}
+	plain := func(sender string) store.Send {
+		return store.Send{Message: letagents.NewMessage{RoomID: room, Sender: sender, Text: "hello"}, Label: sender,
+			Display: sender, NameKeys: store.NameKeys(sender, sender, ""), Now: now}
+	}
+	for _, tt := range []struct {
+		name  string
+		ins   []store.Send
+		reads bool
+	}{
+		{"one signed send", []store.Send{signed(ada)}, false},
+		{"signed sends in one statement", []store.Send{signed(ada), signed(bo)}, false},
+		{"one send without a session", []store.Send{plain("cy")}, true},
+		{"sends without a session in one statement", []store.Send{plain("cy"), plain("dee")}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			raw, err := store.SendPlan(ctx, s, tt.ins...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var plans []struct{ Plan claimNode }
+			if err := json.Unmarshal(raw, &plans); err != nil {
+				t.Fatal(err)
+			}
+			got := plans[0].Plan.claimReads()
+			if !tt.reads && len(got) > 0 {
+				t.Errorf("the statement read %v; want no claim or name lookup", got)
+			}
+			if tt.reads {
+				for _, want := range []string{"agents", "accounts", "agent_sessions by actor_label", "agent_sessions by display_key"} {
+					if !slices.Contains(got, want) {
+						t.Errorf("the statement read %v; want %s among them", got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// claimNode is a node of EXPLAIN (ANALYZE, FORMAT JSON)'s plan, as far as
+// claimReads looks.
+type claimNode struct {
+	Relation  string      `json:"Relation Name"`
+	Loops     int         `json:"Actual Loops"`
+	IndexCond string      `json:"Index Cond"`
+	Recheck   string      `json:"Recheck Cond"`
+	Filter    string      `json:"Filter"`
+	Plans     []claimNode `json:"Plans"`
+}
+
+// claimReads names the reads of the sender's claims and of the names
+// others hold that ran: any of agents or accounts, and of the room's
+// sessions by label or display name.
+func (n claimNode) claimReads() []string {
+	var out []string
+	if n.Loops > 0 {
+		switch cond := n.IndexCond + n.Recheck + n.Filter; {
+		case n.Relation == "agents", n.Relation == "accounts":
+			out = append(out, n.Relation)
+		case n.Relation == "agent_sessions" && strings.Contains(cond, "actor_label"):
+			out = append(out, "agent_sessions by actor_label")
+		case n.Relation == "agent_sessions" && strings.Contains(cond, "display_key"):
+			out = append(out, "agent_sessions by display_key")
+		}
+	}
+	for _, c := range n.Plans {
+		out = append(out, c.claimReads()...)
+	}
+	return out
 }

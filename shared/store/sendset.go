@@ -133,32 +133,12 @@ const bucketsSQL = `
 // queueSet queues run, checked sends, as one sendSetSQL, each send's row
 // read by its fill.
 func (s *Store) queueSet(b *pgx.Batch, run []*roomSend) {
-	n := len(run)
-	var (
-		rooms, senders, texts, channels, labels, displays, owners = make([]string, n), make([]string, n), make([]string, n),
-			make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		sources, clientIDs, kinds, mentions, names, bucketKinds, bucketKeys = make([]pgtype.Text, n), make([]pgtype.Text, n),
-			make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
-		publishers                 = make([]pgtype.Int8, n)
-		fulls, takeNows            = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
-		everys                     = make([]pgtype.Interval, n)
-		sessionHashes, ownerHashes = make([][]byte, n), make([][]byte, n)
-		sessionIDs, accounts       = make([]int64, n), make([]int64, n)
-		nows, seenBefores          = make([]time.Time, n), make([]time.Time, n)
-		viaOwnerTokens             = make([]bool, n)
-	)
+	ins := make([]*Send, len(run))
 	for i, rs := range run {
-		v := s.setValues(*rs.checked)
-		rooms[i], senders[i], texts[i], channels[i] = v.room, v.sender, v.text, v.channel
-		labels[i], displays[i], owners[i] = v.label, v.display, v.owner
-		sources[i], clientIDs[i], kinds[i], mentions[i], names[i] = v.source, v.clientID, v.kind, v.mentionKeys, v.nameKeys
-		bucketKinds[i], bucketKeys[i], fulls[i], takeNows[i], everys[i] = v.bucketKind, v.bucketKey, v.full, v.takeNow, v.every
-		publishers[i], sessionHashes[i], ownerHashes[i], sessionIDs[i] = v.publisher, v.sessionHash, v.ownerHash, v.sessionID
-		accounts[i], nows[i], seenBefores[i], viaOwnerTokens[i] = v.account, v.now, v.seenBefore, v.viaOwnerToken
+		ins[i] = rs.checked
 	}
-	b.Queue(sendSetSQL, rooms, senders, texts, sources, channels, publishers, clientIDs, kinds, mentions, bucketKinds,
-		bucketKeys, fulls, everys, takeNows, sessionHashes, sessionIDs, nows, accounts, labels, displays, owners,
-		viaOwnerTokens, names, ownerHashes, seenBefores, letagents.MaxSenderBytes).Query(func(rows pgx.Rows) error {
+	n := len(run)
+	b.Queue(sendSetSQL, s.setArgs(ins)...).Query(func(rows pgx.Rows) error {
 		i := 0
 		for ; rows.Next() && i < n; i++ {
 			run[i].err = run[i].fill(rows)
@@ -175,6 +155,36 @@ func (s *Store) queueSet(b *pgx.Batch, run []*roomSend) {
 		}
 		return nil
 	})
+}
+
+// setArgs are sendSetSQL's arguments for ins, in their order.
+func (s *Store) setArgs(ins []*Send) []any {
+	n := len(ins)
+	var (
+		rooms, senders, texts, channels, labels, displays, owners = make([]string, n), make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		sources, clientIDs, kinds, mentions, names, bucketKinds, bucketKeys = make([]pgtype.Text, n), make([]pgtype.Text, n),
+			make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n), make([]pgtype.Text, n)
+		publishers                 = make([]pgtype.Int8, n)
+		fulls, takeNows            = make([]pgtype.Timestamptz, n), make([]pgtype.Timestamptz, n)
+		everys                     = make([]pgtype.Interval, n)
+		sessionHashes, ownerHashes = make([][]byte, n), make([][]byte, n)
+		sessionIDs, accounts       = make([]int64, n), make([]int64, n)
+		nows, seenBefores          = make([]time.Time, n), make([]time.Time, n)
+		viaOwnerTokens             = make([]bool, n)
+	)
+	for i, in := range ins {
+		v := s.setValues(*in)
+		rooms[i], senders[i], texts[i], channels[i] = v.room, v.sender, v.text, v.channel
+		labels[i], displays[i], owners[i] = v.label, v.display, v.owner
+		sources[i], clientIDs[i], kinds[i], mentions[i], names[i] = v.source, v.clientID, v.kind, v.mentionKeys, v.nameKeys
+		bucketKinds[i], bucketKeys[i], fulls[i], takeNows[i], everys[i] = v.bucketKind, v.bucketKey, v.full, v.takeNow, v.every
+		publishers[i], sessionHashes[i], ownerHashes[i], sessionIDs[i] = v.publisher, v.sessionHash, v.ownerHash, v.sessionID
+		accounts[i], nows[i], seenBefores[i], viaOwnerTokens[i] = v.account, v.now, v.seenBefore, v.viaOwnerToken
+	}
+	return []any{rooms, senders, texts, sources, channels, publishers, clientIDs, kinds, mentions, bucketKinds,
+		bucketKeys, fulls, everys, takeNows, sessionHashes, sessionIDs, nows, accounts, labels, displays, owners,
+		viaOwnerTokens, names, ownerHashes, seenBefores, letagents.MaxSenderBytes}
 }
 
 // genericPlan makes the statements after it in the batch's transaction
@@ -239,7 +249,7 @@ var sendSetSQL = `
 		WHERE a.id = x.id AND a.last_seen_at <= x.before
 	), claim AS (
 		SELECT i.n, c.* FROM input i JOIN caller cl ON cl.n = i.n
-		CROSS JOIN LATERAL (` + claimSQL("i.room", "i.label", "cl.account", "i.display", "i.owner") + ` AND i.sess_hash IS NULL) c
+		CROSS JOIN LATERAL (` + claimSQL("i.room", "i.label", "cl.account", "i.display", "i.owner", "i.sess_hash IS NULL") + `) c
 	), verdict AS (
 		SELECT i.n, coalesce(t.allowed, true) AS allowed,
 			c.session AS claim_session, c.others AS claim_others, c.agent AS claim_agent,

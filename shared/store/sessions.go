@@ -354,7 +354,7 @@ func (s *Store) CloseDelivery(ctx context.Context, id int64, now time.Time) erro
 // account's agent session in the room (which may differ from its agent's).
 func (s *Store) NameHeldByOthers(ctx context.Context, roomID string, keys []string, accountID int64) (bool, error) {
 	var held bool
-	if err := s.pool.QueryRow(ctx, `SELECT `+nameHeldSQL("$1", "$2", "$3"), keys, accountID, roomID).Scan(&held); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT `+nameHeldSQL("$1::text[]", "$2", "$3"), keys, accountID, roomID).Scan(&held); err != nil {
 		return false, fmt.Errorf("read names held: %w", err)
 	}
 	return held, nil
@@ -371,13 +371,14 @@ func NameKeys(name, display, owner string) []string {
 // nameHeldSQL is SQL of whether one of the keys (a text[]) is held by
 // someone other than the account, as NameHeldByOthers reads it. Each key
 // is compared where it is stored (the server writes them with the names),
-// so the lookups are by index.
+// so the lookups are by index; an empty or null array, which no one
+// holds, skips them (a send signed by a worker session gives none).
 func nameHeldSQL(keys, account, room string) string {
-	return `(EXISTS (SELECT 1 FROM accounts WHERE id <> ` + account + ` AND login_key <> '' AND login_key = ANY (` + keys + `))
+	return `(coalesce(cardinality(` + keys + `), 0) > 0 AND (EXISTS (SELECT 1 FROM accounts WHERE id <> ` + account + ` AND login_key <> '' AND login_key = ANY (` + keys + `))
 		OR EXISTS (SELECT 1 FROM accounts WHERE id <> ` + account + ` AND name_key <> '' AND name_key = ANY (` + keys + `))
 		OR EXISTS (SELECT 1 FROM agents WHERE owner_account_id <> ` + account + ` AND display_key <> '' AND display_key = ANY (` + keys + `))
 		OR EXISTS (SELECT 1 FROM agent_sessions WHERE room_id = ` + room + ` AND owner_account_id <> ` + account + `
-			AND display_key <> '' AND display_key = ANY (` + keys + `)))`
+			AND display_key <> '' AND display_key = ANY (` + keys + `))))`
 }
 
 // SenderClaim is who holds a sender name in a room, as SenderClaim reads
@@ -394,14 +395,16 @@ type SenderClaim struct {
 
 // claimSQL reads the claims (SenderClaim) on the label in the room by the
 // account, whose agent's display and owner labels would be display and
-// owner: SQL of each. It ends in its WHERE, to which a caller may add.
-func claimSQL(room, label, account, display, owner string) string {
+// owner: SQL of each. It reads them only when the SQL condition when
+// holds, and finds none otherwise: a send signed by a worker session
+// reads no claim, and its statement must not pay for the lookups.
+func claimSQL(room, label, account, display, owner, when string) string {
 	return `
 	SELECT coalesce(bool_or(owner_account_id = ` + account + `), false) AS session,
 		coalesce(bool_or(owner_account_id <> ` + account + `), false) AS others,
-		EXISTS (SELECT 1 FROM agents WHERE owner_account_id = ` + account + ` AND lower(display_name) = lower(` + display + `)
-			AND lower(owner_label) = lower(` + owner + `)) AS agent
-	FROM agent_sessions WHERE room_id = ` + room + ` AND lower(actor_label) = lower(` + label + `)`
+		` + when + ` AND EXISTS (SELECT 1 FROM agents WHERE owner_account_id = ` + account + `
+			AND lower(display_name) = lower(` + display + `) AND lower(owner_label) = lower(` + owner + `)) AS agent
+	FROM agent_sessions WHERE ` + when + ` AND room_id = ` + room + ` AND lower(actor_label) = lower(` + label + `)`
 }
 
 // SenderClaim reads the claims on an actor label in a room (ended sessions
@@ -410,7 +413,7 @@ func claimSQL(room, label, account, display, owner string) string {
 // parts (actors.ParseActorLabel), all without regard to case; accountID 0
 // is nobody, whom every session's label is someone else's.
 func (s *Store) SenderClaim(ctx context.Context, roomID, label, display, owner string, accountID int64) (SenderClaim, error) {
-	c, err := queryOne[SenderClaim](ctx, s.pool, claimSQL("$1", "$2", "$3", "$4", "$5"), roomID, label, accountID, display, owner)
+	c, err := queryOne[SenderClaim](ctx, s.pool, claimSQL("$1", "$2", "$3", "$4", "$5", "true"), roomID, label, accountID, display, owner)
 	if err != nil {
 		return c, fmt.Errorf("read claims on sender: %w", err)
 	}
