@@ -195,17 +195,10 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	// as each turn below does, and for the same reason: run here, it left
 	// this goroutine a 16 KB stack for the stream's life (measured: a
 	// stream then held 8 KB more than a parked long-poll).
-	var (
-		o    *openStream
-		open bool
-	)
-	opened := make(chan struct{})
-	go func() {
-		defer close(opened)
-		o, open, err = s.openStream(w, r, c, after, render, beat)
-	}()
-	<-opened
+	o := &openStream{f: &feed{s: s, room: c.room, render: render}}
 	defer o.close()
+	var open bool
+	spawn(func() { open, err = s.openStream(o, w, r, c, after, beat) })()
 	if !open {
 		return err
 	}
@@ -213,11 +206,6 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 	rc := http.NewResponseController(w)
 	recheck := false
 	for {
-		// Reads and writes run on a goroutine of their own, which ends when
-		// they are done: they need a deep stack (pgx, JSON, the connection's
-		// write path), which the handler's goroutine, parked here for hours,
-		// would otherwise keep (measured: 8 KB more per open stream).
-		sent := make(chan error, 1)
 		// A change the store was told of rings the access channels before
 		// the doorbell of whatever was written after it: one rung with the
 		// room's is taken first, so nothing written after the change is sent.
@@ -226,8 +214,12 @@ func (s *server) stream(w http.ResponseWriter, r *http.Request, c call) error {
 			recheck = true
 		default:
 		}
-		go func(recheck bool) { sent <- s.turn(ctx, w, rc, f, l, recheck) }(recheck)
-		if err := <-sent; err != nil {
+		// Reads and writes run on a goroutine of their own, which ends when
+		// they are done: they need a deep stack (pgx, JSON, the connection's
+		// write path), which the handler's goroutine, parked here for hours,
+		// would otherwise keep (measured: 8 KB more per open stream).
+		spawn(func() { err = s.turn(ctx, w, rc, f, l, recheck) })()
+		if err != nil {
 			return nil
 		}
 		recheck = false
@@ -272,36 +264,36 @@ func (o *openStream) close() {
 	}
 }
 
-// openStream opens room c.room's stream after message after: it refuses
-// with the error, before the first byte, whatever may not stream, then
-// answers with the stream's opening, flushed. open is false when the
-// stream ends there (refused, a HEAD, or a client already gone); what it
-// returns is to be closed in every case.
-func (s *server) openStream(w http.ResponseWriter, r *http.Request, c call, after int64, render bool, beat []byte) (o *openStream, open bool, _ error) {
+// openStream opens room c.room's stream after message after into o (its
+// feed made, nothing opened): it refuses with the error, before the first
+// byte, whatever may not stream, then answers with the stream's opening,
+// flushed. open is false when the stream ends there (refused, a HEAD, or
+// a client already gone); o is to be closed in every case, what it opened
+// before a panic included.
+func (s *server) openStream(o *openStream, w http.ResponseWriter, r *http.Request, c call, after int64, beat []byte) (open bool, _ error) {
 	ctx := r.Context()
-	o = &openStream{f: &feed{s: s, room: c.room, render: render}}
 	// With session credentials (headers) the stream is the agent's
 	// delivery connection, as a parked long-poll is, and what it sends
 	// counts as surfaced to it.
 	sess, err := s.agentSession(r, c.room, wire.SessionCredentials{}, false)
 	if err != nil {
-		return o, false, err
+		return false, err
 	}
 	o.f.sess = sess
 	start, err := o.f.open(ctx, after)
 	if err != nil {
-		return o, false, err
+		return false, err
 	}
 	// The stream checks its caller's access again as long as it is open
 	// (leash). It listens before it checks once more here, so that no
 	// change made since the gate ran goes unseen.
 	o.l = s.leash(r, c, sess, true)
 	if o.told, err = s.listen(ctx, o.l.channels()...); err != nil {
-		return o, false, err
+		return false, err
 	}
 	o.l.told = o.told.C()
 	if err := o.l.check(ctx); err != nil {
-		return o, false, err
+		return false, err
 	}
 	if sess != nil {
 		o.closeDelivery, o.f.own = s.deliver(ctx, sess.RoomID, sess.ID)
@@ -313,20 +305,20 @@ func (s *server) openStream(w http.ResponseWriter, r *http.Request, c call, afte
 	h.Set("X-Accel-Buffering", "no") // nginx would otherwise buffer the stream
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
-		return o, false, nil
+		return false, nil
 	}
 	if _, err := fmt.Fprintf(w, ": connected\n\nid: %s\n\n", letagents.MessageID(start)); err != nil {
-		return o, false, nil
+		return false, nil
 	}
 	if beat[0] != ':' { // heartbeat events: the first says how often they come
 		if _, err := w.Write(beat); err != nil {
-			return o, false, nil
+			return false, nil
 		}
 	}
 	// The stream is open: the room's doorbell rings for anything logged
 	// from here on. The client hears so now, not after the catch-up's
 	// read (a client moving off a dead server counts itself back then).
-	return o, http.NewResponseController(w).Flush() == nil, nil
+	return http.NewResponseController(w).Flush() == nil, nil
 }
 
 // listen subscribes to channels with one doorbell. A hub that cannot

@@ -106,15 +106,15 @@ func heardUpTo(sub *notify.Subscription, channel string, q store.MessageQuery) b
 // not after it: a woken waiter answers in one database round trip's time,
 // not two or three.
 func readSubscribed(ctx context.Context, read func(context.Context) (letagents.MessagePage, error), l *leash, rung bool) (letagents.MessagePage, error) {
-	var checked chan error
+	var checked func()
+	var cerr error
 	if rung {
-		checked = make(chan error, 1)
-		go func() { checked <- l.check(ctx) }()
+		checked = spawn(func() { cerr = l.check(ctx) })
 	}
 	page, err := read(ctx)
 	switch {
 	case checked != nil:
-		if cerr := <-checked; err == nil {
+		if checked(); err == nil {
 			err = cerr
 		}
 	case err == nil && len(page.Messages) > 0:
