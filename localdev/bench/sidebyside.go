@@ -133,6 +133,9 @@ func (b *bench) sideBySide(ctx context.Context) error {
 		add(c.name, p50(c.o), p50(c.a), r,
 			fmt.Sprintf("p50 column ours, p99 column the original's (both p50s), ratio ours/original; %s; n=%d / %d%s", c.detail, len(c.o), len(c.a), missed))
 	}
+	add("**Floor R**: GET /api/health of ours, in the same turns as the reads", ms(alt[2].pct(.5)), "—", "1×",
+		fmt.Sprintf("p50 column floor R, which reads nothing: any request after the same idleness; ours' read of 50 in those turns %s it, the original's %s; n=%d",
+			ratio(alt[0].pct(.5), alt[2].pct(.5)), ratio(alt[1].pct(.5), alt[2].pct(.5)), len(alt[2])))
 	return nil
 }
 
@@ -192,8 +195,14 @@ const (
 
 // vsRead times one read of room's newest 50 messages.
 func vsRead(client *http.Client, base, room string) (time.Duration, error) {
+	return vsGet(client, base+"/rooms/"+url.PathEscape(room)+"/messages?before=latest&limit=50")
+}
+
+// vsGet times a GET of u until its whole answer is read; an answer that
+// is not a success is an error.
+func vsGet(client *http.Client, u string) (time.Duration, error) {
 	t0 := time.Now()
-	resp, err := client.Get(base + "/rooms/" + url.PathEscape(room) + "/messages?before=latest&limit=50")
+	resp, err := client.Get(u)
 	if err != nil {
 		return 0, err
 	}
@@ -207,9 +216,12 @@ func vsRead(client *http.Client, base, room string) (time.Duration, error) {
 // first target's, then one of the second's, and so on. The read row
 // right after each one's bursts times the two minutes apart, and on a
 // shared machine a read moved by half from one minute to the next with
-// nothing else running; alternated, both meet the same minute.
-func vsReadsAlternating(client *http.Client, bases [2]string, rooms [2][]string, n int) ([2]dist, error) {
-	var out [2]dist
+// nothing else running; alternated, both meet the same minute. Each turn
+// ends with a GET of the first target's /api/health, which reads
+// nothing (the third figure): floor R, what any request costs on this
+// machine after the same idleness, which a read cannot go under.
+func vsReadsAlternating(client *http.Client, bases [2]string, rooms [2][]string, n int) ([3]dist, error) {
+	var out [3]dist
 	for i := range n {
 		for k := range 2 {
 			d, err := vsRead(client, bases[k], rooms[k][i%len(rooms[k])])
@@ -218,6 +230,11 @@ func vsReadsAlternating(client *http.Client, bases [2]string, rooms [2][]string,
 			}
 			out[k] = append(out[k], d)
 		}
+		d, err := vsGet(client, bases[0]+"/api/health")
+		if err != nil {
+			return out, err
+		}
+		out[2] = append(out[2], d)
 	}
 	return out, nil
 }
