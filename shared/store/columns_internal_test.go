@@ -112,7 +112,8 @@ func TestColumnListsMatchRows(t *testing.T) {
 		{"repo visibility", repoVisibilitySQL, byName[repoVisibilityRow]},
 		{"repo access", repoAccessSQL, byName[repoAccessRow]},
 		{"sender claim", claimSQL("$1", "$2", "$3", "$4", "$5", "true"), byName[SenderClaim]},
-		{"send with its checks", sendCheckedSQL, byName[sendRow]},
+		{"send signed by a session, with its checks", sendSignedSQL, byName[sendRow]},
+		{"send signed by no session, with its checks", sendUnsignedSQL, byName[sendRow]},
 		{"several sends with their checks", sendSetSQL, byName[sendRow]},
 	}
 	for _, tt := range tests {

@@ -49,7 +49,7 @@ func SetSendLanes(s *Store, n int) { s.turns.limit = n }
 
 // SendPlan is the plan of ins' statement as it ran under EXPLAIN
 // (ANALYZE, FORMAT JSON), in a transaction rolled back after:
-// sendCheckedSQL for one send, sendSetSQL on its generic plan, as a
+// checkedSQL's variant for one send, sendSetSQL on its generic plan, as a
 // batch runs it, for several. The sends take no rate token.
 func SendPlan(ctx context.Context, s *Store, ins ...Send) ([]byte, error) {
 	tx, err := s.pool.Begin(ctx)
@@ -57,9 +57,10 @@ func SendPlan(ctx context.Context, s *Store, ins ...Send) ([]byte, error) {
 		return nil, err
 	}
 	defer tx.Rollback(ctx)
-	sql, args := sendCheckedSQL, []any(nil)
+	var sql string
+	var args []any
 	if len(ins) == 1 {
-		args = s.checkedArgs(ins[0])
+		sql, args = checkedStatement(ins[0]), s.checkedArgs(ins[0])
 	} else {
 		if _, err := tx.Exec(ctx, genericPlan); err != nil {
 			return nil, err

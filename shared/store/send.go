@@ -103,7 +103,7 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 	}
 	args := s.checkedArgs(in)
 	var row sendRow
-	rs := &roomSend{sql: sendCheckedSQL, args: args, scan: collectOne(&row), fill: func(r pgx.CollectableRow) (err error) {
+	rs := &roomSend{sql: checkedStatement(in), args: args, scan: collectOne(&row), fill: func(r pgx.CollectableRow) (err error) {
 		row, err = pgx.RowToStructByName[sendRow](r)
 		return err
 	}}
@@ -148,7 +148,15 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 	return out, err
 }
 
-// checkedArgs are sendCheckedSQL's arguments for in, whose take (if any)
+// checkedStatement is the statement of in's variant (checkedSQL).
+func checkedStatement(in Send) string {
+	if in.SessionTokenHash != nil {
+		return sendSignedSQL
+	}
+	return sendUnsignedSQL
+}
+
+// checkedArgs are checkedSQL's arguments for in, whose take (if any)
 // has a positive rate.
 func (s *Store) checkedArgs(in Send) []any {
 	var takeArgs [6]any
@@ -167,7 +175,7 @@ func (s *Store) checkedArgs(in Send) []any {
 		in.Display, in.Owner, in.ViaOwnerToken, in.NameKeys, ownerHash, letagents.MaxSenderBytes, in.Now.Add(-letagents.SeenStep))
 }
 
-// sendCheckedSQL is Store.Send's statement: sendSQL's $1…$11 (sendArgs),
+// checkedSQL is Store.Send's statement: sendSQL's $1…$11 (sendArgs),
 // then $12…$17 the take (takeSQL's five, a null kind for none, and the
 // purge's bound), $18 the session token's hash (null: no session), $19
 // the session id given, $20 now, $21 the account, $22…$24 the label and
@@ -177,6 +185,14 @@ func (s *Store) checkedArgs(in Send) []any {
 // for $21: caller), $28 letagents.MaxSenderBytes, $29 the last_seen_at
 // a session seen before is touched (now less letagents.SeenStep).
 //
+// It comes in two variants: for a send a worker session signs (signed,
+// $18 given) and for one it does not. Each leaves out what only the
+// other reads, the session and its touch or the claims on the sender and
+// the names others hold: set up for nothing, they cost a lone send about
+// 9% of its backend's CPU (docs/benchmark.md). Both take the same
+// arguments; the parameters a variant does not read are typed in its
+// first CTE (unread), which never runs.
+//
 // The session is touched only past the rate limit, as when the take was
 // its own statement, and only for an owner token that signs someone in.
 // It is read, not locked: a send racing its session's end may be sent
@@ -185,8 +201,9 @@ func (s *Store) checkedArgs(in Send) []any {
 // session's actor label, which becomes the sender, is checked as the
 // body's sender is before the statement (NewMessage.Validate), as far as
 // SQL can: not blank, not too long, not the server's name.
-var sendCheckedSQL = `
-	WITH owner AS (
+func checkedSQL(signed bool) string {
+	common := `
+	), owner AS (
 		SELECT ` + accountColumns + `, t.id AS token_id FROM owner_tokens t JOIN accounts a ON a.id = t.account_id
 		WHERE $27::bytea IS NOT NULL AND t.token_hash = $27
 	), caller AS (
@@ -194,44 +211,71 @@ var sendCheckedSQL = `
 			$27::bytea IS NULL OR EXISTS (SELECT 1 FROM owner) AS signed
 	), take AS (` + takeSQL(12, "$12::text IS NOT NULL") + `
 	), purge AS (
-		DELETE FROM rate_buckets WHERE empty_at < $17 AND EXISTS (SELECT 1 FROM take WHERE inserted)
+		DELETE FROM rate_buckets WHERE empty_at < $17 AND EXISTS (SELECT 1 FROM take WHERE inserted)`
+	found := `EXISTS (SELECT 1 FROM rooms WHERE id = $1) AS room_found,
+			($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND seq = $5 AND ` + visible + `)) AS parent_found,
+			($8::text IS NOT NULL AND EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND client_message_id = $8)) AS repeat`
+	passed := `v.allowed AND caller.signed AND v.room_found AND v.parent_found AND NOT v.repeat`
+	var checks, session string
+	var parts sendParts
+	if signed {
+		checks = `
+	WITH unread AS (SELECT $2::text, $4::text, $7::bigint, $22::text, $23::text, $24::text, $25::boolean, $26::text[]` + common + `
 	), sess AS (
 		SELECT id, room_id, owner_account_id, session_kind, actor_label, ended_at FROM agent_sessions
-		WHERE $18::bytea IS NOT NULL AND token_hash = $18 AND coalesce((SELECT allowed FROM take), true)
-			AND (SELECT signed FROM caller)
+		WHERE token_hash = $18 AND coalesce((SELECT allowed FROM take), true) AND (SELECT signed FROM caller)
 	), touch AS (
 		UPDATE agent_sessions SET last_seen_at = $20 WHERE id = (SELECT id FROM sess) AND last_seen_at <= $29
-	), claim AS (` + claimSQL("$1", "$22", "(SELECT account FROM caller)", "$23", "$24", "$18::bytea IS NULL") + `
 	), verdict AS (
 		SELECT coalesce((SELECT allowed FROM take), true) AS allowed,
-			c.session AS claim_session, c.others AS claim_others, c.agent AS claim_agent,
-			EXISTS (SELECT 1 FROM rooms WHERE id = $1) AS room_found,
-			($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND seq = $5 AND ` + visible + `)) AS parent_found,
-			($8::text IS NOT NULL AND EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND client_message_id = $8)) AS repeat,
+			false AS claim_session, false AS claim_others, false AS claim_agent, ` + found + `, true AS name_free
+	), `
+		parts = sendParts{
+			sender:    `(SELECT actor_label FROM sess)`,
+			source:    `'` + letagents.SourceAgent + `'`,
+			publisher: `(SELECT id FROM sess)`,
+			cond: `EXISTS (SELECT 1 FROM verdict v, caller WHERE ` + passed + `
+		AND EXISTS (SELECT 1 FROM sess WHERE id = $19 AND owner_account_id = caller.account AND room_id = $1
+			AND ended_at IS NULL AND session_kind = '` + letagents.SessionWorker + `'
+			AND octet_length(actor_label) <= $28 AND actor_label !~ '^\s*$' AND NOT ` + reservedSQL("actor_label") + `))`,
+		}
+		session = `s.id AS session_id, s.room_id AS session_room_id, s.owner_account_id AS session_owner_account_id,
+		s.session_kind, s.actor_label AS session_actor_label, s.ended_at AS session_ended_at`
+	} else {
+		checks = `
+	WITH unread AS (SELECT $18::bytea, $19::bigint, $20::timestamptz, $28::integer, $29::timestamptz` + common + `
+	), claim AS (` + claimSQL("$1", "$22", "(SELECT account FROM caller)", "$23", "$24", "true") + `
+	), verdict AS (
+		SELECT coalesce((SELECT allowed FROM take), true) AS allowed,
+			c.session AS claim_session, c.others AS claim_others, c.agent AS claim_agent, ` + found + `,
 			NOT ` + nameHeldSQL("$26::text[]", "(SELECT account FROM caller)", "$1") + ` AS name_free
 		FROM claim c
-	), ` + sendSQL(sendParts{
-	sender: `CASE WHEN $18::bytea IS NULL THEN $2 ELSE (SELECT actor_label FROM sess) END`,
-	source: `CASE WHEN $18::bytea IS NOT NULL THEN '` + letagents.SourceAgent + `'
-		WHEN $25 AND NOT (SELECT claim_session OR claim_agent FROM verdict) THEN NULL ELSE $4 END`,
-	publisher: `CASE WHEN $18::bytea IS NULL THEN $7::bigint ELSE (SELECT id FROM sess) END`,
-	cond: `EXISTS (SELECT 1 FROM verdict v, caller WHERE v.allowed AND caller.signed AND v.room_found AND v.parent_found AND NOT v.repeat AND CASE
-		WHEN $18::bytea IS NOT NULL THEN EXISTS (SELECT 1 FROM sess WHERE id = $19 AND owner_account_id = caller.account AND room_id = $1
-			AND ended_at IS NULL AND session_kind = '` + letagents.SessionWorker + `'
-			AND octet_length(actor_label) <= $28 AND actor_label !~ '^\s*$' AND NOT ` + reservedSQL("actor_label") + `)
-		ELSE NOT (v.claim_others AND NOT v.claim_session) AND (v.claim_session OR v.claim_agent OR (NOT $25 AND v.name_free) OR ($25 AND $24 = ''))
-		END)`,
-}) + `
-	SELECT t.allowed AS take_allowed, t.empty_at AS take_empty_at,
-		s.id AS session_id, s.room_id AS session_room_id, s.owner_account_id AS session_owner_account_id,
-		s.session_kind, s.actor_label AS session_actor_label, s.ended_at AS session_ended_at,
+	), `
+		parts = sendParts{
+			source: `CASE WHEN $25 AND NOT (SELECT claim_session OR claim_agent FROM verdict) THEN NULL ELSE $4 END`,
+			cond: `EXISTS (SELECT 1 FROM verdict v, caller WHERE ` + passed + `
+		AND NOT (v.claim_others AND NOT v.claim_session) AND (v.claim_session OR v.claim_agent OR (NOT $25 AND v.name_free) OR ($25 AND $24 = '')))`,
+		}
+		session = `NULL::bigint AS session_id, NULL::text AS session_room_id, NULL::bigint AS session_owner_account_id,
+		NULL::text AS session_kind, NULL::text AS session_actor_label, NULL::timestamptz AS session_ended_at`
+	}
+	from := `verdict v LEFT JOIN take t ON true LEFT JOIN ins i ON true LEFT JOIN parent p ON true LEFT JOIN owner o ON true`
+	if signed {
+		from += ` LEFT JOIN sess s ON true`
+	}
+	return checks + sendSQL(parts) + `
+	SELECT t.allowed AS take_allowed, t.empty_at AS take_empty_at, ` + session + `,
 		v.claim_session AS session, v.claim_others AS others, v.claim_agent AS agent, v.room_found, v.parent_found, v.repeat, v.name_free,
 		i.sender AS sent_sender, i.source AS sent_source, i.publisher_session_id AS sent_publisher, ` + sentColumns + `,
 		o.id AS owner_account_id, o.token_id AS owner_token_id, o.provider AS owner_provider,
 		o.provider_user_id AS owner_provider_user_id, o.login AS owner_login, o.display_name AS owner_display_name,
 		o.avatar_url AS owner_avatar_url, o.created_at AS owner_created_at, o.updated_at AS owner_updated_at
-	FROM verdict v LEFT JOIN take t ON true LEFT JOIN sess s ON true LEFT JOIN ins i ON true LEFT JOIN parent p ON true
-		LEFT JOIN owner o ON true`
+	FROM ` + from
+}
+
+// sendSignedSQL and sendUnsignedSQL are Store.Send's two statements
+// (checkedSQL).
+var sendSignedSQL, sendUnsignedSQL = checkedSQL(true), checkedSQL(false)
 
 // reservedSQL is SQL of whether the name expr, or the display part
 // before its first '|' or '(', reads as the server's own name

@@ -192,7 +192,7 @@ func (s *Store) setArgs(ins []*Send) []any {
 // sendSetSQL afresh each time, which cost a lone send 1.4 ms.
 const genericPlan = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
 
-// sendSetSQL is sendCheckedSQL over arrays of its sends' values, $1…$25
+// sendSetSQL is checkedSQL over arrays of its sends' values, $1…$25
 // (queueSet), one row each, in their order; $26 is
 // letagents.MaxSenderBytes. No send is a reply (setRuns), and every
 // bucket taken from is there (bucketsSQL). The takes of each bucket are
