@@ -19,6 +19,9 @@ import (
 // (the service minus HTTP). Beside each rate it counts the CPU per send of
 // this process and of the run's database backends (cpuMeter): the rates
 // share two cores with whatever else runs, the CPU a send costs less so.
+// The floor and the agents' sends also run with one sender: each send is
+// then a statement and a commit of its own, as every send on Lambda is,
+// where concurrent ones share a batch's.
 func (b *bench) throughput(ctx context.Context) error {
 	n, d := b.opt.senders, b.opt.tpDur
 	rooms := make([]string, n)
@@ -31,28 +34,32 @@ func (b *bench) throughput(ctx context.Context) error {
 		}
 	}
 	type kind struct {
-		count int
-		all   int // ops run, warm-up included: what the CPU was spent on
-		time  time.Duration
-		cpu   time.Duration
-		cpuOK bool
-		lat   dist
-		op    func(ctx context.Context, i, seq int) error
+		senders int
+		count   int
+		all     int // ops run, warm-up included: what the CPU was spent on
+		time    time.Duration
+		cpu     time.Duration
+		cpuOK   bool
+		lat     dist
+		op      func(ctx context.Context, i, seq int) error
 	}
-	floor := &kind{op: func(ctx context.Context, i, seq int) error {
+	floorOp := func(ctx context.Context, i, seq int) error {
 		_, err := b.pool.Exec(ctx, floorSQL, seq, b.floorChannel(100+i))
 		return err
-	}}
-	viaHTTP := &kind{op: func(ctx context.Context, i, seq int) error {
+	}
+	workerOp := func(ctx context.Context, i, seq int) error {
+		return sendWith(ctx, b.client, b.srv.URL, rooms[i], fmt.Sprintf("throughput %d", seq), workers[i])
+	}
+	floor := &kind{senders: n, op: floorOp}
+	viaHTTP := &kind{senders: n, op: func(ctx context.Context, i, seq int) error {
 		return send(ctx, b.client, b.srv.URL, rooms[i], fmt.Sprintf("throughput %d", seq))
 	}}
-	viaWorker := &kind{op: func(ctx context.Context, i, seq int) error {
-		return sendWith(ctx, b.client, b.srv.URL, rooms[i], fmt.Sprintf("throughput %d", seq), workers[i])
-	}}
-	viaStore := &kind{op: func(ctx context.Context, i, seq int) error {
+	viaWorker := &kind{senders: n, op: workerOp}
+	viaStore := &kind{senders: n, op: func(ctx context.Context, i, seq int) error {
 		_, _, err := b.svc.Store.SendMessage(ctx, letagents.NewMessage{RoomID: rooms[i], Sender: "bench", Text: fmt.Sprintf("throughput %d", seq)})
 		return err
 	}}
+	floorAlone, workerAlone := &kind{senders: 1, op: floorOp}, &kind{senders: 1, op: workerOp}
 	meter := cpuMeter{admin: b.pool, app: b.schema, pids: []int{os.Getpid()}}
 	// Rounds alternate the kinds, so a slow moment of the machine falls on
 	// all of them alike.
@@ -60,14 +67,14 @@ func (b *bench) throughput(ctx context.Context) error {
 	if b.opt.quick {
 		rounds = 2
 	}
-	kinds := []*kind{floor, viaHTTP, viaWorker, viaStore}
+	kinds := []*kind{floor, viaHTTP, viaWorker, viaStore, floorAlone, workerAlone}
 	for _, k := range kinds {
 		k.cpuOK = true
 	}
 	for r := range rounds {
 		for _, k := range kinds {
 			c0, ok0 := meter.sample(ctx)
-			count, all, lat, err := runConcurrent(ctx, n, d/time.Duration(rounds), k.op)
+			count, all, lat, err := runConcurrent(ctx, k.senders, d/time.Duration(rounds), k.op)
 			if err != nil {
 				return fmt.Errorf("round %d: %w", r, err)
 			}
@@ -87,8 +94,9 @@ func (b *bench) throughput(ctx context.Context) error {
 	// The CPU was spent on the warm-up's sends too, so it is divided by
 	// every send run.
 	cpuEach := func(k *kind) time.Duration { return k.cpu / time.Duration(max(1, k.all)) }
-	progress("throughput: floor %.0f/s, HTTP %.0f/s, worker %.0f/s, store %.0f/s; CPU per send floor %s, HTTP %s, worker %s, store %s",
-		rate(floor), rate(viaHTTP), rate(viaWorker), rate(viaStore), ms(cpuEach(floor)), ms(cpuEach(viaHTTP)), ms(cpuEach(viaWorker)), ms(cpuEach(viaStore)))
+	progress("throughput: floor %.0f/s, HTTP %.0f/s, worker %.0f/s, store %.0f/s; CPU per send floor %s, HTTP %s, worker %s, store %s; one at a time floor %s, worker %s",
+		rate(floor), rate(viaHTTP), rate(viaWorker), rate(viaStore), ms(cpuEach(floor)), ms(cpuEach(viaHTTP)), ms(cpuEach(viaWorker)), ms(cpuEach(viaStore)),
+		ms(cpuEach(floorAlone)), ms(cpuEach(workerAlone)))
 	how := fmt.Sprintf("%s in all, in %d rounds alternating with the other throughput rows", d, rounds)
 	b.add(secThroughput, func() row {
 		return row{name: fmt.Sprintf("**Floor D**: bare INSERT+NOTIFY statements, %d concurrent conns", n),
@@ -114,18 +122,25 @@ func (b *bench) throughput(ctx context.Context) error {
 	}
 	for _, k := range []struct {
 		*kind
-		name string
+		name  string
+		floor *kind
 	}{
-		{floor, "**Floor D**: CPU per bare INSERT+NOTIFY"},
-		{viaHTTP, "Ours: CPU per anonymous HTTP send"},
-		{viaWorker, "Ours: CPU per agent's HTTP send (owner token + worker session)"},
-		{viaStore, "Ours: CPU per store.SendMessage"},
+		{floor, "**Floor D**: CPU per bare INSERT+NOTIFY", floor},
+		{viaHTTP, "Ours: CPU per anonymous HTTP send", floor},
+		{viaWorker, "Ours: CPU per agent's HTTP send (owner token + worker session)", floor},
+		{viaStore, "Ours: CPU per store.SendMessage", floor},
+		{floorAlone, "**Floor D1**: CPU per bare INSERT+NOTIFY, one sender", floorAlone},
+		{workerAlone, "Ours: CPU per agent's HTTP send, one sender (each its own statement and commit, as on Lambda)", floorAlone},
 	} {
+		name := "floor D"
+		if k.floor == floorAlone {
+			name = "floor D1"
+		}
 		b.add(secThroughput, func() row {
 			r := row{name: k.name, p50: cpuPer(k.cpu, k.cpuOK, k.all), p99: "—", r50: "—", r99: "—",
-				notes: "p50 column is CPU time per send of this process (client and server) and of the run's database backends (by application_name, from /proc), over the rows above' rounds; ratio = ours / floor D's"}
-			if k.cpuOK && floor.cpuOK {
-				r.r50 = ratio(cpuEach(k.kind), cpuEach(floor))
+				notes: "p50 column is CPU time per send of this process (client and server) and of the run's database backends (by application_name, from /proc), over the rows above' rounds; ratio = ours / " + name + "'s"}
+			if k.cpuOK && k.floor.cpuOK {
+				r.r50 = ratio(cpuEach(k.kind), cpuEach(k.floor))
 			}
 			return r
 		})
