@@ -120,27 +120,28 @@ func (b *bench) throughput(ctx context.Context) error {
 					k.how, how, ms(k.lat.pct(.5)), ms(k.lat.pct(.99)))}
 		})
 	}
+	type against struct {
+		*kind
+		name string
+	}
+	d0, d1 := against{floor, "floor D"}, against{floorAlone, "floor D1"}
 	for _, k := range []struct {
 		*kind
 		name  string
-		floor *kind
+		floor against
 	}{
-		{floor, "**Floor D**: CPU per bare INSERT+NOTIFY", floor},
-		{viaHTTP, "Ours: CPU per anonymous HTTP send", floor},
-		{viaWorker, "Ours: CPU per agent's HTTP send (owner token + worker session)", floor},
-		{viaStore, "Ours: CPU per store.SendMessage", floor},
-		{floorAlone, "**Floor D1**: CPU per bare INSERT+NOTIFY, one sender", floorAlone},
-		{workerAlone, "Ours: CPU per agent's HTTP send, one sender (each its own statement and commit, as on Lambda)", floorAlone},
+		{floor, "**Floor D**: CPU per bare INSERT+NOTIFY", d0},
+		{viaHTTP, "Ours: CPU per anonymous HTTP send", d0},
+		{viaWorker, "Ours: CPU per agent's HTTP send (owner token + worker session)", d0},
+		{viaStore, "Ours: CPU per store.SendMessage", d0},
+		{floorAlone, "**Floor D1**: CPU per bare INSERT+NOTIFY, one sender", d1},
+		{workerAlone, "Ours: CPU per agent's HTTP send, one sender (each its own statement and commit, as on Lambda)", d1},
 	} {
-		name := "floor D"
-		if k.floor == floorAlone {
-			name = "floor D1"
-		}
 		b.add(secThroughput, func() row {
 			r := row{name: k.name, p50: cpuPer(k.cpu, k.cpuOK, k.all), p99: "—", r50: "—", r99: "—",
-				notes: "p50 column is CPU time per send of this process (client and server) and of the run's database backends (by application_name, from /proc), over the rows above' rounds; ratio = ours / " + name + "'s"}
+				notes: "p50 column is CPU time per send of this process (client and server) and of the run's database backends (by application_name, from /proc), over the rows above' rounds; ratio = ours / " + k.floor.name + "'s"}
 			if k.cpuOK && k.floor.cpuOK {
-				r.r50 = ratio(cpuEach(k.kind), cpuEach(k.floor))
+				r.r50 = ratio(cpuEach(k.kind), cpuEach(k.floor.kind))
 			}
 			return r
 		})

@@ -188,10 +188,10 @@ func (s *Store) checkedArgs(in Send) []any {
 // It comes in two variants: for a send a worker session signs (signed,
 // $18 given) and for one it does not. Each leaves out what only the
 // other reads, the session and its touch or the claims on the sender and
-// the names others hold: set up for nothing, they cost a lone send about
-// 9% of its backend's CPU (docs/benchmark.md). Both take the same
-// arguments; the parameters a variant does not read are typed in its
-// first CTE (unread), which never runs.
+// the names others hold: set up for nothing, they cost a lone signed send
+// 9–14% of its backend's CPU, an unsigned one 2–10% (docs/benchmark.md).
+// Both take the same arguments; the parameters a variant does not read
+// are typed in its first CTE (unread), which never runs.
 //
 // The session is touched only past the rate limit, as when the take was
 // its own statement, and only for an owner token that signs someone in.
