@@ -111,10 +111,11 @@ func TestColumnListsMatchRows(t *testing.T) {
 		{"device request", claimDeviceRequestSQL, byName[deviceRequestRow]},
 		{"repo visibility", repoVisibilitySQL, byName[repoVisibilityRow]},
 		{"repo access", repoAccessSQL, byName[repoAccessRow]},
-		{"sender claim", claimSQL("$1", "$2", "$3", "$4", "$5", "true"), byName[SenderClaim]},
+		{"sender claim", claimSQL("$1", "$2", "$3", "$4", "$5"), byName[SenderClaim]},
 		{"send signed by a session, with its checks", sendSignedSQL, byName[sendRow]},
 		{"send signed by no session, with its checks", sendUnsignedSQL, byName[sendRow]},
-		{"several sends with their checks", sendSetSQL, byName[sendRow]},
+		{"several sends signed by sessions, with their checks", sendSetSignedSQL, byName[sendRow]},
+		{"several sends signed by no session, with their checks", sendSetUnsignedSQL, byName[sendRow]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,7 +49,7 @@ func SetSendLanes(s *Store, n int) { s.turns.limit = n }
 
 // SendPlan is the plan of ins' statement as it ran under EXPLAIN
 // (ANALYZE, FORMAT JSON), in a transaction rolled back after:
-// checkedSQL's variant for one send, sendSetSQL on its generic plan, as a
+// checkedSQL's variant for one send, sendSetSQL's of the first send's kind on its generic plan, as a
 // batch runs it, for several. The sends take no rate token.
 func SendPlan(ctx context.Context, s *Store, ins ...Send) ([]byte, error) {
 	tx, err := s.pool.Begin(ctx)
@@ -69,7 +69,7 @@ func SendPlan(ctx context.Context, s *Store, ins ...Send) ([]byte, error) {
 		for i := range ins {
 			sends[i] = &ins[i]
 		}
-		sql, args = sendSetSQL, s.setArgs(sends)
+		sql, args = setStatement(sends[0]), s.setArgs(sends)
 	}
 	var plan []byte
 	err = tx.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+sql, args...).Scan(&plan)

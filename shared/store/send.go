@@ -244,7 +244,7 @@ func checkedSQL(signed bool) string {
 	} else {
 		checks = `
 	WITH unread AS (SELECT $18::bytea, $19::bigint, $20::timestamptz, $28::integer, $29::timestamptz` + common + `
-	), claim AS (` + claimSQL("$1", "$22", "(SELECT account FROM caller)", "$23", "$24", "true") + `
+	), claim AS (` + claimSQL("$1", "$22", "(SELECT account FROM caller)", "$23", "$24") + `
 	), verdict AS (
 		SELECT coalesce((SELECT allowed FROM take), true) AS allowed,
 			c.session AS claim_session, c.others AS claim_others, c.agent AS claim_agent, ` + found + `,

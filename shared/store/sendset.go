@@ -79,13 +79,14 @@ func jsonKeys(keys []string) pgtype.Text {
 }
 
 // setRuns splits a batch, in its order, into the runs that go as one
-// statement each: consecutive checked sends that are not replies, and
+// statement each: consecutive checked sends that are not replies, all
+// signed by worker sessions or none (sendSetSQL's two variants), and
 // every other send alone.
 func setRuns(batch []*roomSend) [][]*roomSend {
 	var runs [][]*roomSend
-	open := false // the last run takes more checked sends
+	open := false // the last run takes more checked sends of its kind
 	for _, rs := range batch {
-		if open && rs.checked != nil {
+		if open && rs.checked != nil && setStatement(rs.checked) == setStatement(runs[len(runs)-1][0].checked) {
 			runs[len(runs)-1] = append(runs[len(runs)-1], rs)
 			continue
 		}
@@ -130,7 +131,7 @@ const bucketsSQL = `
 	)
 	DELETE FROM rate_buckets WHERE empty_at < $3 AND EXISTS (SELECT 1 FROM made)`
 
-// queueSet queues run, checked sends, as one sendSetSQL, each send's row
+// queueSet queues run, checked sends of one kind, as one sendSetSQL, each send's row
 // read by its fill.
 func (s *Store) queueSet(b *pgx.Batch, run []*roomSend) {
 	ins := make([]*Send, len(run))
@@ -138,7 +139,7 @@ func (s *Store) queueSet(b *pgx.Batch, run []*roomSend) {
 		ins[i] = rs.checked
 	}
 	n := len(run)
-	b.Queue(sendSetSQL, s.setArgs(ins)...).Query(func(rows pgx.Rows) error {
+	b.Queue(setStatement(ins[0]), s.setArgs(ins)...).Query(func(rows pgx.Rows) error {
 		i := 0
 		for ; rows.Next() && i < n; i++ {
 			run[i].err = run[i].fill(rows)
@@ -198,8 +199,57 @@ const genericPlan = `SELECT set_config('plan_cache_mode', 'force_generic_plan', 
 // bucket taken from is there (bucketsSQL). The takes of each bucket are
 // folded in the sends' order; the sends that pass are numbered in their
 // rooms in their order, each room's counter moved once.
-var sendSetSQL = `
-	WITH RECURSIVE input AS (
+//
+// Like checkedSQL it comes in two variants, for sends worker sessions
+// sign (signed) and for sends they do not, each without what only the
+// other reads (the sessions and their touch, or the claims and the names
+// others hold); a run holds sends of one kind (setRuns). Both take the
+// same arguments: the unsigned one types the one it does not read
+// (letagents.MaxSenderBytes) in a first CTE that never runs.
+func sendSetSQL(signed bool) string {
+	var unread, checks, sender, source, publisher, ok, from, session string
+	if signed {
+		checks = `
+	), sess AS (
+		SELECT i.n, s.id, s.room_id, s.owner_account_id, s.session_kind, s.actor_label, s.ended_at
+		FROM input i JOIN caller c ON c.n = i.n LEFT JOIN took t ON t.n = i.n
+		JOIN agent_sessions s ON s.token_hash = i.sess_hash
+		WHERE coalesce(t.allowed, true) AND c.signed
+	), touch AS (
+		UPDATE agent_sessions a SET last_seen_at = x.now
+		FROM (SELECT s.id, max(i.now) AS now, max(i.seen_before) AS before FROM sess s JOIN input i ON i.n = s.n GROUP BY s.id) x
+		WHERE a.id = x.id AND a.last_seen_at <= x.before
+	), verdict AS (
+		SELECT i.n, coalesce(t.allowed, true) AS allowed,
+			false AS claim_session, false AS claim_others, false AS claim_agent, ` + setFoundSQL + `, true AS name_free
+		FROM input i LEFT JOIN took t ON t.n = i.n`
+		sender, source, publisher = `s.actor_label`, `'`+letagents.SourceAgent+`'`, `s.id`
+		ok = `s.id = i.sess_id AND s.owner_account_id = cl.account AND s.room_id = i.room
+				AND s.ended_at IS NULL AND s.session_kind = '` + letagents.SessionWorker + `'
+				AND octet_length(s.actor_label) <= $26 AND s.actor_label !~ '^\s*$' AND NOT ` + reservedSQL("s.actor_label")
+		from = ` LEFT JOIN sess s ON s.n = i.n`
+		session = `s.id AS session_id, s.room_id AS session_room_id, s.owner_account_id AS session_owner_account_id,
+		s.session_kind, s.actor_label AS session_actor_label, s.ended_at AS session_ended_at`
+	} else {
+		checks = `
+	), claim AS (
+		SELECT i.n, c.* FROM input i JOIN caller cl ON cl.n = i.n
+		CROSS JOIN LATERAL (` + claimSQL("i.room", "i.label", "cl.account", "i.display", "i.owner") + `) c
+	), verdict AS (
+		SELECT i.n, coalesce(t.allowed, true) AS allowed,
+			c.session AS claim_session, c.others AS claim_others, c.agent AS claim_agent, ` + setFoundSQL + `,
+			NOT ` + nameHeldSQL("i.nkeys", "cl.account", "i.room") + ` AS name_free
+		FROM input i JOIN caller cl ON cl.n = i.n JOIN claim c ON c.n = i.n LEFT JOIN took t ON t.n = i.n`
+		unread = ` unread AS (SELECT $26::integer),`
+		sender, publisher = `i.sender`, `i.publisher`
+		source = `CASE WHEN i.via_owner AND NOT (v.claim_session OR v.claim_agent) THEN NULL ELSE i.source END`
+		ok = `NOT (v.claim_others AND NOT v.claim_session)
+				AND (v.claim_session OR v.claim_agent OR (NOT i.via_owner AND v.name_free) OR (i.via_owner AND i.owner = ''))`
+		session = `NULL::bigint AS session_id, NULL::text AS session_room_id, NULL::bigint AS session_owner_account_id,
+		NULL::text AS session_kind, NULL::text AS session_actor_label, NULL::timestamptz AS session_ended_at`
+	}
+	return `
+	WITH RECURSIVE` + unread + ` input AS (
 		SELECT u.*,
 			CASE WHEN u.mention_keys IS NOT NULL THEN ARRAY(SELECT jsonb_array_elements_text(u.mention_keys::jsonb)) END AS mkeys,
 			ARRAY(SELECT jsonb_array_elements_text(u.name_keys::jsonb)) AS nkeys
@@ -237,40 +287,12 @@ var sendSetSQL = `
 	), take AS (
 		UPDATE rate_buckets b SET empty_at = l.empty_at, allowed = l.allowed
 		FROM (SELECT DISTINCT ON (kind, key) kind, key, empty_at, allowed FROM took ORDER BY kind, key, j DESC) l
-		WHERE b.kind = l.kind AND b.key = l.key
-	), sess AS (
-		SELECT i.n, s.id, s.room_id, s.owner_account_id, s.session_kind, s.actor_label, s.ended_at
-		FROM input i JOIN caller c ON c.n = i.n LEFT JOIN took t ON t.n = i.n
-		JOIN agent_sessions s ON s.token_hash = i.sess_hash
-		WHERE coalesce(t.allowed, true) AND c.signed
-	), touch AS (
-		UPDATE agent_sessions a SET last_seen_at = x.now
-		FROM (SELECT s.id, max(i.now) AS now, max(i.seen_before) AS before FROM sess s JOIN input i ON i.n = s.n GROUP BY s.id) x
-		WHERE a.id = x.id AND a.last_seen_at <= x.before
-	), claim AS (
-		SELECT i.n, c.* FROM input i JOIN caller cl ON cl.n = i.n
-		CROSS JOIN LATERAL (` + claimSQL("i.room", "i.label", "cl.account", "i.display", "i.owner", "i.sess_hash IS NULL") + `) c
-	), verdict AS (
-		SELECT i.n, coalesce(t.allowed, true) AS allowed,
-			c.session AS claim_session, c.others AS claim_others, c.agent AS claim_agent,
-			EXISTS (SELECT 1 FROM rooms WHERE id = i.room) AS room_found,
-			(i.client_id IS NOT NULL AND EXISTS (SELECT 1 FROM messages WHERE room_id = i.room AND client_message_id = i.client_id)) AS repeat,
-			NOT ` + nameHeldSQL("i.nkeys", "cl.account", "i.room") + ` AS name_free
-		FROM input i JOIN caller cl ON cl.n = i.n JOIN claim c ON c.n = i.n LEFT JOIN took t ON t.n = i.n
+		WHERE b.kind = l.kind AND b.key = l.key` + checks + `
 	), decided AS (
 		SELECT i.n, i.room, i.text, i.client_id, i.kind, i.channel, i.mkeys,
-			CASE WHEN i.sess_hash IS NULL THEN i.sender ELSE s.actor_label END AS sender,
-			CASE WHEN i.sess_hash IS NOT NULL THEN '` + letagents.SourceAgent + `'
-				WHEN i.via_owner AND NOT (v.claim_session OR v.claim_agent) THEN NULL ELSE i.source END AS source,
-			CASE WHEN i.sess_hash IS NULL THEN i.publisher ELSE s.id END AS publisher,
-			coalesce(v.allowed AND cl.signed AND v.room_found AND NOT v.repeat AND CASE
-				WHEN i.sess_hash IS NOT NULL THEN s.id = i.sess_id AND s.owner_account_id = cl.account AND s.room_id = i.room
-					AND s.ended_at IS NULL AND s.session_kind = '` + letagents.SessionWorker + `'
-					AND octet_length(s.actor_label) <= $26 AND s.actor_label !~ '^\s*$' AND NOT ` + reservedSQL("s.actor_label") + `
-				ELSE NOT (v.claim_others AND NOT v.claim_session)
-					AND (v.claim_session OR v.claim_agent OR (NOT i.via_owner AND v.name_free) OR (i.via_owner AND i.owner = ''))
-				END, false) AS ok
-		FROM input i JOIN caller cl ON cl.n = i.n JOIN verdict v ON v.n = i.n LEFT JOIN sess s ON s.n = i.n
+			` + sender + ` AS sender, ` + source + ` AS source, ` + publisher + ` AS publisher,
+			coalesce(v.allowed AND cl.signed AND v.room_found AND NOT v.repeat AND ` + ok + `, false) AS ok
+		FROM input i JOIN caller cl ON cl.n = i.n JOIN verdict v ON v.n = i.n` + from + `
 	), numbered AS (
 		SELECT d.*, row_number() OVER (PARTITION BY d.room ORDER BY d.n) AS k, count(*) OVER (PARTITION BY d.room) AS cnt
 		FROM decided d WHERE d.ok
@@ -301,9 +323,7 @@ var sendSetSQL = `
 		FROM placed p LEFT JOIN mentioned m ON m.n = p.n
 		RETURNING room_id, seq, sender, source, publisher_session_id, thread_root_seq, created_at
 	)
-	SELECT t.allowed AS take_allowed, t.empty_at AS take_empty_at,
-		s.id AS session_id, s.room_id AS session_room_id, s.owner_account_id AS session_owner_account_id,
-		s.session_kind, s.actor_label AS session_actor_label, s.ended_at AS session_ended_at,
+	SELECT t.allowed AS take_allowed, t.empty_at AS take_empty_at, ` + session + `,
 		v.claim_session AS session, v.claim_others AS others, v.claim_agent AS agent, v.room_found, true AS parent_found,
 		v.repeat, v.name_free,
 		x.sender AS sent_sender, x.source AS sent_source, x.publisher_session_id AS sent_publisher,
@@ -314,7 +334,23 @@ var sendSetSQL = `
 		o.id AS owner_account_id, o.token_id AS owner_token_id, o.provider AS owner_provider,
 		o.provider_user_id AS owner_provider_user_id, o.login AS owner_login, o.display_name AS owner_display_name,
 		o.avatar_url AS owner_avatar_url, o.created_at AS owner_created_at, o.updated_at AS owner_updated_at
-	FROM input i JOIN verdict v ON v.n = i.n LEFT JOIN took t ON t.n = i.n LEFT JOIN sess s ON s.n = i.n
+	FROM input i JOIN verdict v ON v.n = i.n LEFT JOIN took t ON t.n = i.n` + from + `
 		LEFT JOIN placed p ON p.n = i.n LEFT JOIN ins x ON x.room_id = p.room AND x.seq = p.seq
 		LEFT JOIN mentioned m ON m.n = i.n LEFT JOIN owner o ON o.n = i.n
 	ORDER BY i.n`
+}
+
+// setFoundSQL is sendSetSQL's verdict on its send i's room and client id.
+const setFoundSQL = `EXISTS (SELECT 1 FROM rooms WHERE id = i.room) AS room_found,
+			(i.client_id IS NOT NULL AND EXISTS (SELECT 1 FROM messages WHERE room_id = i.room AND client_message_id = i.client_id)) AS repeat`
+
+// sendSetSignedSQL and sendSetUnsignedSQL are sendSetSQL's two variants.
+var sendSetSignedSQL, sendSetUnsignedSQL = sendSetSQL(true), sendSetSQL(false)
+
+// setStatement is the set statement of a run of in's kind.
+func setStatement(in *Send) string {
+	if in.SessionTokenHash != nil {
+		return sendSetSignedSQL
+	}
+	return sendSetUnsignedSQL
+}

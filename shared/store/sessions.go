@@ -395,16 +395,14 @@ type SenderClaim struct {
 
 // claimSQL reads the claims (SenderClaim) on the label in the room by the
 // account, whose agent's display and owner labels would be display and
-// owner: SQL of each. It reads them only when the SQL condition when
-// holds, and finds none otherwise: a send signed by a worker session
-// reads no claim, and its statement must not pay for the lookups.
-func claimSQL(room, label, account, display, owner, when string) string {
+// owner: SQL of each.
+func claimSQL(room, label, account, display, owner string) string {
 	return `
 	SELECT coalesce(bool_or(owner_account_id = ` + account + `), false) AS session,
 		coalesce(bool_or(owner_account_id <> ` + account + `), false) AS others,
-		` + when + ` AND EXISTS (SELECT 1 FROM agents WHERE owner_account_id = ` + account + `
+		EXISTS (SELECT 1 FROM agents WHERE owner_account_id = ` + account + `
 			AND lower(display_name) = lower(` + display + `) AND lower(owner_label) = lower(` + owner + `)) AS agent
-	FROM agent_sessions WHERE ` + when + ` AND room_id = ` + room + ` AND lower(actor_label) = lower(` + label + `)`
+	FROM agent_sessions WHERE room_id = ` + room + ` AND lower(actor_label) = lower(` + label + `)`
 }
 
 // SenderClaim reads the claims on an actor label in a room (ended sessions
@@ -413,7 +411,7 @@ func claimSQL(room, label, account, display, owner, when string) string {
 // parts (actors.ParseActorLabel), all without regard to case; accountID 0
 // is nobody, whom every session's label is someone else's.
 func (s *Store) SenderClaim(ctx context.Context, roomID, label, display, owner string, accountID int64) (SenderClaim, error) {
-	c, err := queryOne[SenderClaim](ctx, s.pool, claimSQL("$1", "$2", "$3", "$4", "$5", "true"), roomID, label, accountID, display, owner)
+	c, err := queryOne[SenderClaim](ctx, s.pool, claimSQL("$1", "$2", "$3", "$4", "$5"), roomID, label, accountID, display, owner)
 	if err != nil {
 		return c, fmt.Errorf("read claims on sender: %w", err)
 	}
