@@ -134,18 +134,18 @@ func (q *quoteRow) quote(parentSeq int64) *letagents.Quote {
 // messageSelect reads a message aliased m (a messages row) with what its
 // readers see beside it, from the relations messageJoins adds after the
 // FROM item m: the quote of its parent and the summary of its thread;
-// and the sessions it mentions, in the order of their ids.
+// and the sessions it mentions (mention_refs, migration 0038), asked
+// for only for a message that mentions someone.
 var messageSelect = messageColumns + `, ` + quoteColumns + `,
-	t.reply_count, t.latest_reply_seq, t.latest_reply_at, ` + mentionedSQL("id") + ` AS mention_ids, ` +
-	mentionedSQL("display_name") + ` AS mention_names, ` + mentionedSQL("actor_label") + ` AS mention_labels`
+	t.reply_count, t.latest_reply_seq, t.latest_reply_at,
+	CASE WHEN cardinality(m.mentions) > 0 THEN mention_refs(m.mentions) END AS mention_refs`
 
-// mentionedSQL is a column of the sessions m mentions as an array, null
-// for none. A subquery under CASE runs only for a message that mentions
-// someone; as a LATERAL join its aggregate was set up for every row, a
-// third of a 50-message page's time in the database.
-func mentionedSQL(col string) string {
-	return `CASE WHEN cardinality(m.mentions) > 0 THEN (SELECT array_agg(ms.` + col + ` ORDER BY ms.id)
-		FROM unnest(m.mentions) x JOIN LATERAL (SELECT * FROM agent_sessions ms WHERE ms.id = x LIMIT 1) ms ON true) END`
+// mentionRefsSQL aggregates the sessions of the relation alias (id,
+// display_name, actor_label) as mention_refs (migration 0038) answers
+// them: a JSON array in the order of their ids, null for none.
+func mentionRefsSQL(alias string) string {
+	return `json_agg(json_build_object('id', ` + alias + `.id, 'display_name', ` + alias + `.display_name, 'actor_label', ` +
+		alias + `.actor_label) ORDER BY ` + alias + `.id)`
 }
 
 const messageJoins = `
@@ -173,7 +173,7 @@ type messageRow struct {
 // targets are where messageSelect lands, in its order.
 func (r *messageRow) targets() []any {
 	return append(r.messageColumnsRow.targets(), &r.QuoteSender, &r.QuoteText, &r.QuoteTruncated, &r.QuoteSource,
-		&r.QuoteCreatedAt, &r.ReplyCount, &r.LatestReplySeq, &r.LatestReplyAt, &r.MentionIDs, &r.MentionNames, &r.MentionLabels)
+		&r.QuoteCreatedAt, &r.ReplyCount, &r.LatestReplySeq, &r.LatestReplyAt, &r.MentionRefs)
 }
 
 // message is the scanned message; false when the row held none.
@@ -190,21 +190,26 @@ func (r *messageRow) message() (letagents.Message, bool) {
 	return m, true
 }
 
-// mentionsRow scans the sessions a message mentions as three parallel
-// arrays (ids, display names, actor labels), null for none.
+// mentionsRow scans the sessions a message mentions, as mention_refs
+// (migration 0038) and mentionRefsSQL give them; null for none.
 type mentionsRow struct {
-	MentionIDs    []int64  `db:"mention_ids"`
-	MentionNames  []string `db:"mention_names"`
-	MentionLabels []string `db:"mention_labels"`
+	MentionRefs []mentionRef `db:"mention_refs"`
+}
+
+// mentionRef is one session of mention_refs' JSON array.
+type mentionRef struct {
+	ID          int64  `json:"id"`
+	DisplayName string `json:"display_name"`
+	ActorLabel  string `json:"actor_label"`
 }
 
 func (r *mentionsRow) refs() []letagents.AgentRef {
-	if len(r.MentionIDs) == 0 || len(r.MentionNames) != len(r.MentionIDs) || len(r.MentionLabels) != len(r.MentionIDs) {
+	if len(r.MentionRefs) == 0 {
 		return nil
 	}
-	out := make([]letagents.AgentRef, len(r.MentionIDs))
-	for i, id := range r.MentionIDs {
-		out[i] = letagents.AgentRef{SessionID: id, DisplayName: r.MentionNames[i], ActorLabel: r.MentionLabels[i]}
+	out := make([]letagents.AgentRef, len(r.MentionRefs))
+	for i, m := range r.MentionRefs {
+		out[i] = letagents.AgentRef{SessionID: m.ID, DisplayName: m.DisplayName, ActorLabel: m.ActorLabel}
 	}
 	return out
 }
@@ -334,11 +339,10 @@ func sendSQL(p sendParts) string {
 }
 
 // sentColumns reads what sentRow scans from ins i and parent p.
-const sentColumns = `i.seq, i.thread_root_seq, i.created_at,
+var sentColumns = `i.seq, i.thread_root_seq, i.created_at,
 	p.sender AS quote_sender, p.text AS quote_text, p.truncated AS quote_truncated, p.source AS quote_source,
 	p.created_at AS quote_created_at,
-	(SELECT array_agg(id) FROM mentioned) AS mention_ids, (SELECT array_agg(display_name) FROM mentioned) AS mention_names,
-	(SELECT array_agg(actor_label) FROM mentioned) AS mention_labels`
+	(SELECT ` + mentionRefsSQL("mentioned") + ` FROM mentioned) AS mention_refs`
 
 // sentRow scans what a send learns of the message it added.
 type sentRow struct {

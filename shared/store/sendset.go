@@ -309,10 +309,9 @@ func sendSetSQL(signed bool) string {
 		RETURNING pg_notify((SELECT p.channel FROM placed p WHERE p.room = room_events.room_id LIMIT 1),
 			(SELECT nx.last_seq FROM next nx WHERE nx.id = room_events.room_id)::text)
 	), mentioned AS (
-		SELECT p.n, m.ids, m.names, m.labels FROM placed p CROSS JOIN LATERAL (
-			SELECT array_agg(id ORDER BY id) AS ids, array_agg(display_name ORDER BY id) AS names,
-				array_agg(actor_label ORDER BY id) AS labels
-			FROM agent_sessions WHERE p.mkeys IS NOT NULL AND room_id = p.room AND ended_at IS NULL AND id IS DISTINCT FROM p.publisher
+		SELECT p.n, m.ids, m.refs FROM placed p CROSS JOIN LATERAL (
+			SELECT array_agg(s.id ORDER BY s.id) AS ids, ` + mentionRefsSQL("s") + ` AS refs
+			FROM agent_sessions s WHERE p.mkeys IS NOT NULL AND room_id = p.room AND ended_at IS NULL AND id IS DISTINCT FROM p.publisher
 				AND (` + mentionNameSQL + ` = ANY(p.mkeys) OR lower(` + collapsedSQL("actor_label") + `) = ANY(p.mkeys)
 					OR lower(` + collapsedSQL("display_name") + `) = ANY(p.mkeys))) m
 	), ins AS (
@@ -330,7 +329,7 @@ func sendSetSQL(signed bool) string {
 		x.seq, x.thread_root_seq, x.created_at,
 		NULL::text AS quote_sender, NULL::text AS quote_text, NULL::boolean AS quote_truncated, NULL::text AS quote_source,
 		NULL::timestamptz AS quote_created_at,
-		m.ids AS mention_ids, m.names AS mention_names, m.labels AS mention_labels,
+		m.refs AS mention_refs,
 		o.id AS owner_account_id, o.token_id AS owner_token_id, o.provider AS owner_provider,
 		o.provider_user_id AS owner_provider_user_id, o.login AS owner_login, o.display_name AS owner_display_name,
 		o.avatar_url AS owner_avatar_url, o.created_at AS owner_created_at, o.updated_at AS owner_updated_at

@@ -3,12 +3,15 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
+	"github.com/letagents/letagents-go/shared/store/storetest"
 	"github.com/letagents/letagents-go/shared/testwait"
 )
 
@@ -91,6 +94,40 @@ func TestBatchTakesAsSendBySend(t *testing.T) {
 		if g.Created != w.Created || g.Wait != w.Wait || (g.Created && g.Message.Seq != w.Message.Seq+1) {
 			t.Errorf("send %d: created %v (message %d), wait %v; want created %v (message %d), wait %v", i,
 				g.Created, g.Message.Seq, g.Wait, w.Created, w.Message.Seq+1, w.Wait)
+		}
+	}
+	wantSetStatement(t, d)
+}
+
+// Sends in one batch answer with the sessions they mention, as each
+// would alone: names and labels included, in the order of their ids, for
+// a send its worker session signs and for one it does not.
+func TestBatchedSendsAnswerTheirMentions(t *testing.T) {
+	t.Parallel()
+	now := time.Now().Truncate(time.Millisecond)
+	d, s, rooms := newRooms(t, "batched mentions")
+	room := rooms[0]
+	builder := storetest.Register(t, s, room, "Builder", letagents.SessionWorker, now)
+	watcher := storetest.Register(t, s, room, "Watcher", letagents.SessionWorker, now)
+	plain := func(text string) store.Send {
+		return store.Send{Message: letagents.NewMessage{RoomID: room, Sender: "ann", Text: text}, Now: now,
+			Label: "ann", Display: "ann", NameKeys: store.NameKeys("ann", "ann", "")}
+	}
+	signed := store.Send{Message: letagents.NewMessage{RoomID: room, Sender: "x", Text: "@Watcher done"},
+		SessionTokenHash: auth.HashToken(builder.Token), SessionID: builder.ID, AccountID: builder.OwnerAccountID, Now: now}
+	ins := []store.Send{plain("@Watcher @Builder look"), plain("nobody"), signed, plain("@Builder")}
+	want := [][]storetest.Worker{{builder, watcher}, nil, {watcher}, {builder}}
+	outs := sendInOneBatch(t, d, s, room, ins)
+	for i, out := range outs {
+		if !out.Created {
+			t.Fatalf("send %d: not sent (%+v)", i, out)
+		}
+		var wantRefs []letagents.AgentRef
+		for _, w := range want[i] {
+			wantRefs = append(wantRefs, letagents.AgentRef{SessionID: w.ID, DisplayName: w.DisplayName, ActorLabel: w.ActorLabel})
+		}
+		if !slices.Equal(out.Message.Mentions, wantRefs) {
+			t.Errorf("send %d (%q) answered mentions %+v, want %+v", i, ins[i].Message.Text, out.Message.Mentions, wantRefs)
 		}
 	}
 	wantSetStatement(t, d)
