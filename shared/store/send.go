@@ -150,11 +150,15 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 
 // checkedStatement is the statement of in's variant (checkedSQL).
 func checkedStatement(in Send) string {
-	if in.SessionTokenHash != nil {
+	if in.signed() {
 		return sendSignedSQL
 	}
 	return sendUnsignedSQL
 }
+
+// signed says whether a worker session signs in: the kind of send the
+// statements' variants are for (checkedSQL, sendSetSQL).
+func (in *Send) signed() bool { return in.SessionTokenHash != nil }
 
 // checkedArgs are checkedSQL's arguments for in, whose take (if any)
 // has a positive rate.

@@ -86,7 +86,7 @@ func setRuns(batch []*roomSend) [][]*roomSend {
 	var runs [][]*roomSend
 	open := false // the last run takes more checked sends of its kind
 	for _, rs := range batch {
-		if open && rs.checked != nil && setStatement(rs.checked) == setStatement(runs[len(runs)-1][0].checked) {
+		if open && rs.checked != nil && rs.checked.signed() == runs[len(runs)-1][0].checked.signed() {
 			runs[len(runs)-1] = append(runs[len(runs)-1], rs)
 			continue
 		}
@@ -348,7 +348,7 @@ var sendSetSignedSQL, sendSetUnsignedSQL = sendSetSQL(true), sendSetSQL(false)
 
 // setStatement is the set statement of a run of in's kind.
 func setStatement(in *Send) string {
-	if in.SessionTokenHash != nil {
+	if in.signed() {
 		return sendSetSignedSQL
 	}
 	return sendSetUnsignedSQL
