@@ -49,8 +49,9 @@ func SetSendLanes(s *Store, n int) { s.turns.limit = n }
 
 // SendPlan is the plan of ins' statement as it ran under EXPLAIN
 // (ANALYZE, FORMAT JSON), in a transaction rolled back after:
-// checkedSQL's variant for one send, sendSetSQL's of the first send's kind on its generic plan, as a
-// batch runs it, for several. The sends take no rate token.
+// checkedSQL's variant for one send; for several, sendSetSQL's variant of
+// the first send's kind on its generic plan, as a batch runs it. The
+// sends take no rate token.
 func SendPlan(ctx context.Context, s *Store, ins ...Send) ([]byte, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {

@@ -131,8 +131,8 @@ const bucketsSQL = `
 	)
 	DELETE FROM rate_buckets WHERE empty_at < $3 AND EXISTS (SELECT 1 FROM made)`
 
-// queueSet queues run, checked sends of one kind, as one sendSetSQL, each send's row
-// read by its fill.
+// queueSet queues run, checked sends of one kind, as one sendSetSQL,
+// each send's row read by its fill.
 func (s *Store) queueSet(b *pgx.Batch, run []*roomSend) {
 	ins := make([]*Send, len(run))
 	for i, rs := range run {
