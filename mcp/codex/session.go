@@ -163,7 +163,8 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (sess state.CodexLiv
 	if serverURL == "" {
 		serverURL = m.cfg.ServerURL
 	}
-	if serverURL == "" {
+	picked := serverURL == ""
+	if picked {
 		if serverURL, err = freeServerURL(); err != nil {
 			return sess, false, err
 		}
@@ -184,19 +185,17 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (sess state.CodexLiv
 	}
 
 	if !ready(ctx, m.http, serverURL) {
-		s, err := spawn(m.cfg.Bin, serverURL)
-		if err != nil {
-			return sess, false, err
-		}
-		m.mu.Lock()
-		m.spawned[s.pid] = s
-		m.watches.Add(1)
-		m.mu.Unlock()
-		go m.watch(s)
-		sess.ServerPID, sess.LaunchedServer = s.pid, true
-		if err := m.awaitReady(ctx, s, serverURL); err != nil {
-			m.end(s.pid)
-			return sess, false, err
+		for try := 1; ; try++ {
+			err := m.launch(ctx, &sess)
+			if err == nil {
+				break
+			}
+			if !picked || try == serverTries || !errors.Is(err, errPortTaken) {
+				return sess, false, err
+			}
+			if sess.ServerURL, err = freeServerURL(); err != nil {
+				return sess, false, err
+			}
 		}
 	}
 	// From here on a failure ends the server this start spawned.
@@ -220,6 +219,27 @@ func (m *Manager) Start(ctx context.Context, in StartInput) (sess state.CodexLiv
 	}
 	sess, err = m.observe(ctx, sess)
 	return sess, false, err
+}
+
+// launch spawns the codex binary's app-server at the session's address
+// and waits for it to listen; a server that does not is ended.
+func (m *Manager) launch(ctx context.Context, sess *state.CodexLiveSession) error {
+	s, err := spawn(m.cfg.Bin, sess.ServerURL)
+	if err != nil {
+		return err
+	}
+	defer s.forgetStderr()
+	m.mu.Lock()
+	m.spawned[s.pid] = s
+	m.watches.Add(1)
+	m.mu.Unlock()
+	go m.watch(s)
+	sess.ServerPID, sess.LaunchedServer = s.pid, true
+	if err := m.awaitReady(ctx, s); err != nil {
+		m.end(s.pid)
+		return err
+	}
+	return nil
 }
 
 // startTurn connects to the session's app-server, starts a thread and its

@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -485,6 +488,94 @@ func TestSpawnFailures(t *testing.T) {
 	}
 }
 
+// TestStartTriesAnotherPort: a start that picked its app-server's port
+// and finds it taken by the time the server binds it (the server exits
+// saying its address is in use) tries a new port, serverTries times in
+// all; it then fails saying so, with the server's own words.
+func TestStartTriesAnotherPort(t *testing.T) {
+	t.Parallel()
+	tries := func(bin string) func() int {
+		if err := os.Remove(bin + ".tries"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		return func() int {
+			b, _ := os.ReadFile(bin + ".tries")
+			n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return n
+		}
+	}
+	spawned := func(m *Manager) []*server {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		out := make([]*server, 0, len(m.spawned))
+		for _, s := range m.spawned {
+			out = append(out, s)
+		}
+		return out
+	}
+	t.Run("taken twice", func(t *testing.T) {
+		t.Parallel()
+		ran := tries(takenBin)
+		m, _, clk := newManager(t, Config{Bin: takenBin})
+		// No time passes before the third server listens: the first two
+		// exit without it.
+		listens := func() bool {
+			for _, s := range spawned(m) {
+				if ran() == 3 && listening(s.url)() {
+					return true
+				}
+			}
+			return false
+		}
+		got := start(t, m, clk, startInput(t, ""), listens)
+		if got.err != nil {
+			t.Fatalf("Start = %v, want it started on a third port", got.err)
+		}
+		if n := ran(); n != 3 {
+			t.Errorf("the codex binary ran %d times, want 3", n)
+		}
+		if !got.sess.LaunchedServer || !listening(got.sess.ServerURL)() {
+			t.Errorf("session = %+v, want it on the server that listens", got.sess)
+		}
+	})
+	t.Run("always taken", func(t *testing.T) {
+		t.Parallel()
+		m, f, clk := newManager(t, Config{Bin: alwaysTakenBin})
+		// A port the start was given is the caller's: tried once. One it
+		// picked, serverTries times.
+		for _, tc := range []struct {
+			url  string
+			runs int
+		}{{freeURL(t), 1}, {"", serverTries}} {
+			ran := tries(alwaysTakenBin)
+			allExited := func() bool {
+				if ran() < tc.runs {
+					return false
+				}
+				for _, s := range spawned(m) {
+					select {
+					case <-s.exited:
+					default:
+						return false
+					}
+				}
+				return true
+			}
+			got := startAlone(t, m, clk, startInput(t, tc.url), allExited)
+			if !errors.Is(got.err, errPortTaken) || !strings.Contains(got.err.Error(), "exited (exit status 1)") ||
+				!strings.HasSuffix(got.err.Error(), ": Error: Address in use (os error 98)") {
+				t.Fatalf("given %q, Start = %v, want a failure ending with the server's error", tc.url, got.err)
+			}
+			if n := ran(); n != tc.runs {
+				t.Errorf("given %q, the codex binary ran %d times, want %d", tc.url, n, tc.runs)
+			}
+		}
+		if st, _ := f.Load(); len(st.CodexLiveSessions) != 0 {
+			t.Errorf("saved %v, want nothing", st.CodexLiveSessions)
+		}
+	})
+}
+
 // TestInspect: an inspection reads the worker's state from its server,
 // and says what it can when the server is gone or will not talk.
 func TestInspect(t *testing.T) {
@@ -711,5 +802,33 @@ func TestStarterEnding(t *testing.T) {
 				t.Errorf("ended %v, told %q; want the worker's session ended and the telling saved", e.room.ended, saved(t, e.f, "s1").ToldAt)
 			}
 		})
+	}
+}
+
+// TestLastWords: a failed server's words are its last error line, else
+// its last line, without a terminal's colours.
+func TestLastWords(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, stderr, want string }{
+		{"nothing", "", ""},
+		{"an error before a backtrace", "\x1b[31mERROR\x1b[0m warm-up\nError: Address in use (os error 98)\n\nStack backtrace:\n   0: <unknown>\n", "Error: Address in use (os error 98)"},
+		{"a coloured log line", "\x1b[2m2026-12-07T04:15:45Z\x1b[0m \x1b[31mERROR\x1b[0m codex_app_server: no config\n", "2026-12-07T04:15:45Z ERROR codex_app_server: no config"},
+		{"a long line", strings.Repeat("x", 400), strings.Repeat("x", 300) + "…"},
+	} {
+		f, err := os.CreateTemp(t.TempDir(), "stderr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(tc.stderr); err != nil {
+			t.Fatal(err)
+		}
+		s := &server{stderr: f}
+		if got := s.lastWords(); got != tc.want {
+			t.Errorf("%s: lastWords = %q, want %q", tc.name, got, tc.want)
+		}
+		s.forgetStderr()
+		if _, err := os.Stat(f.Name()); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: the file is still there after forgetStderr (%v)", tc.name, err)
+		}
 	}
 }
