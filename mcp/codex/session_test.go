@@ -125,6 +125,20 @@ func listening(u string) func() bool {
 	return func() bool { return ready(context.Background(), http.DefaultClient, u) }
 }
 
+// spawned are the app-servers m spawned and still tracks.
+func spawned(m *Manager) []*server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*server, 0, len(m.spawned))
+	for _, s := range m.spawned {
+		out = append(out, s)
+	}
+	return out
+}
+
+// listens reports whether the spawned server s answers its readiness probe.
+func listens(s *server) bool { return listening(s.url)() }
+
 // TestStartHandshake: a start speaks the app-server's protocol as the
 // original did, saves the session, and answers once its worker has
 // registered, bound to it.
@@ -403,8 +417,9 @@ func TestStartFailures(t *testing.T) {
 func TestStartSpawns(t *testing.T) {
 	t.Parallel()
 	m, f, clk := newManager(t, Config{Bin: serveBin})
-	u := freeURL(t)
-	got := start(t, m, clk, startInput(t, u), listening(u))
+	// On a port the start picks: one the test picked could be taken
+	// before the server binds it, and a port given is tried once.
+	got := start(t, m, clk, startInput(t, ""), func() bool { return slices.ContainsFunc(spawned(m), listens) })
 	if got.err != nil {
 		t.Fatal(got.err)
 	}
@@ -504,30 +519,14 @@ func TestStartTriesAnotherPort(t *testing.T) {
 			return n
 		}
 	}
-	spawned := func(m *Manager) []*server {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		out := make([]*server, 0, len(m.spawned))
-		for _, s := range m.spawned {
-			out = append(out, s)
-		}
-		return out
-	}
 	t.Run("taken twice", func(t *testing.T) {
 		t.Parallel()
 		ran := tries(takenBin)
 		m, _, clk := newManager(t, Config{Bin: takenBin})
 		// No time passes before the third server listens: the first two
 		// exit without it.
-		listens := func() bool {
-			for _, s := range spawned(m) {
-				if ran() == 3 && listening(s.url)() {
-					return true
-				}
-			}
-			return false
-		}
-		got := start(t, m, clk, startInput(t, ""), listens)
+		third := func() bool { return ran() == 3 && slices.ContainsFunc(spawned(m), listens) }
+		got := start(t, m, clk, startInput(t, ""), third)
 		if got.err != nil {
 			t.Fatalf("Start = %v, want it started on a third port", got.err)
 		}
