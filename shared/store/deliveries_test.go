@@ -84,6 +84,9 @@ func TestMentionsResolvedAtSend(t *testing.T) {
 		if got := refIDs(page.Messages[0].Mentions); !slices.Equal(got, append([]int64{}, tt.want...)) {
 			t.Errorf("%s: read back, %q mentions %v, want %v", tt.name, tt.text, got, tt.want)
 		}
+		if got := page.Messages[0].Mentions; !slices.Equal(got, m.Mentions) {
+			t.Errorf("%s: read back, %q mentions %+v, want what the send answered, %+v", tt.name, tt.text, got, m.Mentions)
+		}
 		if len(m.Mentions) > 0 && (m.Mentions[0].DisplayName == "" || m.Mentions[0].ActorLabel == "") {
 			t.Errorf("%s: mention %+v has no names", tt.name, m.Mentions[0])
 		}
