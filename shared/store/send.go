@@ -220,7 +220,7 @@ func checkedSQL(signed bool) string {
 			($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND seq = $5 AND ` + visible + `)) AS parent_found,
 			($8::text IS NOT NULL AND EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND client_message_id = $8)) AS repeat`
 	passed := `v.allowed AND caller.signed AND v.room_found AND v.parent_found AND NOT v.repeat`
-	var checks, session string
+	var checks string
 	var parts sendParts
 	if signed {
 		checks = `
@@ -243,8 +243,6 @@ func checkedSQL(signed bool) string {
 			AND ended_at IS NULL AND session_kind = '` + letagents.SessionWorker + `'
 			AND octet_length(actor_label) <= $28 AND actor_label !~ '^\s*$' AND NOT ` + reservedSQL("actor_label") + `))`,
 		}
-		session = `s.id AS session_id, s.room_id AS session_room_id, s.owner_account_id AS session_owner_account_id,
-		s.session_kind, s.actor_label AS session_actor_label, s.ended_at AS session_ended_at`
 	} else {
 		checks = `
 	WITH unread AS (SELECT $18::bytea, $19::bigint, $20::timestamptz, $28::integer, $29::timestamptz` + common + `
@@ -260,21 +258,30 @@ func checkedSQL(signed bool) string {
 			cond: `EXISTS (SELECT 1 FROM verdict v, caller WHERE ` + passed + `
 		AND NOT (v.claim_others AND NOT v.claim_session) AND (v.claim_session OR v.claim_agent OR (NOT $25 AND v.name_free) OR ($25 AND $24 = '')))`,
 		}
-		session = `NULL::bigint AS session_id, NULL::text AS session_room_id, NULL::bigint AS session_owner_account_id,
-		NULL::text AS session_kind, NULL::text AS session_actor_label, NULL::timestamptz AS session_ended_at`
 	}
 	from := `verdict v LEFT JOIN take t ON true LEFT JOIN ins i ON true LEFT JOIN parent p ON true LEFT JOIN owner o ON true`
 	if signed {
 		from += ` LEFT JOIN sess s ON true`
 	}
 	return checks + sendSQL(parts) + `
-	SELECT t.allowed AS take_allowed, t.empty_at AS take_empty_at, ` + session + `,
+	SELECT t.allowed AS take_allowed, t.empty_at AS take_empty_at, ` + sessionColumnsSQL(signed) + `,
 		v.claim_session AS session, v.claim_others AS others, v.claim_agent AS agent, v.room_found, v.parent_found, v.repeat, v.name_free,
 		i.sender AS sent_sender, i.source AS sent_source, i.publisher_session_id AS sent_publisher, ` + sentColumns + `,
 		o.id AS owner_account_id, o.token_id AS owner_token_id, o.provider AS owner_provider,
 		o.provider_user_id AS owner_provider_user_id, o.login AS owner_login, o.display_name AS owner_display_name,
 		o.avatar_url AS owner_avatar_url, o.created_at AS owner_created_at, o.updated_at AS owner_updated_at
 	FROM ` + from
+}
+
+// sessionColumnsSQL are the columns of sendRow's session: of the signing
+// session s (sess), or nulls for a variant that reads none.
+func sessionColumnsSQL(signed bool) string {
+	if signed {
+		return `s.id AS session_id, s.room_id AS session_room_id, s.owner_account_id AS session_owner_account_id,
+		s.session_kind, s.actor_label AS session_actor_label, s.ended_at AS session_ended_at`
+	}
+	return `NULL::bigint AS session_id, NULL::text AS session_room_id, NULL::bigint AS session_owner_account_id,
+		NULL::text AS session_kind, NULL::text AS session_actor_label, NULL::timestamptz AS session_ended_at`
 }
 
 // sendSignedSQL and sendUnsignedSQL are Store.Send's two statements

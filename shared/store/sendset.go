@@ -207,7 +207,7 @@ const genericPlan = `SELECT set_config('plan_cache_mode', 'force_generic_plan', 
 // same arguments: the unsigned one types the one it does not read
 // (letagents.MaxSenderBytes) in a first CTE that never runs.
 func sendSetSQL(signed bool) string {
-	var unread, checks, sender, source, publisher, ok, from, session string
+	var unread, checks, sender, source, publisher, ok, from string
 	if signed {
 		checks = `
 	), sess AS (
@@ -228,8 +228,6 @@ func sendSetSQL(signed bool) string {
 				AND s.ended_at IS NULL AND s.session_kind = '` + letagents.SessionWorker + `'
 				AND octet_length(s.actor_label) <= $26 AND s.actor_label !~ '^\s*$' AND NOT ` + reservedSQL("s.actor_label")
 		from = ` LEFT JOIN sess s ON s.n = i.n`
-		session = `s.id AS session_id, s.room_id AS session_room_id, s.owner_account_id AS session_owner_account_id,
-		s.session_kind, s.actor_label AS session_actor_label, s.ended_at AS session_ended_at`
 	} else {
 		checks = `
 	), claim AS (
@@ -245,8 +243,6 @@ func sendSetSQL(signed bool) string {
 		source = `CASE WHEN i.via_owner AND NOT (v.claim_session OR v.claim_agent) THEN NULL ELSE i.source END`
 		ok = `NOT (v.claim_others AND NOT v.claim_session)
 				AND (v.claim_session OR v.claim_agent OR (NOT i.via_owner AND v.name_free) OR (i.via_owner AND i.owner = ''))`
-		session = `NULL::bigint AS session_id, NULL::text AS session_room_id, NULL::bigint AS session_owner_account_id,
-		NULL::text AS session_kind, NULL::text AS session_actor_label, NULL::timestamptz AS session_ended_at`
 	}
 	return `
 	WITH RECURSIVE` + unread + ` input AS (
@@ -322,7 +318,7 @@ func sendSetSQL(signed bool) string {
 		FROM placed p LEFT JOIN mentioned m ON m.n = p.n
 		RETURNING room_id, seq, sender, source, publisher_session_id, thread_root_seq, created_at
 	)
-	SELECT t.allowed AS take_allowed, t.empty_at AS take_empty_at, ` + session + `,
+	SELECT t.allowed AS take_allowed, t.empty_at AS take_empty_at, ` + sessionColumnsSQL(signed) + `,
 		v.claim_session AS session, v.claim_others AS others, v.claim_agent AS agent, v.room_found, true AS parent_found,
 		v.repeat, v.name_free,
 		x.sender AS sent_sender, x.source AS sent_source, x.publisher_session_id AS sent_publisher,
