@@ -97,9 +97,7 @@ func sendVerdictCases(t *testing.T, s *store.Store) (string, letagents.Message, 
 	msg := func(text string) letagents.NewMessage {
 		return letagents.NewMessage{RoomID: room, Sender: "bob", Text: text}
 	}
-	session := func(wk storetest.Worker, m letagents.NewMessage) store.Send {
-		return store.Send{Message: m, SessionTokenHash: auth.HashToken(wk.Token), SessionID: wk.ID, AccountID: wk.OwnerAccountID, Now: now}
-	}
+	session := func(wk storetest.Worker, m letagents.NewMessage) store.Send { return signedSend(wk, m, now) }
 	// Without an owner token, the statement reads whether someone else
 	// holds the sender's name, as the API asks it to.
 	plain := func(m letagents.NewMessage, account int64, ownerToken bool) store.Send {
@@ -229,8 +227,9 @@ func TestSendTakesItsToken(t *testing.T) {
 	w := storetest.Register(t, s, room, "Ada", letagents.SessionWorker, now)
 	take := &store.RateTake{Kind: "send", Key: "10.0.0.1", PerMinute: 2, Now: now.Add(time.Minute)}
 	in := func(id int64) store.Send {
-		return store.Send{Message: letagents.NewMessage{RoomID: room, Sender: "x", Text: "hi"}, Take: take,
-			SessionTokenHash: auth.HashToken(w.Token), SessionID: id, AccountID: w.OwnerAccountID, Now: take.Now}
+		in := signedSend(w, letagents.NewMessage{RoomID: room, Sender: "x", Text: "hi"}, take.Now)
+		in.SessionID, in.Take = id, take
+		return in
 	}
 	for i, tt := range []struct {
 		in      store.Send
@@ -277,8 +276,7 @@ func TestSendTouchesItsSessionInSteps(t *testing.T) {
 		{3 * letagents.SeenStep, 3 * letagents.SeenStep},
 	} {
 		at := now.Add(tt.at)
-		out, err := s.Send(ctx, store.Send{Message: letagents.NewMessage{RoomID: room, Sender: "x", Text: "hi"},
-			SessionTokenHash: auth.HashToken(w.Token), SessionID: w.ID, AccountID: w.OwnerAccountID, Now: at})
+		out, err := s.Send(ctx, signedSend(w, letagents.NewMessage{RoomID: room, Sender: "x", Text: "hi"}, at))
 		if err != nil || !out.Created {
 			t.Fatalf("send at +%v = %+v, %v; want sent", tt.at, out, err)
 		}
@@ -358,12 +356,10 @@ func TestSessionSendReadsNoClaims(t *testing.T) {
 	ada := storetest.Register(t, s, room, "Ada", letagents.SessionWorker, now)
 	bo := storetest.Register(t, s, room, "Bo", letagents.SessionWorker, now)
 	signed := func(w storetest.Worker) store.Send {
-		return store.Send{Message: letagents.NewMessage{RoomID: room, Sender: "x", Text: "hello"},
-			SessionTokenHash: auth.HashToken(w.Token), SessionID: w.ID, AccountID: w.OwnerAccountID, Now: now}
+		return signedSend(w, letagents.NewMessage{RoomID: room, Sender: "x", Text: "hello"}, now)
 	}
 	plain := func(sender string) store.Send {
-		return store.Send{Message: letagents.NewMessage{RoomID: room, Sender: sender, Text: "hello"}, Label: sender,
-			Display: sender, NameKeys: store.NameKeys(sender, sender, ""), Now: now}
+		return anonymousSend(letagents.NewMessage{RoomID: room, Sender: sender, Text: "hello"}, now)
 	}
 	for _, tt := range []struct {
 		name  string
@@ -429,4 +425,16 @@ func (n claimNode) claimReads() []string {
 		out = append(out, c.claimReads()...)
 	}
 	return out
+}
+
+// signedSend is m sent by w's worker session, signed with its token, at
+// now.
+func signedSend(w storetest.Worker, m letagents.NewMessage, now time.Time) store.Send {
+	return store.Send{Message: m, SessionTokenHash: auth.HashToken(w.Token), SessionID: w.ID, AccountID: w.OwnerAccountID, Now: now}
+}
+
+// anonymousSend is m sent under m.Sender by a caller with neither account
+// nor session, at now.
+func anonymousSend(m letagents.NewMessage, now time.Time) store.Send {
+	return store.Send{Message: m, Now: now, Label: m.Sender, Display: m.Sender, NameKeys: store.NameKeys(m.Sender, m.Sender, "")}
 }

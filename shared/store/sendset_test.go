@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/letagents/letagents-go/shared/auth"
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/store"
@@ -57,10 +56,10 @@ func TestBatchTakesAsSendBySend(t *testing.T) {
 		for i, client := range clients {
 			m := letagents.NewMessage{RoomID: room, Sender: "agent-" + client, Text: fmt.Sprintf("send %d", i)}
 			at := now.Add(time.Duration(i) * time.Millisecond)
-			out = append(out, store.Send{Message: m, Now: at, Label: m.Sender, Display: m.Sender,
-				NameKeys: store.NameKeys(m.Sender, m.Sender, ""),
-				// Two a minute: a client's third send is refused.
-				Take: &store.RateTake{Kind: "send", Key: client, PerMinute: 2, Now: at}})
+			in := anonymousSend(m, at)
+			// Two a minute: a client's third send is refused.
+			in.Take = &store.RateTake{Kind: "send", Key: client, PerMinute: 2, Now: at}
+			out = append(out, in)
 		}
 		return out
 	}
@@ -110,11 +109,9 @@ func TestBatchedSendsAnswerTheirMentions(t *testing.T) {
 	builder := storetest.Register(t, s, room, "Builder", letagents.SessionWorker, now)
 	watcher := storetest.Register(t, s, room, "Watcher", letagents.SessionWorker, now)
 	plain := func(text string) store.Send {
-		return store.Send{Message: letagents.NewMessage{RoomID: room, Sender: "ann", Text: text}, Now: now,
-			Label: "ann", Display: "ann", NameKeys: store.NameKeys("ann", "ann", "")}
+		return anonymousSend(letagents.NewMessage{RoomID: room, Sender: "ann", Text: text}, now)
 	}
-	signed := store.Send{Message: letagents.NewMessage{RoomID: room, Sender: "x", Text: "@Watcher done"},
-		SessionTokenHash: auth.HashToken(builder.Token), SessionID: builder.ID, AccountID: builder.OwnerAccountID, Now: now}
+	signed := signedSend(builder, letagents.NewMessage{RoomID: room, Sender: "x", Text: "@Watcher done"}, now)
 	ins := []store.Send{plain("@Watcher @Builder look"), plain("nobody"), signed, plain("@Builder")}
 	want := [][]storetest.Worker{{builder, watcher}, nil, {watcher}, {builder}}
 	outs := sendInOneBatch(t, d, s, room, ins)

@@ -87,7 +87,7 @@ func TestSendsToOneRoomTakeTurns(t *testing.T) {
 // an error.
 func checkedSend(ctx context.Context, s *store.Store, m letagents.NewMessage, client string) (letagents.Message, error) {
 	now := time.Now()
-	in := store.Send{Message: m, Now: now, Label: m.Sender, Display: m.Sender, NameKeys: store.NameKeys(m.Sender, m.Sender, "")}
+	in := anonymousSend(m, now)
 	if client != "" {
 		in.Take = &store.RateTake{Kind: "send", Key: client, PerMinute: 1000, Now: now}
 	}
