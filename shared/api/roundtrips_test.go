@@ -2,10 +2,12 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -268,6 +270,65 @@ func TestPollAtTheHeardEndParksWithoutReading(t *testing.T) {
 	}
 }
 
+// TestWokenPollAnswersFromTheRing: a parked poll woken by the send of the
+// message just after its cursor answers with the message its ring
+// carries, with no round trip after the wake, and what it answers is
+// what a read of the room gives. A message too long for a ring's payload
+// is read, and so is a message after one the poll leaves out (a
+// prompt-only one, which wakes it for nothing).
+//
+// Not parallel, as TestPollAtTheHeardEndParksWithoutReading.
+func TestWokenPollAnswersFromTheRing(t *testing.T) {
+	e := newEnv(t, nil)
+	const room = "ring-answers"
+	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
+	url, trips, _ := e.counted(t)
+	last := e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "first"}`).want(t, 201, "").str("id")
+	for _, c := range []struct {
+		name, body string
+		// passed is sent first: a message the poll leaves out, which it
+		// reads when it wakes, and parks again.
+		passed string
+		trips  int64 // the woken poll's round trips
+	}{
+		{"a message", `{"sender": "someone", "text": "plain"}`, "", 0},
+		{"a reply", `{"sender": "other", "text": "re", "reply_to": "msg_1"}`, "", 0},
+		{"a message too long for a ring", `{"sender": "someone", "text": "` + strings.Repeat(`\"`, 4000) + `"}`, "", 1},
+		{"a message after a prompt-only one", `{"sender": "someone", "text": "after"}`,
+			`{"sender": "someone", "text": "", "agent_prompt_kind": "auto"}`, 2},
+	} {
+		as := "woken " + c.name
+		cursor := last
+		done := pollAs(context.Background(), url+"/rooms/"+room+"/messages/poll?timeout=60000&after="+cursor, as)
+		testwait.Blocked(t, c.name+": the poll parked", "select", "api.(*server).nextMessages", "")
+		parked := trips.of(as)
+		if c.passed != "" {
+			e.call(t, http.MethodPost, "/rooms/"+room+"/messages", c.passed).want(t, 201, "")
+			testwait.Until(t, c.name+": the poll's read or answer", func() bool { return len(done) > 0 || trips.endedOf(as) > parked })
+		}
+		last = e.call(t, http.MethodPost, "/rooms/"+room+"/messages", c.body).want(t, 201, "").str("id")
+		got := testwait.Recv(t, c.name+": the woken poll's answer", done)
+		if got.err != nil {
+			t.Fatalf("%s: %v", c.name, got.err)
+		}
+		if n := trips.of(as) - parked; n != c.trips {
+			t.Errorf("%s: the woken poll made %d round trips, want %d", c.name, n, c.trips)
+		}
+		var woken, read struct {
+			Messages []map[string]any `json:"messages"`
+		}
+		if err := json.Unmarshal(got.body, &woken); err != nil {
+			t.Fatalf("%s: %s: %v", c.name, got.body, err)
+		}
+		if err := json.Unmarshal([]byte(e.call(t, http.MethodGet, "/rooms/"+room+"/messages?after="+cursor, "").want(t, 200, "").raw), &read); err != nil {
+			t.Fatal(err)
+		}
+		if len(woken.Messages) != 1 || woken.Messages[0]["id"] != last || !reflect.DeepEqual(woken.Messages, read.Messages) {
+			t.Errorf("%s: the woken poll answered %v, a read gives %v", c.name, woken.Messages, read.Messages)
+		}
+	}
+}
+
 // heard waits until svc's listener, on an anonymous poll's channels of
 // room, has last heard of message id.
 func heard(t *testing.T, svc *service.Service, room, id string) {
@@ -279,7 +340,8 @@ func heard(t *testing.T, svc *service.Service, room, id string) {
 			return false
 		}
 		defer s.Close()
-		return s.Heard(svc.Store.RoomChannel(room)) == strings.TrimPrefix(id, "msg_")
+		last, _, ok := store.ParseRing(s.Heard(svc.Store.RoomChannel(room)))
+		return ok && letagents.MessageID(last) == id
 	})
 }
 

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
@@ -20,10 +19,11 @@ import (
 // channels checks at once, so that a caller who lost access meanwhile
 // gets the error a new request would (a *revocation), not the messages.
 //
-// Nothing is ever taken from the notification itself: a ring only says
-// to read again, and reads of the same page by waiters woken together are
-// shared (readGroup). Its payload only lets a waiter that has every
-// message the listener heard of skip its first read (heardUpTo).
+// A ring says to read again, and reads of the same page by waiters woken
+// together are shared (readGroup). Its payload (store.ParseRing) lets a
+// waiter that has every message the listener heard of skip its first
+// read (heardUpTo), and one woken by the send of the very next message,
+// which the payload carries, answer with it unread (ringPage).
 func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQuery, timeout time.Duration, l *leash) (letagents.MessagePage, error) {
 	read := func(ctx context.Context) (letagents.MessagePage, error) { return s.sharedPage(ctx, id, q) }
 	channels := append(l.channels(), s.Store.RoomChannel(id))
@@ -66,6 +66,11 @@ func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQue
 		// Read only once subscribed (the first read did, when it came
 		// after the subscription): a message committed before the
 		// subscription is found here, any later one rings the bell.
+		if rung {
+			if page, ok := ringPage(sub, s.Store.RoomChannel(id), q); ok {
+				return page, l.check(ctx)
+			}
+		}
 		if rung || !subscribedFirst {
 			if page, err = readSubscribed(ctx, read, l, rung); err != nil || len(page.Messages) > 0 {
 				return page, err
@@ -98,7 +103,22 @@ func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQue
 // poll that comes back at once after its answer parks without reading.
 // The room exists: it rang.
 func heardUpTo(sub *notify.Subscription, channel string, q store.MessageQuery) bool {
-	return q.Before == 0 && q.After > 0 && sub.Heard(channel) == strconv.FormatInt(q.After, 10)
+	last, _, ok := store.ParseRing(sub.Heard(channel))
+	return ok && q.Before == 0 && q.After > 0 && last == q.After
+}
+
+// ringPage is the page q reads, as the room's latest ring tells it
+// without a read: when the ring is the send of the message just after
+// q's cursor, every message up to it is committed (the ring is heard
+// after the commit) and none after it rang yet, so the page is that
+// message, as a read at its commit gives it. A message a read of q
+// leaves out (prompt-only) or a ring without a message is no page.
+func ringPage(sub *notify.Subscription, channel string, q store.MessageQuery) (letagents.MessagePage, bool) {
+	last, m, ok := store.ParseRing(sub.Latest(channel))
+	if !ok || m == nil || q.Before != 0 || last != q.After+1 || (m.PromptKind == letagents.PromptAuto && !q.IncludePromptOnly) {
+		return letagents.MessagePage{}, false
+	}
+	return letagents.MessagePage{Messages: []letagents.Message{*m}, LastSeq: last}, true
 }
 
 // readSubscribed is a subscribed waiter's read, its page given only once

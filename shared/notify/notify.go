@@ -2,12 +2,13 @@
 // long-running process: one dedicated connection that listens on the
 // channels somebody is waiting on, and fans each notification out to them.
 //
-// A notification is only a doorbell. Subscribers re-read what they want from
+// A notification is a doorbell. Subscribers re-read what they want from
 // the database when it rings, so a notification that is merged, missed or
 // lost with a dropped connection costs a re-read, never a message: after a
-// reconnect the hub rings every bell once. Its payload, where the notifier
-// says how far what it rings for has come, can only spare a subscriber
-// that has come as far a read (Subscription.Heard), never stand for one.
+// reconnect the hub rings every bell once, and forgets every payload. The
+// hub keeps the last payload heard on each channel (Subscription.Heard,
+// Latest); where the notifier says in it how far what it rings for has
+// come, or what came, it can spare a subscriber its read.
 package notify
 
 import (
@@ -101,8 +102,9 @@ type channel struct {
 	listening bool
 	// heard is the payload of the last notification the listener
 	// received on the channel since it began to listen on the current
-	// connection ("" when none): Subscription.Heard.
-	heard string
+	// connection (nil when none): Subscription.Heard and Latest. It is
+	// written under Hub.mu and read without it by every woken subscriber.
+	heard atomic.Pointer[string]
 	// idle is when its last subscriber left, while it lingers.
 	idle time.Time
 }
@@ -231,7 +233,7 @@ func (h *Hub) SubscribeListened(names ...string) *Subscription {
 	s := &Subscription{hub: h, c: make(chan struct{}, 1)}
 	for _, name := range names {
 		if ch := h.channels[name]; h.joinLocked(s, name, ch) {
-			s.heard = append(s.heard, ch.heard)
+			s.heard = append(s.heard, ch.payload())
 		}
 	}
 	return s
@@ -248,6 +250,28 @@ func (s *Subscription) Heard(name string) string {
 		if n == name && i < len(s.heard) {
 			return s.heard[i]
 		}
+	}
+	return ""
+}
+
+// Latest is the payload of the last notification on channel name that
+// the listener has received, as of now, since it began to listen there on
+// its current connection: "" when none, or when s is not on name. A
+// subscriber woken by its bell finds here what rang it, or a later
+// notification on the same channel; a reconnect clears it (and rings).
+func (s *Subscription) Latest(name string) string {
+	for i, n := range s.names {
+		if n == name {
+			return s.chs[i].payload()
+		}
+	}
+	return ""
+}
+
+// payload is what heard holds, "" for none.
+func (ch *channel) payload() string {
+	if p := ch.heard.Load(); p != nil {
+		return *p
 	}
 	return ""
 }
@@ -372,7 +396,7 @@ func (h *Hub) lost() {
 			ch.listening = false
 			ch.ready = make(chan struct{})
 		}
-		ch.heard = "" // what was sent meanwhile went unheard
+		ch.heard.Store(nil) // what was sent meanwhile went unheard
 	}
 }
 
@@ -492,7 +516,7 @@ func (h *Hub) dispatch(name, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if ch := h.channels[name]; ch != nil {
-		ch.heard = payload
+		ch.heard.Store(&payload)
 		ring(ch)
 	}
 }

@@ -623,7 +623,8 @@ func TestSubscribeListenedOnlyWhereListened(t *testing.T) {
 // the listener is on its channel already reads the payload of the last
 // notification heard there; one made where nothing was heard, or by
 // SubscribeAll, reads ""; and a reconnect forgets what was heard, since
-// what was sent meanwhile went unheard.
+// what was sent meanwhile went unheard. Latest is the same payload as of
+// now, for any subscription on the channel.
 func TestHeardIsTheLastPayloadOnThisConnection(t *testing.T) {
 	t.Parallel()
 	f := start(t, notify.Options{MinBackoff: 10 * time.Millisecond})
@@ -645,9 +646,15 @@ func TestHeardIsTheLastPayloadOnThisConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 		eventually(t, "Heard to be "+payload, func() bool { return heard() == payload })
+		if got := first.Latest(a); got != payload {
+			t.Errorf("Latest after %s = %q", payload, got)
+		}
 	}
 	if got := first.Heard(a); got != "" {
 		t.Errorf("a SubscribeAll subscription's Heard = %q, want \"\"", got)
+	}
+	if got := first.Latest(f.prefix + "unsubscribed"); got != "" {
+		t.Errorf("Latest of a channel the subscription is not on = %q, want \"\"", got)
 	}
 	pid := f.hub.Stats().BackendPID
 	if _, err := f.pool.Exec(context.Background(), `SELECT pg_terminate_backend($1)`, int32(pid)); err != nil {
@@ -659,6 +666,9 @@ func TestHeardIsTheLastPayloadOnThisConnection(t *testing.T) {
 	})
 	if got := heard(); got != "" {
 		t.Errorf("Heard after a reconnect = %q, want \"\"", got)
+	}
+	if got := first.Latest(a); got != "" {
+		t.Errorf("Latest after a reconnect = %q, want \"\"", got)
 	}
 }
 

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,10 +33,13 @@ import (
 // (its last_seq): a listener that has heard it knows every message up to
 // it is committed, since the room row's lock orders the room's commits,
 // so a poll whose cursor is there already can park without reading
-// (notify.Subscription.Heard). Identical notifications of one transaction
-// collapse into one, so a transaction that logs several events (a task
-// change and its status line) rings its room once unless a message came
-// between them.
+// (notify.Subscription.Heard). A message sent in a transaction of its own
+// rings with the message after its number (ringSQL, ParseRing), so a
+// poll woken with its cursor just before it needs no read either.
+// Identical notifications of one transaction collapse into one, so a
+// transaction that logs several events (a task change and its status
+// line, whose send rings plainly) rings its room once unless a message
+// came between them.
 type roomEvent struct {
 	kind    letagents.EventKind
 	room    string // SQL of the room's id
@@ -45,16 +51,47 @@ type roomEvent struct {
 	// ref and refID are SQL of the item the event names (a number; an
 	// id), over next's columns or the statement's parameters; "" is null.
 	ref, refID string
+	// ringsItself leaves the ring to the statement, which rings once it
+	// has what its payload carries (a message's send: ringSQL).
+	ringsItself bool
 }
 
 func (e roomEvent) with() string {
+	ring := `
+			RETURNING pg_notify(` + e.channel + `, (SELECT last_seq FROM next)::text)`
+	if e.ringsItself {
+		ring = ""
+	}
 	return `next AS (
 			UPDATE rooms SET last_event = last_event + 1` + e.set + ` WHERE id = ` + e.room + e.where + ` RETURNING *
 		), logged AS (
 			INSERT INTO room_events (room_id, seq, kind, ref, ref_id)
-			SELECT id, last_event, '` + string(e.kind) + `', ` + orNull(e.ref) + `, ` + orNull(e.refID) + ` FROM next
-			RETURNING pg_notify(` + e.channel + `, (SELECT last_seq FROM next)::text)
+			SELECT id, last_event, '` + string(e.kind) + `', ` + orNull(e.ref) + `, ` + orNull(e.refID) + ` FROM next` + ring + `
 		)`
+}
+
+// ParseRing reads the payload of a room's ring: the room's newest message
+// number as of the ring, and, when the ring is that message's send
+// (ringSQL), the message as a read of the room gave it at the commit;
+// ok is false for a payload that is not a ring's.
+func ParseRing(payload string) (last int64, m *letagents.Message, ok bool) {
+	num, msg, found := strings.Cut(payload, " ")
+	last, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return 0, nil, false
+	}
+	if !found {
+		return last, nil, true
+	}
+	var row messageRow
+	if err := json.Unmarshal([]byte(msg), &row); err != nil {
+		return 0, nil, false
+	}
+	sent, ok := row.message()
+	if !ok || sent.Seq != last {
+		return 0, nil, false
+	}
+	return last, &sent, true
 }
 
 func orNull(sql string) string {

@@ -3,7 +3,9 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -579,34 +581,141 @@ func TestRoomEventsReadMessagesWithTheirEvents(t *testing.T) {
 
 // TestRingNamesTheNewestMessage: a room's ring carries its newest message
 // number as of the event, a message's own and any other event's alike,
-// which is what lets a listener that heard it spare a poll its read.
+// which is what lets a listener that heard it spare a poll its read. A
+// message sent in a transaction of its own rings with the message after
+// its number, as a read of the room gives it (compared whole), unless its
+// JSON would not fit in a payload; every other event rings with the
+// number alone.
 func TestRingNamesTheNewestMessage(t *testing.T) {
 	t.Parallel()
 	d := pgtest.New(t)
 	s := store.New(d.Pool)
 	ctx := context.Background()
+	now := time.Now()
 	room, _, err := s.EnsureRoom(ctx, "numbered bell")
 	if err != nil {
 		t.Fatal(err)
 	}
+	rev := storetest.Register(t, s, room.ID, "Rev", letagents.SessionWorker, now)
 	conn := listenRoom(t, d.Pool, s, room.ID)
-	ring := func(what, want string) {
+	// ring waits for the next notification and reads its payload.
+	ring := func(what string) (int64, *letagents.Message) {
 		t.Helper()
 		wctx, cancel := context.WithTimeout(ctx, testwait.Bound)
 		defer cancel()
 		n, err := conn.Conn().WaitForNotification(wctx)
-		if err != nil || n.Payload != want {
-			t.Fatalf("%s: notification %+v, %v; want payload %q", what, n, err, want)
+		if err != nil {
+			t.Fatalf("%s: no notification: %v", what, err)
+		}
+		last, m, ok := store.ParseRing(n.Payload)
+		if !ok {
+			t.Fatalf("%s: payload %q is no ring", what, n.Payload)
+		}
+		return last, m
+	}
+	long := strings.Repeat("a parent longer than a quote. ", 30)
+	github := letagents.SystemMessage(room.ID, "a PR opened")
+	github.ClientMessageID = letagents.GitHubLineClientIDPrefix + "42"
+	for _, c := range []struct {
+		name    string
+		send    func() error
+		last    int64 // the room's newest message after it
+		message bool  // the ring carries that message
+	}{
+		{"a message", sendText(s, room.ID, "ann", "one"), 1, true},
+		{"a long message", sendText(s, room.ID, "bob", long), 2, true},
+		{"a reply, its quote cut", func() error {
+			_, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "cy", Text: "re", ThreadParentSeq: 2})
+			return err
+		}, 3, true},
+		{"a mention", sendText(s, room.ID, "ann", "over to you @Rev"), 4, true},
+		{"a prompt-only message", func() error {
+			_, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "ann", PromptKind: letagents.PromptAuto})
+			return err
+		}, 5, true},
+		{"a GitHub line", func() error { _, _, err := s.SendMessage(ctx, github); return err }, 6, true},
+		{"an anonymous checked send", func() error {
+			_, err := s.Send(ctx, anonymousSend(letagents.NewMessage{RoomID: room.ID, Sender: "dee", Text: "checked"}, now))
+			return err
+		}, 7, true},
+		{"a worker's signed send", func() error {
+			_, err := s.Send(ctx, signedSend(rev, letagents.NewMessage{RoomID: room.ID, Sender: "ignored", Text: "signed"}, now))
+			return err
+		}, 8, true},
+		{"a message too long for a payload", sendText(s, room.ID, "ann", strings.Repeat(`"`, 4000)), 9, false},
+		{"a task", func() error {
+			_, err := s.CreateTask(ctx, store.NewTask{RoomID: room.ID, Title: "t", CreatedBy: "ann"}, now)
+			return err
+		}, 9, false},
+	} {
+		if err := c.send(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		last, m := ring(c.name)
+		if last != c.last || (m != nil) != c.message {
+			t.Errorf("%s: ring names message %d, carries one: %v; want %d, %v", c.name, last, m != nil, c.last, c.message)
+			continue
+		}
+		if m == nil {
+			continue
+		}
+		page, err := s.Messages(ctx, room.ID, store.MessageQuery{After: last - 1, Limit: 1, IncludePromptOnly: true})
+		if err != nil || len(page.Messages) != 1 {
+			t.Fatalf("%s: read back %+v, %v", c.name, page, err)
+		}
+		if got, read := utcTimes(*m), utcTimes(page.Messages[0]); !reflect.DeepEqual(got, read) {
+			t.Errorf("%s: the ring's message\n%+v\nis not the read's\n%+v", c.name, got, read)
 		}
 	}
-	for i, text := range []string{"one", "two"} {
-		if _, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room.ID, Sender: "ann", Text: text}); err != nil {
-			t.Fatal(err)
+}
+
+// sendText sends text to room under sender.
+func sendText(s *store.Store, room, sender, text string) func() error {
+	return func() error {
+		_, _, err := s.SendMessage(context.Background(), letagents.NewMessage{RoomID: room, Sender: sender, Text: text})
+		return err
+	}
+}
+
+// utcTimes is m with its times in UTC, so that messages compare by
+// instant whatever zone their times were read in.
+func utcTimes(m letagents.Message) letagents.Message {
+	m.CreatedAt, m.PinnedAt = m.CreatedAt.UTC(), m.PinnedAt.UTC()
+	if m.ReplyTo != nil {
+		q := *m.ReplyTo
+		q.CreatedAt = q.CreatedAt.UTC()
+		m.ReplyTo = &q
+	}
+	if m.Thread != nil {
+		th := *m.Thread
+		th.LatestReplyAt = th.LatestReplyAt.UTC()
+		m.Thread = &th
+	}
+	return m
+}
+
+// What is not a ring's payload is no ring, and a ring's message must be
+// the one it numbers.
+func TestParseRingRefusesOtherPayloads(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		payload string
+		ok      bool
+		last    int64
+		message bool
+	}{
+		{"12", true, 12, false},
+		{`3 {"seq": 3, "room_id": "r", "sender": "ann", "text": "hi"}`, true, 3, true},
+		{"", false, 0, false},
+		{"fence", false, 0, false},
+		{"12 {", false, 0, false},
+		{`12 {"seq": 13, "sender": "ann", "text": "hi"}`, false, 0, false},
+		{`12 {"sender": "ann"}`, false, 0, false},
+		{`12 {"seq": "twelve"}`, false, 0, false},
+	} {
+		last, m, ok := store.ParseRing(c.payload)
+		if ok != c.ok || last != c.last || (m != nil) != c.message {
+			t.Errorf("ParseRing(%q) = %d, %v, %v; want %d, a message %v, %v", c.payload, last, m, ok, c.last, c.message, c.ok)
 		}
-		ring("message "+text, fmt.Sprint(i+1))
 	}
-	if _, err := s.CreateTask(ctx, store.NewTask{RoomID: room.ID, Title: "t", CreatedBy: "ann"}, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	ring("a task", "2")
 }

@@ -33,7 +33,7 @@ func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (msg le
 	if err := m.Validate(); err != nil {
 		return msg, false, err
 	}
-	rs, sent := s.sendMessageStatement(m)
+	rs, sent := s.sendMessageStatement(m, sendParts{})
 	msg, err = sent(s.sendInTurn(ctx, m.RoomID, nil, rs))
 	if m.ClientMessageID == "" || !letagents.IsKind(err, letagents.Conflict) {
 		return msg, err == nil, err
@@ -72,18 +72,18 @@ const messageColumns = `m.room_id, m.seq, m.sender, m.text, m.source, m.agent_pr
 // messageColumnsRow scans messageColumns; every column may be null, as
 // when m comes from a LEFT JOIN that found no message.
 type messageColumnsRow struct {
-	RoomID          pgtype.Text        `db:"room_id"`
-	Seq             pgtype.Int8        `db:"seq"`
-	Sender          pgtype.Text        `db:"sender"`
-	Text            pgtype.Text        `db:"text"`
-	Source          pgtype.Text        `db:"source"`
-	PromptKind      pgtype.Text        `db:"agent_prompt_kind"`
-	ThreadParentSeq pgtype.Int8        `db:"thread_parent_seq"`
-	ThreadRootSeq   pgtype.Int8        `db:"thread_root_seq"`
-	CreatedAt       pgtype.Timestamptz `db:"created_at"`
-	PinnedAt        pgtype.Timestamptz `db:"pinned_at"`
-	PinnedBy        pgtype.Text        `db:"pinned_by"`
-	GitHubEvent     pgtype.Int8        `db:"github_event"`
+	RoomID          pgtype.Text        `db:"room_id" json:"room_id"`
+	Seq             pgtype.Int8        `db:"seq" json:"seq"`
+	Sender          pgtype.Text        `db:"sender" json:"sender"`
+	Text            pgtype.Text        `db:"text" json:"text"`
+	Source          pgtype.Text        `db:"source" json:"source"`
+	PromptKind      pgtype.Text        `db:"agent_prompt_kind" json:"agent_prompt_kind"`
+	ThreadParentSeq pgtype.Int8        `db:"thread_parent_seq" json:"thread_parent_seq"`
+	ThreadRootSeq   pgtype.Int8        `db:"thread_root_seq" json:"thread_root_seq"`
+	CreatedAt       pgtype.Timestamptz `db:"created_at" json:"created_at"`
+	PinnedAt        pgtype.Timestamptz `db:"pinned_at" json:"pinned_at"`
+	PinnedBy        pgtype.Text        `db:"pinned_by" json:"pinned_by"`
+	GitHubEvent     pgtype.Int8        `db:"github_event" json:"github_event"`
 }
 
 // targets are where messageColumns land, in their order: a hot read
@@ -115,11 +115,11 @@ var quoteColumns = `p.sender AS quote_sender, left(p.text, ` + quoteMax + `) AS 
 // QuoteMaxChars, and whether it was cut; all null when the message is no
 // reply.
 type quoteRow struct {
-	QuoteSender    pgtype.Text        `db:"quote_sender"`
-	QuoteText      pgtype.Text        `db:"quote_text"`
-	QuoteTruncated pgtype.Bool        `db:"quote_truncated"`
-	QuoteSource    pgtype.Text        `db:"quote_source"`
-	QuoteCreatedAt pgtype.Timestamptz `db:"quote_created_at"`
+	QuoteSender    pgtype.Text        `db:"quote_sender" json:"quote_sender"`
+	QuoteText      pgtype.Text        `db:"quote_text" json:"quote_text"`
+	QuoteTruncated pgtype.Bool        `db:"quote_truncated" json:"quote_truncated"`
+	QuoteSource    pgtype.Text        `db:"quote_source" json:"quote_source"`
+	QuoteCreatedAt pgtype.Timestamptz `db:"quote_created_at" json:"quote_created_at"`
 }
 
 // quote is the scanned parent, message parentSeq; nil when there was none.
@@ -193,7 +193,7 @@ func (r *messageRow) message() (letagents.Message, bool) {
 // mentionsRow scans the sessions a message mentions, as mention_refs
 // (migration 0038) and mentionRefsSQL give them; null for none.
 type mentionsRow struct {
-	MentionRefs []mentionRef `db:"mention_refs"`
+	MentionRefs []mentionRef `db:"mention_refs" json:"mention_refs"`
 }
 
 // mentionRef is one session of mention_refs' JSON array.
@@ -217,19 +217,21 @@ func (r *mentionsRow) refs() []letagents.AgentRef {
 // sendMessage is SendMessage on q: inside a caller's transaction the
 // message (and its NOTIFY) commit with whatever else the transaction
 // writes, such as a task's status change and the line that announces it.
+// Its ring is plain (sendParts.plainRing), so the transaction's rings stay
+// one.
 func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessage) (letagents.Message, error) {
 	if err := m.Validate(); err != nil {
 		return letagents.Message{}, err
 	}
-	rs, sent := s.sendMessageStatement(m)
+	rs, sent := s.sendMessageStatement(m, sendParts{plainRing: true})
 	return sent(rs.run(ctx, q))
 }
 
 // sendMessageStatement is the statement of a send of m, valid, and sent,
 // which reads the message sent from its outcome.
-func (s *Store) sendMessageStatement(m letagents.NewMessage) (rs *roomSend, sent func(error) (letagents.Message, error)) {
+func (s *Store) sendMessageStatement(m letagents.NewMessage, p sendParts) (rs *roomSend, sent func(error) (letagents.Message, error)) {
 	var row sentRow
-	rs = &roomSend{sql: `WITH ` + sendSQL(sendParts{}) + `
+	rs = &roomSend{sql: `WITH ` + sendSQL(p) + `
 		SELECT ` + sentColumns + ` FROM ins i LEFT JOIN parent p ON true`, args: sendArgs(s, m), scan: collectOne(&row)}
 	return rs, func(err error) (letagents.Message, error) {
 		out := letagents.Message{RoomID: m.RoomID, Seq: row.Seq, Sender: m.Sender, Text: m.Text, Source: m.Source, PromptKind: m.PromptKind,
@@ -286,13 +288,18 @@ func mentionKeys(text string) []string {
 // sendArgs gives ($2, $4, $7) and the send is unconditional.
 type sendParts struct {
 	sender, source, publisher, cond string
+	// plainRing rings as every other event does (roomEvent), with no
+	// message: a send inside a larger transaction, whose events' rings
+	// then stay alike and collapse into one.
+	plainRing bool
 }
 
 // sendSQL is the WITH list that appends message $1…$11 (sendArgs) to its
 // room: next bumps the room's last_seq, taking the next gap-free number
-// under that row's lock, ins inserts it, logged logs its event and rings
-// the room's channel, thread moves its thread's counters. parent is the
-// message it replies to, mentioned the room's live sessions its text
+// under that row's lock, ins inserts it and rings the room's channel
+// with it (ringSQL; logged rings instead, plainly, with p.plainRing),
+// logged logs its event, thread moves its thread's counters. parent is
+// the message it replies to, mentioned the room's live sessions its text
 // mentions.
 //
 // A prompt-only parent is no parent: with no root found, the thread
@@ -312,7 +319,12 @@ func sendSQL(p sendParts) string {
 		where = " AND (" + p.cond + ")"
 	}
 	publisher := or(p.publisher, "$7")
-	return roomEvent{kind: letagents.EventMessage, room: "$1", channel: "$6", set: ", last_seq = last_seq + 1", ref: "last_seq", where: where}.with() + `,
+	ring := ", pg_notify($6, " + ringSQL + ")"
+	if p.plainRing {
+		ring = ""
+	}
+	return roomEvent{kind: letagents.EventMessage, room: "$1", channel: "$6", set: ", last_seq = last_seq + 1", ref: "last_seq", where: where,
+		ringsItself: !p.plainRing}.with() + `,
 		mentioned AS (
 			SELECT id, display_name, actor_label FROM agent_sessions
 			WHERE $11::text[] IS NOT NULL AND room_id = $1 AND ended_at IS NULL AND id IS DISTINCT FROM ` + publisher + `
@@ -324,12 +336,12 @@ func sendSQL(p sendParts) string {
 				source, created_at
 			FROM messages WHERE room_id = $1 AND seq = $5 AND ` + visible + `
 		), ins AS (
-			INSERT INTO messages (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at,
+			INSERT INTO messages AS m (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at,
 				publisher_session_id, client_message_id, agent_prompt_kind, mentions)
 			SELECT id, last_seq, ` + or(p.sender, "$2") + `, $3, ` + or(p.source, "$4") + `, $5, (SELECT root FROM parent),
 				date_trunc('milliseconds', clock_timestamp()), ` + publisher + `, $8, $9, (SELECT array_agg(id) FROM mentioned)
 			FROM next
-			RETURNING seq, sender, source, publisher_session_id, thread_root_seq, created_at
+			RETURNING seq, sender, source, publisher_session_id, thread_root_seq, created_at` + ring + `
 		), thread AS (
 			INSERT INTO message_threads AS t (room_id, root_seq, reply_count, latest_reply_seq, latest_reply_at)
 			SELECT $1, thread_root_seq, 1, seq, created_at FROM ins WHERE thread_root_seq IS NOT NULL
@@ -339,10 +351,28 @@ func sendSQL(p sendParts) string {
 }
 
 // sentColumns reads what sentRow scans from ins i and parent p.
-var sentColumns = `i.seq, i.thread_root_seq, i.created_at,
-	p.sender AS quote_sender, p.text AS quote_text, p.truncated AS quote_truncated, p.source AS quote_source,
+var sentColumns = `i.seq, i.thread_root_seq, i.created_at, ` + sentQuoteColumns
+
+// sentQuoteColumns read, in a send's statement, the quote of the parent p
+// (sendSQL's parent, its text cut already) and the sessions mentioned,
+// as quoteRow and mentionsRow name them.
+var sentQuoteColumns = `p.sender AS quote_sender, p.text AS quote_text, p.truncated AS quote_truncated, p.source AS quote_source,
 	p.created_at AS quote_created_at,
 	(SELECT ` + mentionRefsSQL("mentioned") + ` FROM mentioned) AS mention_refs`
+
+// ringSQL is the payload of the ring of a message's send, in the
+// RETURNING of sendSQL's insert (the new row m): the room's newest number,
+// which is the message's, then, when the payload stays within ringMax,
+// a space and the message as a read of the room would give it at the
+// commit, as JSON of messageRow's columns (ParseRing). Nothing reads the
+// message before that commit, so it has no thread and no pin yet.
+var ringSQL = `(SELECT m.seq || CASE WHEN octet_length(r.j) <= ` + strconv.Itoa(ringMax) + ` THEN ' ' || r.j ELSE '' END
+	FROM (SELECT row_to_json(x)::text AS j FROM (SELECT ` + messageColumns + `, ` + sentQuoteColumns + `
+		FROM (SELECT) AS one LEFT JOIN parent p ON true) x) r)`
+
+// ringMax bounds the message's JSON in a ring: PostgreSQL refuses a
+// payload of 8,000 bytes or more, and the number and its space come first.
+const ringMax = 7900
 
 // sentRow scans what a send learns of the message it added.
 type sentRow struct {
