@@ -114,11 +114,29 @@ func heardUpTo(sub *notify.Subscription, channel string, q store.MessageQuery) b
 // message, as a read at its commit gives it. A message a read of q
 // leaves out (prompt-only) or a ring without a message is no page.
 func ringPage(sub *notify.Subscription, channel string, q store.MessageQuery) (letagents.MessagePage, bool) {
-	last, m, ok := store.ParseRing(sub.Latest(channel))
-	if !ok || m == nil || q.Before != 0 || last != q.After+1 || (m.PromptKind == letagents.PromptAuto && !q.IncludePromptOnly) {
+	r, _ := sub.Latest(channel, readRing).(ring)
+	m := r.message
+	if m == nil || q.Before != 0 || r.last != q.After+1 || (m.PromptKind == letagents.PromptAuto && !q.IncludePromptOnly) {
 		return letagents.MessagePage{}, false
 	}
-	return letagents.MessagePage{Messages: []letagents.Message{*m}, LastSeq: last}, true
+	return letagents.MessagePage{Messages: []letagents.Message{*m}, LastSeq: r.last}, true
+}
+
+// ring is a room's ring as store.ParseRing reads it; no message when it
+// carries none, or is no ring.
+type ring struct {
+	last    int64
+	message *letagents.Message
+}
+
+// readRing reads a room channel's payload for notify's Latest, once for
+// every poll the ring woke.
+func readRing(payload string) any {
+	last, m, ok := store.ParseRing(payload)
+	if !ok {
+		return ring{}
+	}
+	return ring{last, m}
 }
 
 // readSubscribed is a subscribed waiter's read, its page given only once

@@ -100,13 +100,21 @@ type channel struct {
 	n         atomic.Int64
 	ready     chan struct{} // closed once LISTEN is in effect on the current connection
 	listening bool
-	// heard is the payload of the last notification the listener
-	// received on the channel since it began to listen on the current
-	// connection (nil when none): Subscription.Heard and Latest. It is
-	// written under Hub.mu and read without it by every woken subscriber.
-	heard atomic.Pointer[string]
+	// heard is the last notification the listener received on the
+	// channel since it began to listen on the current connection (nil
+	// when none): Subscription.Heard and Latest. It is written under
+	// Hub.mu and read without it by every woken subscriber.
+	heard atomic.Pointer[heard]
 	// idle is when its last subscriber left, while it lingers.
 	idle time.Time
+}
+
+// heard is a notification's payload, and what Subscription.Latest's read
+// made of it, once.
+type heard struct {
+	payload string
+	once    sync.Once
+	value   any
 }
 
 // New returns a Hub that opens its connection with connect. Call Run to start it.
@@ -254,24 +262,33 @@ func (s *Subscription) Heard(name string) string {
 	return ""
 }
 
-// Latest is the payload of the last notification on channel name that
-// the listener has received, as of now, since it began to listen there on
-// its current connection: "" when none, or when s is not on name. A
-// subscriber woken by its bell finds here what rang it, or a later
-// notification on the same channel; a reconnect clears it (and rings).
-func (s *Subscription) Latest(name string) string {
+// Latest is what read makes of the payload of the last notification on
+// channel name that the listener has received, as of now, since it began
+// to listen there on its current connection (read(""): none, or s is not
+// on name). A subscriber woken by its bell finds here what rang it, or a
+// later notification on the same channel; a reconnect clears it (and
+// rings). read runs once for each notification, for the first subscriber
+// that asks, and every other gets what it made: a ring that wakes a
+// crowd is read once. So every caller on a channel must pass the same
+// read, and treat its value as shared.
+func (s *Subscription) Latest(name string, read func(payload string) any) any {
 	for i, n := range s.names {
-		if n == name {
-			return s.chs[i].payload()
+		if n != name {
+			continue
 		}
+		if h := s.chs[i].heard.Load(); h != nil {
+			h.once.Do(func() { h.value = read(h.payload) })
+			return h.value
+		}
+		break
 	}
-	return ""
+	return read("")
 }
 
-// payload is what heard holds, "" for none.
+// payload is the last notification's payload, "" for none.
 func (ch *channel) payload() string {
-	if p := ch.heard.Load(); p != nil {
-		return *p
+	if h := ch.heard.Load(); h != nil {
+		return h.payload
 	}
 	return ""
 }
@@ -516,7 +533,7 @@ func (h *Hub) dispatch(name, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if ch := h.channels[name]; ch != nil {
-		ch.heard.Store(&payload)
+		ch.heard.Store(&heard{payload: payload})
 		ring(ch)
 	}
 }

@@ -646,14 +646,14 @@ func TestHeardIsTheLastPayloadOnThisConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 		eventually(t, "Heard to be "+payload, func() bool { return heard() == payload })
-		if got := first.Latest(a); got != payload {
+		if got := first.Latest(a, echo); got != payload {
 			t.Errorf("Latest after %s = %q", payload, got)
 		}
 	}
 	if got := first.Heard(a); got != "" {
 		t.Errorf("a SubscribeAll subscription's Heard = %q, want \"\"", got)
 	}
-	if got := first.Latest(f.prefix + "unsubscribed"); got != "" {
+	if got := first.Latest(f.prefix+"unsubscribed", echo); got != "" {
 		t.Errorf("Latest of a channel the subscription is not on = %q, want \"\"", got)
 	}
 	pid := f.hub.Stats().BackendPID
@@ -667,8 +667,51 @@ func TestHeardIsTheLastPayloadOnThisConnection(t *testing.T) {
 	if got := heard(); got != "" {
 		t.Errorf("Heard after a reconnect = %q, want \"\"", got)
 	}
-	if got := first.Latest(a); got != "" {
+	if got := first.Latest(a, echo); got != "" {
 		t.Errorf("Latest after a reconnect = %q, want \"\"", got)
+	}
+}
+
+// echo is a Latest read that makes nothing of the payload.
+func echo(payload string) any { return payload }
+
+// TestLatestReadsEachNotificationOnce: the subscribers a notification
+// woke share what one read made of its payload, and the next
+// notification is read anew.
+func TestLatestReadsEachNotificationOnce(t *testing.T) {
+	t.Parallel()
+	f := start(t, notify.Options{})
+	a := f.prefix + "a"
+	subs := make([]*notify.Subscription, 8)
+	for i := range subs {
+		subs[i] = f.subscribe(t, a)
+	}
+	var reads atomic.Int64
+	read := func(payload string) any {
+		reads.Add(1)
+		return "read " + payload
+	}
+	for n, payload := range []string{"1", "2"} {
+		if _, err := f.pool.Exec(context.Background(), `SELECT pg_notify($1, $2)`, a, payload); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range subs {
+			if !rang(s, wait) {
+				t.Fatalf("notification %s rang no bell", payload)
+			}
+		}
+		var wg sync.WaitGroup
+		for _, s := range subs {
+			wg.Go(func() {
+				if got := s.Latest(a, read); got != "read "+payload {
+					t.Errorf("Latest after %s = %v", payload, got)
+				}
+			})
+		}
+		wg.Wait()
+		if got := reads.Load(); got != int64(n+1) {
+			t.Errorf("after notification %s: %d reads of payloads, want %d", payload, got, n+1)
+		}
 	}
 }
 
