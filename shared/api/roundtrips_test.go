@@ -329,6 +329,62 @@ func TestWokenPollAnswersFromTheRing(t *testing.T) {
 	}
 }
 
+// TestWokenStreamSendsFromTheRing: an open stream woken by the send of
+// the message whose event is the next after its cursor sends that
+// message with no round trip, as a read of the room gives it; a message
+// too long for a ring's payload is read, and so is the prompt-only
+// message the stream leaves out (the message after it then comes from
+// its ring).
+//
+// Not parallel, as TestPollAtTheHeardEndParksWithoutReading.
+func TestWokenStreamSendsFromTheRing(t *testing.T) {
+	e := newEnv(t, nil)
+	const room = "ring-streams"
+	e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
+	url, trips, _ := e.counted(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/rooms/"+room+"/messages/stream", nil)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	req.Header.Set(countAsHeader, "stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	stream := newSSEStream(t, resp, cancel)
+	for _, c := range []struct {
+		name, body string
+		passed     string // sent first: a message the stream leaves out
+		trips      int64  // the stream's round trips for them
+	}{
+		{"a message", `{"sender": "someone", "text": "plain"}`, "", 0},
+		{"a reply", `{"sender": "other", "text": "re", "reply_to": "msg_1"}`, "", 0},
+		{"a message too long for a ring", `{"sender": "someone", "text": "` + strings.Repeat(`\"`, 4000) + `"}`, "", 1},
+		{"a message after a prompt-only one", `{"sender": "someone", "text": "after"}`,
+			`{"sender": "someone", "text": "", "agent_prompt_kind": "auto"}`, 1},
+	} {
+		// Waiting for its bell: whatever it read, it read before.
+		testwait.Blocked(t, c.name+": the stream waiting", "select", "api.(*server).stream", "")
+		waited := trips.endedOf("stream")
+		if c.passed != "" {
+			e.call(t, http.MethodPost, "/rooms/"+room+"/messages", c.passed).want(t, 201, "")
+		}
+		id := e.call(t, http.MethodPost, "/rooms/"+room+"/messages", c.body).want(t, 201, "").str("id")
+		ev, got := stream.event(t)
+		if n := trips.endedOf("stream") - waited; n != c.trips {
+			t.Errorf("%s: the stream made %d round trips, want %d", c.name, n, c.trips)
+		}
+		seq, _ := letagents.ParseMessageID(id)
+		read := e.call(t, http.MethodGet, "/rooms/"+room+"/messages?after="+letagents.MessageID(seq-1), "").want(t, 200, "").messages(t)
+		if ev.id != id || len(read) != 1 || !reflect.DeepEqual(got, read[0]) {
+			t.Errorf("%s: the stream sent %s %v, a read gives %v", c.name, ev.id, got, read)
+		}
+	}
+}
+
 // heard waits until svc's listener, on an anonymous poll's channels of
 // room, has last heard of message id.
 func heard(t *testing.T, svc *service.Service, room, id string) {
@@ -340,8 +396,8 @@ func heard(t *testing.T, svc *service.Service, room, id string) {
 			return false
 		}
 		defer s.Close()
-		last, _, ok := store.ParseRing(s.Heard(svc.Store.RoomChannel(room)))
-		return ok && letagents.MessageID(last) == id
+		r, ok := store.ParseRing(s.Heard(svc.Store.RoomChannel(room)))
+		return ok && letagents.MessageID(r.Last) == id
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/notify"
 	"github.com/letagents/letagents-go/shared/rooms"
+	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -116,12 +117,16 @@ type eventKey struct {
 // the page's items are only read here, never changed.
 func (f *feed) next(ctx context.Context) ([]event, int64, bool, error) {
 	now := f.s.now()
-	since := f.s.events.ticket()
-	page, err := f.s.events.read(ctx, eventKey{f.room, f.cursor}, since, func(ctx context.Context) (letagents.EventPage, error) {
-		return f.s.Store.RoomEvents(ctx, f.room, f.cursor, streamEventPage, now)
-	})
-	if err != nil {
-		return nil, f.cursor, false, err
+	page, ok := f.ringPage()
+	if !ok {
+		since := f.s.events.ticket()
+		var err error
+		page, err = f.s.events.read(ctx, eventKey{f.room, f.cursor}, since, func(ctx context.Context) (letagents.EventPage, error) {
+			return f.s.Store.RoomEvents(ctx, f.room, f.cursor, streamEventPage, now)
+		})
+		if err != nil {
+			return nil, f.cursor, false, err
+		}
 	}
 	evs := make([]event, 0, len(page.Events))
 	var msgs []letagents.Message
@@ -157,6 +162,19 @@ func (f *feed) next(ctx context.Context) ([]event, int64, bool, error) {
 	}
 	f.s.surfaced(ctx, f.sess, f.room, msgs, letagents.ViaStream)
 	return evs, page.Last, page.HasMore, nil
+}
+
+// ringPage is the page after the cursor as the room's latest ring tells
+// it, without a read (ringPage of polls, by event number): when the ring
+// is the send of a message whose event is the next after the cursor, the
+// page is that event, its message as a read at its commit gives it. A
+// message the log's reads leave out (prompt-only) is read.
+func (f *feed) ringPage() (letagents.EventPage, bool) {
+	r, _ := f.sub.Latest(f.s.Store.RoomChannel(f.room), readRing).(store.Ring)
+	if r.Message == nil || r.Event != f.cursor+1 || r.Message.PromptKind == letagents.PromptAuto {
+		return letagents.EventPage{}, false
+	}
+	return letagents.EventPage{Events: []letagents.RoomEvent{{Seq: r.Event, Kind: letagents.EventMessage, Message: r.Message}}, Last: r.Event}, true
 }
 
 // stream serves an event stream of the room until the client leaves or

@@ -103,8 +103,8 @@ func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQue
 // poll that comes back at once after its answer parks without reading.
 // The room exists: it rang.
 func heardUpTo(sub *notify.Subscription, channel string, q store.MessageQuery) bool {
-	last, _, ok := store.ParseRing(sub.Heard(channel))
-	return ok && q.Before == 0 && q.After > 0 && last == q.After
+	r, ok := store.ParseRing(sub.Heard(channel))
+	return ok && q.Before == 0 && q.After > 0 && r.Last == q.After
 }
 
 // ringPage is the page q reads, as the room's latest ring tells it
@@ -114,29 +114,19 @@ func heardUpTo(sub *notify.Subscription, channel string, q store.MessageQuery) b
 // message, as a read at its commit gives it. A message a read of q
 // leaves out (prompt-only) or a ring without a message is no page.
 func ringPage(sub *notify.Subscription, channel string, q store.MessageQuery) (letagents.MessagePage, bool) {
-	r, _ := sub.Latest(channel, readRing).(ring)
-	m := r.message
-	if m == nil || q.Before != 0 || r.last != q.After+1 || (m.PromptKind == letagents.PromptAuto && !q.IncludePromptOnly) {
+	r, _ := sub.Latest(channel, readRing).(store.Ring)
+	m := r.Message
+	if m == nil || q.Before != 0 || r.Last != q.After+1 || (m.PromptKind == letagents.PromptAuto && !q.IncludePromptOnly) {
 		return letagents.MessagePage{}, false
 	}
-	return letagents.MessagePage{Messages: []letagents.Message{*m}, LastSeq: r.last}, true
-}
-
-// ring is a room's ring as store.ParseRing reads it; no message when it
-// carries none, or is no ring.
-type ring struct {
-	last    int64
-	message *letagents.Message
+	return letagents.MessagePage{Messages: []letagents.Message{*m}, LastSeq: r.Last}, true
 }
 
 // readRing reads a room channel's payload for notify's Latest, once for
-// every poll the ring woke.
+// every poll and stream the ring woke; no message when it is no ring.
 func readRing(payload string) any {
-	last, m, ok := store.ParseRing(payload)
-	if !ok {
-		return ring{}
-	}
-	return ring{last, m}
+	r, _ := store.ParseRing(payload)
+	return r
 }
 
 // readSubscribed is a subscribed waiter's read, its page given only once

@@ -70,28 +70,39 @@ func (e roomEvent) with() string {
 		)`
 }
 
-// ParseRing reads the payload of a room's ring: the room's newest message
-// number as of the ring, and, when the ring is that message's send
-// (ringSQL), the message as a read of the room gave it at the commit;
-// ok is false for a payload that is not a ring's.
-func ParseRing(payload string) (last int64, m *letagents.Message, ok bool) {
+// Ring is what a room's ring says: Last, the room's newest message
+// number as of the ring; and, when the ring is that message's send
+// (ringSQL), Event, the number of its event in the room's log, and
+// Message, the message as a read of the room gave it at the commit.
+type Ring struct {
+	Last    int64
+	Event   int64
+	Message *letagents.Message
+}
+
+// ParseRing reads the payload of a room's ring; ok is false for a payload
+// that is not a ring's.
+func ParseRing(payload string) (r Ring, ok bool) {
 	num, msg, found := strings.Cut(payload, " ")
 	last, err := strconv.ParseInt(num, 10, 64)
 	if err != nil {
-		return 0, nil, false
+		return Ring{}, false
 	}
 	if !found {
-		return last, nil, true
+		return Ring{Last: last}, true
 	}
-	var row messageRow
+	var row struct {
+		messageRow
+		Event int64 `json:"event"`
+	}
 	if err := json.Unmarshal([]byte(msg), &row); err != nil {
-		return 0, nil, false
+		return Ring{}, false
 	}
 	sent, ok := row.message()
-	if !ok || sent.Seq != last {
-		return 0, nil, false
+	if !ok || sent.Seq != last || row.Event < 1 {
+		return Ring{}, false
 	}
-	return last, &sent, true
+	return Ring{Last: last, Event: row.Event, Message: &sent}, true
 }
 
 func orNull(sql string) string {

@@ -599,7 +599,7 @@ func TestRingNamesTheNewestMessage(t *testing.T) {
 	rev := storetest.Register(t, s, room.ID, "Rev", letagents.SessionWorker, now)
 	conn := listenRoom(t, d.Pool, s, room.ID)
 	// ring waits for the next notification and reads its payload.
-	ring := func(what string) (int64, *letagents.Message) {
+	ring := func(what string) store.Ring {
 		t.Helper()
 		wctx, cancel := context.WithTimeout(ctx, testwait.Bound)
 		defer cancel()
@@ -607,11 +607,11 @@ func TestRingNamesTheNewestMessage(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: no notification: %v", what, err)
 		}
-		last, m, ok := store.ParseRing(n.Payload)
+		r, ok := store.ParseRing(n.Payload)
 		if !ok {
 			t.Fatalf("%s: payload %q is no ring", what, n.Payload)
 		}
-		return last, m
+		return r
 	}
 	long := strings.Repeat("a parent longer than a quote. ", 30)
 	github := letagents.SystemMessage(room.ID, "a PR opened")
@@ -651,20 +651,31 @@ func TestRingNamesTheNewestMessage(t *testing.T) {
 		if err := c.send(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		last, m := ring(c.name)
-		if last != c.last || (m != nil) != c.message {
-			t.Errorf("%s: ring names message %d, carries one: %v; want %d, %v", c.name, last, m != nil, c.last, c.message)
+		r := ring(c.name)
+		if r.Last != c.last || (r.Message != nil) != c.message {
+			t.Errorf("%s: ring names message %d, carries one: %v; want %d, %v", c.name, r.Last, r.Message != nil, c.last, c.message)
 			continue
 		}
-		if m == nil {
+		if r.Message == nil {
 			continue
 		}
-		page, err := s.Messages(ctx, room.ID, store.MessageQuery{After: last - 1, Limit: 1, IncludePromptOnly: true})
+		page, err := s.Messages(ctx, room.ID, store.MessageQuery{After: r.Last - 1, Limit: 1, IncludePromptOnly: true})
 		if err != nil || len(page.Messages) != 1 {
 			t.Fatalf("%s: read back %+v, %v", c.name, page, err)
 		}
-		if got, read := utcTimes(*m), utcTimes(page.Messages[0]); !reflect.DeepEqual(got, read) {
+		if got, read := utcTimes(*r.Message), utcTimes(page.Messages[0]); !reflect.DeepEqual(got, read) {
 			t.Errorf("%s: the ring's message\n%+v\nis not the read's\n%+v", c.name, got, read)
+		}
+		// The ring's event is the message's in the room's log, the newest.
+		evs, err := s.RoomEvents(ctx, room.ID, r.Event-1, 10, now)
+		switch {
+		case err != nil:
+			t.Fatalf("%s: %v", c.name, err)
+		case evs.Last != r.Event:
+			t.Errorf("%s: the ring names event %d, the log's newest is %d", c.name, r.Event, evs.Last)
+		case r.Message.PromptKind == letagents.PromptAuto: // the log's reads leave it out
+		case len(evs.Events) != 1 || evs.Events[0].Kind != letagents.EventMessage || evs.Events[0].Message.Seq != r.Last:
+			t.Errorf("%s: event %d is %+v, want message %d's", c.name, r.Event, evs.Events, r.Last)
 		}
 	}
 }
@@ -705,7 +716,8 @@ func TestParseRingRefusesOtherPayloads(t *testing.T) {
 		message bool
 	}{
 		{"12", true, 12, false},
-		{`3 {"seq": 3, "room_id": "r", "sender": "ann", "text": "hi"}`, true, 3, true},
+		{`3 {"seq": 3, "room_id": "r", "sender": "ann", "text": "hi", "event": 5}`, true, 3, true},
+		{`3 {"seq": 3, "room_id": "r", "sender": "ann", "text": "hi"}`, false, 0, false},
 		{"", false, 0, false},
 		{"fence", false, 0, false},
 		{"12 {", false, 0, false},
@@ -713,9 +725,9 @@ func TestParseRingRefusesOtherPayloads(t *testing.T) {
 		{`12 {"sender": "ann"}`, false, 0, false},
 		{`12 {"seq": "twelve"}`, false, 0, false},
 	} {
-		last, m, ok := store.ParseRing(c.payload)
-		if ok != c.ok || last != c.last || (m != nil) != c.message {
-			t.Errorf("ParseRing(%q) = %d, %v, %v; want %d, a message %v, %v", c.payload, last, m, ok, c.last, c.message, c.ok)
+		r, ok := store.ParseRing(c.payload)
+		if ok != c.ok || r.Last != c.last || (r.Message != nil) != c.message {
+			t.Errorf("ParseRing(%q) = %+v, %v; want %d, a message %v, %v", c.payload, r, ok, c.last, c.message, c.ok)
 		}
 	}
 }

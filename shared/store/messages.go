@@ -364,10 +364,12 @@ var sentQuoteColumns = `p.sender AS quote_sender, p.text AS quote_text, p.trunca
 // RETURNING of sendSQL's insert (the new row m): the room's newest number,
 // which is the message's, then, when the payload stays within ringMax,
 // a space and the message as a read of the room would give it at the
-// commit, as JSON of messageRow's columns (ParseRing). Nothing reads the
-// message before that commit, so it has no thread and no pin yet.
+// commit, as JSON of messageRow's columns and its event's number (next's
+// last_event) as "event" (ParseRing). Nothing reads the message before
+// that commit, so it has no thread and no pin yet.
 var ringSQL = `(SELECT m.seq || CASE WHEN octet_length(r.j) <= ` + strconv.Itoa(ringMax) + ` THEN ' ' || r.j ELSE '' END
-	FROM (SELECT row_to_json(x)::text AS j FROM (SELECT ` + messageColumns + `, ` + sentQuoteColumns + `
+	FROM (SELECT row_to_json(x)::text AS j FROM (SELECT ` + messageColumns + `, ` + sentQuoteColumns + `,
+		(SELECT last_event FROM next) AS event
 		FROM (SELECT) AS one LEFT JOIN parent p ON true) x) r)`
 
 // ringMax bounds the message's JSON in a ring: PostgreSQL refuses a
