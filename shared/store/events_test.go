@@ -643,10 +643,11 @@ func TestRingNamesTheNewestMessage(t *testing.T) {
 			return err
 		}, 8, true},
 		{"a message too long for a payload", sendText(s, room.ID, "ann", strings.Repeat(`"`, 4000)), 9, false},
+		{"a text longer than a payload", sendText(s, room.ID, "ann", strings.Repeat("long ", 2000)), 10, false},
 		{"a task", func() error {
 			_, err := s.CreateTask(ctx, store.NewTask{RoomID: room.ID, Title: "t", CreatedBy: "ann"}, now)
 			return err
-		}, 9, false},
+		}, 10, false},
 	} {
 		if err := c.send(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)

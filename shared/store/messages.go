@@ -366,9 +366,12 @@ var sentQuoteColumns = `p.sender AS quote_sender, p.text AS quote_text, p.trunca
 // a space and the message as a read of the room would give it at the
 // commit, as JSON of messageRow's columns and its event's number (next's
 // last_event) as "event" (ParseRing). Nothing reads the message before
-// that commit, so it has no thread and no pin yet.
+// that commit, so it has no thread and no pin yet. A text longer than a
+// payload is not made JSON only to be dropped (a send's text may be
+// 1 MiB).
 var ringSQL = `(SELECT m.seq || CASE WHEN octet_length(r.j) <= ` + strconv.Itoa(ringMax) + ` THEN ' ' || r.j ELSE '' END
-	FROM (SELECT row_to_json(x)::text AS j FROM (SELECT ` + messageColumns + `, ` + sentQuoteColumns + `,
+	FROM (SELECT CASE WHEN octet_length(m.text) <= ` + strconv.Itoa(ringMax) + ` THEN row_to_json(x)::text END AS j
+	FROM (SELECT ` + messageColumns + `, ` + sentQuoteColumns + `,
 		(SELECT last_event FROM next) AS event
 		FROM (SELECT) AS one LEFT JOIN parent p ON true) x) r)`
 
