@@ -103,8 +103,8 @@ func (s *server) nextMessages(ctx context.Context, id string, q store.MessageQue
 // poll that comes back at once after its answer parks without reading.
 // The room exists: it rang.
 func heardUpTo(sub *notify.Subscription, channel string, q store.MessageQuery) bool {
-	r, ok := store.ParseRing(sub.Heard(channel))
-	return ok && q.Before == 0 && q.After > 0 && r.Last == q.After
+	last, ok := store.RingLast(sub.Heard(channel))
+	return ok && q.Before == 0 && q.After > 0 && last == q.After
 }
 
 // ringPage is the page q reads, as the room's latest ring tells it

@@ -83,11 +83,11 @@ type Ring struct {
 // ParseRing reads the payload of a room's ring; ok is false for a payload
 // that is not a ring's.
 func ParseRing(payload string) (r Ring, ok bool) {
-	num, msg, found := strings.Cut(payload, " ")
-	last, err := strconv.ParseInt(num, 10, 64)
-	if err != nil {
+	last, ok := RingLast(payload)
+	if !ok {
 		return Ring{}, false
 	}
+	_, msg, found := strings.Cut(payload, " ")
 	if !found {
 		return Ring{Last: last}, true
 	}
@@ -103,6 +103,15 @@ func ParseRing(payload string) (r Ring, ok bool) {
 		return Ring{}, false
 	}
 	return Ring{Last: last, Event: row.Event, Message: &sent}, true
+}
+
+// RingLast is the room's newest message number a ring's payload names
+// (Ring.Last), without reading the message it may carry: all that a poll
+// coming back after its answer needs to park unread.
+func RingLast(payload string) (int64, bool) {
+	num, _, _ := strings.Cut(payload, " ")
+	last, err := strconv.ParseInt(num, 10, 64)
+	return last, err == nil
 }
 
 func orNull(sql string) string {

@@ -721,6 +721,7 @@ func TestParseRingRefusesOtherPayloads(t *testing.T) {
 		{`3 {"seq": 3, "room_id": "r", "sender": "ann", "text": "hi"}`, false, 0, false},
 		{"", false, 0, false},
 		{"fence", false, 0, false},
+		{"fence {}", false, 0, false},
 		{"12 {", false, 0, false},
 		{`12 {"seq": 13, "sender": "ann", "text": "hi"}`, false, 0, false},
 		{`12 {"sender": "ann"}`, false, 0, false},
@@ -729,6 +730,15 @@ func TestParseRingRefusesOtherPayloads(t *testing.T) {
 		r, ok := store.ParseRing(c.payload)
 		if ok != c.ok || r.Last != c.last || (r.Message != nil) != c.message {
 			t.Errorf("ParseRing(%q) = %+v, %v; want %d, a message %v, %v", c.payload, r, ok, c.last, c.message, c.ok)
+		}
+		// The number alone is read whatever follows it.
+		if last, ok := store.RingLast(c.payload); c.ok && (!ok || last != c.last) {
+			t.Errorf("RingLast(%q) = %d, %v; want %d", c.payload, last, ok, c.last)
+		}
+	}
+	for _, payload := range []string{"", "fence", "fence {}", " 12"} {
+		if last, ok := store.RingLast(payload); ok {
+			t.Errorf("RingLast(%q) = %d, true; want no number", payload, last)
 		}
 	}
 }
