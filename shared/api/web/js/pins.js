@@ -19,6 +19,16 @@ export function withPin(list, m) {
   return pinLabel(m) ? [m, ...rest] : rest;
 }
 
+// loadedPins is the pinned list once GET …/pins answers loaded, with the
+// message_update events heard while it loaded (heard, in order) put back
+// on top: the answer may have been read before those changes, and the
+// stream will not say them again. A change the answer already holds comes
+// out the same; one it holds and a later event undoes is undone by that
+// event, which is still to come.
+export function loadedPins(loaded, heard) {
+  return heard.reduce(withPin, loaded);
+}
+
 // initPins puts the pinned list before log and loads it for the room at
 // path P (already encoded). It marks the pinned messages log shows, those
 // drawn later included (it watches log), so the page's message rendering
@@ -70,16 +80,19 @@ export function initPins(P, log) {
     }
   }).observe(log, { childList: true });
 
+  let heard = []; // message_update events since the load began; null once it ended
   api(`/rooms/${P}/pins`).then((r) => {
     if (!r || !Array.isArray(r.messages)) return;
-    list = r.messages;
+    list = loadedPins(r.messages, heard);
     markAll();
     draw();
-  }).catch(() => { /* an older server has no pins: nothing to show */ });
+  }).catch(() => { /* an older server has no pins: nothing to show */ })
+    .finally(() => { heard = null; });
 
   // update takes a message_update event: the message as it now is.
   const update = (m) => {
     if (!m || typeof m !== "object" || typeof m.id !== "string") return;
+    if (heard) heard.push(m);
     list = withPin(list, m);
     markAll();
     draw();
