@@ -247,6 +247,16 @@ func (h *Hub) SubscribeListened(names ...string) *Subscription {
 	return s
 }
 
+// Waited reports whether channel name has a subscriber now. A notifier
+// in the same process can put more in a payload that only a subscriber
+// would read (store.Store.WaitersFrom).
+func (h *Hub) Waited(name string) bool {
+	h.mu.Lock()
+	ch := h.channels[name]
+	h.mu.Unlock()
+	return ch != nil && ch.n.Load() > 0
+}
+
 // Heard is the payload of the last notification on channel name that
 // the listener received before SubscribeListened made s, since it began
 // to listen there on its current connection: "" when none (or s came

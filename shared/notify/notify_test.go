@@ -619,6 +619,45 @@ func TestSubscribeListenedOnlyWhereListened(t *testing.T) {
 	}
 }
 
+// TestWaitedWhileSubscribed: a channel is waited on while it has a
+// subscriber, by Subscribe or SubscribeListened, and not once the last
+// has left, though it lingers listened.
+func TestWaitedWhileSubscribed(t *testing.T) {
+	t.Parallel()
+	f := start(t, notify.Options{Linger: time.Hour})
+	a, b := f.prefix+"a", f.prefix+"b"
+	if f.hub.Waited(a) {
+		t.Error("a channel nobody subscribed to is waited on")
+	}
+	first := f.subscribe(t, a)
+	second := f.hub.SubscribeListened(a)
+	if second == nil {
+		t.Fatal("SubscribeListened refused a listened channel")
+	}
+	for _, c := range []struct {
+		what    string
+		close   *notify.Subscription
+		waitedA bool
+	}{
+		{"two subscribers", nil, true},
+		{"the first gone", first, true},
+		{"both gone, lingering", second, false},
+	} {
+		if c.close != nil {
+			c.close.Close()
+		}
+		if got := f.hub.Waited(a); got != c.waitedA {
+			t.Errorf("%s: Waited = %v, want %v", c.what, got, c.waitedA)
+		}
+		if f.hub.Waited(b) {
+			t.Errorf("%s: another channel is waited on", c.what)
+		}
+	}
+	if st := f.hub.Stats(); st.Lingering != 1 {
+		t.Errorf("Stats = %+v, want the channel lingering", st)
+	}
+}
+
 // TestHeardIsTheLastPayloadOnThisConnection: a subscription made where
 // the listener is on its channel already reads the payload of the last
 // notification heard there; one made where nothing was heard, or by

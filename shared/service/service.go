@@ -342,6 +342,7 @@ func assemble(ctx context.Context, cfg config.Config, logger *slog.Logger, pool 
 		JoinLimit: cfg.JoinLimit, InviteRoomLimit: cfg.InviteRoomLimit, SendLimit: cfg.SendLimit, Now: cfg.Now, Logger: logger})
 	if len(groups) == 0 || slices.Contains(groups, api.GroupPoll) {
 		s.Hub = notify.New(listener, notify.Options{Logger: logger, Linger: channelLinger})
+		s.Store.WaitersFrom(s.Hub.Waited)
 		go func() {
 			defer close(s.hubDone)
 			_ = s.Hub.Run(runCtx)

@@ -19,6 +19,7 @@ import (
 	"github.com/letagents/letagents-go/shared/config"
 	"github.com/letagents/letagents-go/shared/db"
 	"github.com/letagents/letagents-go/shared/httpserver"
+	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
 	"github.com/letagents/letagents-go/shared/service"
 	"github.com/letagents/letagents-go/shared/store"
@@ -202,6 +203,44 @@ func TestLiveThroughADatabaseOutage(t *testing.T) {
 	if a := get(service.LivePath); a.status != http.StatusOK {
 		t.Errorf("GET %s after the outage = %d, want 200", service.LivePath, a.status)
 	}
+}
+
+// TestBatchedSendsRingWhereAPollWaits: a service that serves polls has
+// its store ring a room a poll of its own waits on with a batched send's
+// message (store.Store.WaitersFrom): while the poll is parked, and no
+// longer once it has answered.
+func TestBatchedSendsRingWhereAPollWaits(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	svc, err := service.FromPool(context.Background(), config.Config{}, d.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	if _, _, err := svc.Store.EnsureRoom(context.Background(), "waited"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(svc.Handler)
+	defer srv.Close()
+	if svc.Store.RingsWithMessage("waited") {
+		t.Error("a room nobody polls rings with its batched sends' messages")
+	}
+	answered := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(srv.URL + "/rooms/waited/messages/poll?timeout=60000")
+		if err == nil {
+			resp.Body.Close()
+		}
+		answered <- err
+	}()
+	testwait.Until(t, "the poll to park", func() bool { return svc.Store.RingsWithMessage("waited") })
+	if _, _, err := svc.Store.SendMessage(context.Background(), letagents.NewMessage{RoomID: "waited", Sender: "ann", Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := testwait.Recv(t, "the poll's answer", answered); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, "the room to have no waiter", func() bool { return !svc.Store.RingsWithMessage("waited") })
 }
 
 func TestServeDrainsParkedPollsOnShutdown(t *testing.T) {

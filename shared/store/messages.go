@@ -297,7 +297,7 @@ type sendParts struct {
 // sendSQL is the WITH list that appends message $1…$11 (sendArgs) to its
 // room: next bumps the room's last_seq, taking the next gap-free number
 // under that row's lock, ins inserts it and rings the room's channel
-// with it (ringSQL; logged rings instead, plainly, with p.plainRing),
+// with it (loneRingSQL; logged rings instead, plainly, with p.plainRing),
 // logged logs its event, thread moves its thread's counters. parent is
 // the message it replies to, mentioned the room's live sessions its text
 // mentions.
@@ -319,7 +319,7 @@ func sendSQL(p sendParts) string {
 		where = " AND (" + p.cond + ")"
 	}
 	publisher := or(p.publisher, "$7")
-	ring := ", pg_notify($6, " + ringSQL + ")"
+	ring := ", pg_notify($6, " + loneRingSQL + ")"
 	if p.plainRing {
 		ring = ""
 	}
@@ -361,19 +361,29 @@ var sentQuoteColumns = `p.sender AS quote_sender, p.text AS quote_text, p.trunca
 	(SELECT ` + mentionRefsSQL("mentioned") + ` FROM mentioned) AS mention_refs`
 
 // ringSQL is the payload of the ring of a message's send, in the
-// RETURNING of sendSQL's insert (the new row m): the room's newest number,
+// RETURNING of its insert (the new row m): the room's newest number,
 // which is the message's, then, when the payload stays within ringMax,
 // a space and the message as a read of the room would give it at the
-// commit, as JSON of messageRow's columns and its event's number (next's
-// last_event) as "event" (ParseRing). Nothing reads the message before
-// that commit, so it has no thread and no pin yet. A text longer than a
-// payload is not made JSON only to be dropped (a send's text may be
-// 1 MiB).
-var ringSQL = `(SELECT m.seq || CASE WHEN octet_length(r.j) <= ` + strconv.Itoa(ringMax) + ` THEN ' ' || r.j ELSE '' END
+// commit, as JSON of messageRow's columns and its event's number as
+// "event" (ParseRing). beside is SQL of the quote's and the mentioned
+// sessions' columns (as sentQuoteColumns names them) and of the event,
+// over from. Nothing reads the message before that commit, so it has no
+// thread and no pin yet. A text longer than a payload is not made JSON
+// only to be dropped (a send's text may be 1 MiB).
+func ringSQL(beside, from string) string {
+	return `(SELECT m.seq || CASE WHEN octet_length(r.j) <= ` + strconv.Itoa(ringMax) + ` THEN ' ' || r.j ELSE '' END
 	FROM (SELECT CASE WHEN octet_length(m.text) <= ` + strconv.Itoa(ringMax) + ` THEN row_to_json(x)::text END AS j
-	FROM (SELECT ` + messageColumns + `, ` + sentQuoteColumns + `,
-		(SELECT last_event FROM next) AS event
-		FROM (SELECT) AS one LEFT JOIN parent p ON true) x) r)`
+	FROM (SELECT ` + messageColumns + `, ` + beside + ` FROM ` + from + `) x) r)`
+}
+
+// loneRingSQL is sendSQL's ringSQL: its parent's quote, its mentioned
+// sessions, and next's last_event.
+var loneRingSQL = ringSQL(sentQuoteColumns+`, (SELECT last_event FROM next) AS event`, `(SELECT) AS one LEFT JOIN parent p ON true`)
+
+// noQuoteColumns are sentQuoteColumns' quote of a message that quotes
+// nothing.
+const noQuoteColumns = `NULL::text AS quote_sender, NULL::text AS quote_text, NULL::boolean AS quote_truncated,
+	NULL::text AS quote_source, NULL::timestamptz AS quote_created_at`
 
 // ringMax bounds the message's JSON in a ring: PostgreSQL refuses a
 // payload of 8,000 bytes or more, and the number and its space come first.

@@ -44,6 +44,7 @@ type setSend struct {
 	label, display, owner       string
 	viaOwnerToken               bool
 	seenBefore                  time.Time
+	ring                        bool // rings with the message when alone in its room (Store.WaitersFrom)
 }
 
 // setValues is in's values, made only when in goes in a statement of
@@ -51,13 +52,14 @@ type setSend struct {
 // nothing for them.
 func (s *Store) setValues(in Send) setSend {
 	m := in.Message
-	v := setSend{room: m.RoomID, sender: m.Sender, text: m.Text, channel: s.RoomChannel(m.RoomID),
+	channel := s.RoomChannel(m.RoomID)
+	v := setSend{room: m.RoomID, sender: m.Sender, text: m.Text, channel: channel,
 		source: optText(m.Source), clientID: optText(m.ClientMessageID), kind: optText(string(m.PromptKind)),
 		publisher:   pgtype.Int8{Int64: m.PublisherSessionID, Valid: m.PublisherSessionID > 0},
 		mentionKeys: jsonKeys(mentionKeys(m.Text)), nameKeys: jsonKeys(in.NameKeys),
 		sessionHash: in.SessionTokenHash, ownerHash: in.OwnerTokenHash, sessionID: in.SessionID, now: in.Now,
 		account: in.AccountID, label: in.Label, display: in.Display, owner: in.Owner, viaOwnerToken: in.ViaOwnerToken,
-		seenBefore: in.Now.Add(-letagents.SeenStep)}
+		seenBefore: in.Now.Add(-letagents.SeenStep), ring: s.ringsWith(channel)}
 	if t := in.Take; t != nil {
 		v.bucketKind, v.bucketKey = optText(t.Kind), optText(t.Key)
 		v.full = pgtype.Timestamptz{Time: t.Now.Add(-time.Minute), Valid: true}
@@ -172,7 +174,7 @@ func (s *Store) setArgs(ins []*Send) []any {
 		sessionHashes, ownerHashes = make([][]byte, n), make([][]byte, n)
 		sessionIDs, accounts       = make([]int64, n), make([]int64, n)
 		nows, seenBefores          = make([]time.Time, n), make([]time.Time, n)
-		viaOwnerTokens             = make([]bool, n)
+		viaOwnerTokens, rings      = make([]bool, n), make([]bool, n)
 	)
 	for i, in := range ins {
 		v := s.setValues(*in)
@@ -181,11 +183,11 @@ func (s *Store) setArgs(ins []*Send) []any {
 		sources[i], clientIDs[i], kinds[i], mentions[i], names[i] = v.source, v.clientID, v.kind, v.mentionKeys, v.nameKeys
 		bucketKinds[i], bucketKeys[i], fulls[i], takeNows[i], everys[i] = v.bucketKind, v.bucketKey, v.full, v.takeNow, v.every
 		publishers[i], sessionHashes[i], ownerHashes[i], sessionIDs[i] = v.publisher, v.sessionHash, v.ownerHash, v.sessionID
-		accounts[i], nows[i], seenBefores[i], viaOwnerTokens[i] = v.account, v.now, v.seenBefore, v.viaOwnerToken
+		accounts[i], nows[i], seenBefores[i], viaOwnerTokens[i], rings[i] = v.account, v.now, v.seenBefore, v.viaOwnerToken, v.ring
 	}
 	return []any{rooms, senders, texts, sources, channels, publishers, clientIDs, kinds, mentions, bucketKinds,
 		bucketKeys, fulls, everys, takeNows, sessionHashes, sessionIDs, nows, accounts, labels, displays, owners,
-		viaOwnerTokens, names, ownerHashes, seenBefores, letagents.MaxSenderBytes}
+		viaOwnerTokens, names, ownerHashes, seenBefores, letagents.MaxSenderBytes, rings}
 }
 
 // genericPlan makes the statements after it in the batch's transaction
@@ -193,12 +195,14 @@ func (s *Store) setArgs(ins []*Send) []any {
 // sendSetSQL afresh each time, which cost a lone send 1.4 ms.
 const genericPlan = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
 
-// sendSetSQL is checkedSQL over arrays of its sends' values, $1…$25
-// (queueSet), one row each, in their order; $26 is
+// sendSetSQL is checkedSQL over arrays of its sends' values, $1…$25 and
+// $27 (queueSet), one row each, in their order; $26 is
 // letagents.MaxSenderBytes. No send is a reply (setRuns), and every
 // bucket taken from is there (bucketsSQL). The takes of each bucket are
 // folded in the sends' order; the sends that pass are numbered in their
-// rooms in their order, each room's counter moved once.
+// rooms in their order, each room's counter moved once. A room rings
+// once: with its message (ringSQL) when the statement sends it one and
+// the send asks for it ($27), else plainly with its newest number.
 //
 // Like checkedSQL it comes in two variants, for sends worker sessions
 // sign (signed) and for sends they do not, each without what only the
@@ -252,10 +256,10 @@ func sendSetSQL(signed bool) string {
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[],
 			$9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::interval[], $14::timestamptz[], $15::bytea[],
 			$16::bigint[], $17::timestamptz[], $18::bigint[], $19::text[], $20::text[], $21::text[], $22::boolean[],
-			$23::text[], $24::bytea[], $25::timestamptz[])
+			$23::text[], $24::bytea[], $25::timestamptz[], $27::boolean[])
 			WITH ORDINALITY AS u(room, sender, text, source, channel, publisher, client_id, kind, mention_keys, bkind, bkey,
 				bfull, bevery, bnow, sess_hash, sess_id, now, account, label, display, owner, via_owner, name_keys,
-				owner_hash, seen_before, n)
+				owner_hash, seen_before, ring, n)
 	), owner AS (
 		SELECT i.n, ` + accountColumns + `, t.id AS token_id FROM input i
 		JOIN owner_tokens t ON t.token_hash = i.owner_hash JOIN accounts a ON a.id = t.account_id
@@ -285,7 +289,7 @@ func sendSetSQL(signed bool) string {
 		FROM (SELECT DISTINCT ON (kind, key) kind, key, empty_at, allowed FROM took ORDER BY kind, key, j DESC) l
 		WHERE b.kind = l.kind AND b.key = l.key` + checks + `
 	), decided AS (
-		SELECT i.n, i.room, i.text, i.client_id, i.kind, i.channel, i.mkeys,
+		SELECT i.n, i.room, i.text, i.client_id, i.kind, i.channel, i.mkeys, i.ring,
 			` + sender + ` AS sender, ` + source + ` AS source, ` + publisher + ` AS publisher,
 			coalesce(v.allowed AND cl.signed AND v.room_found AND NOT v.repeat AND ` + ok + `, false) AS ok
 		FROM input i JOIN caller cl ON cl.n = i.n JOIN verdict v ON v.n = i.n` + from + `
@@ -302,8 +306,6 @@ func sendSetSQL(signed bool) string {
 	), logged AS (
 		INSERT INTO room_events (room_id, seq, kind, ref, ref_id)
 		SELECT room, event, '` + string(letagents.EventMessage) + `', seq, NULL FROM placed
-		RETURNING pg_notify((SELECT p.channel FROM placed p WHERE p.room = room_events.room_id LIMIT 1),
-			(SELECT nx.last_seq FROM next nx WHERE nx.id = room_events.room_id)::text)
 	), mentioned AS (
 		SELECT p.n, m.ids, m.refs FROM placed p CROSS JOIN LATERAL (
 			SELECT array_agg(s.id ORDER BY s.id) AS ids, ` + mentionRefsSQL("s") + ` AS refs
@@ -311,20 +313,21 @@ func sendSetSQL(signed bool) string {
 				AND (` + mentionNameSQL + ` = ANY(p.mkeys) OR lower(` + collapsedSQL("actor_label") + `) = ANY(p.mkeys)
 					OR lower(` + collapsedSQL("display_name") + `) = ANY(p.mkeys))) m
 	), ins AS (
-		INSERT INTO messages (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at,
+		INSERT INTO messages AS m (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at,
 			publisher_session_id, client_message_id, agent_prompt_kind, mentions)
 		SELECT p.room, p.seq, p.sender, p.text, p.source, NULL, NULL, date_trunc('milliseconds', clock_timestamp()),
-			p.publisher, p.client_id, p.kind, m.ids
-		FROM placed p LEFT JOIN mentioned m ON m.n = p.n
-		RETURNING room_id, seq, sender, source, publisher_session_id, thread_root_seq, created_at
+			p.publisher, p.client_id, p.kind, mm.ids
+		FROM placed p LEFT JOIN mentioned mm ON mm.n = p.n
+		RETURNING room_id, seq, sender, source, publisher_session_id, thread_root_seq, created_at,
+			(SELECT pg_notify(p.channel, CASE WHEN p.cnt = 1 AND p.ring THEN ` + setRingSQL + ` ELSE nx.last_seq::text END)
+				FROM placed p JOIN next nx ON nx.id = p.room WHERE p.room = m.room_id AND p.seq = m.seq)
 	)
 	SELECT t.allowed AS take_allowed, t.empty_at AS take_empty_at, ` + sessionColumnsSQL(signed) + `,
 		v.claim_session AS session, v.claim_others AS others, v.claim_agent AS agent, v.room_found, true AS parent_found,
 		v.repeat, v.name_free,
 		x.sender AS sent_sender, x.source AS sent_source, x.publisher_session_id AS sent_publisher,
 		x.seq, x.thread_root_seq, x.created_at,
-		NULL::text AS quote_sender, NULL::text AS quote_text, NULL::boolean AS quote_truncated, NULL::text AS quote_source,
-		NULL::timestamptz AS quote_created_at,
+		` + noQuoteColumns + `,
 		m.refs AS mention_refs,
 		o.id AS owner_account_id, o.token_id AS owner_token_id, o.provider AS owner_provider,
 		o.provider_user_id AS owner_provider_user_id, o.login AS owner_login, o.display_name AS owner_display_name,
@@ -334,6 +337,10 @@ func sendSetSQL(signed bool) string {
 		LEFT JOIN mentioned m ON m.n = i.n LEFT JOIN owner o ON o.n = i.n
 	ORDER BY i.n`
 }
+
+// setRingSQL is sendSetSQL's ringSQL of the message m that placed p
+// put in its room: no quote, its mentioned sessions, p's event.
+var setRingSQL = ringSQL(noQuoteColumns+`, mm.refs AS mention_refs, p.event AS event`, `(SELECT) AS one LEFT JOIN mentioned mm ON mm.n = p.n`)
 
 // setFoundSQL is sendSetSQL's verdict on its send i's room and client id.
 const setFoundSQL = `EXISTS (SELECT 1 FROM rooms WHERE id = i.room) AS room_found,

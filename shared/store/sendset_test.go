@@ -3,9 +3,12 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/pgtest"
@@ -190,4 +193,113 @@ func wantSetStatement(t *testing.T, d *pgtest.DB) {
 	if n == 0 {
 		t.Error("no statement of several sends went to the database: the batch's sends went one statement each")
 	}
+}
+
+// A batch's set statement rings a room it sends one message to with that
+// message, as a send alone does, when someone in this process waits on
+// the room (WaitersFrom); a room it sends two, or that nobody here waits
+// on, rings plainly with its newest number. Each ring's message is what
+// a read gives, and its event the log's.
+func TestBatchRingsWithTheMessageWhereAWaiterIs(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	s := store.New(d.Pool)
+	store.SetSendLanes(s, 1) // the held room's send fills the lane: the rest wait, then go as one batch
+	ctx := context.Background()
+	now := time.Now()
+	cases := []struct {
+		room   string
+		texts  []string
+		waited bool
+		ring   bool // the room's ring carries its message
+	}{
+		{"alone", []string{"one"}, true, true},
+		{"mentioning", []string{"over to you @Rev"}, true, true},
+		{"two", []string{"first", "second"}, true, false},
+		{"nobody waits", []string{"unheard"}, false, false},
+	}
+	waited := map[string]bool{}
+	for _, c := range cases {
+		if _, _, err := s.EnsureRoom(ctx, c.room); err != nil {
+			t.Fatal(err)
+		}
+		waited[s.RoomChannel(c.room)] = c.waited
+	}
+	if _, _, err := s.EnsureRoom(ctx, "held"); err != nil {
+		t.Fatal(err)
+	}
+	storetest.Register(t, s, "mentioning", "Rev", letagents.SessionWorker, now)
+	s.WaitersFrom(func(channel string) bool { return waited[channel] })
+	for _, c := range cases {
+		if got := s.RingsWithMessage(c.room); got != c.waited {
+			t.Errorf("%s: RingsWithMessage = %v, want %v", c.room, got, c.waited)
+		}
+	}
+	conn := listenRoom(t, d.Pool, s, cases[0].room)
+	for _, c := range cases[1:] {
+		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.RoomChannel(c.room)}.Sanitize()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, release := holdRoom(t, d, s, "held")
+	sent := make(chan error, 8)
+	for _, c := range cases {
+		for i, text := range c.texts {
+			go func() {
+				_, err := s.Send(ctx, anonymousSend(letagents.NewMessage{RoomID: c.room, Sender: "ann", Text: text}, now))
+				sent <- err
+			}()
+			testwait.Until(t, fmt.Sprintf("%s: send %d to queue", c.room, i), func() bool { return store.SendsInTurn(s, c.room) == i+1 })
+		}
+	}
+	release()
+	if err := testwait.Recv(t, "the held room's send", first); err != nil {
+		t.Fatal(err)
+	}
+	rings := map[string]string{}
+	for len(rings) < len(cases) {
+		wctx, cancel := context.WithTimeout(ctx, testwait.Bound)
+		n, err := conn.Conn().WaitForNotification(wctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("rings heard %v: %v", rings, err)
+		}
+		if _, dup := rings[n.Channel]; dup {
+			t.Errorf("channel %s rang twice: %q, then %q", n.Channel, rings[n.Channel], n.Payload)
+		}
+		rings[n.Channel] = n.Payload
+	}
+	for range 5 {
+		if err := testwait.Recv(t, "a batched send", sent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range cases {
+		r, ok := store.ParseRing(rings[s.RoomChannel(c.room)])
+		if !ok || r.Last != int64(len(c.texts)) || (r.Message != nil) != c.ring {
+			t.Errorf("%s: ring %q names message %d, carries one: %v; want %d, %v", c.room, rings[s.RoomChannel(c.room)], r.Last, r.Message != nil, len(c.texts), c.ring)
+			continue
+		}
+		if r.Message == nil {
+			continue
+		}
+		page, err := s.Messages(ctx, c.room, store.MessageQuery{After: r.Last - 1, Limit: 1})
+		if err != nil || len(page.Messages) != 1 {
+			t.Fatalf("%s: read back %+v, %v", c.room, page, err)
+		}
+		if got, read := utcTimes(*r.Message), utcTimes(page.Messages[0]); !reflect.DeepEqual(got, read) {
+			t.Errorf("%s: the ring's message\n%+v\nis not the read's\n%+v", c.room, got, read)
+		}
+		if c.room == "mentioning" && len(r.Message.Mentions) != 1 {
+			t.Errorf("%s: the ring's message mentions %+v, want Rev", c.room, r.Message.Mentions)
+		}
+		evs, err := s.RoomEvents(ctx, c.room, r.Event-1, 10, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if evs.Last != r.Event || len(evs.Events) != 1 || evs.Events[0].Message.Seq != r.Last {
+			t.Errorf("%s: the ring names event %d; the log has %d, %+v", c.room, r.Event, evs.Last, evs.Events)
+		}
+	}
+	wantSetStatement(t, d)
 }

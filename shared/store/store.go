@@ -30,6 +30,9 @@ type Store struct {
 	// turns lets this process's sends into the database in batches, no
 	// two at once holding a room's or a client's row.
 	turns *turns
+	// waited, when set (WaitersFrom), tells whether someone in this
+	// process waits on a NOTIFY channel.
+	waited func(channel string) bool
 }
 
 // New returns a Store on pool. Its NOTIFY channels are namespaced by the
@@ -37,6 +40,21 @@ type Store struct {
 func New(pool *pgxpool.Pool) *Store {
 	return &Store{pool: pool, schema: db.Schema(pool), turns: newTurns()}
 }
+
+// WaitersFrom has a send that shares its statement with others
+// (sendSetSQL, where this process's concurrent sends go together) ring
+// its room with the message, as a send alone does, when waited says that
+// someone in this process waits on the room's channel: the message's
+// JSON costs the statement about 20 µs, which only a waiter here is
+// spared a read for. Call it before the first send.
+func (s *Store) WaitersFrom(waited func(channel string) bool) { s.waited = waited }
+
+// RingsWithMessage reports whether a send to the room that shares its
+// statement with others rings with its message (WaitersFrom); a send
+// alone always does, unless its message is too long for a ring.
+func (s *Store) RingsWithMessage(roomID string) bool { return s.ringsWith(s.RoomChannel(roomID)) }
+
+func (s *Store) ringsWith(channel string) bool { return s.waited != nil && s.waited(channel) }
 
 // RoomChannel returns the room's doorbell: the NOTIFY channel rung, once
 // per transaction, when an event is added to the room's log (a message, a
