@@ -35,7 +35,9 @@ import (
 // so a poll whose cursor is there already can park without reading
 // (notify.Subscription.Heard). A message sent in a transaction of its own
 // rings with the message after its number (ringSQL, ParseRing), so a
-// poll woken with its cursor just before it needs no read either.
+// poll woken with its cursor just before it needs no read either; so does
+// a room's one message in a statement of concurrent sends, when a waiter
+// of this process listens there (sendSetSQL, WaitersFrom).
 // Identical notifications of one transaction collapse into one, so a
 // transaction that logs several events (a task change and its status
 // line, whose send rings plainly) rings its room once unless a message
