@@ -88,6 +88,15 @@ func (e *env) traced(t *testing.T, tracer pgx.QueryTracer) (url string, svc *ser
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The hub rings every subscriber once on its first connection's first
+	// pass (anything sent before it went unheard): a poll that came before
+	// it would read once more than the counts say. A subscription returns
+	// only after that pass.
+	first, err := svc.Hub.Subscribe(context.Background(), svc.Store.RoomChannel("the hub's first connection"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		svc.Handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), countedKey{}, r.Header.Get(countAsHeader))))
 	}))
