@@ -181,22 +181,38 @@ func newEncoder(w io.Writer) *json.Encoder {
 
 // withinPage encodes items, in order, while their JSON stays within
 // letagents.MaxPageBytes, and never fewer than one, so that every page
-// moves its reader on; cut says that some were left out.
+// moves its reader on; cut says that some were left out. Pages are what
+// the service answers most, and a buffer for each item was most of a
+// read's garbage: the items are encoded in one buffer, reused, and kept
+// several to an allocation (pageChunk).
 func withinPage[T any](items []T) (raw []json.RawMessage, cut bool, err error) {
 	raw = make([]json.RawMessage, 0, len(items))
+	var one bytes.Buffer
+	enc := newEncoder(&one)
+	var chunk []byte
 	size := 0
-	for i, it := range items {
-		b, err := encodeJSON(it)
-		if err != nil {
+	for i := range items {
+		one.Reset()
+		// By its address: an item given as itself is copied to the heap.
+		if err := enc.Encode(&items[i]); err != nil {
 			return nil, false, fmt.Errorf("encode item %d of a page: %w", i, err)
 		}
+		b := one.Bytes()[:one.Len()-1] // without Encode's newline
 		if size += len(b); size > letagents.MaxPageBytes && i > 0 {
 			return raw, true, nil
 		}
-		raw = append(raw, b)
+		if cap(chunk)-len(chunk) < len(b) {
+			// Room for the rest if they are of this one's size, within a chunk.
+			chunk = make([]byte, 0, max(len(b), min(pageChunk, len(b)*(len(items)-i))))
+		}
+		chunk = append(chunk, b...)
+		raw = append(raw, chunk[len(chunk)-len(b):len(chunk):len(chunk)])
 	}
 	return raw, false, nil
 }
+
+// pageChunk bounds the allocations withinPage keeps items in.
+const pageChunk = 32 << 10
 
 // encodeJSON is v as newEncoder writes it, without the final newline.
 func encodeJSON(v any) ([]byte, error) {

@@ -33,7 +33,7 @@ func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (msg le
 	if err := m.Validate(); err != nil {
 		return msg, false, err
 	}
-	rs, sent := s.sendMessageStatement(m, sendParts{})
+	rs, sent := s.sendMessageStatement(m, loneSendSQL)
 	msg, err = sent(s.sendInTurn(ctx, m.RoomID, nil, rs))
 	if m.ClientMessageID == "" || !letagents.IsKind(err, letagents.Conflict) {
 		return msg, err == nil, err
@@ -223,16 +223,26 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 	if err := m.Validate(); err != nil {
 		return letagents.Message{}, err
 	}
-	rs, sent := s.sendMessageStatement(m, sendParts{plainRing: true})
+	rs, sent := s.sendMessageStatement(m, txSendSQL)
 	return sent(rs.run(ctx, q))
 }
 
+// loneSendSQL and txSendSQL are the statements of sendMessageStatement,
+// built once: a send on its own, which rings with its message, and one
+// inside a caller's transaction (sendParts.plainRing).
+var loneSendSQL, txSendSQL = messageSendSQL(sendParts{}), messageSendSQL(sendParts{plainRing: true})
+
+func messageSendSQL(p sendParts) string {
+	return `WITH ` + sendSQL(p) + `
+		SELECT ` + sentColumns + ` FROM ins i LEFT JOIN parent p ON true`
+}
+
 // sendMessageStatement is the statement of a send of m, valid, and sent,
-// which reads the message sent from its outcome.
-func (s *Store) sendMessageStatement(m letagents.NewMessage, p sendParts) (rs *roomSend, sent func(error) (letagents.Message, error)) {
+// which reads the message sent from its outcome; sql is loneSendSQL or
+// txSendSQL.
+func (s *Store) sendMessageStatement(m letagents.NewMessage, sql string) (rs *roomSend, sent func(error) (letagents.Message, error)) {
 	var row sentRow
-	rs = &roomSend{sql: `WITH ` + sendSQL(p) + `
-		SELECT ` + sentColumns + ` FROM ins i LEFT JOIN parent p ON true`, args: sendArgs(s, m), scan: collectOne(&row)}
+	rs = &roomSend{sql: sql, args: sendArgs(s, m), scan: collectOne(&row)}
 	return rs, func(err error) (letagents.Message, error) {
 		out := letagents.Message{RoomID: m.RoomID, Seq: row.Seq, Sender: m.Sender, Text: m.Text, Source: m.Source, PromptKind: m.PromptKind,
 			ThreadParentSeq: m.ThreadParentSeq, ThreadRootSeq: deref(row.ThreadRootSeq), CreatedAt: row.CreatedAt,
@@ -431,6 +441,10 @@ func messagePageSQL(before bool) string {
 		ORDER BY m.seq`
 }
 
+// forwardPageSQL and backwardPageSQL are messagePageSQL, built once: a
+// read is the statement the service runs most.
+var forwardPageSQL, backwardPageSQL = messagePageSQL(false), messagePageSQL(true)
+
 // pageRow is a row of messagePageSQL.
 type pageRow struct {
 	LastSeq int64 `db:"last_seq"`
@@ -438,6 +452,11 @@ type pageRow struct {
 }
 
 func (r *pageRow) targets() []any { return append([]any{&r.LastSeq}, r.messageRow.targets()...) }
+
+// pageFirstCap is how many messages a page's slice is made for at its
+// first: a page read of up to 63 (and any poll's) whole, where growing from
+// one made a read's largest garbage; a longer page grows from there.
+const pageFirstCap = 64
 
 // Messages reads one page of a room's timeline, oldest first, in one round
 // trip that also tells a missing room from an empty one.
@@ -452,12 +471,19 @@ func (s *Store) Messages(ctx context.Context, roomID string, q MessageQuery) (le
 			bound = q.Before
 		}
 		var row pageRow
-		rows, err := s.pool.Query(ctx, messagePageSQL(q.Before > 0), roomID, bound, q.Limit, q.IncludePromptOnly)
+		sql := forwardPageSQL
+		if q.Before > 0 {
+			sql = backwardPageSQL
+		}
+		rows, err := s.pool.Query(ctx, sql, roomID, bound, q.Limit, q.IncludePromptOnly)
 		found := false
 		if err == nil {
 			_, err = pgx.ForEachRow(rows, row.targets(), func() error {
 				found, page.LastSeq = true, row.LastSeq
 				if m, ok := row.message(); ok { // else the room exists and the page is empty
+					if page.Messages == nil {
+						page.Messages = make([]letagents.Message, 0, min(q.Limit+1, pageFirstCap))
+					}
 					page.Messages = append(page.Messages, m)
 				}
 				return nil
