@@ -2,24 +2,31 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime/pprof"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
+	"github.com/letagents/letagents-go/shared/wire"
 )
 
-// throughput runs n concurrent senders for the configured time four ways:
-// bare INSERT+NOTIFY statements on pgx (the floor), HTTP POSTs to the
+// throughput runs n concurrent senders for the configured time five ways:
+// bare INSERT+NOTIFY statements on pgx (floor D), bare HTTP POSTs of a
+// send's body that touch no database (floor H), HTTP POSTs to the
 // service by an anonymous sender and by agents' worker sessions (an owner
 // token and a session, as every agent sends), and store.SendMessage calls
 // (the service minus HTTP). Beside each rate it counts the CPU per send of
 // this process and of the run's database backends (cpuMeter): the rates
 // share two cores with whatever else runs, the CPU a send costs less so.
-// The floor and the agents' sends also run with one sender: each send is
+// An HTTP send's CPU is also given less floor H's: the statement and what
+// the service does around it, which is what a send could save.
+// Floor D and the agents' sends also run with one sender: each send is
 // then a statement and a commit of its own, as every send on Lambda is,
 // where concurrent ones share a batch's.
 func (b *bench) throughput(ctx context.Context) error {
@@ -50,7 +57,12 @@ func (b *bench) throughput(ctx context.Context) error {
 	workerOp := func(ctx context.Context, i, seq int) error {
 		return sendWith(ctx, b.client, b.srv.URL, rooms[i], fmt.Sprintf("throughput %d", seq), workers[i])
 	}
+	bare := httptest.NewServer(bareSends())
+	defer bare.Close()
 	floor := &kind{senders: n, op: floorOp}
+	floorH := &kind{senders: n, op: func(ctx context.Context, i, seq int) error {
+		return send(ctx, b.client, bare.URL, rooms[i], fmt.Sprintf("throughput %d", seq))
+	}}
 	viaHTTP := &kind{senders: n, op: func(ctx context.Context, i, seq int) error {
 		return send(ctx, b.client, b.srv.URL, rooms[i], fmt.Sprintf("throughput %d", seq))
 	}}
@@ -67,7 +79,7 @@ func (b *bench) throughput(ctx context.Context) error {
 	if b.opt.quick {
 		rounds = 2
 	}
-	kinds := []*kind{floor, viaHTTP, viaWorker, viaStore, floorAlone, workerAlone}
+	kinds := []*kind{floor, floorH, viaHTTP, viaWorker, viaStore, floorAlone, workerAlone}
 	for _, k := range kinds {
 		k.cpuOK = true
 	}
@@ -131,6 +143,7 @@ func (b *bench) throughput(ctx context.Context) error {
 		floor against
 	}{
 		{floor, "**Floor D**: CPU per bare INSERT+NOTIFY", d0},
+		{floorH, "**Floor H**: CPU per bare HTTP POST of a send's body (decoded, a message's JSON answered, no database)", d0},
 		{viaHTTP, "Ours: CPU per anonymous HTTP send", d0},
 		{viaWorker, "Ours: CPU per agent's HTTP send (owner token + worker session)", d0},
 		{viaStore, "Ours: CPU per store.SendMessage", d0},
@@ -146,7 +159,47 @@ func (b *bench) throughput(ctx context.Context) error {
 			return r
 		})
 	}
+	for _, k := range []struct {
+		*kind
+		name string
+	}{
+		{viaHTTP, "Ours: CPU per anonymous HTTP send, less floor H's"},
+		{viaWorker, "Ours: CPU per agent's HTTP send, less floor H's"},
+	} {
+		b.add(secThroughput, func() row {
+			r := row{name: k.name, p50: "—", p99: "—", r50: "—", r99: "—",
+				notes: "p50 column is the row's CPU per send less floor H's: what the send costs beyond the HTTP and JSON any send over HTTP spends; ratio = that / floor D's"}
+			if k.cpuOK && floorH.cpuOK && floor.cpuOK {
+				beyond := cpuEach(k.kind) - cpuEach(floorH)
+				r.p50, r.r50 = ms(beyond), ratio(beyond, cpuEach(floor))
+			}
+			return r
+		})
+	}
 	return nil
+}
+
+// bareSends answers POST /rooms/{room}/messages as a send does over HTTP
+// and JSON alone: the body decoded, a message's fields answered with 201,
+// nothing stored. What it costs this process (server and client) is what
+// any send over HTTP costs before it does anything.
+func bareSends() http.Handler {
+	var seq atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /rooms/{room}/messages", func(w http.ResponseWriter, r *http.Request) {
+		var in wire.SendMessage
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		n := seq.Add(1)
+		out := wire.Message{ID: letagents.MessageID(n), RoomID: r.PathValue("room"), Sender: in.Sender, Text: in.Text,
+			Timestamp: letagents.FormatTime(time.Now()), ThreadRootID: letagents.MessageID(n)}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(out)
+	})
+	return mux
 }
 
 // runConcurrent runs op in n goroutines for d after a short warm-up and
