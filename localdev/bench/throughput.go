@@ -18,13 +18,13 @@ import (
 
 // throughput runs n concurrent senders for the configured time five ways:
 // bare INSERT+NOTIFY statements on pgx (floor D), bare HTTP POSTs of a
-// send's body that touch no database (floor H), HTTP POSTs to the
+// send's body that touch no database (floor G), HTTP POSTs to the
 // service by an anonymous sender and by agents' worker sessions (an owner
 // token and a session, as every agent sends), and store.SendMessage calls
 // (the service minus HTTP). Beside each rate it counts the CPU per send of
 // this process and of the run's database backends (cpuMeter): the rates
 // share two cores with whatever else runs, the CPU a send costs less so.
-// An HTTP send's CPU is also given less floor H's: the statement and what
+// An HTTP send's CPU is also given less floor G's: the statement and what
 // the service does around it, which is what a send could save.
 // Floor D and the agents' sends also run with one sender: each send is
 // then a statement and a commit of its own, as every send on Lambda is,
@@ -60,7 +60,7 @@ func (b *bench) throughput(ctx context.Context) error {
 	bare := httptest.NewServer(bareSends())
 	defer bare.Close()
 	floor := &kind{senders: n, op: floorOp}
-	floorH := &kind{senders: n, op: func(ctx context.Context, i, seq int) error {
+	floorG := &kind{senders: n, op: func(ctx context.Context, i, seq int) error {
 		return send(ctx, b.client, bare.URL, rooms[i], fmt.Sprintf("throughput %d", seq))
 	}}
 	viaHTTP := &kind{senders: n, op: func(ctx context.Context, i, seq int) error {
@@ -79,7 +79,7 @@ func (b *bench) throughput(ctx context.Context) error {
 	if b.opt.quick {
 		rounds = 2
 	}
-	kinds := []*kind{floor, floorH, viaHTTP, viaWorker, viaStore, floorAlone, workerAlone}
+	kinds := []*kind{floor, floorG, viaHTTP, viaWorker, viaStore, floorAlone, workerAlone}
 	for _, k := range kinds {
 		k.cpuOK = true
 	}
@@ -143,7 +143,7 @@ func (b *bench) throughput(ctx context.Context) error {
 		floor against
 	}{
 		{floor, "**Floor D**: CPU per bare INSERT+NOTIFY", d0},
-		{floorH, "**Floor H**: CPU per bare HTTP POST of a send's body (decoded, a message's JSON answered, no database)", d0},
+		{floorG, "**Floor G**: CPU per bare HTTP POST of a send's body (decoded, a message's JSON answered, no database)", d0},
 		{viaHTTP, "Ours: CPU per anonymous HTTP send", d0},
 		{viaWorker, "Ours: CPU per agent's HTTP send (owner token + worker session)", d0},
 		{viaStore, "Ours: CPU per store.SendMessage", d0},
@@ -163,14 +163,14 @@ func (b *bench) throughput(ctx context.Context) error {
 		*kind
 		name string
 	}{
-		{viaHTTP, "Ours: CPU per anonymous HTTP send, less floor H's"},
-		{viaWorker, "Ours: CPU per agent's HTTP send, less floor H's"},
+		{viaHTTP, "Ours: CPU per anonymous HTTP send, less floor G's"},
+		{viaWorker, "Ours: CPU per agent's HTTP send, less floor G's"},
 	} {
 		b.add(secThroughput, func() row {
 			r := row{name: k.name, p50: "—", p99: "—", r50: "—", r99: "—",
-				notes: "p50 column is the row's CPU per send less floor H's: what the send costs beyond the HTTP and JSON any send over HTTP spends; ratio = that / floor D's"}
-			if k.cpuOK && floorH.cpuOK && floor.cpuOK {
-				beyond := cpuEach(k.kind) - cpuEach(floorH)
+				notes: "p50 column is the row's CPU per send less floor G's: what the send costs beyond the HTTP and JSON any send over HTTP spends; ratio = that / floor D's"}
+			if k.cpuOK && floorG.cpuOK && floor.cpuOK {
+				beyond := cpuEach(k.kind) - cpuEach(floorG)
 				r.p50, r.r50 = ms(beyond), ratio(beyond, cpuEach(floor))
 			}
 			return r

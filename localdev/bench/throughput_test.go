@@ -11,7 +11,7 @@ import (
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
-// Floor H's server answers the bench's sends as the service does, with
+// Floor G's server answers the bench's sends as the service does, with
 // 201 and the message, so that its CPU is the same exchange's without a
 // database; a body it cannot read is refused.
 func TestBareSendsAnswerAsASend(t *testing.T) {
