@@ -455,10 +455,10 @@ func (r *pageRow) targets() []any { return append([]any{&r.LastSeq}, r.messageRo
 
 // pageFirstCap is how many messages a page's slice is made for at its
 // first message: growing it from one by doubling was a read's largest
-// garbage. A page of up to 63 (the newest 50 an agent reads) takes one
-// allocation, the web page's 100 two; a poll's backlog of a few takes
-// the same 17 KB as garbage, where a woken poll, answered from its ring,
-// and an empty page take nothing.
+// garbage. A page of up to 63 takes one allocation, one of 100 (what the
+// web page and the MCP server read) two; a poll's backlog of a few
+// takes 17 KB, where a woken poll, answered from its ring, and an empty
+// page take nothing.
 const pageFirstCap = 64
 
 // Messages reads one page of a room's timeline, oldest first, in one round
