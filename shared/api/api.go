@@ -182,14 +182,13 @@ func newEncoder(w io.Writer) *json.Encoder {
 // withinPage encodes items, in order, while their JSON stays within
 // letagents.MaxPageBytes, and never fewer than one, so that every page
 // moves its reader on; cut says that some were left out. Pages are what
-// the service answers most, and a buffer for each item was most of a
-// read's garbage: the items are encoded in one buffer, reused, and kept
-// several to an allocation (pageChunk).
+// the service answers most, and a buffer grown for each item was most of
+// a read's garbage: the items are encoded through one reused buffer, each
+// kept in an allocation of its size.
 func withinPage[T any](items []T) (raw []json.RawMessage, cut bool, err error) {
 	raw = make([]json.RawMessage, 0, len(items))
 	var one bytes.Buffer
 	enc := newEncoder(&one)
-	var chunk []byte
 	size := 0
 	for i := range items {
 		one.Reset()
@@ -201,18 +200,10 @@ func withinPage[T any](items []T) (raw []json.RawMessage, cut bool, err error) {
 		if size += len(b); size > letagents.MaxPageBytes && i > 0 {
 			return raw, true, nil
 		}
-		if cap(chunk)-len(chunk) < len(b) {
-			// Room for the rest if they are of this one's size, within a chunk.
-			chunk = make([]byte, 0, max(len(b), min(pageChunk, len(b)*(len(items)-i))))
-		}
-		chunk = append(chunk, b...)
-		raw = append(raw, chunk[len(chunk)-len(b):len(chunk):len(chunk)])
+		raw = append(raw, bytes.Clone(b))
 	}
 	return raw, false, nil
 }
-
-// pageChunk bounds the allocations withinPage keeps items in.
-const pageChunk = 32 << 10
 
 // encodeJSON is v as newEncoder writes it, without the final newline.
 func encodeJSON(v any) ([]byte, error) {
