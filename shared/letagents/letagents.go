@@ -6,7 +6,6 @@ package letagents
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -257,23 +256,6 @@ var lookalikes = map[rune]rune{
 	'ɡ': 'g', 'ԍ': 'g', 'ց': 'g',
 	'п': 'n', 'ո': 'n', 'η': 'n', 'Ν': 'n',
 	'ѕ': 's', 'Ѕ': 's',
-}
-
-// LookalikeFolds is the lookalikes NameKey folds, as the two arguments
-// of SQL's translate(s, from, to), in rune order: for a statement that
-// must read a name's key itself.
-func LookalikeFolds() (from, to string) {
-	keys := make([]rune, 0, len(lookalikes))
-	for r := range lookalikes {
-		keys = append(keys, r)
-	}
-	slices.Sort(keys)
-	var f, t strings.Builder
-	for _, r := range keys {
-		f.WriteRune(r)
-		t.WriteRune(lookalikes[r])
-	}
-	return f.String(), t.String()
 }
 
 func lookalike(r rune) rune {

@@ -203,8 +203,9 @@ func (s *Store) checkedArgs(in Send) []any {
 // as the session was when the statement began.
 // verdict reads the parent itself, as sendSQL's parent comes after it. A
 // session's actor label, which becomes the sender, is checked as the
-// body's sender is before the statement (NewMessage.Validate), as far as
-// SQL can: not blank, not too long, not the server's name.
+// body's sender is before the statement (NewMessage.Validate): not
+// blank, not too long, and not the server's name, which the session
+// keeps judged from its creation (label_reserved).
 func checkedSQL(signed bool) string {
 	common := `
 	), owner AS (
@@ -226,7 +227,7 @@ func checkedSQL(signed bool) string {
 		checks = `
 	WITH unread AS (SELECT $2::text, $4::text, $7::bigint, $22::text, $23::text, $24::text, $25::boolean, $26::text[]` + common + `
 	), sess AS (
-		SELECT id, room_id, owner_account_id, session_kind, actor_label, ended_at FROM agent_sessions
+		SELECT id, room_id, owner_account_id, session_kind, actor_label, label_reserved, ended_at FROM agent_sessions
 		WHERE token_hash = $18 AND coalesce((SELECT allowed FROM take), true) AND (SELECT signed FROM caller)
 	), touch AS (
 		UPDATE agent_sessions SET last_seen_at = $20 WHERE id = (SELECT id FROM sess) AND last_seen_at <= $29
@@ -241,7 +242,7 @@ func checkedSQL(signed bool) string {
 			cond: `EXISTS (SELECT 1 FROM verdict v, caller WHERE ` + passed + `
 		AND EXISTS (SELECT 1 FROM sess WHERE id = $19 AND owner_account_id = caller.account AND room_id = $1
 			AND ended_at IS NULL AND session_kind = '` + letagents.SessionWorker + `'
-			AND octet_length(actor_label) <= $28 AND actor_label !~ '^\s*$' AND NOT ` + reservedSQL("actor_label") + `))`,
+			AND octet_length(actor_label) <= $28 AND actor_label !~ '^\s*$' AND NOT label_reserved))`,
 		}
 	} else {
 		checks = `
@@ -287,22 +288,6 @@ func sessionColumnsSQL(signed bool) string {
 // sendSignedSQL and sendUnsignedSQL are Store.Send's two statements
 // (checkedSQL).
 var sendSignedSQL, sendUnsignedSQL = checkedSQL(true), checkedSQL(false)
-
-// reservedSQL is SQL of whether the name expr, or the display part
-// before its first '|' or '(', reads as the server's own name
-// (letagents.ReservedSender) by the lookalikes SQL can fold: those of
-// letagents.LookalikeFolds, before and after lower-casing, keeping letters
-// and digits. Full-width letters are not folded; the Go check before the
-// name was stored folds them.
-func reservedSQL(expr string) string {
-	from, to := letagents.LookalikeFolds()
-	key := func(e string) string {
-		return `regexp_replace(translate(lower(translate(` + e + `, '` + from + `', '` + to + `')), '` + from + `', '` + to +
-			`'), '[^[:alnum:]]', '', 'g')`
-	}
-	return `(` + key(expr) + ` = '` + letagents.SystemSender + `' OR ` +
-		key(`substring(`+expr+` from '^[^|(]*')`) + ` = '` + letagents.SystemSender + `')`
-}
 
 // Refusal is why a send whose session or claims the caller found good
 // sent nothing: its room or parent is missing; nil when it was sent or

@@ -87,6 +87,7 @@ func sendVerdictCases(t *testing.T, s *store.Store) (string, letagents.Message, 
 	// A label no registration lets through: the statement checks the
 	// sender it signs with, not only the one its caller checked.
 	reserved := storetest.Register(t, s, room, "LetAgents", letagents.SessionWorker, now)
+	wide := storetest.Register(t, s, room, "ＬｅｔＡｇｅｎｔｓ", letagents.SessionWorker, now) // full-width
 	if _, err := s.EndAgentSession(ctx, room, ended.ID, now); err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +134,7 @@ func sendVerdictCases(t *testing.T, s *store.Store) (string, letagents.Message, 
 				t.Errorf("session = %+v; want %q's read back", out.Session, reserved.ActorLabel)
 			}
 		}},
+		{"session's label reads as the server's in full-width letters", session(wide, msg("x")), false, nil},
 		{"owner token looked up in the statement, with its session", func() store.Send {
 			in := session(w, msg("by token"))
 			in.AccountID, in.OwnerTokenHash = 0, auth.HashToken(w.OwnerToken)

@@ -215,7 +215,7 @@ func sendSetSQL(signed bool) string {
 	if signed {
 		checks = `
 	), sess AS (
-		SELECT i.n, s.id, s.room_id, s.owner_account_id, s.session_kind, s.actor_label, s.ended_at
+		SELECT i.n, s.id, s.room_id, s.owner_account_id, s.session_kind, s.actor_label, s.label_reserved, s.ended_at
 		FROM input i JOIN caller c ON c.n = i.n LEFT JOIN took t ON t.n = i.n
 		JOIN agent_sessions s ON s.token_hash = i.sess_hash
 		WHERE coalesce(t.allowed, true) AND c.signed
@@ -230,7 +230,7 @@ func sendSetSQL(signed bool) string {
 		sender, source, publisher = `s.actor_label`, `'`+letagents.SourceAgent+`'`, `s.id`
 		ok = `s.id = i.sess_id AND s.owner_account_id = cl.account AND s.room_id = i.room
 				AND s.ended_at IS NULL AND s.session_kind = '` + letagents.SessionWorker + `'
-				AND octet_length(s.actor_label) <= $26 AND s.actor_label !~ '^\s*$' AND NOT ` + reservedSQL("s.actor_label")
+				AND octet_length(s.actor_label) <= $26 AND s.actor_label !~ '^\s*$' AND NOT s.label_reserved`
 		from = ` LEFT JOIN sess s ON s.n = i.n`
 	} else {
 		checks = `

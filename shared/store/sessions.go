@@ -108,6 +108,9 @@ func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now t
 	err := s.withTx(ctx, func(tx pgx.Tx) error {
 		for _, name := range n.Names {
 			var id int64
+			// The label's verdict is kept with it, so that a send need not
+			// judge it again (migration 0039).
+			label := n.Label(name)
 			err := savepoint(ctx, tx, func(sp pgx.Tx) error {
 				// The event names the session before it is inserted, so its id
 				// is drawn first; a name taken rolls both back.
@@ -117,11 +120,11 @@ func (s *Store) CreateAgentSession(ctx context.Context, n NewAgentSession, now t
 					ref: "(SELECT id FROM new)"}.with()+`
 					INSERT INTO agent_sessions (id, room_id, token_hash, session_kind, runtime, agent_key, agent_instance_id, owner_account_id,
 						display_name, owner_label, ide_label, actor_label, repo_branch, created_at, updated_at, last_seen_at, delivered_seq,
-						change_seq, display_key)
+						change_seq, display_key, label_reserved)
 					VALUES ((SELECT id FROM new), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $13,
-						coalesce((SELECT last_seq FROM rooms WHERE id = $1), 0), coalesce((SELECT last_event FROM next), 0), $15) RETURNING id`,
+						coalesce((SELECT last_seq FROM rooms WHERE id = $1), 0), coalesce((SELECT last_event FROM next), 0), $15, $16) RETURNING id`,
 					a.RoomID, n.TokenHash, a.Kind, a.Runtime, a.AgentKey, a.InstanceID, a.OwnerAccountID, name, a.OwnerLabel, a.IDELabel,
-					n.Label(name), a.RepoBranch, now, s.RoomChannel(a.RoomID), letagents.NameKey(name)).Scan(&id)
+					label, a.RepoBranch, now, s.RoomChannel(a.RoomID), letagents.NameKey(name), letagents.ReservedSender(label)).Scan(&id)
 			})
 			switch {
 			case pgCode(err) == uniqueViolation:
