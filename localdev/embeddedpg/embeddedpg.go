@@ -62,6 +62,9 @@ type Server struct {
 	port    int
 	cred    *syscall.Credential // set when we are root: run the tools as this user
 	log     io.Writer
+	// stats: the machine's PostgreSQL has statementStats, which the
+	// server then loads and the database gets.
+	stats bool
 
 	tailOnce sync.Once
 	tailStop chan struct{}
@@ -95,6 +98,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		// The log tail and the tools write to it from different goroutines.
 		s.log = &lockedWriter{w: opt.Log}
 	}
+	s.stats = s.hasStatementStats(ctx)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("embeddedpg: %w", err)
 	}
@@ -164,6 +168,13 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	if err := s.createDB(ctx); err != nil {
 		_ = s.Stop(context.WithoutCancel(ctx))
 		return nil, err
+	}
+	if s.stats {
+		// A convenience for profiling: without it the database still serves.
+		if out, err := s.run(ctx, s.tool("psql"), "-X", "-q", "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-U", DBUser, "-d", DBName,
+			"-c", "CREATE EXTENSION IF NOT EXISTS "+statementStats); err != nil {
+			fmt.Fprintf(s.log, "embeddedpg: CREATE EXTENSION %s: %v: %s\n", statementStats, err, strings.TrimSpace(out))
+		}
 	}
 	s.startTail(logOffset)
 	return s, nil
@@ -454,6 +465,9 @@ func (s *Server) start(ctx context.Context) error {
 	// fsync=off: this is a throwaway development database; after an OS
 	// crash it may be corrupt, and then deleting Dir/pgdata is the cure.
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off", s.port, shellQuote(s.sockDir))
+	if s.stats {
+		opts += " -c shared_preload_libraries=" + statementStats
+	}
 	out, err := s.run(ctx, "pg_ctl", "start", "-w", "-D", s.dataDir, "-l", s.logPath, "-o", opts)
 	if err != nil {
 		logTail, _ := os.ReadFile(s.logPath)
@@ -463,14 +477,44 @@ func (s *Server) start(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) createDB(ctx context.Context) error {
-	createdb := filepath.Join(s.bin, "createdb")
-	if !isExec(createdb) {
-		p, err := exec.LookPath("createdb")
-		if err != nil {
-			return fmt.Errorf("embeddedpg: createdb not found in %s nor on PATH", s.bin)
+// statementStats is the module that keeps every statement's calls and
+// times (the pg_stat_statements view): a local run's database can be
+// profiled with no set-up, where the machine's PostgreSQL ships it.
+const statementStats = "pg_stat_statements"
+
+// hasStatementStats reports whether the server's library folder holds
+// statementStats; loading a module that is not there would stop the
+// server from starting.
+func (s *Server) hasStatementStats(ctx context.Context) bool {
+	out, err := s.runTo(ctx, io.Discard, s.tool("pg_config"), "--pkglibdir")
+	if err != nil {
+		return false
+	}
+	for _, ext := range []string{".so", ".dylib"} {
+		if _, err := os.Stat(filepath.Join(strings.TrimSpace(out), statementStats+ext)); err == nil {
+			return true
 		}
-		createdb = p
+	}
+	return false
+}
+
+// tool is the path of a PostgreSQL client program: the server's own
+// folder's, else the one on PATH, else its name (which then fails to run,
+// saying so).
+func (s *Server) tool(name string) string {
+	if p := filepath.Join(s.bin, name); isExec(p) {
+		return p
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return name
+}
+
+func (s *Server) createDB(ctx context.Context) error {
+	createdb := s.tool("createdb")
+	if !filepath.IsAbs(createdb) {
+		return fmt.Errorf("embeddedpg: createdb not found in %s nor on PATH", s.bin)
 	}
 	out, err := s.run(ctx, createdb, "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-U", DBUser, DBName)
 	if err != nil && !strings.Contains(out, "already exists") {

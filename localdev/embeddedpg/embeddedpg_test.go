@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -106,6 +107,17 @@ func TestStartReuseStop(t *testing.T) {
 	c := connect(t, s)
 	if _, err := c.Exec(ctx, "CREATE TABLE marker (v text); INSERT INTO marker VALUES ('kept')"); err != nil {
 		t.Fatal(err)
+	}
+	// Where the machine's PostgreSQL ships pg_stat_statements, the
+	// database keeps every statement's counts from the start.
+	libdir, err := exec.Command(s.tool("pg_config"), "--pkglibdir").Output()
+	if _, serr := os.Stat(filepath.Join(strings.TrimSpace(string(libdir)), "pg_stat_statements.so")); err == nil && serr == nil {
+		var calls int64
+		if err := c.QueryRow(ctx, `SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query LIKE 'INSERT INTO marker%'`).Scan(&calls); err != nil || calls != 1 {
+			t.Errorf("pg_stat_statements: %d calls of the marker's insert, %v; want 1", calls, err)
+		}
+	} else if s.stats {
+		t.Errorf("statement stats loaded, but pg_config --pkglibdir (%v) names no pg_stat_statements.so (%v)", err, serr)
 	}
 	c.Close(ctx)
 	url1 := s.URL()
