@@ -98,7 +98,6 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		// The log tail and the tools write to it from different goroutines.
 		s.log = &lockedWriter{w: opt.Log}
 	}
-	s.stats = s.hasStatementStats(ctx)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("embeddedpg: %w", err)
 	}
@@ -139,6 +138,8 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		return nil, err
 	}
 
+	// The tools run in s.base, which exists only now.
+	s.stats = s.hasStatementStats(ctx)
 	if err := s.initdbIfNeeded(ctx); err != nil {
 		return nil, err
 	}

@@ -93,7 +93,8 @@ func assertPortClosed(t *testing.T, port int) {
 func TestStartReuseStop(t *testing.T) {
 	skipIfDisabled(t)
 	t.Parallel()
-	dir := reachableTempDir(t)
+	// A Dir not made yet, as .localdev on a fresh checkout.
+	dir := filepath.Join(reachableTempDir(t), "state")
 	ctx := context.Background()
 
 	var log1 bytes.Buffer
