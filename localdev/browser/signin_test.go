@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/kb"
 )
 
 // TestSignedInPageWrites: the room page signed in with GitHub (a fake
@@ -22,7 +21,8 @@ func TestSignedInPageWrites(t *testing.T) {
 	b.signIn()
 	b.until("the account shown, the room live", `document.getElementById("auth").textContent.includes("(grace)") &&
 		document.getElementById("status").classList.contains("live")`)
-	b.do("write a message", chromedp.SendKeys(chromedp.ID("text"), "hello, signed in"+kb.Enter))
+	b.do("write a message", chromedp.SendKeys(chromedp.ID("text"), "hello, signed in"))
+	b.enter()
 	b.until("the composer to empty", `document.getElementById("text").value === ""`)
 
 	page := r.api(http.MethodGet, "/rooms/"+roomPath(room)+"/messages", nil, http.StatusOK)
