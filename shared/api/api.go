@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/letagents/letagents-go/shared/auth"
@@ -128,34 +129,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeBody(w, status, body.Bytes())
 }
 
-// writeJSONList is writeJSON for v whose list under key (a
-// []json.RawMessage field, nil in v, so that it encodes as null) is
-// items. encoding/json checks and compacts every json.RawMessage it
-// writes, a scan of the whole list again: for a page of 50 messages,
-// 0.12 ms of CPU, as long as encoding them had taken.
-func writeJSONList(w http.ResponseWriter, status int, v any, key string, items []json.RawMessage) {
+// writeJSONList is writeJSON for v whose list under key (a field nil in
+// v, so that it encodes as null) is items. encoding/json checks and
+// compacts every json.RawMessage it writes, a scan of the whole list
+// again: for a page of 50 messages, 0.12 ms of CPU, as long as encoding
+// them had taken.
+func writeJSONList(w http.ResponseWriter, status int, v any, key string, items pageItems) {
 	var head bytes.Buffer
 	_ = newEncoder(&head).Encode(v)
 	// A quote inside a JSON string is escaped, so the key and its null
 	// are found only where v's field put them.
 	null := []byte(`"` + key + `":null`)
 	at := bytes.Index(head.Bytes(), null)
-	size := head.Len() + len(items)
-	for _, it := range items {
-		size += len(it)
-	}
-	body := make([]byte, 0, size)
-	body = append(body, head.Bytes()[:at+len(null)-len("null")]...)
-	body = append(body, '[')
-	for i, it := range items {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, it...)
-	}
-	body = append(body, ']')
-	body = append(body, head.Bytes()[at+len(null):]...)
-	writeBody(w, status, body)
+	body := pageBuffer()
+	defer releasePageBuffer(body)
+	body.Grow(head.Len() - len("null") + items.listLen())
+	body.Write(head.Bytes()[:at+len(null)-len("null")])
+	items.writeList(body)
+	body.Write(head.Bytes()[at+len(null):])
+	writeBody(w, status, body.Bytes())
 }
 
 // writeBody writes body, JSON, with status and its length.
@@ -181,28 +173,103 @@ func newEncoder(w io.Writer) *json.Encoder {
 
 // withinPage encodes items, in order, while their JSON stays within
 // letagents.MaxPageBytes, and never fewer than one, so that every page
-// moves its reader on; cut says that some were left out. Pages are what
-// the service answers most, and a buffer grown for each item was most of
-// a read's garbage: the items are encoded through one reused buffer, each
-// kept in an allocation of its size.
-func withinPage[T any](items []T) (raw []json.RawMessage, cut bool, err error) {
-	raw = make([]json.RawMessage, 0, len(items))
-	var one bytes.Buffer
-	enc := newEncoder(&one)
+// moves its reader on; cut says that some were left out, and they cost
+// no encoding (a rendered message is rendered as it is encoded). Pages are
+// what the service answers most: the items are encoded one after another
+// into one buffer, which takes half the CPU of encoding each into a
+// buffer of its own.
+func withinPage[T any](items []T) (out pageItems, cut bool, err error) {
+	buf := pageBuffer()
+	enc := newEncoder(buf)
+	out.ends = make([]int, 0, len(items))
 	size := 0
 	for i := range items {
-		one.Reset()
+		start := buf.Len()
 		// By its address: an item given as itself is copied to the heap.
 		if err := enc.Encode(&items[i]); err != nil {
-			return nil, false, fmt.Errorf("encode item %d of a page: %w", i, err)
+			releasePageBuffer(buf)
+			return pageItems{}, false, fmt.Errorf("encode item %d of a page: %w", i, err)
 		}
-		b := one.Bytes()[:one.Len()-1] // without Encode's newline
-		if size += len(b); size > letagents.MaxPageBytes && i > 0 {
-			return raw, true, nil
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+		if size += buf.Len() - start; size > letagents.MaxPageBytes && i > 0 {
+			cut = true
+			break
 		}
-		raw = append(raw, bytes.Clone(b))
+		out.ends = append(out.ends, buf.Len())
 	}
-	return raw, false, nil
+	out.buf, out.pooled = buf.Bytes(), buf
+	return out, cut, nil
+}
+
+// pageItems are the JSON of a page's items, one after another in buf,
+// item i ending at ends[i]; reversed, they are listed last first.
+type pageItems struct {
+	buf      []byte
+	ends     []int
+	reversed bool
+	pooled   *bytes.Buffer // buf's, for release
+}
+
+// release gives the items' buffer back to pageBuffers, once they are
+// written.
+func (p pageItems) release() { releasePageBuffer(p.pooled) }
+
+// len is how many items there are.
+func (p pageItems) len() int { return len(p.ends) }
+
+// item is the JSON of item i, in the order they were encoded.
+func (p pageItems) item(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = p.ends[i-1]
+	}
+	return p.buf[start:p.ends[i]]
+}
+
+// listLen is the length of the items as a JSON array.
+func (p pageItems) listLen() int {
+	if len(p.ends) == 0 {
+		return len("[]")
+	}
+	return p.ends[len(p.ends)-1] + len(p.ends) - 1 + len("[]")
+}
+
+// writeList writes the items to b as a JSON array.
+func (p pageItems) writeList(b *bytes.Buffer) {
+	b.WriteByte('[')
+	for k := range p.ends {
+		i := k
+		if p.reversed {
+			i = len(p.ends) - 1 - k
+		}
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(p.item(i))
+	}
+	b.WriteByte(']')
+}
+
+// pageBuffers are the buffers pages are encoded and put together in,
+// which were most of a read's garbage. A buffer grown past
+// maxPooledPageBuffer by a large page is left to the collector rather
+// than kept.
+var pageBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledPageBuffer = 256 << 10
+
+func pageBuffer() *bytes.Buffer {
+	b := pageBuffers.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+// releasePageBuffer returns b to pageBuffers: nothing may use its bytes
+// after.
+func releasePageBuffer(b *bytes.Buffer) {
+	if b != nil && b.Cap() <= maxPooledPageBuffer {
+		pageBuffers.Put(b)
+	}
 }
 
 // encodeJSON is v as newEncoder writes it, without the final newline.

@@ -2,7 +2,6 @@ package api
 
 import (
 	"cmp"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,9 +16,10 @@ import (
 )
 
 func toMessage(m letagents.Message) wire.Message {
-	j := wire.Message{ID: letagents.MessageID(m.Seq), RoomID: m.RoomID, Sender: m.Sender, Text: m.Text,
+	id := letagents.MessageID(m.Seq)
+	j := wire.Message{ID: id, RoomID: m.RoomID, Sender: m.Sender, Text: m.Text,
 		Source: optText(m.Source), Timestamp: letagents.FormatTime(m.CreatedAt), AgentPromptKind: optText(string(m.PromptKind)),
-		ThreadRootID: letagents.MessageID(m.Seq)}
+		ThreadRootID: id}
 	if m.ThreadParentSeq > 0 {
 		id := letagents.MessageID(m.ThreadParentSeq)
 		j.ThreadParentID = &id
@@ -73,12 +73,13 @@ func renderOption(v url.Values) (bool, error) {
 	return false, letagents.Errorf(letagents.Invalid, "render must be html, or left out")
 }
 
-// toPage lists messages. The room's id goes under project_id on the legacy
+// toPage lists messages: the page without them (its messages null), and
+// their JSON, to be spliced in where the null is. The room's id goes under project_id on the legacy
 // routes and under room_id on the current ones, as each kind of client
 // expects; the other key is left out. has_more says, as the original's
 // does, whether more messages lie the way the page was read: newer ones
 // reading forward, older ones reading backward (as has_older does too).
-func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward, render bool) (wire.Page, error) {
+func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward, render bool) (wire.Page, pageItems, error) {
 	msgs := make([]wire.Message, len(p.Messages))
 	for i, m := range p.Messages {
 		msgs[i] = toMessage(m)
@@ -87,7 +88,7 @@ func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward, r
 		// Keep the newest when cutting a page read backward.
 		slices.Reverse(msgs)
 	}
-	var raw []json.RawMessage
+	var items pageItems
 	var cut bool
 	var err error
 	if render {
@@ -95,16 +96,16 @@ func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward, r
 		for i, m := range msgs {
 			rendered[i] = renderedMessage(m)
 		}
-		raw, cut, err = withinPage(rendered)
+		items, cut, err = withinPage(rendered)
 	} else {
-		raw, cut, err = withinPage(msgs)
+		items, cut, err = withinPage(msgs)
 	}
 	if err != nil {
-		return wire.Page{}, err
+		return wire.Page{}, items, err
 	}
-	j := wire.Page{Messages: raw, HasMore: p.HasMore || cut}
+	j := wire.Page{HasMore: p.HasMore || cut}
 	if backward {
-		slices.Reverse(j.Messages)
+		items.reversed = true
 		older := p.HasOlder || cut
 		j.HasMore, j.HasOlder = older, &older
 	}
@@ -113,7 +114,7 @@ func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward, r
 	} else {
 		j.RoomID = roomID
 	}
-	return j, nil
+	return j, items, nil
 }
 
 func (s *server) sendMessage(w http.ResponseWriter, r *http.Request, c call) error {
@@ -368,12 +369,11 @@ func (s *server) readMessages(w http.ResponseWriter, r *http.Request, c call) er
 }
 
 func writePage(w http.ResponseWriter, r *http.Request, id string, page letagents.MessagePage, backward, render bool) error {
-	j, err := toPage(r, id, page, backward, render)
+	j, items, err := toPage(r, id, page, backward, render)
 	if err != nil {
 		return err
 	}
-	items := j.Messages
-	j.Messages = nil
+	defer items.release()
 	writeJSONList(w, http.StatusOK, j, "messages", items)
 	return nil
 }

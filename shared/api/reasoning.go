@@ -91,11 +91,12 @@ func (s *server) listReasoning(w http.ResponseWriter, r *http.Request, c call) e
 	for i, rs := range list {
 		out[i] = toReasoningSession(rs)
 	}
-	raw, cut, err := withinPage(out)
+	items, cut, err := withinPage(out)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, wire.ReasoningSessions{RoomID: c.room, Sessions: out[:len(raw)], HasMore: cut})
+	defer items.release()
+	writeJSONList(w, http.StatusOK, wire.ReasoningSessions{RoomID: c.room, HasMore: cut}, "sessions", items)
 	return nil
 }
 
@@ -120,7 +121,11 @@ func (s *server) getReasoning(w http.ResponseWriter, r *http.Request, c call) er
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, wire.ReasoningSessionDetail{RoomID: c.room, Session: toReasoningSession(rs), Updates: out[:len(raw)], HasMore: cut})
+	// Only how many fit is used: the session before the updates carries
+	// its payload, which may hold "updates":null, and the splice would
+	// take that for the list's place.
+	raw.release()
+	writeJSON(w, http.StatusOK, wire.ReasoningSessionDetail{RoomID: c.room, Session: toReasoningSession(rs), Updates: out[:raw.len()], HasMore: cut})
 	return nil
 }
 

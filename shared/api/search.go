@@ -112,15 +112,16 @@ func writeSearch(w http.ResponseWriter, j wire.SearchResults, page letagents.Sea
 		}
 		hits[i] = wire.SearchHit{Message: toMessage(h.Message), Rank: h.Rank, Snippet: parts}
 	}
-	raw, cut, err := withinPage(hits)
+	items, cut, err := withinPage(hits)
 	if err != nil {
 		return err
 	}
-	j.Results, j.HasMore = hits[:len(raw)], page.HasMore || cut
+	defer items.release()
+	j.Results, j.HasMore = nil, page.HasMore || cut
 	if j.HasMore {
-		next := page.Hits[len(raw)-1].Cursor().String()
+		next := page.Hits[items.len()-1].Cursor().String()
 		j.NextCursor = &next
 	}
-	writeJSON(w, http.StatusOK, j)
+	writeJSONList(w, http.StatusOK, j, "results", items)
 	return nil
 }

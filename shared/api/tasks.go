@@ -212,17 +212,18 @@ func (s *server) listTasks(w http.ResponseWriter, r *http.Request, c call) error
 		tasks[i] = toTask(t)
 	}
 	// Descriptions may be as long as messages: cut the page the same way.
-	raw, cut, err := withinPage(tasks)
+	items, cut, err := withinPage(tasks)
 	if err != nil {
 		return err
 	}
-	j := wire.TaskList{Tasks: tasks[:len(raw)], HasMore: page.HasMore || cut}
+	defer items.release()
+	j := wire.TaskList{HasMore: page.HasMore || cut}
 	if strings.HasPrefix(r.URL.Path, "/projects/") {
 		j.ProjectID = c.room
 	} else {
 		j.RoomID = c.room
 	}
-	writeJSON(w, http.StatusOK, j)
+	writeJSONList(w, http.StatusOK, j, "tasks", items)
 	return nil
 }
 

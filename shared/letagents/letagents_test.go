@@ -2,6 +2,7 @@ package letagents
 
 import (
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -55,10 +56,23 @@ func TestFormatTime(t *testing.T) {
 	}{
 		{time.Date(2026, 12, 2, 13, 7, 55, 101_000_000, loc), "2026-12-02T12:07:55.101Z"},
 		{time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), "2026-01-02T03:04:05.000Z"},
+		{time.Date(2026, 1, 2, 3, 4, 5, 5_999_999, time.UTC), "2026-01-02T03:04:05.005Z"},
+		{time.Date(1, 1, 1, 0, 0, 0, 999_000_000, time.UTC), "0001-01-01T00:00:00.999Z"},
+		{time.Date(9999, 12, 31, 23, 59, 59, 80_000_000, time.UTC), "9999-12-31T23:59:59.080Z"},
+		{time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), "10000-01-01T00:00:00.000Z"},
+		{time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), "-0001-01-01T00:00:00.000Z"},
 	}
 	for _, tt := range tests {
 		if got := FormatTime(tt.in); got != tt.want {
 			t.Errorf("FormatTime(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	// Whatever the instant and zone, the layout's own rendering.
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10_000 {
+		in := time.Unix(r.Int64N(1<<38)-1<<37, r.Int64N(1e9)).In(time.FixedZone("z", int(r.Int64N(50_000))-25_000))
+		if got, want := FormatTime(in), in.UTC().Format(wireTimeLayout); got != want {
+			t.Fatalf("FormatTime(%v) = %q, want %q", in, got, want)
 		}
 	}
 }
