@@ -24,8 +24,8 @@ import (
 
 type countedKey struct{}
 
-// tripCounter counts the statements run for requests marked countedKey:
-// each is a round trip to the database. by counts them by the request's
+// tripCounter counts the statements and batches run for requests marked
+// countedKey: each is a round trip to the database. by counts them by the request's
 // countAsHeader, when it has one, as they start, and ended as they end.
 type tripCounter struct {
 	n         atomic.Int64
@@ -47,6 +47,18 @@ func (c *tripCounter) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.Trac
 	if as, ok := ctx.Value(countedKey{}).(string); ok {
 		bump(&c.ended, as)
 	}
+}
+
+// A batch (a page's read: its settings, then its statement) goes in one
+// round trip: it counts as one statement.
+func (c *tripCounter) TraceBatchStart(ctx context.Context, conn *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return c.TraceQueryStart(ctx, conn, pgx.TraceQueryStartData{})
+}
+
+func (c *tripCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (c *tripCounter) TraceBatchEnd(ctx context.Context, conn *pgx.Conn, _ pgx.TraceBatchEndData) {
+	c.TraceQueryEnd(ctx, conn, pgx.TraceQueryEndData{})
 }
 
 // bump adds one to counts[as], unless as is empty.
