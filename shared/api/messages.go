@@ -74,11 +74,12 @@ func renderOption(v url.Values) (bool, error) {
 }
 
 // toPage lists messages: the page without them (its messages null), and
-// their JSON, to be spliced in where the null is. The room's id goes under project_id on the legacy
-// routes and under room_id on the current ones, as each kind of client
-// expects; the other key is left out. has_more says, as the original's
-// does, whether more messages lie the way the page was read: newer ones
-// reading forward, older ones reading backward (as has_older does too).
+// their JSON, to be spliced in where the null is. The room's id goes
+// under project_id on the legacy routes and under room_id on the current
+// ones, as each kind of client expects; the other key is left out.
+// has_more says, as the original's does, whether more messages lie the
+// way the page was read: newer ones reading forward, older ones reading
+// backward (as has_older does too).
 func toPage(r *http.Request, roomID string, p letagents.MessagePage, backward, render bool) (wire.Page, pageItems, error) {
 	msgs := make([]wire.Message, len(p.Messages))
 	for i, m := range p.Messages {
