@@ -433,15 +433,15 @@ const visible = `(agent_prompt_kind IS DISTINCT FROM 'auto' OR text ~ '\S')`
 // after pageSettings, in the same transaction, so that the page is read in
 // the primary key's order whatever the statistics say.
 func messagePageSQL(before bool) string {
-	cmp, order := ">", ""
+	op, order := ">", ""
 	if before {
-		cmp, order = "<", " DESC"
+		op, order = "<", " DESC"
 	}
 	return `
 		SELECT r.last_seq, ` + messageSelect + `
 		FROM rooms r
 		LEFT JOIN LATERAL (
-			SELECT * FROM messages x WHERE x.room_id = r.id AND x.seq ` + cmp + ` $2 AND ($4 OR ` + visible + `)
+			SELECT * FROM messages x WHERE x.room_id = r.id AND x.seq ` + op + ` $2 AND ($4 OR ` + visible + `)
 			ORDER BY x.seq` + order + ` LIMIT $3 + 1
 		) m ON true ` + messageJoins + `
 		WHERE r.id = $1
@@ -459,8 +459,7 @@ func messagePageSQL(before bool) string {
 // Migrations 0026 and 0033 had the page in a function with those
 // settings, message_page, which cost a read 60 µs more than the same walk
 // in the statement: its rows were gathered in a tuplestore first.
-const pageSettings = `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
-	set_config('plan_cache_mode', 'force_generic_plan', true)`
+const pageSettings = genericPlan + `, set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`
 
 // forwardPageSQL and backwardPageSQL are messagePageSQL, built once: a
 // read is the statement the service runs most.
