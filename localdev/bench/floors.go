@@ -28,13 +28,15 @@ func (b *bench) floorChannel(i int) string { return fmt.Sprintf("%s_floor_%d", b
 // one of store.SendMessage to a room whose channel the same connection
 // LISTENs on: our send statement against the bare one, at the same moment.
 //
-// Every sample except hot follows idleGap of quiet, as every send of the
-// send→wake cases does (they wait for all waiters to be parked, polling
-// every 2 ms until three checks in a row agree): on this kind of machine a
-// statement after a few idle milliseconds is measurably slower than one
-// right after another, and the floor must not be measured hotter than
-// what it is a floor for. hot is the same statement back to back.
-func (b *bench) floorA(ctx context.Context, n int) (floor, sends, hot dist, err error) {
+// Every sample except hot follows gap of quiet, as every send of the
+// cases it is a floor for does (idleGap for the send→wake cases, which
+// wait for all waiters to be parked, polling every 2 ms until three
+// checks in a row agree; vsSettle for the side-by-side's): on this kind
+// of machine a statement after a few idle milliseconds is measurably
+// slower than one right after another, and one after a second slower
+// again, and the floor must not be measured hotter than what it is a
+// floor for. hot is the same statement back to back.
+func (b *bench) floorA(ctx context.Context, n int, gap time.Duration) (floor, sends, hot dist, err error) {
 	const room = "bench-room-floor"
 	if _, _, err := b.svc.Store.EnsureRoom(ctx, room); err != nil {
 		return nil, nil, nil, err
@@ -87,7 +89,7 @@ func (b *bench) floorA(ctx context.Context, n int) (floor, sends, hot dist, err 
 	}
 	const warm = 5
 	for i := range warm + n {
-		if err := sleepCtx(ctx, idleGap); err != nil {
+		if err := sleepCtx(ctx, gap); err != nil {
 			return nil, nil, nil, err
 		}
 		d, err := bare(i)
@@ -98,7 +100,7 @@ func (b *bench) floorA(ctx context.Context, n int) (floor, sends, hot dist, err 
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if err := sleepCtx(ctx, idleGap); err != nil {
+		if err := sleepCtx(ctx, gap); err != nil {
 			return nil, nil, nil, err
 		}
 		t0 := time.Now()

@@ -410,7 +410,7 @@ func (b *bench) run(ctx context.Context) error {
 	// whatever else this machine is doing) as the cases it is a floor for.
 	blocks := len(b.opt.cases) + 1
 	floorBlock := func() error {
-		fa, fs, hot, err := b.floorA(ctx, max(10, b.opt.floorA/blocks))
+		fa, fs, hot, err := b.floorA(ctx, max(10, b.opt.floorA/blocks), idleGap)
 		if err != nil {
 			return fmt.Errorf("floor A: %w", err)
 		}

@@ -761,7 +761,7 @@ func (b *bench) runScale(ctx context.Context) error {
 		defer b.cgroups.remove() // after every server has stopped
 	}
 	floors := func() error {
-		fa, _, _, err := b.floorA(ctx, max(20, b.opt.floorA/4))
+		fa, _, _, err := b.floorA(ctx, max(20, b.opt.floorA/4), idleGap)
 		b.fa = append(b.fa, fa...)
 		return err
 	}

@@ -79,6 +79,13 @@ func (b *bench) sideBySide(ctx context.Context) error {
 			bursts[k] = append(bursts[k], vsRoom(t.name, i))
 		}
 	}
+	// The 1-waiter case's sends each follow vsSettle(1) of quiet, and on
+	// this kind of machine the first statement after a second of it is
+	// slower than after idleGap: its floor is sampled after the same.
+	qf, qs, _, err := b.floorA(ctx, vsQuietFloors, vsSettle(1))
+	if err != nil {
+		return fmt.Errorf("floor A after %s of quiet: %w", vsSettle(1), err)
+	}
 	rc := &http.Client{Transport: vsTransport()}
 	defer rc.CloseIdleConnections()
 	alt, err := vsReadsAlternating(rc, [2]string{ours.base, anchor.base}, bursts, vsReadsEach)
@@ -103,7 +110,9 @@ func (b *bench) sideBySide(ctx context.Context) error {
 		eo, ea int
 		detail string
 	}{
-		{"vs original: send→wake p50, 1 waiter", o.wake1, a.wake1, o.missed[0], a.missed[0], o.early[0], a.early[0], "one long-poll, one send at a time"},
+		{"vs original: send→wake p50, 1 waiter", o.wake1, a.wake1, o.missed[0], a.missed[0], o.early[0], a.early[0],
+			fmt.Sprintf("one long-poll, one send at a time after %s of quiet; ours %s the floor after the same quiet (below), a third of the original's %s",
+				vsSettle(1), ratio(o.wake1.pct(.5), qf.pct(.5)), ratio(a.wake1.pct(.5)/3, qf.pct(.5)))},
 		{"vs original: send→wake p50, 100 waiters in 100 rooms, 100 concurrent sends", o.wake100, a.wake100, o.missed[1], a.missed[1], o.early[1], a.early[1],
 			"one send to each room at once"},
 		{"vs original: send→wake p50, 1000 waiters in 100 rooms, 100 concurrent sends", o.wake1000, a.wake1000, o.missed[2], a.missed[2], o.early[2], a.early[2],
@@ -133,6 +142,9 @@ func (b *bench) sideBySide(ctx context.Context) error {
 		add(c.name, p50(c.o), p50(c.a), r,
 			fmt.Sprintf("p50 column ours, p99 column the original's (both p50s), ratio ours/original; %s; n=%d / %d%s", c.detail, len(c.o), len(c.a), missed))
 	}
+	add(fmt.Sprintf("**Floor A after %s of quiet**: INSERT+NOTIFY → LISTEN wake (bare pgx)", vsSettle(1)), ms(qf.pct(.5)), "—", "1×",
+		fmt.Sprintf("p50 column the floor of the 1-waiter row, sampled as floor A is (which follows %s of quiet) but after the quiet that row's sends follow; store.SendMessage after the same quiet, alternating with it, %s (%s it); n=%d each",
+			idleGap, ms(qs.pct(.5)), ratio(qs.pct(.5), qf.pct(.5)), len(qf)))
 	add("**Floor R**: GET /api/health of ours, in the same turns as the reads", ms(alt[2].pct(.5)), "—", "1×",
 		fmt.Sprintf("p50 column floor R, which reads nothing: any request after the same idleness; ours' read of 50 in those turns %s it, the original's %s; n=%d",
 			ratio(alt[0].pct(.5), alt[2].pct(.5)), ratio(alt[1].pct(.5), alt[2].pct(.5)), len(alt[2])))
@@ -270,7 +282,7 @@ func (b *bench) vsWake(ctx context.Context, client *http.Client, peers *vsPeers,
 		cr.stop()
 		client.CloseIdleConnections()
 	}()
-	settle := time.Second + time.Duration(w)*time.Millisecond
+	settle := vsSettle(w)
 	var out dist
 	for it := range iters {
 		if err := sleepCtx(ctx, settle); err != nil {
@@ -310,6 +322,15 @@ func (b *bench) vsWake(ctx context.Context, client *http.Client, peers *vsPeers,
 	}
 	return out, 0, early, nil
 }
+
+// vsSettle is the quiet before each burst of a side-by-side case with w
+// waiters, for the original's polls to park: nothing tells from outside
+// whether they have.
+func vsSettle(w int) time.Duration { return time.Second + time.Duration(w)*time.Millisecond }
+
+// vsQuietFloors is how many samples the floor after vsSettle(1) takes:
+// each costs two of that quiet.
+const vsQuietFloors = 12
 
 // vsTransport is the side-by-side's HTTP transport. Node closes a
 // keep-alive connection idle for 5 s, and a POST sent on it as it closes
