@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/letagents/letagents-go/shared/letagents"
 )
@@ -195,5 +196,44 @@ func TestVsReadsAlternating(t *testing.T) {
 	refused := server("c", http.StatusNotFound)
 	if _, err := vsReadsAlternating(client, [2]string{a.URL, refused.URL}, rooms, 3); err == nil {
 		t.Error("a refused read: no error")
+	}
+}
+
+// TestQuietNote: the 1-waiter row sets each server's p50 (a third of the
+// original's) against the floor after the same quiet, and leaves out a
+// server none of whose waiters was timed (0.11.1 does not hold a poll)
+// rather than print it at 0×.
+func TestQuietNote(t *testing.T) {
+	t.Parallel()
+	ms := func(v ...float64) dist {
+		var d dist
+		for _, x := range v {
+			d = append(d, time.Duration(x*float64(time.Millisecond)))
+		}
+		return d
+	}
+	floor := ms(2, 2, 2)
+	for _, tc := range []struct {
+		name       string
+		ours, orig dist
+		has, hasnt []string
+	}{
+		{"both timed", ms(3, 3, 3), ms(9, 9, 9), []string{"ours 1.50× the floor", "a third of the original's 1.50× it"}, nil},
+		{"the original's polls not held", ms(4, 4, 4), nil, []string{"ours 2.00× the floor"}, []string{"original", "0.00×"}},
+		{"neither timed", nil, nil, []string{"one send at a time after 1.001s of quiet"}, []string{"ours", "original"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := quietNote(tc.ours, tc.orig, floor)
+			for _, s := range tc.has {
+				if !strings.Contains(got, s) {
+					t.Errorf("%q lacks %q", got, s)
+				}
+			}
+			for _, s := range tc.hasnt {
+				if strings.Contains(got, s) {
+					t.Errorf("%q has %q", got, s)
+				}
+			}
+		})
 	}
 }
