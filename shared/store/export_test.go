@@ -61,7 +61,9 @@ func SendPlan(ctx context.Context, s *Store, ins ...Send) ([]byte, error) {
 	var sql string
 	var args []any
 	if len(ins) == 1 {
-		sql, args = checkedStatement(ins[0]), s.checkedArgs(ins[0])
+		var unlinked bool
+		args, unlinked = s.checkedArgs(ins[0])
+		sql = checkedStatement(ins[0], unlinked)
 	} else {
 		if _, err := tx.Exec(ctx, genericPlan); err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -33,7 +34,7 @@ func (s *Store) SendMessage(ctx context.Context, m letagents.NewMessage) (msg le
 	if err := m.Validate(); err != nil {
 		return msg, false, err
 	}
-	rs, sent := s.sendMessageStatement(m, loneSendSQL)
+	rs, sent := s.sendMessageStatement(m, loneSend)
 	msg, err = sent(s.sendInTurn(ctx, m.RoomID, nil, rs))
 	if m.ClientMessageID == "" || !letagents.IsKind(err, letagents.Conflict) {
 		return msg, err == nil, err
@@ -223,26 +224,52 @@ func (s *Store) sendMessage(ctx context.Context, q querier, m letagents.NewMessa
 	if err := m.Validate(); err != nil {
 		return letagents.Message{}, err
 	}
-	rs, sent := s.sendMessageStatement(m, txSendSQL)
+	rs, sent := s.sendMessageStatement(m, txSend)
 	return sent(rs.run(ctx, q))
 }
 
-// loneSendSQL and txSendSQL are the statements of sendMessageStatement,
-// built once: a send on its own, which rings with its message, and one
-// inside a caller's transaction (sendParts.plainRing).
-var loneSendSQL, txSendSQL = messageSendSQL(sendParts{}), messageSendSQL(sendParts{plainRing: true})
+// loneSend and txSend are the statements of sendMessageStatement, built
+// once: a send on its own, which rings with its message, and one inside a
+// caller's transaction (sendParts.plainRing).
+var loneSend, txSend = messageSendSQL(sendParts{}), messageSendSQL(sendParts{plainRing: true})
 
-func messageSendSQL(p sendParts) string {
-	return `WITH ` + sendSQL(p) + `
+func messageSendSQL(p sendParts) sendVariants {
+	return variantsOf(p, func(p sendParts) string {
+		if p.unlinked {
+			return `WITH ` + unlinkedParams + `, ` + sendSQL(p) + `
+		SELECT ` + unlinkedSentColumns + ` FROM ins i`
+		}
+		return `WITH ` + sendSQL(p) + `
 		SELECT ` + sentColumns + ` FROM ins i LEFT JOIN parent p ON true`
+	})
+}
+
+// sendVariants are a send statement's two variants: for a message that
+// replies or mentions, and for an unlinked one (sendParts.unlinked).
+type sendVariants struct{ linked, unlinked string }
+
+// variantsOf builds p's statement in both variants.
+func variantsOf(p sendParts, build func(sendParts) string) sendVariants {
+	p.unlinked = false
+	linked := build(p)
+	p.unlinked = true
+	return sendVariants{linked: linked, unlinked: build(p)}
+}
+
+// of is the variant for a send whose arguments sendArgs made.
+func (v sendVariants) of(unlinked bool) string {
+	if unlinked {
+		return v.unlinked
+	}
+	return v.linked
 }
 
 // sendMessageStatement is the statement of a send of m, valid, and sent,
-// which reads the message sent from its outcome; sql is loneSendSQL or
-// txSendSQL.
-func (s *Store) sendMessageStatement(m letagents.NewMessage, sql string) (rs *roomSend, sent func(error) (letagents.Message, error)) {
+// which reads the message sent from its outcome; v is loneSend or txSend.
+func (s *Store) sendMessageStatement(m letagents.NewMessage, v sendVariants) (rs *roomSend, sent func(error) (letagents.Message, error)) {
 	var row sentRow
-	rs = &roomSend{sql: sql, args: sendArgs(s, m), scan: collectOne(&row)}
+	args, unlinked := sendArgs(s, m)
+	rs = &roomSend{sql: v.of(unlinked), args: args, scan: collectOne(&row)}
 	return rs, func(err error) (letagents.Message, error) {
 		out := letagents.Message{RoomID: m.RoomID, Seq: row.Seq, Sender: m.Sender, Text: m.Text, Source: m.Source, PromptKind: m.PromptKind,
 			ThreadParentSeq: m.ThreadParentSeq, ThreadRootSeq: deref(row.ThreadRootSeq), CreatedAt: row.CreatedAt,
@@ -267,8 +294,10 @@ func noParent(seq int64) error {
 	return letagents.Errorf(letagents.Invalid, "thread_parent_id %s is not a message in this room", letagents.MessageID(seq))
 }
 
-// sendArgs are the parameters $1…$11 of sendSQL for message m.
-func sendArgs(s *Store, m letagents.NewMessage) []any {
+// sendArgs are the parameters $1…$11 of sendSQL for message m, and
+// whether m is unlinked: it replies to nothing and mentions no one, so
+// sendSQL's unlinked variant sends it.
+func sendArgs(s *Store, m letagents.NewMessage) (args []any, unlinked bool) {
 	var source, kind, parent any
 	if m.Source != "" {
 		source = m.Source
@@ -279,8 +308,9 @@ func sendArgs(s *Store, m letagents.NewMessage) []any {
 	if m.ThreadParentSeq > 0 {
 		parent = m.ThreadParentSeq
 	}
+	keys := mentionKeys(m.Text)
 	return []any{m.RoomID, m.Sender, m.Text, source, parent, s.RoomChannel(m.RoomID), nullInt(m.PublisherSessionID),
-		nullString(m.ClientMessageID), kind, letagents.QuoteMaxChars, mentionKeys(m.Text)}
+		nullString(m.ClientMessageID), kind, letagents.QuoteMaxChars, keys}, parent == nil && keys == nil
 }
 
 // mentionKeys are the keys of the names text mentions, nil for none.
@@ -302,7 +332,17 @@ type sendParts struct {
 	// message: a send inside a larger transaction, whose events' rings
 	// then stay alike and collapse into one.
 	plainRing bool
+	// unlinked leaves out the parent, its thread and the mentioned
+	// sessions, for a message that replies to nothing and mentions no one
+	// (sendArgs): set up for nothing, they cost a lone send's backend 11%
+	// of its CPU (docs/benchmark.md). Its statement must still type $10
+	// and $11, which it does not read (unlinkedParams).
+	unlinked bool
 }
+
+// unlinkedParams is a CTE that types the parameters an unlinked send's
+// statement does not read; nothing reads it, so it never runs.
+const unlinkedParams = `unlinked AS (SELECT $10::integer, $11::text[])`
 
 // sendSQL is the WITH list that appends message $1…$11 (sendArgs) to its
 // room: next bumps the room's last_seq, taking the next gap-free number
@@ -310,7 +350,7 @@ type sendParts struct {
 // with it (loneRingSQL; logged rings instead, plainly, with p.plainRing),
 // logged logs its event, thread moves its thread's counters. parent is
 // the message it replies to, mentioned the room's live sessions its text
-// mentions.
+// mentions; p.unlinked has neither, nor thread.
 //
 // A prompt-only parent is no parent: with no root found, the thread
 // shape check refuses the reply. The mentions are resolved to the room's
@@ -318,23 +358,26 @@ type sendParts struct {
 // move them. A data-modifying WITH runs to the end whatever the query
 // reads.
 func sendSQL(p sendParts) string {
-	or := func(sql, param string) string {
-		if sql == "" {
-			return param
-		}
-		return sql
-	}
 	where := ""
 	if p.cond != "" {
 		where = " AND (" + p.cond + ")"
 	}
-	publisher := or(p.publisher, "$7")
+	publisher := cmp.Or(p.publisher, "$7")
 	ring := ", pg_notify($6, " + loneRingSQL + ")"
+	if p.unlinked {
+		ring = ", pg_notify($6, " + unlinkedRingSQL + ")"
+	}
 	if p.plainRing {
 		ring = ""
 	}
-	return roomEvent{kind: letagents.EventMessage, room: "$1", channel: "$6", set: ", last_seq = last_seq + 1", ref: "last_seq", where: where,
-		ringsItself: !p.plainRing}.with() + `,
+	event := roomEvent{kind: letagents.EventMessage, room: "$1", channel: "$6", set: ", last_seq = last_seq + 1", ref: "last_seq", where: where,
+		ringsItself: !p.plainRing}.with()
+	if p.unlinked {
+		return event + `,
+		ins AS (` + insertSQL(p, "NULL", "NULL") + ring + `
+		)`
+	}
+	return event + `,
 		mentioned AS (
 			SELECT id, display_name, actor_label FROM agent_sessions
 			WHERE $11::text[] IS NOT NULL AND room_id = $1 AND ended_at IS NULL AND id IS DISTINCT FROM ` + publisher + `
@@ -345,13 +388,7 @@ func sendSQL(p sendParts) string {
 			SELECT coalesce(thread_root_seq, seq) AS root, sender, left(text, $10) AS text, length(text) > $10 AS truncated,
 				source, created_at
 			FROM messages WHERE room_id = $1 AND seq = $5 AND ` + visible + `
-		), ins AS (
-			INSERT INTO messages AS m (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at,
-				publisher_session_id, client_message_id, agent_prompt_kind, mentions)
-			SELECT id, last_seq, ` + or(p.sender, "$2") + `, $3, ` + or(p.source, "$4") + `, $5, (SELECT root FROM parent),
-				date_trunc('milliseconds', clock_timestamp()), ` + publisher + `, $8, $9, (SELECT array_agg(id) FROM mentioned)
-			FROM next
-			RETURNING seq, sender, source, publisher_session_id, thread_root_seq, created_at` + ring + `
+		), ins AS (` + insertSQL(p, "(SELECT root FROM parent)", "(SELECT array_agg(id) FROM mentioned)") + ring + `
 		), thread AS (
 			INSERT INTO message_threads AS t (room_id, root_seq, reply_count, latest_reply_seq, latest_reply_at)
 			SELECT $1, thread_root_seq, 1, seq, created_at FROM ins WHERE thread_root_seq IS NOT NULL
@@ -360,8 +397,27 @@ func sendSQL(p sendParts) string {
 		)`
 }
 
-// sentColumns reads what sentRow scans from ins i and parent p.
+// insertSQL is sendSQL's insert of the message, its thread's root and
+// its mentioned sessions' ids SQL over the CTEs before it, up to the end
+// of its RETURNING list.
+func insertSQL(p sendParts, root, mentions string) string {
+	return `
+			INSERT INTO messages AS m (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at,
+				publisher_session_id, client_message_id, agent_prompt_kind, mentions)
+			SELECT id, last_seq, ` + cmp.Or(p.sender, "$2") + `, $3, ` + cmp.Or(p.source, "$4") + `, $5, ` + root + `,
+				date_trunc('milliseconds', clock_timestamp()), ` + cmp.Or(p.publisher, "$7") + `, $8, $9, ` + mentions + `
+			FROM next
+			RETURNING seq, sender, source, publisher_session_id, thread_root_seq, created_at`
+}
+
+// sentColumns reads what sentRow scans from ins i and parent p;
+// unlinkedSentColumns the same of an unlinked send, from ins i alone.
 var sentColumns = `i.seq, i.thread_root_seq, i.created_at, ` + sentQuoteColumns
+var unlinkedSentColumns = `i.seq, i.thread_root_seq, i.created_at, ` + unlinkedQuoteColumns
+
+// unlinkedQuoteColumns are sentQuoteColumns of an unlinked send: no
+// quote, no one mentioned.
+const unlinkedQuoteColumns = noQuoteColumns + `, NULL::json AS mention_refs`
 
 // sentQuoteColumns read, in a send's statement, the quote of the parent p
 // (sendSQL's parent, its text cut already) and the sessions mentioned,
@@ -389,6 +445,9 @@ func ringSQL(beside, from string) string {
 // loneRingSQL is sendSQL's ringSQL: its parent's quote, its mentioned
 // sessions, and next's last_event.
 var loneRingSQL = ringSQL(sentQuoteColumns+`, (SELECT last_event FROM next) AS event`, `(SELECT) AS one LEFT JOIN parent p ON true`)
+
+// unlinkedRingSQL is loneRingSQL of an unlinked send, the same JSON.
+var unlinkedRingSQL = ringSQL(unlinkedQuoteColumns+`, (SELECT last_event FROM next) AS event`, `(SELECT) AS one`)
 
 // noQuoteColumns are sentQuoteColumns' quote of a message that quotes
 // nothing.

@@ -101,9 +101,9 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 		}
 		every = time.Minute / time.Duration(t.PerMinute)
 	}
-	args := s.checkedArgs(in)
+	args, unlinked := s.checkedArgs(in)
 	var row sendRow
-	rs := &roomSend{sql: checkedStatement(in), args: args, scan: collectOne(&row), fill: func(r pgx.CollectableRow) (err error) {
+	rs := &roomSend{sql: checkedStatement(in, unlinked), args: args, scan: collectOne(&row), fill: func(r pgx.CollectableRow) (err error) {
 		row, err = pgx.RowToStructByName[sendRow](r)
 		return err
 	}}
@@ -148,12 +148,13 @@ func (s *Store) Send(ctx context.Context, in Send) (Sent, error) {
 	return out, err
 }
 
-// checkedStatement is the statement of in's variant (checkedSQL).
-func checkedStatement(in Send) string {
+// checkedStatement is the statement of in's variant (checkedSQL), whose
+// message is unlinked or not (sendArgs).
+func checkedStatement(in Send, unlinked bool) string {
 	if in.signed() {
-		return sendSignedSQL
+		return sendSigned.of(unlinked)
 	}
-	return sendUnsignedSQL
+	return sendUnsigned.of(unlinked)
 }
 
 // signed says whether a worker session signs in: the kind of send the
@@ -161,8 +162,8 @@ func checkedStatement(in Send) string {
 func (in *Send) signed() bool { return in.SessionTokenHash != nil }
 
 // checkedArgs are checkedSQL's arguments for in, whose take (if any)
-// has a positive rate.
-func (s *Store) checkedArgs(in Send) []any {
+// has a positive rate, and whether its message is unlinked (sendArgs).
+func (s *Store) checkedArgs(in Send) (args []any, unlinked bool) {
 	var takeArgs [6]any
 	if t := in.Take; t != nil {
 		takeArgs = [6]any{t.Kind, t.Key, t.Now.Add(-time.Minute), time.Minute / time.Duration(t.PerMinute), t.Now,
@@ -175,8 +176,9 @@ func (s *Store) checkedArgs(in Send) []any {
 	if in.OwnerTokenHash != nil {
 		ownerHash = in.OwnerTokenHash
 	}
-	return append(append(sendArgs(s, in.Message), takeArgs[:]...), hash, in.SessionID, in.Now, in.AccountID, in.Label,
-		in.Display, in.Owner, in.ViaOwnerToken, in.NameKeys, ownerHash, letagents.MaxSenderBytes, in.Now.Add(-letagents.SeenStep))
+	args, unlinked = sendArgs(s, in.Message)
+	return append(append(args, takeArgs[:]...), hash, in.SessionID, in.Now, in.AccountID, in.Label,
+		in.Display, in.Owner, in.ViaOwnerToken, in.NameKeys, ownerHash, letagents.MaxSenderBytes, in.Now.Add(-letagents.SeenStep)), unlinked
 }
 
 // checkedSQL is Store.Send's statement: sendSQL's $1…$11 (sendArgs),
@@ -194,8 +196,10 @@ func (s *Store) checkedArgs(in Send) []any {
 // other reads, the session and its touch or the claims on the sender and
 // the names others hold: set up for nothing, they cost a lone signed send
 // 9–14% of its backend's CPU, an unsigned one 2–10% (docs/benchmark.md).
-// Both take the same arguments; the parameters a variant does not read
-// are typed in its first CTE (unread), which never runs.
+// Each of those comes for a message that replies or mentions and for an
+// unlinked one (sendParts.unlinked), which finds no parent. All take the
+// same arguments; the parameters a variant does not read are typed in
+// its first CTE (unread), which never runs.
 //
 // The session is touched only past the rate limit, as when the take was
 // its own statement, and only for an owner token that signs someone in.
@@ -206,7 +210,7 @@ func (s *Store) checkedArgs(in Send) []any {
 // body's sender is before the statement (NewMessage.Validate): not
 // blank, not too long, and not the server's name, which the session
 // keeps judged from its creation (label_reserved).
-func checkedSQL(signed bool) string {
+func checkedSQL(signed, unlinked bool) string {
 	common := `
 	), owner AS (
 		SELECT ` + accountColumns + `, t.id AS token_id FROM owner_tokens t JOIN accounts a ON a.id = t.account_id
@@ -217,15 +221,19 @@ func checkedSQL(signed bool) string {
 	), take AS (` + takeSQL(12, "$12::text IS NOT NULL") + `
 	), purge AS (
 		DELETE FROM rate_buckets WHERE empty_at < $17 AND EXISTS (SELECT 1 FROM take WHERE inserted)`
-	found := `EXISTS (SELECT 1 FROM rooms WHERE id = $1) AS room_found,
-			($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND seq = $5 AND ` + visible + `)) AS parent_found,
+	parentFound := `($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND seq = $5 AND ` + visible + `))`
+	unread := ""
+	if unlinked {
+		parentFound, unread = "true", ", $10::integer, $11::text[]"
+	}
+	found := `EXISTS (SELECT 1 FROM rooms WHERE id = $1) AS room_found, ` + parentFound + ` AS parent_found,
 			($8::text IS NOT NULL AND EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND client_message_id = $8)) AS repeat`
 	passed := `v.allowed AND caller.signed AND v.room_found AND v.parent_found AND NOT v.repeat`
 	var checks string
 	var parts sendParts
 	if signed {
 		checks = `
-	WITH unread AS (SELECT $2::text, $4::text, $7::bigint, $22::text, $23::text, $24::text, $25::boolean, $26::text[]` + common + `
+	WITH unread AS (SELECT $2::text, $4::text, $7::bigint, $22::text, $23::text, $24::text, $25::boolean, $26::text[]` + unread + common + `
 	), sess AS (
 		SELECT id, room_id, owner_account_id, session_kind, actor_label, label_reserved, ended_at FROM agent_sessions
 		WHERE token_hash = $18 AND coalesce((SELECT allowed FROM take), true) AND (SELECT signed FROM caller)
@@ -246,7 +254,7 @@ func checkedSQL(signed bool) string {
 		}
 	} else {
 		checks = `
-	WITH unread AS (SELECT $18::bytea, $19::bigint, $20::timestamptz, $28::integer, $29::timestamptz` + common + `
+	WITH unread AS (SELECT $18::bytea, $19::bigint, $20::timestamptz, $28::integer, $29::timestamptz` + unread + common + `
 	), claim AS (` + claimSQL("$1", "$22", "(SELECT account FROM caller)", "$23", "$24") + `
 	), verdict AS (
 		SELECT coalesce((SELECT allowed FROM take), true) AS allowed,
@@ -260,14 +268,18 @@ func checkedSQL(signed bool) string {
 		AND NOT (v.claim_others AND NOT v.claim_session) AND (v.claim_session OR v.claim_agent OR (NOT $25 AND v.name_free) OR ($25 AND $24 = '')))`,
 		}
 	}
-	from := `verdict v LEFT JOIN take t ON true LEFT JOIN ins i ON true LEFT JOIN parent p ON true LEFT JOIN owner o ON true`
+	parts.unlinked = unlinked
+	from, sent := `verdict v LEFT JOIN take t ON true LEFT JOIN ins i ON true LEFT JOIN parent p ON true LEFT JOIN owner o ON true`, sentColumns
+	if unlinked {
+		from, sent = `verdict v LEFT JOIN take t ON true LEFT JOIN ins i ON true LEFT JOIN owner o ON true`, unlinkedSentColumns
+	}
 	if signed {
 		from += ` LEFT JOIN sess s ON true`
 	}
 	return checks + sendSQL(parts) + `
 	SELECT t.allowed AS take_allowed, t.empty_at AS take_empty_at, ` + sessionColumnsSQL(signed) + `,
 		v.claim_session AS session, v.claim_others AS others, v.claim_agent AS agent, v.room_found, v.parent_found, v.repeat, v.name_free,
-		i.sender AS sent_sender, i.source AS sent_source, i.publisher_session_id AS sent_publisher, ` + sentColumns + `,
+		i.sender AS sent_sender, i.source AS sent_source, i.publisher_session_id AS sent_publisher, ` + sent + `,
 		o.id AS owner_account_id, o.token_id AS owner_token_id, o.provider AS owner_provider,
 		o.provider_user_id AS owner_provider_user_id, o.login AS owner_login, o.display_name AS owner_display_name,
 		o.avatar_url AS owner_avatar_url, o.created_at AS owner_created_at, o.updated_at AS owner_updated_at
@@ -285,9 +297,12 @@ func sessionColumnsSQL(signed bool) string {
 		NULL::text AS session_kind, NULL::text AS session_actor_label, NULL::timestamptz AS session_ended_at`
 }
 
-// sendSignedSQL and sendUnsignedSQL are Store.Send's two statements
-// (checkedSQL).
-var sendSignedSQL, sendUnsignedSQL = checkedSQL(true), checkedSQL(false)
+// sendSigned and sendUnsigned are Store.Send's statements (checkedSQL).
+var sendSigned, sendUnsigned = checkedVariants(true), checkedVariants(false)
+
+func checkedVariants(signed bool) sendVariants {
+	return variantsOf(sendParts{}, func(p sendParts) string { return checkedSQL(signed, p.unlinked) })
+}
 
 // Refusal is why a send whose session or claims the caller found good
 // sent nothing: its room or parent is missing; nil when it was sent or

@@ -397,10 +397,80 @@ func TestSessionSendReadsNoClaims(t *testing.T) {
 	}
 }
 
+// A send whose message replies to nothing and mentions no one goes in a
+// statement that sets up no parent, no thread and no mentioned sessions:
+// each costs the statement's start even when it reads nothing. A reply
+// and a mention, signed or not, have them, which shows the test sees
+// them.
+func TestUnlinkedSendSetsUpNoThreadOrMentions(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Millisecond)
+	const room = "send-unlinked"
+	ada := storetest.Register(t, s, room, "Ada", letagents.SessionWorker, now)
+	storetest.Register(t, s, room, "Bo", letagents.SessionWorker, now)
+	first, _, err := s.SendMessage(ctx, letagents.NewMessage{RoomID: room, Sender: "cy", Text: "a parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	linkedParts := []string{"CTE parent", "CTE mentioned", "message_threads"}
+	for _, tt := range []struct {
+		name   string
+		text   string
+		parent int64
+		linked bool
+	}{
+		{"a chat line", "hello", 0, false},
+		{"an @ that names no one", "mail me at x@y", 0, false},
+		{"a mention", "over to you @Bo", 0, true},
+		{"a reply", "yes", first.Seq, true},
+	} {
+		for _, signed := range []bool{false, true} {
+			m := letagents.NewMessage{RoomID: room, Sender: "dee", Text: tt.text, ThreadParentSeq: tt.parent}
+			in := anonymousSend(m, now)
+			if signed {
+				in = signedSend(ada, m, now)
+			}
+			raw, err := store.SendPlan(ctx, s, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts := planParts(t, raw)
+			for _, part := range linkedParts {
+				if got := slices.Contains(parts, part); got != tt.linked {
+					t.Errorf("%s (signed %v): the plan has %s: %v, want %v", tt.name, signed, part, got, tt.linked)
+				}
+			}
+		}
+	}
+}
+
+// planParts names what an EXPLAIN (FORMAT JSON) plan sets up: each node's
+// relation and each subplan's name, at any depth.
+func planParts(t *testing.T, raw []byte) []string {
+	t.Helper()
+	var plans []struct{ Plan claimNode }
+	if err := json.Unmarshal(raw, &plans); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var walk func(n claimNode)
+	walk = func(n claimNode) {
+		out = append(out, n.Relation, n.Subplan)
+		for _, c := range n.Plans {
+			walk(c)
+		}
+	}
+	walk(plans[0].Plan)
+	return out
+}
+
 // claimNode is a node of EXPLAIN (ANALYZE, FORMAT JSON)'s plan, as far as
-// claimReads looks.
+// claimReads and planParts look.
 type claimNode struct {
 	Relation  string      `json:"Relation Name"`
+	Subplan   string      `json:"Subplan Name"`
 	Loops     int         `json:"Actual Loops"`
 	IndexCond string      `json:"Index Cond"`
 	Recheck   string      `json:"Recheck Cond"`
