@@ -334,9 +334,9 @@ type sendParts struct {
 	plainRing bool
 	// unlinked leaves out the parent, its thread and the mentioned
 	// sessions, for a message that replies to nothing and mentions no one
-	// (sendArgs): set up for nothing, they cost a lone send's backend 11%
-	// of its CPU (docs/benchmark.md). Its statement must still type $10
-	// and $11, which it does not read (unlinkedParams).
+	// (sendArgs): set up for nothing, they cost a lone send's backend a
+	// seventh of its CPU (docs/benchmark.md). Its statement must still
+	// type $10 and $11, which it does not read (unlinkedParams).
 	unlinked bool
 }
 
