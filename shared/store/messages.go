@@ -336,7 +336,8 @@ type sendParts struct {
 	// sessions, for a message that replies to nothing and mentions no one
 	// (sendArgs): set up for nothing, they cost a lone send's backend a
 	// seventh of its CPU (docs/benchmark.md). Its statement must still
-	// type $10 and $11, which it does not read (unlinkedParams).
+	// type $10 and $11, which it does not read (unlinkedParams, or
+	// checkedSQL's unread).
 	unlinked bool
 }
 
