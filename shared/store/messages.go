@@ -236,7 +236,7 @@ var loneSend, txSend = messageSendSQL(sendParts{}), messageSendSQL(sendParts{pla
 func messageSendSQL(p sendParts) sendVariants {
 	return variantsOf(p, func(p sendParts) string {
 		if p.unlinked {
-			return `WITH ` + unlinkedParams + `, ` + sendSQL(p) + `
+			return `WITH unread AS (SELECT ` + unlinkedUnread + `), ` + sendSQL(p) + `
 		SELECT ` + unlinkedSentColumns + ` FROM ins i`
 		}
 		return `WITH ` + sendSQL(p) + `
@@ -336,14 +336,14 @@ type sendParts struct {
 	// sessions, for a message that replies to nothing and mentions no one
 	// (sendArgs): set up for nothing, they cost a lone send's backend a
 	// seventh of its CPU (docs/benchmark.md). Its statement must still
-	// type $10 and $11, which it does not read (unlinkedParams, or
-	// checkedSQL's unread).
+	// type $10 and $11, which it does not read (unlinkedUnread).
 	unlinked bool
 }
 
-// unlinkedParams is a CTE that types the parameters an unlinked send's
-// statement does not read; nothing reads it, so it never runs.
-const unlinkedParams = `unlinked AS (SELECT $10::integer, $11::text[])`
+// unlinkedUnread types the parameters an unlinked send's statement does
+// not read, in the select list of its CTE unread, which nothing reads, so
+// that it never runs (as checkedSQL's variants type theirs).
+const unlinkedUnread = `$10::integer, $11::text[]`
 
 // sendSQL is the WITH list that appends message $1…$11 (sendArgs) to its
 // room: next bumps the room's last_seq, taking the next gap-free number

@@ -224,7 +224,7 @@ func checkedSQL(signed, unlinked bool) string {
 	parentFound := `($5::bigint IS NULL OR EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND seq = $5 AND ` + visible + `))`
 	unread := ""
 	if unlinked {
-		parentFound, unread = "true", ", $10::integer, $11::text[]"
+		parentFound, unread = "true", ", "+unlinkedUnread
 	}
 	found := `EXISTS (SELECT 1 FROM rooms WHERE id = $1) AS room_found, ` + parentFound + ` AS parent_found,
 			($8::text IS NOT NULL AND EXISTS (SELECT 1 FROM messages WHERE room_id = $1 AND client_message_id = $8)) AS repeat`
