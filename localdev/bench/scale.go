@@ -98,6 +98,12 @@ type scaleWaiter struct {
 	// (unix ns).
 	leaving     atomic.Bool
 	movedParked atomic.Int64
+	// client is its own, as each agent's process has its own: with one
+	// transport for all 10,000, the 3,334 dials of a kill's moved clients
+	// queued on that transport's one lock (net/http's connsPerHostMu),
+	// 1 s a dial in a run's execution trace, a queue no deployment's
+	// clients share.
+	client *http.Client
 }
 
 // park marks w parked (a poll's request written, a stream's 200 read).
@@ -114,7 +120,6 @@ type scaleRun struct {
 	procs   []*pollProc
 	rooms   []string
 	waiters []*scaleWaiter
-	client  *http.Client
 	rr      atomic.Uint64
 
 	mu     sync.Mutex
@@ -342,7 +347,7 @@ func (s *scaleRun) pollOnce(ctx context.Context, w *scaleWaiter, base string) er
 	if err != nil {
 		return err
 	}
-	resp, err := s.client.Do(req)
+	resp, err := w.client.Do(req)
 	if err != nil {
 		return err
 	}
@@ -377,7 +382,7 @@ func (s *scaleRun) streamOnce(ctx context.Context, w *scaleWaiter, base string) 
 	if err != nil {
 		return err
 	}
-	resp, err := s.client.Do(req)
+	resp, err := w.client.Do(req)
 	if err != nil {
 		return err
 	}
@@ -542,10 +547,6 @@ func (s *scaleRun) waitDelivered(ctx context.Context, timeout time.Duration) (lo
 // streams open too.
 func (b *bench) setupScale(ctx context.Context, bin string, n, w, r int) (*scaleRun, [][3]float64, func(), error) {
 	s := &scaleRun{b: b, sentAt: make([][]time.Time, r)}
-	tr := newTransport()
-	tr.MaxIdleConnsPerHost = w + 100
-	tr.DialContext = s.dial
-	s.client = &http.Client{Transport: tr}
 	var wg sync.WaitGroup
 	wctx, cancel := context.WithCancel(ctx)
 	cleanup := func() {
@@ -556,7 +557,9 @@ func (b *bench) setupScale(ctx context.Context, bin string, n, w, r int) (*scale
 			}
 		}
 		wg.Wait()
-		tr.CloseIdleConnections()
+		for _, sw := range s.waiters {
+			sw.client.CloseIdleConnections()
+		}
 	}
 	prefix := fmt.Sprintf("scale-%d-", time.Now().UnixNano())
 	for i := range r {
@@ -582,7 +585,9 @@ func (b *bench) setupScale(ctx context.Context, bin string, n, w, r int) (*scale
 	streams := int(float64(w) * b.scale.streamShare)
 	start := func(from, to int, stream bool) error {
 		for i := from; i < to; i++ {
-			sw := &scaleWaiter{room: i % r, stream: stream}
+			tr := newTransport()
+			tr.DialContext = s.dial
+			sw := &scaleWaiter{room: i % r, stream: stream, client: &http.Client{Transport: tr}}
 			sw.proc.Store(int32(i % n))
 			s.waiters = append(s.waiters, sw)
 			wg.Go(func() { s.run(wctx, sw) })

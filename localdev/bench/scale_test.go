@@ -42,8 +42,8 @@ func TestStreamOnceCountsMessages(t *testing.T) {
 				_, _ = w.Write([]byte(tc.body))
 			}))
 			defer srv.Close()
-			s := &scaleRun{rooms: []string{"r"}, sentAt: make([][]time.Time, 1), client: srv.Client()}
-			w := &scaleWaiter{stream: true}
+			s := &scaleRun{rooms: []string{"r"}, sentAt: make([][]time.Time, 1)}
+			w := &scaleWaiter{stream: true, client: srv.Client()}
 			err := s.streamOnce(context.Background(), w, srv.URL)
 			if err == nil {
 				t.Fatal("streamOnce returned nil at the end of the body; want its read error")
