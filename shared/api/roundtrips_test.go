@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -406,6 +407,77 @@ func TestWokenStreamSendsFromTheRing(t *testing.T) {
 		if ev.id != id || len(read) != 1 || !reflect.DeepEqual(got, read[0]) {
 			t.Errorf("%s: the stream sent %s %v, a read gives %v", c.name, ev.id, got, read)
 		}
+	}
+}
+
+// TestStreamAtTheHeardSendOpensWithoutReading: where the listener is on a
+// room's channels already and last heard the send of the message a
+// stream resumes after, the stream starts just after that message's
+// event without reading where (its one round trip is the catch-up after
+// its 200), and sends what comes next. Where the latest send heard is a
+// later one, the stream reads where it starts, and sends that later
+// message from its ring (its catch-up then reads nothing).
+//
+// Not parallel, as TestPollAtTheHeardEndParksWithoutReading.
+func TestStreamAtTheHeardSendOpensWithoutReading(t *testing.T) {
+	e := newEnv(t, nil)
+	url, trips, svc := e.counted(t)
+	for _, c := range []struct {
+		name  string
+		later bool  // a message is sent, and heard, after the one the stream resumes after
+		trips int64 // the stream's round trips until it waits
+	}{
+		{"at the heard send", false, 1},
+		{"behind the heard send", true, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			room := "heard-start-" + strings.ReplaceAll(c.name, " ", "-")
+			e.call(t, http.MethodPost, "/rooms/"+room+"/join", "").want(t, 200, "")
+			channels := []string{svc.Store.RoomAccessChannel(room), svc.Store.RoomChannel(room)}
+			keeper, err := svc.Hub.SubscribeAll(context.Background(), channels...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer keeper.Close()
+			subscribed := svc.Hub.Stats().Subscribers
+			send := func(text string) string {
+				return e.call(t, http.MethodPost, "/rooms/"+room+"/messages", `{"sender": "someone", "text": "`+text+`"}`).want(t, 201, "").str("id")
+			}
+			after := send("first")
+			next := ""
+			if c.later {
+				next = send("second")
+			}
+			heard(t, svc, room, cmp.Or(next, after))
+
+			ctx, cancel := context.WithCancel(context.Background())
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/rooms/"+room+"/messages/stream?after="+after, nil)
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			req.Header.Set(countAsHeader, c.name)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			stream := newSSEStream(t, resp, cancel)
+			defer func() {
+				stream.close()
+				testwait.Until(t, "the stream closed", func() bool { return svc.Hub.Stats().Subscribers <= subscribed })
+			}()
+			testwait.Blocked(t, "the stream waiting", "select", "api.(*server).stream", "")
+			if n := trips.endedOf(c.name); n != c.trips {
+				t.Errorf("the stream made %d round trips to open and catch up, want %d", n, c.trips)
+			}
+			if next == "" {
+				next = send("next")
+			}
+			if ev, _ := stream.event(t); ev.id != next {
+				t.Errorf("the stream's first message is %s, want %s", ev.id, next)
+			}
+		})
 	}
 }
 

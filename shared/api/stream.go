@@ -92,12 +92,29 @@ func (f *feed) open(ctx context.Context, after int64) (int64, error) {
 		return 0, err
 	}
 	f.sub = sub
-	at, err := f.s.Store.EventStart(ctx, f.room, after)
-	if err != nil {
-		return 0, err
+	at, ok := f.heardStart(after)
+	if !ok {
+		if at, err = f.s.Store.EventStart(ctx, f.room, after); err != nil {
+			return 0, err
+		}
 	}
 	f.cursor, f.due = at.Cursor, true
 	return at.Seq, nil
+}
+
+// heardStart is where a stream resuming after message after starts, as
+// the room's latest ring tells it without a read (store.EventStart's
+// answer): when that ring is the send of message after itself, the
+// stream starts just after the message's event, which the ring carries.
+// Whatever is logged after it is read by the catch-up that follows, or
+// rings the feed's subscription, taken before this look. The room
+// exists: it rang.
+func (f *feed) heardStart(after int64) (letagents.EventStart, bool) {
+	r, _ := f.sub.Latest(f.s.Store.RoomChannel(f.room), readRing).(store.Ring)
+	if r.Message == nil || after < 1 || r.Last != after {
+		return letagents.EventStart{}, false
+	}
+	return letagents.EventStart{Cursor: r.Event, Seq: after}, true
 }
 
 // eventKey is what a page of a room's event log depends on. RoomEvents
