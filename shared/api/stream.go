@@ -14,7 +14,6 @@ import (
 	"github.com/letagents/letagents-go/shared/letagents"
 	"github.com/letagents/letagents-go/shared/notify"
 	"github.com/letagents/letagents-go/shared/rooms"
-	"github.com/letagents/letagents-go/shared/store"
 	"github.com/letagents/letagents-go/shared/wire"
 )
 
@@ -110,7 +109,7 @@ func (f *feed) open(ctx context.Context, after int64) (int64, error) {
 // rings the feed's subscription, taken before this look. The room
 // exists: it rang.
 func (f *feed) heardStart(after int64) (letagents.EventStart, bool) {
-	r, _ := f.sub.Latest(f.s.Store.RoomChannel(f.room), readRing).(store.Ring)
+	r := latestRing(f.sub, f.s.Store.RoomChannel(f.room))
 	if r.Message == nil || after < 1 || r.Last != after {
 		return letagents.EventStart{}, false
 	}
@@ -187,7 +186,7 @@ func (f *feed) next(ctx context.Context) ([]event, int64, bool, error) {
 // page is that event, its message as a read at its commit gives it. A
 // message the log's reads leave out (prompt-only) is read.
 func (f *feed) ringPage() (letagents.EventPage, bool) {
-	r, _ := f.sub.Latest(f.s.Store.RoomChannel(f.room), readRing).(store.Ring)
+	r := latestRing(f.sub, f.s.Store.RoomChannel(f.room))
 	if r.Message == nil || r.Event != f.cursor+1 || r.Message.PromptKind == letagents.PromptAuto {
 		return letagents.EventPage{}, false
 	}

@@ -114,12 +114,19 @@ func heardUpTo(sub *notify.Subscription, channel string, q store.MessageQuery) b
 // message, as a read at its commit gives it. A message a read of q
 // leaves out (prompt-only) or a ring without a message is no page.
 func ringPage(sub *notify.Subscription, channel string, q store.MessageQuery) (letagents.MessagePage, bool) {
-	r, _ := sub.Latest(channel, readRing).(store.Ring)
+	r := latestRing(sub, channel)
 	m := r.Message
 	if m == nil || q.Before != 0 || r.Last != q.After+1 || (m.PromptKind == letagents.PromptAuto && !q.IncludePromptOnly) {
 		return letagents.MessagePage{}, false
 	}
 	return letagents.MessagePage{Messages: []letagents.Message{*m}, LastSeq: r.Last}, true
+}
+
+// latestRing is the room channel's latest ring heard by sub, read once
+// for every subscriber (readRing); the zero Ring when none is.
+func latestRing(sub *notify.Subscription, channel string) store.Ring {
+	r, _ := sub.Latest(channel, readRing).(store.Ring)
+	return r
 }
 
 // readRing reads a room channel's payload for notify's Latest, once for

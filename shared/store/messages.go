@@ -340,6 +340,10 @@ type sendParts struct {
 	unlinked bool
 }
 
+// publisherSQL is the publisher's session of p's send: p.publisher, or
+// the message's own ($7).
+func (p sendParts) publisherSQL() string { return cmp.Or(p.publisher, "$7") }
+
 // unlinkedUnread types the parameters an unlinked send's statement does
 // not read, in the select list of its CTE unread, which nothing reads, so
 // that it never runs (as checkedSQL's variants type theirs).
@@ -363,7 +367,7 @@ func sendSQL(p sendParts) string {
 	if p.cond != "" {
 		where = " AND (" + p.cond + ")"
 	}
-	publisher := cmp.Or(p.publisher, "$7")
+	publisher := p.publisherSQL()
 	ring := ", pg_notify($6, " + loneRingSQL + ")"
 	if p.unlinked {
 		ring = ", pg_notify($6, " + unlinkedRingSQL + ")"
@@ -406,7 +410,7 @@ func insertSQL(p sendParts, root, mentions string) string {
 			INSERT INTO messages AS m (room_id, seq, sender, text, source, thread_parent_seq, thread_root_seq, created_at,
 				publisher_session_id, client_message_id, agent_prompt_kind, mentions)
 			SELECT id, last_seq, ` + cmp.Or(p.sender, "$2") + `, $3, ` + cmp.Or(p.source, "$4") + `, $5, ` + root + `,
-				date_trunc('milliseconds', clock_timestamp()), ` + cmp.Or(p.publisher, "$7") + `, $8, $9, ` + mentions + `
+				date_trunc('milliseconds', clock_timestamp()), ` + p.publisherSQL() + `, $8, $9, ` + mentions + `
 			FROM next
 			RETURNING seq, sender, source, publisher_session_id, thread_root_seq, created_at`
 }

@@ -378,11 +378,7 @@ func TestSessionSendReadsNoClaims(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var plans []struct{ Plan claimNode }
-			if err := json.Unmarshal(raw, &plans); err != nil {
-				t.Fatal(err)
-			}
-			got := plans[0].Plan.claimReads()
+			got := rootPlan(t, raw).claimReads()
 			if !tt.reads && len(got) > 0 {
 				t.Errorf("the statement read %v; want no claim or name lookup", got)
 			}
@@ -450,10 +446,6 @@ func TestUnlinkedSendSetsUpNoThreadOrMentions(t *testing.T) {
 // relation and each subplan's name, at any depth.
 func planParts(t *testing.T, raw []byte) []string {
 	t.Helper()
-	var plans []struct{ Plan claimNode }
-	if err := json.Unmarshal(raw, &plans); err != nil {
-		t.Fatal(err)
-	}
 	var out []string
 	var walk func(n claimNode)
 	walk = func(n claimNode) {
@@ -462,8 +454,18 @@ func planParts(t *testing.T, raw []byte) []string {
 			walk(c)
 		}
 	}
-	walk(plans[0].Plan)
+	walk(rootPlan(t, raw))
 	return out
+}
+
+// rootPlan is the top node of an EXPLAIN (FORMAT JSON) plan.
+func rootPlan(t *testing.T, raw []byte) claimNode {
+	t.Helper()
+	var plans []struct{ Plan claimNode }
+	if err := json.Unmarshal(raw, &plans); err != nil {
+		t.Fatal(err)
+	}
+	return plans[0].Plan
 }
 
 // claimNode is a node of EXPLAIN (ANALYZE, FORMAT JSON)'s plan, as far as
