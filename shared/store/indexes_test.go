@@ -46,3 +46,28 @@ func TestMessagesIndexesEachHaveAReader(t *testing.T) {
 		}
 	}
 }
+
+// The generated search column inlines message_search_text, and PostgreSQL
+// builds that column's expression again at the start of every statement
+// that writes a message: a body kept as text is parsed each time, one
+// stored parsed (PostgreSQL 14 and later, migration 0040) is only read.
+// Either way the function gives search the same text.
+func TestSearchTextBodyIsStoredParsed(t *testing.T) {
+	t.Parallel()
+	d := pgtest.New(t)
+	var version int
+	var parsed bool
+	var text string
+	err := d.Pool.QueryRow(context.Background(), `
+		SELECT current_setting('server_version_num')::integer, p.prosqlbody IS NOT NULL, message_search_text('a <b> c')
+		FROM pg_proc p WHERE p.proname = 'message_search_text' AND p.pronamespace = current_schema()::regnamespace`).Scan(&version, &parsed, &text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := version >= 140000; parsed != want {
+		t.Errorf("on server version %d the body is stored parsed: %v, want %v", version, parsed, want)
+	}
+	if want := "a \ue000b\ue001 c"; text != want {
+		t.Errorf("message_search_text = %q, want %q", text, want)
+	}
+}
