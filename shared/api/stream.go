@@ -91,13 +91,16 @@ func (f *feed) open(ctx context.Context, after int64) (int64, error) {
 		return 0, err
 	}
 	f.sub = sub
-	at, ok := f.heardStart(after)
-	if !ok {
+	at, heard := f.heardStart(after)
+	if !heard {
 		if at, err = f.s.Store.EventStart(ctx, f.room, after); err != nil {
 			return 0, err
 		}
 	}
-	f.cursor, f.due = at.Cursor, true
+	// Started from the ring, the stream is at the newest event heard, and
+	// whatever is logged after it rings the subscription taken above: it
+	// has nothing to catch up on until then, and reads nothing.
+	f.cursor, f.due = at.Cursor, !heard
 	return at.Seq, nil
 }
 
@@ -105,9 +108,8 @@ func (f *feed) open(ctx context.Context, after int64) (int64, error) {
 // the room's latest ring tells it without a read (store.EventStart's
 // answer): when that ring is the send of message after itself, the
 // stream starts just after the message's event, which the ring carries.
-// Whatever is logged after it is read by the catch-up that follows, or
-// rings the feed's subscription, taken before this look. The room
-// exists: it rang.
+// Nothing logged after it has been heard, and whatever is rings the
+// feed's subscription, taken before this look. The room exists: it rang.
 func (f *feed) heardStart(after int64) (letagents.EventStart, bool) {
 	r := latestRing(f.sub, f.s.Store.RoomChannel(f.room))
 	if r.Message == nil || after < 1 || r.Last != after {
