@@ -40,7 +40,7 @@ func readByScript(t *testing.T, name string) bool {
 	return false
 }
 
-var serverVariable = regexp.MustCompile(`"((?:LETAGENTS|DB|GITHUB)_[A-Z0-9_]+)"`)
+var serverVariable = regexp.MustCompile(`"((?:LETAGENTS|DB|GITHUB)_[A-Z0-9_]+|GOMAXPROCS)"`)
 
 // TestConfigurationTableIsTheVariables: configuration.md lists every
 // variable the service's configuration loader reads and every one the

@@ -110,5 +110,5 @@ func Migrator(getenv func(string) string, limits service.MigrateLimits) func(con
 // runtime. Nothing can fail before the runtime takes over: every failure
 // is some request's FAILED answer.
 func RunMigrator(ctx context.Context, getenv func(string) string) {
-	lambda.StartWithOptions(cfn.LambdaWrap(MigrateHandler(Migrator(getenv, service.MigrateLimits{}))), lambda.WithContext(ctx))
+	handOver(getenv, cfn.LambdaWrap(MigrateHandler(Migrator(getenv, service.MigrateLimits{}))), lambda.WithContext(ctx))
 }
