@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
@@ -28,7 +29,8 @@ import (
 // the service does around it, which is what a send could save.
 // Floor D and the agents' sends also run with one sender: each send is
 // then a statement and a commit of its own, as every send on Lambda is,
-// where concurrent ones share a batch's.
+// where concurrent ones share a batch's; and, as there, the process runs
+// on one processor meanwhile (lambdaapi's oneProcessor).
 func (b *bench) throughput(ctx context.Context) error {
 	n, d := b.opt.senders, b.opt.tpDur
 	rooms := make([]string, n)
@@ -42,6 +44,7 @@ func (b *bench) throughput(ctx context.Context) error {
 	}
 	type kind struct {
 		senders int
+		procs   int // GOMAXPROCS while it runs; 0 leaves it
 		count   int
 		all     int // ops run, warm-up included: what the CPU was spent on
 		time    time.Duration
@@ -71,7 +74,7 @@ func (b *bench) throughput(ctx context.Context) error {
 		_, _, err := b.svc.Store.SendMessage(ctx, letagents.NewMessage{RoomID: rooms[i], Sender: "bench", Text: fmt.Sprintf("throughput %d", seq)})
 		return err
 	}}
-	floorAlone, workerAlone := &kind{senders: 1, op: floorOp}, &kind{senders: 1, op: workerOp}
+	floorAlone, workerAlone := &kind{senders: 1, procs: 1, op: floorOp}, &kind{senders: 1, procs: 1, op: workerOp}
 	meter := cpuMeter{admin: b.pool, app: b.schema, pids: []int{os.Getpid()}}
 	// Rounds alternate the kinds, so a slow moment of the machine falls on
 	// all of them alike.
@@ -85,12 +88,14 @@ func (b *bench) throughput(ctx context.Context) error {
 	}
 	for r := range rounds {
 		for _, k := range kinds {
+			procs := runtime.GOMAXPROCS(k.procs)
 			c0, ok0 := meter.sample(ctx)
 			count, all, lat, err := runConcurrent(ctx, k.senders, d/time.Duration(rounds), k.op)
+			c1, ok1 := meter.sample(ctx)
+			runtime.GOMAXPROCS(procs)
 			if err != nil {
 				return fmt.Errorf("round %d: %w", r, err)
 			}
-			c1, ok1 := meter.sample(ctx)
 			k.cpu, k.cpuOK = k.cpu+c1-c0, k.cpuOK && ok0 && ok1
 			k.count, k.all = k.count+count, k.all+all
 			k.time += d / time.Duration(rounds)
@@ -147,8 +152,8 @@ func (b *bench) throughput(ctx context.Context) error {
 		{viaHTTP, "Ours: CPU per anonymous HTTP send", d0},
 		{viaWorker, "Ours: CPU per agent's HTTP send (owner token + worker session)", d0},
 		{viaStore, "Ours: CPU per store.SendMessage", d0},
-		{floorAlone, "**Floor D1**: CPU per bare INSERT+NOTIFY, one sender", d1},
-		{workerAlone, "Ours: CPU per agent's HTTP send, one sender (each its own statement and commit, as on Lambda)", d1},
+		{floorAlone, "**Floor D1**: CPU per bare INSERT+NOTIFY, one sender, the process on one processor", d1},
+		{workerAlone, "Ours: CPU per agent's HTTP send, one sender, the process on one processor (each its own statement and commit, and GOMAXPROCS 1, as on Lambda)", d1},
 	} {
 		b.add(secThroughput, func() row {
 			r := row{name: k.name, p50: cpuPer(k.cpu, k.cpuOK, k.all), p99: "—", r50: "—", r99: "—",
