@@ -415,6 +415,45 @@ func TestEmulatedFunctions(t *testing.T) {
 	})
 }
 
+// TestEmulatedFunctionsRunOnOneProcessor: a function's real bootstrap,
+// once it has handed its handler to the runtime, runs Go on one
+// processor (lambdaapi's oneProcessor), seen in the runtime's own
+// scheduler trace (GODEBUG=schedtrace), which the function's log carries.
+// Both ways a function starts are taken: an HTTP group's (start) and the
+// migrate function's (RunMigrator). On a machine with one CPU, Go's own
+// choice would be one as well.
+func TestEmulatedFunctionsRunOnOneProcessor(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		dir   string
+		empty bool // the migrate function starts on an empty schema
+		event func(t *testing.T) []byte
+	}{
+		{"messages", string(api.GroupMessages), false, func(t *testing.T) []byte { return event(t, api.GroupMessages) }},
+		{"migrate", migrateDir, true, func(t *testing.T) []byte {
+			url, _ := responseURL(t)
+			return migrateEvent(t, cfn.RequestDelete, url)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d := pgtest.New(t)
+			if tt.empty {
+				d = pgtest.NewEmpty(t)
+			}
+			fn := emulate(t, targetFunction(t, tt.dir), functionEnv(d, "GODEBUG", "schedtrace=50"))
+			if status, out := fn.invoke(t, tt.event(t)); status != http.StatusOK {
+				t.Fatalf("the emulator answered %d %s", status, out)
+			}
+			testwait.Until(t, "the function's scheduler trace to show one processor", func() bool {
+				return strings.Contains(fn.logs.String(), " gomaxprocs=1 ")
+			})
+		})
+	}
+}
+
 // TestEmulatedMigrate runs the migrate function's bootstrap under the
 // emulator with CloudFormation's request, its answer going to a local
 // response URL: it migrates and answers SUCCESS with the schema version;
